@@ -1,0 +1,95 @@
+/**
+ * Continue tokens for paged range reads: opaque, versioned, and integrity-protected.
+ *
+ * A token carries the revision the first chunk was read at and the last key it returned; the
+ * next chunk is read at that revision, strictly after that key. The token is bound to the span it
+ * was issued for and sealed with an HMAC-SHA256 tag (truncated to 128 bits) under the store's
+ * secret, so a garbled, forged, or foreign token is rejected as invalid and never misread.
+ *
+ * Layout before base64url: `version(1) | revision(8, big-endian) | lastKey(utf8) | tag(16)`;
+ * the tag covers the version, revision, key and the span's identity.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { InvalidContinueError } from './errors.js';
+import type { KeySpan } from './interface.js';
+
+const VERSION = 1;
+const TAG_BYTES = 16;
+const HEADER_BYTES = 1 + 8;
+
+/** What a continue token stands for. */
+export interface ContinuePosition {
+  /** The revision every chunk of the paged read is made at. */
+  readonly revision: bigint;
+  /** The last key already returned; the next chunk starts strictly after it. */
+  readonly lastKey: string;
+}
+
+/** Seals and opens continue tokens under one secret. */
+export class ContinueTokens {
+  readonly #secret: Uint8Array;
+
+  /** @param secret at least 16 random bytes, the same for every replica sharing a store. */
+  constructor(secret: Uint8Array) {
+    if (secret.byteLength < 16) throw new RangeError('continue token secret must be at least 16 bytes');
+    this.#secret = Uint8Array.from(secret);
+  }
+
+  /** A token for the chunk after `position` in `span`. */
+  seal(span: KeySpan, position: ContinuePosition): string {
+    const key = Buffer.from(position.lastKey, 'utf8');
+    const body = Buffer.allocUnsafe(HEADER_BYTES + key.byteLength);
+    body.writeUInt8(VERSION, 0);
+    body.writeBigUInt64BE(position.revision, 1);
+    key.copy(body, HEADER_BYTES);
+    return Buffer.concat([body, this.#tag(span, body)]).toString('base64url');
+  }
+
+  /**
+   * The position a token stands for.
+   * @throws InvalidContinueError when the token is not one this secret sealed for `span`, or its
+   *   key lies outside `span`.
+   */
+  open(span: KeySpan, token: string): ContinuePosition {
+    if (token.length === 0 || token.length > 8192 || !/^[A-Za-z0-9_-]+$/.test(token)) {
+      throw new InvalidContinueError('not a continue token');
+    }
+    const raw = Buffer.from(token, 'base64url');
+    if (raw.byteLength < HEADER_BYTES + TAG_BYTES) throw new InvalidContinueError('token too short');
+    const body = raw.subarray(0, raw.byteLength - TAG_BYTES);
+    const tag = raw.subarray(raw.byteLength - TAG_BYTES);
+    if (body.readUInt8(0) !== VERSION) throw new InvalidContinueError('unknown token version');
+    if (!timingSafeEqual(tag, this.#tag(span, body))) {
+      throw new InvalidContinueError('token does not match this list');
+    }
+    const revision = body.readBigUInt64BE(1);
+    const lastKey = body.subarray(HEADER_BYTES).toString('utf8');
+    if (!spanContains(span, lastKey)) throw new InvalidContinueError('token key outside the list');
+    return { revision, lastKey };
+  }
+
+  #tag(span: KeySpan, body: Uint8Array): Buffer {
+    return createHmac('sha256', this.#secret)
+      .update(spanIdentity(span))
+      .update(body)
+      .digest()
+      .subarray(0, TAG_BYTES);
+  }
+}
+
+/** A stable string naming a span, for binding tokens to it. */
+function spanIdentity(span: KeySpan): string {
+  return 'prefix' in span ? `p\u0000${span.prefix}` : `r\u0000${span.start}\u0000${span.end}`;
+}
+
+/** Compares strings by UTF-8 byte order (the order of etcd and LevelDB keys). */
+export function compareKeys(a: string, b: string): number {
+  if (a === b) return 0;
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+}
+
+/** True when `key` lies in `span`. */
+export function spanContains(span: KeySpan, key: string): boolean {
+  if ('prefix' in span) return key.startsWith(span.prefix);
+  return compareKeys(key, span.start) >= 0 && compareKeys(key, span.end) < 0;
+}

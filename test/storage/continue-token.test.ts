@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { ContinueTokens, InvalidContinueError } from '../../storage/index.js';
+
+const secret = new Uint8Array(32).fill(7);
+const span = { prefix: '/registry/configmaps/' };
+
+describe('continue tokens', () => {
+  it('round-trip the revision and last key', () => {
+    const tokens = new ContinueTokens(secret);
+    fc.assert(
+      fc.property(fc.bigInt({ min: 0n, max: 2n ** 63n }), fc.string(), (revision, rest) => {
+        const lastKey = span.prefix + rest;
+        expect(tokens.open(span, tokens.seal(span, { revision, lastKey }))).toEqual({ revision, lastKey });
+      }),
+    );
+  });
+
+  it('reject any single changed character', () => {
+    const tokens = new ContinueTokens(secret);
+    const token = tokens.seal(span, { revision: 42n, lastKey: '/registry/configmaps/default/a' });
+    fc.assert(
+      fc.property(fc.nat({ max: token.length - 1 }), fc.constantFrom(...'AbZ09-_'), (at, ch) => {
+        fc.pre(token[at] !== ch);
+        const garbled = token.slice(0, at) + ch + token.slice(at + 1);
+        expect(() => tokens.open(span, garbled)).toThrow(InvalidContinueError);
+      }),
+    );
+  });
+
+  it('reject tokens of another span, another secret, or arbitrary strings', () => {
+    const tokens = new ContinueTokens(secret);
+    const token = tokens.seal(span, { revision: 5n, lastKey: '/registry/configmaps/x' });
+    expect(() => tokens.open({ prefix: '/registry/secrets/' }, token)).toThrow(InvalidContinueError);
+    expect(() => new ContinueTokens(new Uint8Array(32).fill(8)).open(span, token)).toThrow(InvalidContinueError);
+    fc.assert(
+      fc.property(fc.string(), (s) => {
+        expect(() => tokens.open(span, s)).toThrow(InvalidContinueError);
+      }),
+    );
+  });
+});

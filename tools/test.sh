@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test on a fresh machine: installs what the tests need (npm packages, Debian's
+# etcd-server for the etcd backend), type-checks, lints, builds, then runs the vitest suites.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v etcd >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "installing Debian's etcd-server for the etcd backend tests"
+    apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+  else
+    echo "etcd is not installed and cannot be installed here: the etcd backend tests will fail" >&2
+  fi
+fi
+# The etcd suites must run (not skip) when this script runs them.
+export CAPSTAN_REQUIRE_ETCD=1
+
+if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  npm ci --no-audit --no-fund
+fi
+npm run --silent typecheck
+npm run --silent lint
+npm run --silent build
+npx vitest run "$@"
