@@ -127,8 +127,7 @@ export interface TxnRequest {
   readonly key: string;
   readonly ifModRevision: bigint | undefined;
   readonly then:
-    | { readonly op: 'put'; readonly value: Uint8Array; readonly lease?: bigint }
-    | { readonly op: 'delete' };
+    { readonly op: 'put'; readonly value: Uint8Array; readonly lease?: bigint } | { readonly op: 'delete' };
 }
 
 /** A change in a watched span. */

@@ -1,0 +1,52 @@
+/**
+ * The schema registry's view of one served resource type. Everything the HTTP facade needs to
+ * know about a kind comes from here; nothing about a kind is written twice.
+ *
+ * Filled by `src/registry/registry.ts` from `proto/kinds.yaml` (names, scope, verbs, storage
+ * layout) and the generated message schemas (`src/registry/generated/`).
+ */
+
+/** A served group/version/resource, e.g. apps/v1 deployments. */
+export interface ResourceType {
+  /** API group; `''` for the core group. */
+  readonly group: string;
+  readonly version: string;
+  /** `v1` for the core group, else `group/version`. */
+  readonly apiVersion: string;
+  readonly kind: string;
+  /** `${kind}List`. */
+  readonly listKind: string;
+  /** URL segment, lower case plural (`deployments`). */
+  readonly plural: string;
+  /** Lower case singular (`deployment`). */
+  readonly singular: string;
+  readonly namespaced: boolean;
+  readonly shortNames: readonly string[];
+  /** e.g. `['all']` for the kinds `kubectl get all` shows. */
+  readonly categories: readonly string[];
+  /** Discovery verbs: get, list, watch, create, update, patch, delete, deletecollection. */
+  readonly verbs: readonly string[];
+  /** Subresources served under the item path. */
+  readonly subresources: readonly ('status' | 'scale')[];
+  /**
+   * Key segment under the storage prefix, as kube-apiserver lays it out: usually the plural,
+   * with exceptions (`services/specs`, `services/endpoints`, `minions`, `controllers`, `ingress`,
+   * `apiextensions.k8s.io/customresourcedefinitions`, ...). Keys are
+   * `<prefix>/<storageResource>/<namespace>/<name>` or `<prefix>/<storageResource>/<name>`.
+   */
+  readonly storageResource: string;
+  /** Fully qualified protobuf message name of the kind, e.g. `k8s.io.api.apps.v1.Deployment`. */
+  readonly messageType: string;
+  /** Virtual types (reviews) are create-only and never stored. */
+  readonly virtual: boolean;
+}
+
+/** Lookup over every served resource type. */
+export interface Registry {
+  /** Every served type, in a stable order (group, version, plural). */
+  all(): readonly ResourceType[];
+  /** By URL: group (`''` for core), version and plural. */
+  byResource(group: string, version: string, plural: string): ResourceType | undefined;
+  /** By group, version and kind. */
+  byKind(group: string, version: string, kind: string): ResourceType | undefined;
+}
