@@ -1,0 +1,212 @@
+/**
+ * The kind-specific content kube-apiserver's REST strategies set between defaulting and
+ * validation (`PrepareForCreate`/`PrepareForUpdate`, and the Service storage's IP handling):
+ * what a client sees that neither it nor the defaulters wrote. Generic bookkeeping (uid,
+ * creationTimestamp, generation, resourceVersion, keeping status on update) is the handler's.
+ */
+import { isObject } from '../validation/json.js';
+import { compareQuantities, parseQuantity } from '../validation/quantity.js';
+import type { FieldError } from '../validation/field-error.js';
+import { JOB_LABELS } from '../validation/batch.js';
+import { semanticEqual } from '../validation/json.js';
+import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
+import { prepareServiceIPs, type IPFamily } from './service-ip.js';
+
+/** Cluster facts some kinds need while preparing. */
+export interface PrepareOptions {
+  /** Families of the service cluster IP range, primary first; default `['IPv4']`. */
+  readonly serviceIPFamilies?: readonly IPFamily[];
+}
+
+const DS_GENERATION = 'deprecated.daemonset.template.generation';
+
+/** kube's QoS class of a pod: Guaranteed, Burstable or BestEffort. */
+export function podQOSClass(spec: JsonObject): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const list = (k: string): unknown[] => (Array.isArray(spec[k]) ? (spec[k] as unknown[]) : []);
+  const containers = [...list('containers'), ...list('initContainers')].filter(isObject);
+  let any = false;
+  let guaranteed = true;
+  for (const c of containers) {
+    const resources = objectAt(c, 'resources');
+    const requests = objectAt(resources, 'requests') ?? {};
+    const limits = objectAt(resources, 'limits') ?? {};
+    for (const r of ['cpu', 'memory']) {
+      const req = parseQuantity(requests[r]);
+      const lim = parseQuantity(limits[r]);
+      if ((req !== undefined && req.mantissa !== 0n) || (lim !== undefined && lim.mantissa !== 0n))
+        any = true;
+      if (lim === undefined || lim.mantissa === 0n) guaranteed = false;
+      else if (req !== undefined && compareQuantities(req, lim) !== 0) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
+}
+
+function preparePod(pod: JsonObject): void {
+  const spec = objectAt(pod, 'spec') ?? {};
+  const status: JsonObject = { phase: 'Pending', qosClass: podQOSClass(spec) };
+  if (nonEmpty(spec, 'schedulingGates')) {
+    status['conditions'] = [
+      {
+        type: 'PodScheduled',
+        status: 'False',
+        reason: 'SchedulingGated',
+        message: 'Scheduling is blocked due to non-empty scheduling gates',
+      },
+    ];
+  }
+  pod['status'] = status;
+}
+
+function prepareNamespace(ns: JsonObject): void {
+  const spec = ensureObject(ns, 'spec');
+  if (spec !== undefined) {
+    const finalizers: unknown[] = Array.isArray(spec['finalizers']) ? (spec['finalizers'] as unknown[]) : [];
+    if (!finalizers.includes('kubernetes')) spec['finalizers'] = [...finalizers, 'kubernetes'];
+  }
+  ns['status'] = { phase: 'Active' };
+  const meta = objectAt(ns, 'metadata');
+  const name = meta?.['name'];
+  if (meta !== undefined && typeof name === 'string' && name !== '') {
+    const labels = ensureObject(meta, 'labels');
+    if (labels !== undefined) labels['kubernetes.io/metadata.name'] = name;
+  }
+}
+
+/**
+ * kube's Job `generateSelector`: unless `manualSelector` is true, the template gets the
+ * job-name and controller-uid labels (legacy and `batch.kubernetes.io/` forms) and the selector
+ * matches the uid. The Job's own labels then follow its template's, as kube's defaulting on
+ * read makes them appear.
+ */
+function prepareJob(job: JsonObject): void {
+  const spec = ensureObject(job, 'spec');
+  const meta = objectAt(job, 'metadata');
+  if (spec === undefined || spec['manualSelector'] === true) return;
+  const name = typeof meta?.['name'] === 'string' ? meta['name'] : '';
+  const uid = typeof meta?.['uid'] === 'string' ? meta['uid'] : '';
+  const template = ensureObject(spec, 'template');
+  const tmeta = template === undefined ? undefined : ensureObject(template, 'metadata');
+  const labels = tmeta === undefined ? undefined : ensureObject(tmeta, 'labels');
+  if (labels === undefined) return;
+  for (const k of [JOB_LABELS.legacyJobName, JOB_LABELS.jobName]) if (!(k in labels)) labels[k] = name;
+  for (const k of [JOB_LABELS.legacyControllerUid, JOB_LABELS.controllerUid])
+    if (!(k in labels)) labels[k] = uid;
+  const selector = ensureObject(spec, 'selector');
+  const matchLabels = selector === undefined ? undefined : ensureObject(selector, 'matchLabels');
+  if (matchLabels !== undefined && !(JOB_LABELS.controllerUid in matchLabels))
+    matchLabels[JOB_LABELS.controllerUid] = uid;
+  if (meta !== undefined && !nonEmpty(meta, 'labels')) meta['labels'] = { ...labels };
+}
+
+function prepareCRD(crd: JsonObject): void {
+  const versions = Array.isArray(objectAt(crd, 'spec')?.['versions'])
+    ? (objectAt(crd, 'spec')?.['versions'] as unknown[])
+    : [];
+  const storage = versions.filter(isObject).find((v) => v['storage'] === true);
+  crd['status'] = {
+    acceptedNames: { kind: '', plural: '' },
+    storedVersions: storage !== undefined && typeof storage['name'] === 'string' ? [storage['name']] : [],
+  };
+}
+
+/**
+ * Applies the create-time content of kube's strategies for `group`/`kind` to a defaulted
+ * object whose uid and name are already set (kube fills them before `PrepareForCreate`):
+ *
+ * - Pod: `status` = phase Pending, its QoS class, and a SchedulingGated condition when gated.
+ * - Namespace: the `kubernetes` finalizer in `spec.finalizers`, phase Active, the
+ *   `kubernetes.io/metadata.name` label (also for generated names).
+ * - Service: `clusterIPs` from `clusterIP`, `ipFamilyPolicy` and `ipFamilies` (the allocator
+ *   then assigns the IPs and node ports).
+ * - Job: the generated selector and template labels (needs `metadata.uid`).
+ * - DaemonSet: the `deprecated.daemonset.template.generation: "1"` annotation.
+ * - CustomResourceDefinition: `status.storedVersions` = the storage version.
+ *
+ * @returns Errors found on the way (a Service asking for a family the cluster lacks); report
+ *   them as a 422 like validation errors.
+ */
+export function prepareForCreate(
+  group: string,
+  kind: string,
+  obj: Record<string, unknown>,
+  opts: PrepareOptions = {},
+): FieldError[] {
+  switch (`${group}/${kind}`) {
+    case '/Pod':
+      preparePod(obj);
+      break;
+    case '/Namespace':
+      prepareNamespace(obj);
+      break;
+    case '/Service':
+      return prepareServiceIPs(obj, undefined, opts.serviceIPFamilies ?? ['IPv4']);
+    case 'batch/Job':
+      prepareJob(obj);
+      break;
+    case 'apps/DaemonSet': {
+      const meta = ensureObject(obj, 'metadata');
+      const annotations = meta === undefined ? undefined : ensureObject(meta, 'annotations');
+      if (annotations !== undefined) annotations[DS_GENERATION] = '1';
+      break;
+    }
+    case 'apiextensions.k8s.io/CustomResourceDefinition':
+      prepareCRD(obj);
+      break;
+    default:
+      break;
+  }
+  return [];
+}
+
+/**
+ * Applies the update-time content of kube's strategies, given the stored object:
+ *
+ * - Namespace: `spec.finalizers` are kept from `old` (only the finalize subresource changes them).
+ * - Service: allocated IPs, node ports and health-check port carried over when omitted; IP
+ *   families re-inferred (the old policy is kept when the update omits it).
+ * - DaemonSet: the template-generation annotation goes up by one when the template changed.
+ * - CertificateSigningRequest: the spec is kept from `old` (it never changes after create).
+ *
+ * @returns Errors found on the way, as for `prepareForCreate`.
+ */
+export function prepareForUpdate(
+  group: string,
+  kind: string,
+  obj: Record<string, unknown>,
+  old: Record<string, unknown>,
+  opts: PrepareOptions = {},
+): FieldError[] {
+  switch (`${group}/${kind}`) {
+    case '/Namespace': {
+      const spec = ensureObject(obj, 'spec');
+      const oldFinalizers = objectAt(old, 'spec')?.['finalizers'];
+      if (spec !== undefined) {
+        if (oldFinalizers === undefined) delete spec['finalizers'];
+        else spec['finalizers'] = oldFinalizers;
+      }
+      break;
+    }
+    case '/Service':
+      return prepareServiceIPs(obj, old, opts.serviceIPFamilies ?? ['IPv4']);
+    case 'apps/DaemonSet': {
+      const oldGen = Number(objectAt(objectAt(old, 'metadata'), 'annotations')?.[DS_GENERATION] ?? '1');
+      const changed = !semanticEqual(
+        objectAt(obj, 'spec')?.['template'],
+        objectAt(old, 'spec')?.['template'],
+      );
+      const meta = ensureObject(obj, 'metadata');
+      const annotations = meta === undefined ? undefined : ensureObject(meta, 'annotations');
+      if (annotations !== undefined)
+        annotations[DS_GENERATION] = String((Number.isFinite(oldGen) ? oldGen : 1) + (changed ? 1 : 0));
+      break;
+    }
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      if (old['spec'] !== undefined) obj['spec'] = structuredClone(old['spec']);
+      break;
+    default:
+      break;
+  }
+  return [];
+}
