@@ -55,6 +55,9 @@ export class ContinueTokens {
       throw new InvalidContinueError('not a continue token');
     }
     const raw = Buffer.from(token, 'base64url');
+    // Base64 decoding ignores trailing bits and stray characters; only the canonical encoding of
+    // the decoded bytes is the token we issued.
+    if (raw.toString('base64url') !== token) throw new InvalidContinueError('not a canonical token');
     if (raw.byteLength < HEADER_BYTES + TAG_BYTES) throw new InvalidContinueError('token too short');
     const body = raw.subarray(0, raw.byteLength - TAG_BYTES);
     const tag = raw.subarray(raw.byteLength - TAG_BYTES);

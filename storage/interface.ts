@@ -8,8 +8,10 @@
  * ## Revisions
  * - One increasing revision counter for the whole store. Every successful write (create, update,
  *   delete, lease-expiry delete) takes the next revision; failed writes take none.
- * - Revisions are `bigint` in code. Revision `0n` never names a state after the first write;
- *   a fresh store is at revision {@link Store.currentRevision} = `0n` or `1n` (etcd starts at 1).
+ * - Revisions are `bigint` in code. Revision `0n` never names a state after the first write.
+ *   A fresh store is at a small revision: `0n` for the embedded log; etcd starts at `1n`, and the
+ *   etcd backend records its shared continue-token secret on first open (one more revision)
+ *   unless it is given one. Callers compare revisions, never assume a starting value.
  * - A read "at revision R" sees exactly the writes with revision ≤ R.
  *
  * ## Compaction

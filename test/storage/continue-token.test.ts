@@ -40,3 +40,15 @@ describe('continue tokens', () => {
     );
   });
 });
+
+describe('continue tokens are canonical', () => {
+  it('reject a token with characters appended', () => {
+    const tokens = new ContinueTokens(secret);
+    fc.assert(
+      fc.property(fc.string({ minLength: 1, maxLength: 60 }).map((s) => span.prefix + s), fc.constantFrom('A', 'g', '-', '_', 'AA'), (lastKey, extra) => {
+        const token = tokens.seal(span, { revision: 9n, lastKey });
+        expect(() => tokens.open(span, token + extra)).toThrow(InvalidContinueError);
+      }),
+    );
+  });
+});
