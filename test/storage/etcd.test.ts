@@ -1,0 +1,74 @@
+/**
+ * The conformance suite on the etcd backend against a local etcd (Debian's `/usr/bin/etcd`),
+ * directly and through `/registry`, plus two prefixes sharing one etcd. One etcd serves each
+ * suite (its key space is shared, so every test works under a namespace of its own); the
+ * fresh-store traits get an etcd of their own; reopen restarts etcd on the same data directory.
+ *
+ * Skipped when etcd is not installed, unless `CAPSTAN_REQUIRE_ETCD=1` (then it fails).
+ */
+import { existsSync } from 'node:fs';
+import { describe, it } from 'vitest';
+import { openEtcdStore } from '../../storage/etcd/index.js';
+import type { Store } from '../../storage/interface.js';
+import { prefixed } from '../../storage/prefixed.js';
+import { ETCD_BINARY, startEtcd, type LocalEtcd } from '../../tools/etcd-local.js';
+import { storeSuite, type StoreFactory } from './store.case.js';
+import { isolationCases } from './support/cases/isolation.case.js';
+
+const haveEtcd = existsSync(ETCD_BINARY);
+const requireEtcd = process.env['CAPSTAN_REQUIRE_ETCD'] === '1';
+
+/** Stores on one lazily started etcd, each wrapped by `wrap`; `openFresh` starts another etcd. */
+function etcdFactory(wrap: (store: Store) => Store): StoreFactory {
+  let shared: Promise<LocalEtcd> | undefined;
+  const started: Promise<LocalEtcd>[] = [];
+  const start = (): Promise<LocalEtcd> => {
+    const etcd = startEtcd();
+    started.push(etcd);
+    return etcd;
+  };
+  const open = async (etcd: LocalEtcd, continueSecret?: Uint8Array): Promise<Store> =>
+    wrap(await openEtcdStore({ endpoints: etcd.endpoints, ...(continueSecret ? { continueSecret } : {}) }));
+  return {
+    sharedKeyspace: true,
+    open: async () => open(await (shared ??= start())),
+    async reopen(store) {
+      await store.close();
+      const etcd = await (shared ??= start());
+      await etcd.restart();
+      return open(etcd);
+    },
+    // Given a secret, the backend writes nothing at open, so a fresh etcd stays at revision 1.
+    openFresh: async () => open(await start(), new Uint8Array(32).fill(1)),
+    async cleanup() {
+      const all = await Promise.allSettled(started.splice(0));
+      await Promise.all(all.flatMap((etcd) => (etcd.status === 'fulfilled' ? [etcd.value.stop()] : [])));
+    },
+  };
+}
+
+describe.runIf(haveEtcd)('etcd backend', () => {
+  storeSuite(
+    'etcd store',
+    etcdFactory((store) => store),
+  );
+  storeSuite(
+    'etcd store through prefixed(/registry)',
+    etcdFactory((store) => prefixed(store, '/registry')),
+  );
+
+  let etcd: Promise<LocalEtcd> | undefined;
+  isolationCases('etcd store under two prefixes', async () => {
+    const endpoints = (await (etcd ??= startEtcd())).endpoints;
+    return [await openEtcdStore({ endpoints }), await openEtcdStore({ endpoints })];
+  });
+  it('stops the etcd of the isolation cases', async () => {
+    await (await etcd)?.stop();
+  });
+});
+
+describe.runIf(!haveEtcd && requireEtcd)('etcd backend (required)', () => {
+  it(`needs ${ETCD_BINARY}`, () => {
+    throw new Error(`CAPSTAN_REQUIRE_ETCD=1 but ${ETCD_BINARY} is not installed`);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * Watch progress on a real etcd (Debian's 3.4.23 answers progress requests out of band, see
+ * `storage/etcd/server-version.ts`): requested and periodic progress events, and the ordering
+ * promise under concurrent writes: no event ever follows a progress event at or above its
+ * revision, and every event arrives once.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Store, Watch, WatchEvent } from '../../../storage/interface.js';
+import { openEtcdStore } from '../../../storage/etcd/index.js';
+import { startEtcd, type LocalEtcd } from '../../../tools/etcd-local.js';
+import { bytes, runEtcdTests, waitFor } from './support.js';
+
+function collect(watch: Watch): { events: WatchEvent[]; done: Promise<unknown> } {
+  const events: WatchEvent[] = [];
+  const done = (async () => {
+    try {
+      for await (const event of watch) events.push(event);
+      return undefined;
+    } catch (err) {
+      return err;
+    }
+  })();
+  return { events, done };
+}
+
+/** Throws unless revisions never go back and no change follows a progress at or above it. */
+function checkOrder(events: readonly WatchEvent[]): void {
+  let last = 0n;
+  let progress = 0n;
+  for (const [i, event] of events.entries()) {
+    if (event.revision < last) throw new Error(`event ${i} at ${event.revision} goes back from ${last}`);
+    if (event.type !== 'progress' && event.revision <= progress) {
+      throw new Error(`event ${i} at ${event.revision} follows progress at ${progress}`);
+    }
+    if (event.type === 'progress') progress = event.revision;
+    last = event.revision;
+  }
+}
+
+describe.runIf(runEtcdTests)('etcd watch progress', () => {
+  let etcd: LocalEtcd;
+  let store: Store;
+  let n = 0;
+  const ns = (): string => `/watch/${++n}/`;
+
+  beforeAll(async () => {
+    etcd = await startEtcd();
+    store = await openEtcdStore({ endpoints: etcd.endpoints });
+  });
+  afterAll(async () => {
+    await store?.close();
+    await etcd?.stop();
+  });
+
+  it('answers requestProgress on an idle watch with the current revision', async () => {
+    const p = ns();
+    await store.create(`/elsewhere${p}`, bytes('x'));
+    const current = await store.currentRevision();
+    const w = store.watch({ prefix: p });
+    const c = collect(w);
+    w.requestProgress();
+    await waitFor(() => c.events.some((e) => e.type === 'progress'), 'a progress event');
+    expect(c.events[0]).toEqual({ type: 'progress', revision: current });
+    w.close();
+    expect(await c.done).toBeUndefined();
+  });
+
+  it('emits progress after the events it covers', async () => {
+    const p = ns();
+    const w = store.watch({ prefix: p });
+    const c = collect(w);
+    const a = await store.create(`${p}a`, bytes('x'));
+    const b = await store.create(`${p}b`, bytes('y'));
+    w.requestProgress();
+    await waitFor(() => c.events.some((e) => e.type === 'progress'), 'a progress event');
+    const progress = c.events.find((e) => e.type === 'progress');
+    expect(progress?.revision).toBeGreaterThanOrEqual(b.revision);
+    expect(c.events.slice(0, 2).map((e) => e.revision)).toEqual([a.revision, b.revision]);
+    checkOrder(c.events);
+    w.close();
+  });
+
+  it('keeps progress behind no event while writes race with requests', async () => {
+    const p = ns();
+    const w = store.watch({ prefix: p });
+    const c = collect(w);
+    const written: bigint[] = [];
+    const writers = Array.from({ length: 4 }, async (_, t) => {
+      for (let i = 0; i < 60; i++) written.push((await store.create(`${p}${t}/${i}`, bytes('v'))).revision);
+    });
+    const asking = (async () => {
+      while (written.length < 240) {
+        w.requestProgress();
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+      }
+    })();
+    await Promise.all([...writers, asking]);
+    const last = await store.currentRevision();
+    await waitFor(() => {
+      w.requestProgress();
+      return c.events.some((e) => e.type === 'progress' && e.revision >= last);
+    }, 'progress past the last write');
+    expect(c.events.filter((e) => e.type === 'progress').length).toBeGreaterThan(1);
+    checkOrder(c.events);
+    expect(c.events.filter((e) => e.type !== 'progress').map((e) => e.revision)).toEqual(
+      [...written].sort((x, y) => (x < y ? -1 : 1)),
+    );
+    w.close();
+  });
+
+  it('a watch from a past revision reports progress only after its replay', async () => {
+    const p = ns();
+    const first = await store.create(`${p}a`, bytes('1'));
+    for (let i = 0; i < 20; i++) await store.create(`${p}k${i}`, bytes('x'));
+    const last = await store.currentRevision();
+    const w = store.watch({ prefix: p }, { fromRevision: first.revision });
+    w.requestProgress();
+    const c = collect(w);
+    await waitFor(() => c.events.some((e) => e.type === 'progress'), 'a progress event');
+    expect(c.events.filter((e) => e.type !== 'progress')).toHaveLength(21);
+    expect(c.events.find((e) => e.type === 'progress')?.revision).toBeGreaterThanOrEqual(last);
+    checkOrder(c.events);
+    w.close();
+  });
+
+  it('emits progress on its own while idle with progressIntervalMs', async () => {
+    const p = ns();
+    const current = await store.currentRevision();
+    const w = store.watch({ prefix: p }, { progressIntervalMs: 100 });
+    const c = collect(w);
+    await waitFor(
+      () => c.events.filter((e) => e.type === 'progress').length >= 2,
+      'two periodic progress events',
+    );
+    expect(c.events.every((e) => e.type === 'progress' && e.revision >= current)).toBe(true);
+    w.close();
+  });
+
+  it('an empty span delivers no change but answers progress', async () => {
+    const p = ns();
+    const w = store.watch({ start: `${p}b`, end: `${p}a` });
+    const c = collect(w);
+    await store.create(`${p}a`, bytes('x'));
+    const current = await store.currentRevision();
+    await waitFor(() => {
+      w.requestProgress();
+      return c.events.some((e) => e.type === 'progress' && e.revision >= current);
+    }, 'progress on an empty span');
+    expect(c.events.every((e) => e.type === 'progress')).toBe(true);
+    w.close();
+  });
+
+  it('closing the store ends its watches', async () => {
+    const own = await openEtcdStore({ endpoints: etcd.endpoints });
+    const c = collect(own.watch({ prefix: ns() }));
+    await own.close();
+    expect(await c.done).toBeUndefined();
+  });
+});
