@@ -8,7 +8,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Store, Watch, WatchEvent } from '../../../storage/interface.js';
 import { openEtcdStore } from '../../../storage/etcd/index.js';
 import { startEtcd, type LocalEtcd } from '../../../tools/etcd-local.js';
+import { execFileSync } from 'node:child_process';
+import { progressIsOrdered } from '../../../storage/etcd/server-version.js';
+import { ETCD_BINARY } from '../../../tools/etcd-local.js';
 import { bytes, runEtcdTests, waitFor } from './support.js';
+
+/** The version of the etcd binary the tests start (e.g. `3.4.23`). */
+function etcdVersion(): string | undefined {
+  const out = execFileSync(ETCD_BINARY, ['--version'], { encoding: 'utf8' });
+  return /etcd Version: (\S+)/.exec(out)?.[1];
+}
 
 function collect(watch: Watch): { events: WatchEvent[]; done: Promise<unknown> } {
   const events: WatchEvent[] = [];
@@ -73,10 +82,15 @@ describe.runIf(runEtcdTests)('etcd watch progress', () => {
     const b = await store.create(`${p}b`, bytes('y'));
     w.requestProgress();
     await waitFor(() => c.events.some((e) => e.type === 'progress'), 'a progress event');
+    await waitFor(() => c.events.filter((e) => e.type !== 'progress').length >= 2, 'both changes');
     const progress = c.events.find((e) => e.type === 'progress');
     expect(progress?.revision).toBeGreaterThanOrEqual(b.revision);
-    expect(c.events.slice(0, 2).map((e) => e.revision)).toEqual([a.revision, b.revision]);
-    checkOrder(c.events);
+    const changes = c.events.filter((e) => e.type !== 'progress');
+    expect(changes.map((e) => e.revision)).toEqual([a.revision, b.revision]);
+    // etcd before 3.4.31 / 3.5.13 may answer a progress request ahead of the events it covers
+    // (etcd-io/etcd#15220); the backend's double check makes that rare, not impossible, so the
+    // strict order is asserted only where etcd guarantees it.
+    if (progressIsOrdered(etcdVersion())) checkOrder(c.events);
     w.close();
   });
 
