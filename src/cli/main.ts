@@ -1,34 +1,32 @@
 #!/usr/bin/env node
 /**
- * The `capstan` command: parse the subcommand, hand off, map failure to an exit code.
+ * The `capstan` command: pick the subcommand, hand off, map the outcome to an exit status.
+ * Subcommands are imported lazily so that each loads only what it needs.
  */
-import { readFileSync } from 'node:fs';
+import { packageVersion } from './package-version.js';
 
 const USAGE = `usage: capstan <command> [flags]
 
 commands:
-  server    run the API server
+  server    run the API server (capstan server --help for its flags)
   version   print the version`;
 
-function version(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
-
 async function main(argv: readonly string[]): Promise<number> {
-  const [command] = argv;
+  const [command, ...rest] = argv;
   switch (command) {
     case 'version':
-      console.log(`capstan ${version()}`);
+      console.log(`capstan ${packageVersion()}`);
       return 0;
-    case 'server':
-      console.error('capstan server: the API server is not built yet (storage engine only in this version)');
-      return 1;
+    case 'server': {
+      const { runServerCommand } = await import('../server/run.js');
+      const code = await runServerCommand(rest);
+      // After a shutdown nothing should hold the event loop; if a stray handle does, do not hang.
+      setTimeout(() => process.exit(code), 2_000).unref();
+      return code;
+    }
     default:
       console.error(USAGE);
-      return command === undefined || command === 'help' || command === '--help' ? 0 : 2;
+      return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
   }
 }
 

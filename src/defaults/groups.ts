@@ -39,7 +39,9 @@ function defaultSubjects(binding: JsonObject): void {
   eachObject(binding, 'subjects', (s) => {
     const g = s['apiGroup'];
     if (g !== undefined && g !== null && g !== '') return;
-    if (s['kind'] === 'ServiceAccount') s['apiGroup'] = '';
+    // kube defaults ServiceAccount subjects to apiGroup "" and omits it (omitempty) on output; an
+    // explicit "" would make every client-side re-apply see a change.
+    if (s['kind'] === 'ServiceAccount') delete s['apiGroup'];
     else if (s['kind'] === 'User' || s['kind'] === 'Group') s['apiGroup'] = 'rbac.authorization.k8s.io';
   });
 }

@@ -188,7 +188,7 @@ describe('named group defaults', () => {
       subjects: [
         { kind: 'User', name: 'u', apiGroup: 'rbac.authorization.k8s.io' },
         { kind: 'Group', name: 'g', apiGroup: 'rbac.authorization.k8s.io' },
-        { kind: 'ServiceAccount', name: 'sa', namespace: 'ns', apiGroup: '' },
+        { kind: 'ServiceAccount', name: 'sa', namespace: 'ns' },
       ],
     });
   });

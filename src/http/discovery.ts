@@ -1,0 +1,297 @@
+/**
+ * Discovery: the documents clients read to learn which groups, versions and resources the server
+ * has, in kube-apiserver's shapes.
+ *
+ * - `/api` (APIVersions) and `/apis` (APIGroupList), or, when the Accept header asks for it, the
+ *   aggregated `APIGroupDiscoveryList` of `apidiscovery.k8s.io` v2 or v2beta1 (kubectl and
+ *   client-go 1.26+ ask for v2, then v2beta1, then plain JSON, and read the Content-Type to
+ *   learn which one they got);
+ * - `/apis/{group}` (APIGroup), `/api/v1` and `/apis/{group}/{version}` (APIResourceList, with
+ *   `<plural>/status` and `<plural>/scale` entries).
+ *
+ * Every body is rendered once (at the first request for `/api`, which names the server address)
+ * and served with an ETag; `If-None-Match` gets 304, as kubectl's HTTP cache expects.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { notAcceptable } from './errors.js';
+import type { KindRegistry } from '../registry/registry.js';
+import type { ResourceType } from '../registry/types.js';
+
+const JSON_TYPE = 'application/json';
+const AGGREGATED_KIND = 'APIGroupDiscoveryList';
+const AGGREGATED_GROUP = 'apidiscovery.k8s.io';
+const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
+
+/** Which representation a discovery request gets. */
+export type DiscoveryFormat = 'v2' | 'v2beta1' | 'legacy';
+
+interface MediaRange {
+  readonly type: string;
+  readonly params: ReadonlyMap<string, string>;
+  readonly q: number;
+}
+
+function parseAccept(header: string): MediaRange[] {
+  const out: MediaRange[] = [];
+  for (const part of header.split(',')) {
+    const [rawType = '', ...rawParams] = part.split(';');
+    const type = rawType.trim().toLowerCase();
+    if (type === '') continue;
+    const params = new Map<string, string>();
+    let q = 1;
+    for (const p of rawParams) {
+      const eq = p.indexOf('=');
+      if (eq === -1) continue;
+      const key = p.slice(0, eq).trim().toLowerCase();
+      const value = p
+        .slice(eq + 1)
+        .trim()
+        .replace(/^"(.*)"$/, '$1');
+      if (key === 'q') q = Number.parseFloat(value);
+      else params.set(key, value);
+    }
+    if (Number.isFinite(q) && q > 0) out.push({ type, params, q });
+  }
+  // Stable sort: among equal q the client's order decides (client-go lists no q values).
+  return out.sort((a, b) => b.q - a.q);
+}
+
+/**
+ * The format an Accept header selects on `/api` and `/apis`, or undefined when it accepts none
+ * of them (406). A missing header means plain JSON.
+ */
+export function negotiateDiscovery(
+  accept: string | undefined,
+  aggregated: boolean,
+): DiscoveryFormat | undefined {
+  if (accept === undefined || accept.trim() === '') return 'legacy';
+  for (const range of parseAccept(accept)) {
+    const g = range.params.get('g');
+    const as = range.params.get('as');
+    if (range.type === JSON_TYPE && g !== undefined) {
+      if (!aggregated || g !== AGGREGATED_GROUP || as !== AGGREGATED_KIND) continue;
+      const v = range.params.get('v');
+      if (v === 'v2' || v === 'v2beta1') return v;
+      continue;
+    }
+    if (range.type === JSON_TYPE || range.type === 'application/*' || range.type === '*/*') return 'legacy';
+  }
+  return undefined;
+}
+
+/** A rendered body with its content type and ETag. */
+interface Rendered {
+  /** Bytes, so fastify sends them (and the content type) untouched. */
+  readonly body: Buffer;
+  readonly contentType: string;
+  readonly etag: string;
+}
+
+function render(doc: unknown, contentType: string): Rendered {
+  const body = Buffer.from(JSON.stringify(doc), 'utf8');
+  const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
+  return { body, contentType, etag };
+}
+
+function groupVersionOf(group: string, version: string): string {
+  return group === '' ? version : `${group}/${version}`;
+}
+
+function resourceEntries(types: readonly ResourceType[]): object[] {
+  const entries: { name: string; entry: object }[] = [];
+  for (const t of types) {
+    entries.push({
+      name: t.plural,
+      entry: {
+        name: t.plural,
+        singularName: t.singular,
+        namespaced: t.namespaced,
+        kind: t.kind,
+        verbs: t.verbs,
+        ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+        ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+      },
+    });
+    for (const sub of t.subresources) {
+      const name = `${t.plural}/${sub}`;
+      entries.push({
+        name,
+        entry:
+          sub === 'scale'
+            ? {
+                name,
+                singularName: '',
+                namespaced: t.namespaced,
+                group: 'autoscaling',
+                version: 'v1',
+                kind: 'Scale',
+                verbs: SUBRESOURCE_VERBS,
+              }
+            : { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUBRESOURCE_VERBS },
+      });
+    }
+  }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return entries.map((e) => e.entry);
+}
+
+function aggregatedResource(t: ResourceType): object {
+  const subresources = [...t.subresources].sort().map((sub) => ({
+    subresource: sub,
+    responseKind:
+      sub === 'scale'
+        ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
+        : { group: t.group, version: t.version, kind: t.kind },
+    verbs: SUBRESOURCE_VERBS,
+  }));
+  return {
+    resource: t.plural,
+    responseKind: { group: t.group, version: t.version, kind: t.kind },
+    scope: t.namespaced ? 'Namespaced' : 'Cluster',
+    singularResource: t.singular,
+    verbs: t.verbs,
+    ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
+    ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+    ...(subresources.length > 0 ? { subresources } : {}),
+  };
+}
+
+/** The fixed documents for one registry. */
+class DiscoveryDocuments {
+  readonly apis: Rendered;
+  readonly apisAggregated: Readonly<Record<'v2' | 'v2beta1', Rendered>>;
+  readonly apiAggregated: Readonly<Record<'v2' | 'v2beta1', Rendered>>;
+  readonly groups = new Map<string, Rendered>();
+  readonly resourceLists = new Map<string, Rendered>();
+  readonly #registry: KindRegistry;
+  readonly #serverAddress: () => string;
+  #api: Rendered | undefined;
+
+  constructor(registry: KindRegistry, serverAddress: () => string) {
+    this.#registry = registry;
+    this.#serverAddress = serverAddress;
+    const named = registry.groups().filter((g) => g.name !== '');
+    const apiGroup = (g: (typeof named)[number]): object => ({
+      name: g.name,
+      versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v}`, version: v })),
+      preferredVersion: { groupVersion: `${g.name}/${g.preferredVersion}`, version: g.preferredVersion },
+    });
+    this.apis = render({ kind: 'APIGroupList', apiVersion: 'v1', groups: named.map(apiGroup) }, JSON_TYPE);
+    for (const g of named) {
+      this.groups.set(g.name, render({ kind: 'APIGroup', apiVersion: 'v1', ...apiGroup(g) }, JSON_TYPE));
+    }
+    for (const g of registry.groups()) {
+      for (const v of g.versions) {
+        const gv = groupVersionOf(g.name, v);
+        this.resourceLists.set(
+          gv,
+          render(
+            {
+              kind: 'APIResourceList',
+              apiVersion: 'v1',
+              groupVersion: gv,
+              resources: resourceEntries(registry.resourcesOf(g.name, v)),
+            },
+            JSON_TYPE,
+          ),
+        );
+      }
+    }
+    const aggregated = (groups: typeof named, version: 'v2' | 'v2beta1'): Rendered =>
+      render(
+        {
+          kind: AGGREGATED_KIND,
+          apiVersion: `${AGGREGATED_GROUP}/${version}`,
+          metadata: {},
+          items: groups.map((g) => ({
+            metadata: { ...(g.name === '' ? {} : { name: g.name }), creationTimestamp: null },
+            versions: g.versions.map((v) => ({
+              version: v,
+              resources: registry.resourcesOf(g.name, v).map(aggregatedResource),
+              freshness: 'Current',
+            })),
+          })),
+        },
+        `${JSON_TYPE};g=${AGGREGATED_GROUP};v=${version};as=${AGGREGATED_KIND}`,
+      );
+    const core = registry.groups().filter((g) => g.name === '');
+    this.apisAggregated = { v2: aggregated(named, 'v2'), v2beta1: aggregated(named, 'v2beta1') };
+    this.apiAggregated = { v2: aggregated(core, 'v2'), v2beta1: aggregated(core, 'v2beta1') };
+  }
+
+  /** `/api`, rendered on first use: the server address is known only once listening. */
+  api(): Rendered {
+    this.#api ??= render(
+      {
+        kind: 'APIVersions',
+        versions: this.#registry.groups().find((g) => g.name === '')?.versions ?? [],
+        serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: this.#serverAddress() }],
+      },
+      JSON_TYPE,
+    );
+    return this.#api;
+  }
+}
+
+function reply200(request: FastifyRequest, reply: FastifyReply, doc: Rendered): FastifyReply {
+  void reply.header('etag', doc.etag).header('vary', 'Accept');
+  if (request.headers['if-none-match'] === doc.etag) return reply.code(304).send();
+  return reply.header('content-type', doc.contentType).send(doc.body);
+}
+
+function pick(request: FastifyRequest, aggregated: boolean): DiscoveryFormat {
+  const format = negotiateDiscovery(request.headers.accept, aggregated);
+  if (format === undefined) {
+    throw notAcceptable(`only the following media types are accepted: ${JSON_TYPE}`);
+  }
+  return format;
+}
+
+/** What discovery needs to know besides the registry. */
+export interface DiscoveryOptions {
+  /** `host:port` clients should use, for `/api`'s serverAddressByClientCIDRs. */
+  readonly serverAddress: () => string;
+}
+
+/** Registers the discovery routes for `registry` on `app`. */
+export function installDiscoveryRoutes(
+  app: FastifyInstance,
+  registry: KindRegistry,
+  options: DiscoveryOptions,
+): void {
+  const docs = new DiscoveryDocuments(registry, options.serverAddress);
+  app.get('/api', (request, reply) => {
+    const format = pick(request, true);
+    return reply200(request, reply, format === 'legacy' ? docs.api() : docs.apiAggregated[format]);
+  });
+  app.get('/apis', (request, reply) => {
+    const format = pick(request, true);
+    return reply200(request, reply, format === 'legacy' ? docs.apis : docs.apisAggregated[format]);
+  });
+  // Three parameterized routes rather than one per group version: fewer routes, faster start.
+  const serveFixed = (
+    doc: Rendered | undefined,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ): FastifyReply => {
+    if (doc === undefined) {
+      reply.callNotFound();
+      return reply;
+    }
+    pick(request, false);
+    return reply200(request, reply, doc);
+  };
+  app.get('/api/:version', (request, reply) => {
+    const { version } = request.params as { version: string };
+    return serveFixed(docs.resourceLists.get(version), request, reply);
+  });
+  app.get('/apis/:group/:version', (request, reply) => {
+    const { group, version } = request.params as { group: string; version: string };
+    return serveFixed(docs.resourceLists.get(`${group}/${version}`), request, reply);
+  });
+  app.get('/apis/:group', (request, reply) => {
+    const { group } = request.params as { group: string };
+    return serveFixed(docs.groups.get(group), request, reply);
+  });
+}

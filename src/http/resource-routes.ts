@@ -1,0 +1,277 @@
+/**
+ * The resource endpoints of `capstan server`: one generic handler for every built-in kind, driven
+ * by the registry, over the `Store`. Routes `/api/v1/*` and `/apis/{group}/{version}/*` (discovery
+ * at `/api/v1` and `/apis/{group}/{version}` themselves is the foundation's), resolves the path
+ * (src/resource/target.ts) and dispatches on method and shape:
+ *
+ * | path                  | GET              | POST   | PUT    | PATCH  | DELETE           |
+ * |-----------------------|------------------|--------|--------|--------|------------------|
+ * | collection            | list / watch     | create | –      | –      | deletecollection |
+ * | all-namespaces list   | list / watch     | –      | –      | –      | –                |
+ * | item                  | get (/ watch)    | –      | update | patch  | delete           |
+ * | item/status           | get              | –      | update | patch  | –                |
+ * | item/scale            | get              | –      | update | patch  | –                |
+ * | namespaces/x/finalize | –                | –      | update | –      | –                |
+ *
+ * Unknown paths and resources are kube's 404; a method the path or the type's verbs do not allow
+ * is 405. The deprecated `/api/v1/watch/...` prefix is served too. Body parsers live in this
+ * plugin's scope (body.ts), so they apply to these routes only.
+ */
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Store } from '../../storage/interface.js';
+import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
+import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
+import type { Registry } from '../registry/types.js';
+import {
+  createResourceContext,
+  type ResourceContext,
+  type ResourceReply,
+  type Target,
+} from '../resource/context.js';
+import { createResource } from '../resource/create.js';
+import { deleteObject, parseDeleteOptions } from '../resource/delete.js';
+import { deleteCollection } from '../resource/deletecollection.js';
+import { getResource } from '../resource/get.js';
+import { listResource } from '../resource/list.js';
+import { deleteNamespace, isNamespaceType } from '../resource/namespace-delete.js';
+import { patchResource, unsupportedPatchType, type PatchBody } from '../resource/patch.js';
+import type { PatchSchema } from '../resource/patch/schema.js';
+import { boolParam, param, rejectDryRun, type Query } from '../resource/query.js';
+import { getScale, writeScale } from '../resource/scale.js';
+import { resolveTarget } from '../resource/target.js';
+import { updateResource } from '../resource/update.js';
+import { openWatch } from '../resource/watch.js';
+import { installBodyParsers, isRequestBody } from './body.js';
+import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
+import { ApiError, badRequest, methodNotAllowed } from './errors.js';
+
+/** What the resource endpoints need from the server. */
+export interface ResourceDeps {
+  readonly registry: Registry;
+  /** The store with keys already under `--etcd-prefix`. */
+  readonly store: Store;
+  /** `--event-ttl` in seconds (Events are stored with a lease of about this length; ≤ 0: none). */
+  readonly eventTtlSeconds: number;
+  /** `--min-request-timeout` in seconds (watch timeouts are randomized above it). */
+  readonly minRequestTimeoutSeconds: number;
+  /** Strategic merge patch schema; default: loaded from the generated schemas of the built-in kinds. */
+  readonly patchSchema?: PatchSchema;
+  /** The clock (tests inject one). */
+  readonly now?: () => Date;
+  /** Idle interval of watch bookmarks in milliseconds (default 60 000). */
+  readonly bookmarkIntervalMs?: number;
+  /**
+   * Create the system namespaces and run the namespace controller while the app is up (on
+   * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
+   */
+  readonly startControllers?: boolean;
+}
+
+const NOT_ALLOWED = 'the server does not allow this method on the requested resource';
+
+function notFoundPath(): ApiError {
+  return new ApiError('NotFound', 'the server could not find the requested resource', {});
+}
+
+function requireVerb(target: Target, verb: string): void {
+  if (!target.type.verbs.includes(verb) || target.type.virtual) throw methodNotAllowed(NOT_ALLOWED);
+}
+
+/** The object body of a POST or PUT (not a patch format). */
+function objectBody(body: unknown): unknown {
+  if (!isRequestBody(body)) throw badRequest('the request has no body');
+  if (body.patchType !== undefined) {
+    throw new ApiError(
+      'UnsupportedMediaType',
+      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${body.mediaType}")`,
+    );
+  }
+  if (body.value === undefined) throw badRequest('the request has an empty body');
+  return body.value;
+}
+
+/** The patch of a PATCH request. */
+function patchBody(body: unknown): PatchBody {
+  if (!isRequestBody(body) || body.patchType === undefined) {
+    throw unsupportedPatchType(isRequestBody(body) ? body.mediaType : '');
+  }
+  if (body.value === undefined) throw badRequest('the request has an empty body');
+  return { patchType: body.patchType, patch: body.value };
+}
+
+function deleteBody(body: unknown): unknown {
+  return isRequestBody(body) ? body.value : undefined;
+}
+
+/** Streams a watch to the client (headers flushed at once, as kube-apiserver does). */
+async function serveWatch(
+  ctx: ResourceContext,
+  target: Target,
+  query: Query,
+  reply: FastifyReply,
+): Promise<void> {
+  const session = await openWatch(ctx, target, query);
+  void reply.hijack();
+  const res = reply.raw;
+  res.on('close', () => session.close());
+  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+  if (typeof res.flushHeaders === 'function') res.flushHeaders();
+  try {
+    await pipeline(Readable.from(session.lines(), { objectMode: false }), res);
+  } catch {
+    // The client went away or the stream broke: nothing left to tell anyone.
+  } finally {
+    session.close();
+  }
+}
+
+async function dispatch(
+  ctx: ResourceContext,
+  target: Target,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  watchPrefix: boolean,
+): Promise<ResourceReply | undefined> {
+  const query = request.query as Query;
+  const method = request.method === 'HEAD' ? 'GET' : request.method;
+  if (method !== 'GET') rejectDryRun(query);
+  const { type } = target;
+  const allNamespaces = type.namespaced && target.namespace === undefined;
+  if (target.name === undefined) {
+    if (method === 'GET') {
+      if (watchPrefix || boolParam(query, 'watch')) {
+        requireVerb(target, 'watch');
+        await serveWatch(ctx, target, query, reply);
+        return undefined;
+      }
+      requireVerb(target, 'list');
+      return listResource(ctx, target, query);
+    }
+    if (allNamespaces || watchPrefix) throw methodNotAllowed(NOT_ALLOWED);
+    if (method === 'POST') {
+      requireVerb(target, 'create');
+      return createResource(ctx, target, objectBody(request.body));
+    }
+    if (method === 'DELETE') {
+      requireVerb(target, 'deletecollection');
+      return deleteCollection(ctx, target, query, parseDeleteOptions(deleteBody(request.body), query));
+    }
+    throw methodNotAllowed(NOT_ALLOWED);
+  }
+  if (watchPrefix && (method !== 'GET' || target.subresource !== undefined))
+    throw methodNotAllowed(NOT_ALLOWED);
+  switch (target.subresource) {
+    case undefined:
+      switch (method) {
+        case 'GET':
+          if (watchPrefix || boolParam(query, 'watch')) {
+            requireVerb(target, 'watch');
+            const pinned = `metadata.name=${target.name.replace(/[\\,=]/g, (c) => `\\${c}`)}`;
+            const existing = param(query, 'fieldSelector');
+            await serveWatch(
+              ctx,
+              { ...target, name: undefined },
+              { ...query, fieldSelector: existing ? `${existing},${pinned}` : pinned },
+              reply,
+            );
+            return undefined;
+          }
+          requireVerb(target, 'get');
+          return getResource(ctx, target, query);
+        case 'PUT':
+          requireVerb(target, 'update');
+          return updateResource(ctx, target, objectBody(request.body), 'main');
+        case 'PATCH':
+          requireVerb(target, 'patch');
+          return patchResource(ctx, target, patchBody(request.body), 'main');
+        case 'DELETE': {
+          requireVerb(target, 'delete');
+          const options = parseDeleteOptions(deleteBody(request.body), query);
+          if (isNamespaceType(type)) return deleteNamespace(ctx, type, target.name, options);
+          return deleteObject(ctx, type, target.namespace, target.name, options);
+        }
+      }
+      break;
+    case 'status':
+      if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
+      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'status');
+      if (method === 'PATCH') return patchResource(ctx, target, patchBody(request.body), 'status');
+      break;
+    case 'scale':
+      if (method === 'GET') return getScale(ctx, target);
+      if (method === 'PUT') return writeScale(ctx, target, objectBody(request.body));
+      if (method === 'PATCH') return writeScale(ctx, target, undefined, patchBody(request.body));
+      break;
+    case 'finalize':
+      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'finalize');
+      break;
+  }
+  throw methodNotAllowed(NOT_ALLOWED);
+}
+
+async function handle(
+  ctx: ResourceContext,
+  group: string,
+  version: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const rest = (request.params as Record<string, string | undefined>)['*'] ?? '';
+  let segments = rest.split('/');
+  if (segments[segments.length - 1] === '') segments = segments.slice(0, -1);
+  const watchPrefix = segments[0] === 'watch';
+  if (watchPrefix) segments = segments.slice(1);
+  const target = resolveTarget(ctx.registry, group, version, segments);
+  if (target === undefined) throw notFoundPath();
+  const result = await dispatch(ctx, target, request, reply, watchPrefix);
+  if (result === undefined) return;
+  await reply.code(result.code).type('application/json').send(result.body);
+}
+
+/**
+ * Registers the resource endpoints on `app` (in their own plugin scope) and, unless
+ * `deps.startControllers` is false, the system-namespace bootstrap and the namespace controller
+ * on the app's `onReady`/`onClose` hooks. Errors are thrown as `ApiError`s for the app's error
+ * handler (`installErrorHandler`) to render.
+ */
+export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
+  const ctx = createResourceContext({
+    registry: deps.registry,
+    store: deps.store,
+    eventTtlSeconds: deps.eventTtlSeconds,
+    minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
+    ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
+    ...(deps.now === undefined ? {} : { now: deps.now }),
+    ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
+  });
+  const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+  void app.register(async (scope) => {
+    installBodyParsers(scope);
+    scope.route({
+      method: [...methods],
+      url: '/api/v1/*',
+      bodyLimit: MAX_REQUEST_BODY_BYTES,
+      handler: (request, reply) => handle(ctx, '', 'v1', request, reply),
+    });
+    scope.route({
+      method: [...methods],
+      url: '/apis/:group/:version/*',
+      bodyLimit: MAX_REQUEST_BODY_BYTES,
+      handler: (request, reply) => {
+        const { group, version } = request.params as { group: string; version: string };
+        return handle(ctx, group, version, request, reply);
+      },
+    });
+  });
+  if (deps.startControllers === false) return;
+  let controller: NamespaceController | undefined;
+  app.addHook('onReady', async () => {
+    await bootstrapNamespaces(ctx);
+    controller = startNamespaceController(ctx);
+  });
+  app.addHook('onClose', async () => {
+    await controller?.stop();
+  });
+}

@@ -1,0 +1,160 @@
+/**
+ * The served OpenAPI documents, built on first request and cached as bytes: the v2 document (JSON
+ * and protobuf), the per-group-version v3 documents and the `/openapi/v3` root that points at them
+ * by hash. Nothing is built at construction, so the documents never slow server start; the first
+ * client that asks pays the build once (see {@link OpenApiDocuments.stats}).
+ *
+ * ETags are kube's: the upper-case hex SHA-512 of the JSON bytes; the protobuf form of v2 shares
+ * the JSON form's ETag, as in kube-apiserver (responses vary by Accept). The v3 root lists each
+ * group version as `/openapi/v3/<path>?hash=<etag>`, which clients cache as immutable.
+ */
+import { createHash } from 'node:crypto';
+import type { SchemaSet } from '../registry/schema.js';
+import type { Registry } from '../registry/types.js';
+import { DefinitionBuilder } from './definitions.js';
+import type { JsonObject } from './types.js';
+import { buildV2Document, type DocumentInfo } from './v2.js';
+import { encodeV2Protobuf } from './v2-protobuf.js';
+import { buildV3Documents } from './v3.js';
+
+/** One serialized document. */
+export interface RenderedDocument {
+  readonly body: Buffer;
+  /** Unquoted entity tag (upper-case hex SHA-512 of the JSON form). */
+  readonly etag: string;
+  readonly lastModified: Date;
+}
+
+/** Build cost of the documents built so far (milliseconds and bytes), for logs and reports. */
+export interface OpenApiBuildStats {
+  readonly v2JsonMs?: number;
+  readonly v2JsonBytes?: number;
+  readonly v2ProtobufMs?: number;
+  readonly v2ProtobufBytes?: number;
+  readonly v3Ms?: number;
+  /** Total bytes of all group-version documents. */
+  readonly v3Bytes?: number;
+  readonly v3Documents?: number;
+}
+
+/** What the documents are built from. */
+export interface OpenApiDocumentsOptions {
+  /** `info` of the v2 document (kube: title `Kubernetes`, version the server's gitVersion). */
+  readonly v2Info: DocumentInfo;
+  /** The clock for Last-Modified (tests inject one). */
+  readonly now?: () => Date;
+}
+
+/** kube's entity tag: upper-case hex SHA-512. */
+export function computeEtag(data: Uint8Array): string {
+  return createHash('sha512').update(data).digest('hex').toUpperCase();
+}
+
+/** `/openapi/v3/<path>?hash=<etag>`, as the root and the hash redirect spell it. */
+export function serverRelativeUrl(path: string, etag: string): string {
+  return `/openapi/v3/${path}?hash=${encodeURIComponent(etag)}`;
+}
+
+function elapsedMs(start: bigint): number {
+  return Number((process.hrtime.bigint() - start) / 1000n) / 1000;
+}
+
+/**
+ * Lazily built, cached OpenAPI documents of one registry. The registry and schemas must not
+ * change afterwards (the built-in kinds do not; CRDs will need invalidation, a later issue).
+ */
+export class OpenApiDocuments {
+  readonly #registry: Registry;
+  readonly #schemas: SchemaSet;
+  readonly #options: OpenApiDocumentsOptions;
+  #defs: DefinitionBuilder | undefined;
+  #v2Json: RenderedDocument | undefined;
+  #v2Protobuf: RenderedDocument | undefined;
+  #v3: ReadonlyMap<string, RenderedDocument> | undefined;
+  #v3Root: RenderedDocument | undefined;
+  #stats: OpenApiBuildStats = {};
+
+  constructor(registry: Registry, schemas: SchemaSet, options: OpenApiDocumentsOptions) {
+    this.#registry = registry;
+    this.#schemas = schemas;
+    this.#options = options;
+  }
+
+  #now(): Date {
+    return this.#options.now?.() ?? new Date();
+  }
+
+  #definitions(): DefinitionBuilder {
+    this.#defs ??= new DefinitionBuilder(this.#schemas, this.#registry);
+    return this.#defs;
+  }
+
+  #render(doc: JsonObject): RenderedDocument {
+    const body = Buffer.from(JSON.stringify(doc));
+    return { body, etag: computeEtag(body), lastModified: this.#now() };
+  }
+
+  /**
+   * The v2 document as JSON.
+   * @throws SchemaError when a served kind reaches a message missing from the schemas.
+   */
+  v2Json(): RenderedDocument {
+    if (this.#v2Json === undefined) {
+      const start = process.hrtime.bigint();
+      this.#v2Json = this.#render(buildV2Document(this.#registry, this.#definitions(), this.#options.v2Info));
+      this.#stats = { ...this.#stats, v2JsonMs: elapsedMs(start), v2JsonBytes: this.#v2Json.body.length };
+    }
+    return this.#v2Json;
+  }
+
+  /**
+   * The v2 document as gnostic protobuf, with the JSON form's ETag. Re-parses the cached JSON
+   * rather than keeping the document tree alive for a request that may never come.
+   * @throws OpenApiEncodeError / SchemaError as the builders do.
+   */
+  v2Protobuf(): RenderedDocument {
+    if (this.#v2Protobuf === undefined) {
+      const json = this.v2Json();
+      const start = process.hrtime.bigint();
+      const body = Buffer.from(encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject));
+      this.#v2Protobuf = { body, etag: json.etag, lastModified: json.lastModified };
+      this.#stats = { ...this.#stats, v2ProtobufMs: elapsedMs(start), v2ProtobufBytes: body.length };
+    }
+    return this.#v2Protobuf;
+  }
+
+  #v3Documents(): ReadonlyMap<string, RenderedDocument> {
+    if (this.#v3 === undefined) {
+      const start = process.hrtime.bigint();
+      const out = new Map<string, RenderedDocument>();
+      for (const [path, doc] of buildV3Documents(this.#registry, this.#definitions()))
+        out.set(path, this.#render(doc));
+      this.#v3 = out;
+      let bytes = 0;
+      for (const d of out.values()) bytes += d.body.length;
+      this.#stats = { ...this.#stats, v3Ms: elapsedMs(start), v3Bytes: bytes, v3Documents: out.size };
+    }
+    return this.#v3;
+  }
+
+  /** The `/openapi/v3` root: `{"paths": {"apis/apps/v1": {"serverRelativeURL": ...}}}`. */
+  v3Root(): RenderedDocument {
+    if (this.#v3Root === undefined) {
+      const paths: JsonObject = {};
+      for (const [path, doc] of this.#v3Documents())
+        paths[path] = { serverRelativeURL: serverRelativeUrl(path, doc.etag) };
+      this.#v3Root = this.#render({ paths });
+    }
+    return this.#v3Root;
+  }
+
+  /** The v3 document of a root key (`api/v1`, `apis/apps/v1`), or undefined when not served. */
+  v3(path: string): RenderedDocument | undefined {
+    return this.#v3Documents().get(path);
+  }
+
+  /** Build times and sizes of what has been built so far. */
+  stats(): OpenApiBuildStats {
+    return this.#stats;
+  }
+}

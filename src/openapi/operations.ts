@@ -1,0 +1,398 @@
+/**
+ * The REST operations of a served resource type, as a flavour-neutral model that the v2 and v3
+ * renderers turn into `paths`. Paths, operation ids, `x-kubernetes-action` values and the GVK
+ * extension follow kube-apiserver's documents: clients find a kind's operations by the GVK on
+ * the operation (kubectl explain, apply's patch-type lookup, field-validation detection).
+ *
+ * Only what Capstan implements is advertised: the verbs of the type, the subresources it serves,
+ * the patch types the server accepts (JSON, merge and strategic merge; not apply), and the query
+ * parameters the handlers read. `dryRun`, `fieldManager`, `fieldValidation` and `force` are not
+ * listed: kubectl reads a `fieldValidation` parameter on PATCH as "the server validates fields"
+ * and would then skip its own validation.
+ */
+import type { ResourceType } from '../registry/types.js';
+import { META_TYPES } from './definitions.js';
+import { groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
+
+export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
+
+/** A query parameter (kube describes them all as `uniqueItems` scalars). */
+export interface ParamSpec {
+  readonly name: string;
+  readonly type: 'string' | 'integer' | 'boolean';
+}
+
+/** One response: HTTP code, kube's description, and the message type of the body if any. */
+export interface ResponseSpec {
+  readonly code: string;
+  readonly description: string;
+  readonly type?: string;
+}
+
+/** One operation of a path. */
+export interface OperationSpec {
+  readonly method: HttpMethod;
+  /** `x-kubernetes-action`: get, list, post, put, patch, delete, deletecollection, watch, watchlist. */
+  readonly action: string;
+  readonly operationId: string;
+  readonly description: string;
+  readonly tag: string;
+  readonly gvk: Gvk;
+  readonly query: readonly ParamSpec[];
+  /** The request body: its message type, media types, and whether it may be omitted. */
+  readonly body?: {
+    readonly type: string;
+    readonly mediaTypes: readonly string[];
+    readonly required: boolean;
+  };
+  readonly responses: readonly ResponseSpec[];
+  /** Media types of the response bodies. */
+  readonly produces: readonly string[];
+}
+
+/** One path with its path parameters (`{namespace}`, `{name}`) and operations. */
+export interface PathSpec {
+  readonly path: string;
+  readonly pathParams: readonly { readonly name: string; readonly description: string }[];
+  readonly operations: readonly OperationSpec[];
+}
+
+/** Patch media types the server accepts (server-side apply is not implemented yet). */
+export const PATCH_MEDIA_TYPES: readonly string[] = [
+  'application/json-patch+json',
+  'application/merge-patch+json',
+  'application/strategic-merge-patch+json',
+];
+
+const ANY_BODY: readonly string[] = ['*/*'];
+const JSON_ONLY: readonly string[] = ['application/json'];
+const JSON_AND_WATCH: readonly string[] = ['application/json', 'application/json;stream=watch'];
+
+const LIST_QUERY: readonly ParamSpec[] = [
+  { name: 'allowWatchBookmarks', type: 'boolean' },
+  { name: 'continue', type: 'string' },
+  { name: 'fieldSelector', type: 'string' },
+  { name: 'labelSelector', type: 'string' },
+  { name: 'limit', type: 'integer' },
+  { name: 'resourceVersion', type: 'string' },
+  { name: 'resourceVersionMatch', type: 'string' },
+  { name: 'timeoutSeconds', type: 'integer' },
+  { name: 'watch', type: 'boolean' },
+];
+const DELETE_QUERY: readonly ParamSpec[] = [
+  { name: 'gracePeriodSeconds', type: 'integer' },
+  { name: 'orphanDependents', type: 'boolean' },
+  { name: 'propagationPolicy', type: 'string' },
+];
+const DELETE_COLLECTION_QUERY: readonly ParamSpec[] = [
+  ...LIST_QUERY.filter((p) => p.name !== 'allowWatchBookmarks' && p.name !== 'watch'),
+  ...DELETE_QUERY,
+].sort((a, b) => (a.name < b.name ? -1 : 1));
+
+const UNAUTHORIZED: ResponseSpec = { code: '401', description: 'Unauthorized' };
+
+function ok(type: string): ResponseSpec {
+  return { code: '200', description: 'OK', type };
+}
+
+const NS_PARAM = {
+  name: 'namespace',
+  description: 'object name and auth scope, such as for teams and projects',
+};
+
+function nameParam(kind: string): { name: string; description: string } {
+  return { name: 'name', description: `name of the ${kind}` };
+}
+
+/** Collects operations per path, in insertion order; paths without operations are dropped. */
+class PathCollector {
+  readonly #paths = new Map<string, { params: PathSpec['pathParams']; ops: OperationSpec[] }>();
+
+  add(path: string, params: PathSpec['pathParams'], op: OperationSpec): void {
+    let entry = this.#paths.get(path);
+    if (entry === undefined) {
+      entry = { params, ops: [] };
+      this.#paths.set(path, entry);
+    }
+    entry.ops.push(op);
+  }
+
+  paths(): PathSpec[] {
+    return [...this.#paths].map(([path, e]) => ({ path, pathParams: e.params, operations: e.ops }));
+  }
+}
+
+/**
+ * The paths and operations of one served type (collection, item, all-namespaces list, the
+ * deprecated `/watch/` paths, and the `status` and `scale` subresources it serves).
+ */
+export function resourcePaths(t: ResourceType): PathSpec[] {
+  const out = new PathCollector();
+  const prefix = groupVersionPrefix(t.group, t.version);
+  const stem = operationStem(t.group, t.version);
+  const tag = operationTag(t.group, t.version);
+  const gvk: Gvk = { group: t.group, version: t.version, kind: t.kind };
+  const scope = t.namespaced ? 'Namespaced' : '';
+  const has = (verb: string): boolean => t.verbs.includes(verb);
+  const nsParams = t.namespaced ? [NS_PARAM] : [];
+  const itemParams = [nameParam(t.kind), ...nsParams];
+  const nsPath = t.namespaced ? '/namespaces/{namespace}' : '';
+  const collection = `${prefix}${nsPath}/${t.plural}`;
+  const item = `${collection}/{name}`;
+  const listType = `${t.messageType}List`;
+  const op = (o: Omit<OperationSpec, 'tag' | 'gvk'> & { gvk?: Gvk }): OperationSpec => ({ tag, gvk, ...o });
+
+  if (has('list')) {
+    out.add(
+      collection,
+      nsParams,
+      op({
+        method: 'get',
+        action: 'list',
+        operationId: `list${stem}${scope}${t.kind}`,
+        description: `list or watch objects of kind ${t.kind}`,
+        query: LIST_QUERY,
+        responses: [ok(listType), UNAUTHORIZED],
+        produces: JSON_AND_WATCH,
+      }),
+    );
+  }
+  if (has('create')) {
+    out.add(
+      collection,
+      nsParams,
+      op({
+        method: 'post',
+        action: 'post',
+        operationId: `create${stem}${scope}${t.kind}`,
+        description: `create a ${t.kind}`,
+        query: [],
+        body: { type: t.messageType, mediaTypes: ANY_BODY, required: true },
+        responses: [
+          ok(t.messageType),
+          { code: '201', description: 'Created', type: t.messageType },
+          { code: '202', description: 'Accepted', type: t.messageType },
+          UNAUTHORIZED,
+        ],
+        produces: JSON_ONLY,
+      }),
+    );
+  }
+  if (has('deletecollection')) {
+    out.add(
+      collection,
+      nsParams,
+      op({
+        method: 'delete',
+        action: 'deletecollection',
+        operationId: `delete${stem}Collection${scope}${t.kind}`,
+        description: `delete collection of ${t.kind}`,
+        query: DELETE_COLLECTION_QUERY,
+        body: { type: META_TYPES.deleteOptions, mediaTypes: ANY_BODY, required: false },
+        responses: [ok(META_TYPES.status), UNAUTHORIZED],
+        produces: JSON_ONLY,
+      }),
+    );
+  }
+  if (has('get')) {
+    out.add(
+      item,
+      itemParams,
+      op({
+        method: 'get',
+        action: 'get',
+        operationId: `read${stem}${scope}${t.kind}`,
+        description: `read the specified ${t.kind}`,
+        query: [],
+        responses: [ok(t.messageType), UNAUTHORIZED],
+        produces: JSON_ONLY,
+      }),
+    );
+  }
+  if (has('update'))
+    out.add(
+      item,
+      itemParams,
+      replaceOp(op, `replace${stem}${scope}${t.kind}`, `replace the specified ${t.kind}`, t.messageType),
+    );
+  if (has('patch'))
+    out.add(
+      item,
+      itemParams,
+      patchOp(op, `patch${stem}${scope}${t.kind}`, `partially update the specified ${t.kind}`, t.messageType),
+    );
+  if (has('delete')) {
+    out.add(
+      item,
+      itemParams,
+      op({
+        method: 'delete',
+        action: 'delete',
+        operationId: `delete${stem}${scope}${t.kind}`,
+        description: `delete a ${t.kind}`,
+        query: DELETE_QUERY,
+        body: { type: META_TYPES.deleteOptions, mediaTypes: ANY_BODY, required: false },
+        responses: [
+          ok(META_TYPES.status),
+          { code: '202', description: 'Accepted', type: META_TYPES.status },
+          UNAUTHORIZED,
+        ],
+        produces: JSON_ONLY,
+      }),
+    );
+  }
+  if (t.namespaced && has('list')) {
+    out.add(
+      `${prefix}/${t.plural}`,
+      [],
+      op({
+        method: 'get',
+        action: 'list',
+        operationId: `list${stem}${t.kind}ForAllNamespaces`,
+        description: `list or watch objects of kind ${t.kind}`,
+        query: LIST_QUERY,
+        responses: [ok(listType), UNAUTHORIZED],
+        produces: JSON_AND_WATCH,
+      }),
+    );
+  }
+  if (has('watch')) addWatchPaths(out, t, op, { prefix, stem, nsPath, nsParams, itemParams });
+  for (const sub of t.subresources) addSubresource(out, t, op, sub, { item, stem, scope, itemParams });
+  return out.paths();
+}
+
+type OpFactory = (o: Omit<OperationSpec, 'tag' | 'gvk'> & { gvk?: Gvk }) => OperationSpec;
+
+function replaceOp(
+  op: OpFactory,
+  operationId: string,
+  description: string,
+  type: string,
+  gvk?: Gvk,
+): OperationSpec {
+  return op({
+    method: 'put',
+    action: 'put',
+    operationId,
+    description,
+    query: [],
+    body: { type, mediaTypes: ANY_BODY, required: true },
+    responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
+    produces: JSON_ONLY,
+    ...(gvk === undefined ? {} : { gvk }),
+  });
+}
+
+function patchOp(
+  op: OpFactory,
+  operationId: string,
+  description: string,
+  type: string,
+  gvk?: Gvk,
+): OperationSpec {
+  return op({
+    method: 'patch',
+    action: 'patch',
+    operationId,
+    description,
+    query: [],
+    body: { type: META_TYPES.patch, mediaTypes: PATCH_MEDIA_TYPES, required: true },
+    responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
+    produces: JSON_ONLY,
+    ...(gvk === undefined ? {} : { gvk }),
+  });
+}
+
+function addWatchPaths(
+  out: PathCollector,
+  t: ResourceType,
+  op: OpFactory,
+  c: {
+    prefix: string;
+    stem: string;
+    nsPath: string;
+    nsParams: PathSpec['pathParams'];
+    itemParams: PathSpec['pathParams'];
+  },
+): void {
+  const scope = t.namespaced ? 'Namespaced' : '';
+  const watch = (operationId: string, action: string, description: string): OperationSpec =>
+    op({
+      method: 'get',
+      action,
+      operationId,
+      description,
+      query: LIST_QUERY,
+      responses: [ok(META_TYPES.watchEvent), UNAUTHORIZED],
+      produces: JSON_AND_WATCH,
+    });
+  const base = `${c.prefix}/watch${c.nsPath}/${t.plural}`;
+  out.add(
+    base,
+    c.nsParams,
+    watch(
+      `watch${c.stem}${scope}${t.kind}List`,
+      'watchlist',
+      `watch individual changes to a list of ${t.kind}`,
+    ),
+  );
+  out.add(
+    `${base}/{name}`,
+    c.itemParams,
+    watch(`watch${c.stem}${scope}${t.kind}`, 'watch', `watch changes to an object of kind ${t.kind}`),
+  );
+  if (t.namespaced) {
+    out.add(
+      `${c.prefix}/watch/${t.plural}`,
+      [],
+      watch(
+        `watch${c.stem}${t.kind}ListForAllNamespaces`,
+        'watchlist',
+        `watch individual changes to a list of ${t.kind}`,
+      ),
+    );
+  }
+}
+
+function addSubresource(
+  out: PathCollector,
+  t: ResourceType,
+  op: OpFactory,
+  sub: 'status' | 'scale',
+  c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
+): void {
+  const path = `${c.item}/${sub}`;
+  const suffix = sub === 'status' ? 'Status' : 'Scale';
+  const type = sub === 'status' ? t.messageType : META_TYPES.scale;
+  const gvk: Gvk | undefined =
+    sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : undefined;
+  const params = [
+    { name: 'name', description: `name of the ${sub === 'status' ? t.kind : 'Scale'}` },
+    ...c.itemParams.slice(1),
+  ];
+  const id = `${c.stem}${c.scope}${t.kind}${suffix}`;
+  out.add(
+    path,
+    params,
+    op({
+      method: 'get',
+      action: 'get',
+      operationId: `read${id}`,
+      description: `read ${sub} of the specified ${t.kind}`,
+      query: [],
+      responses: [ok(type), UNAUTHORIZED],
+      produces: JSON_ONLY,
+      ...(gvk === undefined ? {} : { gvk }),
+    }),
+  );
+  out.add(
+    path,
+    params,
+    replaceOp(op, `replace${id}`, `replace ${sub} of the specified ${t.kind}`, type, gvk),
+  );
+  out.add(
+    path,
+    params,
+    patchOp(op, `patch${id}`, `partially update ${sub} of the specified ${t.kind}`, type, gvk),
+  );
+}

@@ -1,0 +1,29 @@
+/**
+ * Rendering a document's `paths` from the flavour-neutral operation model, and collecting the
+ * message types the operations' bodies reference (the roots of the document's definitions).
+ */
+import type { OperationSpec, PathSpec } from './operations.js';
+import type { JsonObject } from './types.js';
+
+/** Message types an operation's bodies reference. */
+export function operationTypes(o: OperationSpec): string[] {
+  const out: string[] = [];
+  if (o.body !== undefined) out.push(o.body.type);
+  for (const r of o.responses) if (r.type !== undefined) out.push(r.type);
+  return out;
+}
+
+/** Renders the paths of `specs` (sorted, as kube's JSON is) and collects the types they use. */
+export function collectPaths(
+  specs: readonly PathSpec[],
+  render: (p: PathSpec) => JsonObject,
+): { paths: JsonObject; types: Set<string> } {
+  const sorted = [...specs].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const paths: JsonObject = {};
+  const types = new Set<string>();
+  for (const p of sorted) {
+    paths[p.path] = render(p);
+    for (const o of p.operations) for (const t of operationTypes(o)) types.add(t);
+  }
+  return { paths, types };
+}

@@ -1,0 +1,24 @@
+/**
+ * Shared shapes of the OpenAPI builders: plain JSON values (the documents are built as JSON and
+ * serialized once) and the two document flavours.
+ */
+
+/** A JSON value. */
+export type Json = null | boolean | number | string | readonly Json[] | JsonObject;
+
+/** A JSON object; builders fill it, nothing mutates it after the document is serialized. */
+export interface JsonObject {
+  [key: string]: Json;
+}
+
+/**
+ * Which document a schema is for: `v2` (Swagger 2.0, `#/definitions/`) or `v3` (OpenAPI 3.0,
+ * `#/components/schemas/`). They differ in references, in how a reference carries sibling
+ * keywords, and in the int-or-string and quantity types.
+ */
+export type OpenApiFlavor = 'v2' | 'v3';
+
+/** `Array.isArray` for JSON values (the built-in narrows a readonly array to `any[]`). */
+export function isJsonArray(v: Json | undefined): v is readonly Json[] {
+  return Array.isArray(v);
+}

@@ -1,0 +1,288 @@
+/**
+ * The server's certificates in `--cert-dir`: a CA, the serving certificate (unless
+ * `--tls-cert-file` is given) and the admin client certificate, generated on first start and
+ * reused afterwards so that kubeconfigs and trust survive restarts.
+ *
+ * Files (PEM; keys mode 0600): `ca.crt`/`ca.key`, `apiserver.crt`/`apiserver.key` (the names
+ * kube-apiserver uses for its self-generated pair), `admin.crt`/`admin.key`.
+ *
+ * Reuse rules: a file pair is reused when it parses, the key matches, it is not within a day of
+ * expiry, it is signed by the CA in use, and (serving) it still names every required host and
+ * IP; otherwise that pair alone is regenerated. A CA that fails its checks is replaced together
+ * with both leaves (they would no longer verify).
+ */
+import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { isIP } from 'node:net';
+import { join } from 'node:path';
+import {
+  generateKeyPair,
+  issueCertificate,
+  privateKeyPem,
+  subjectDerOf,
+  type CertKeyPair,
+  type Issuer,
+} from './certificate.js';
+
+/** Where the PKI lives and which names the serving certificate must carry. */
+export interface ServerPkiOptions {
+  /** `--cert-dir`; created (mode 0700) when missing. */
+  readonly certDir: string;
+  /** `--advertise-address`: added to the serving certificate (as IP, or DNS name if not an IP). */
+  readonly advertiseAddress?: string;
+  /** `--bind-address`: added when it is a specific address (not 0.0.0.0 or ::). */
+  readonly bindAddress?: string;
+  /** `--tls-cert-file` and `--tls-private-key-file`: serve with these instead of generating. */
+  readonly tlsCertFile?: string;
+  readonly tlsPrivateKeyFile?: string;
+  /** `--client-ca-file`: further CAs trusted for client certificates. */
+  readonly clientCaFile?: string;
+  /** The clock (tests); defaults to now. */
+  readonly now?: Date;
+}
+
+/** The material the TLS listener and the admin kubeconfig need. */
+export interface ServerPki {
+  readonly ca: CertKeyPair;
+  /** The certificate and key the listener serves. */
+  readonly serving: CertKeyPair;
+  /** Client certificate for `system:admin` in group `system:masters`. */
+  readonly admin: CertKeyPair;
+  /** PEM bundle clients should trust for the serving certificate. */
+  readonly servingTrustPem: string;
+  /** PEMs of the CAs that verify client certificates (Capstan's CA, then `--client-ca-file`). */
+  readonly clientCaPems: readonly string[];
+  /** Base names of the files written by this call (empty when everything was reused). */
+  readonly written: readonly string[];
+}
+
+/** A certificate file is unusable (unreadable, not PEM, key mismatch); code is stable. */
+export class PkiError extends Error {
+  readonly code = 'PKI_INVALID_FILE';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'PkiError';
+  }
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
+const LEAF_LIFETIME_MS = 365 * DAY_MS;
+/** Backdating tolerates clients whose clock is a little behind ours. */
+const BACKDATE_MS = 5 * 60 * 1000;
+const SERVICE_NAMES = [
+  'kubernetes',
+  'kubernetes.default',
+  'kubernetes.default.svc',
+  'kubernetes.default.svc.cluster.local',
+];
+
+interface Loaded {
+  readonly pair: CertKeyPair;
+  readonly cert: X509Certificate;
+  readonly privateKey: KeyObject;
+}
+
+async function readIfExists(path: string): Promise<string | undefined> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/** Writes through a temporary file and a rename, so a crash never leaves half a PEM. */
+async function writeAtomic(path: string, text: string, mode: number): Promise<void> {
+  const tmp = `${path}.${process.pid}.tmp`;
+  await writeFile(tmp, text, { mode });
+  await rename(tmp, path);
+}
+
+async function loadPair(dir: string, base: string): Promise<Loaded | undefined> {
+  const [certPem, keyPem] = await Promise.all([
+    readIfExists(join(dir, `${base}.crt`)),
+    readIfExists(join(dir, `${base}.key`)),
+  ]);
+  if (certPem === undefined || keyPem === undefined) return undefined;
+  try {
+    const cert = new X509Certificate(certPem);
+    const privateKey = createPrivateKey(keyPem);
+    if (!cert.checkPrivateKey(privateKey)) return undefined;
+    return { pair: { certPem, keyPem }, cert, privateKey };
+  } catch {
+    return undefined; // garbled files are regenerated, like missing ones
+  }
+}
+
+function usable(cert: X509Certificate, now: Date, issuer: X509Certificate | undefined): boolean {
+  if (Date.parse(cert.validTo) - now.getTime() < DAY_MS) return false;
+  if (Date.parse(cert.validFrom) - BACKDATE_MS > now.getTime()) return false;
+  return issuer === undefined || cert.verify(issuer.publicKey);
+}
+
+/** The DNS names and IPs the serving certificate must carry. */
+export function servingNames(options: Pick<ServerPkiOptions, 'advertiseAddress' | 'bindAddress'>): {
+  dnsNames: string[];
+  ipAddresses: string[];
+} {
+  const dnsNames = ['localhost'];
+  const host = hostname().toLowerCase();
+  if (/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(host) && host !== 'localhost') dnsNames.push(host);
+  dnsNames.push(...SERVICE_NAMES);
+  const ipAddresses = ['127.0.0.1', '::1'];
+  for (const addr of [options.advertiseAddress, options.bindAddress]) {
+    if (addr === undefined || addr === '' || addr === '0.0.0.0' || addr === '::') continue;
+    if (isIP(addr) !== 0) {
+      if (!ipAddresses.includes(addr)) ipAddresses.push(addr);
+    } else if (!dnsNames.includes(addr.toLowerCase())) {
+      dnsNames.push(addr.toLowerCase());
+    }
+  }
+  return { dnsNames, ipAddresses };
+}
+
+function coversNames(cert: X509Certificate, names: { dnsNames: string[]; ipAddresses: string[] }): boolean {
+  return (
+    names.dnsNames.every((d) => cert.checkHost(d, { subject: 'never' }) !== undefined) &&
+    names.ipAddresses.every((ip) => cert.checkIP(ip) !== undefined)
+  );
+}
+
+function issuerOf(ca: Loaded): Issuer {
+  return {
+    subjectDer: subjectDerOf(ca.cert.raw),
+    privateKey: ca.privateKey,
+    publicKey: createPublicKey(ca.privateKey),
+  };
+}
+
+/**
+ * Loads or generates the server's PKI (see the module comment for the rules).
+ * @throws PkiError when `--tls-cert-file`/`--tls-private-key-file` or `--client-ca-file` are
+ *   unreadable or do not match; file-system errors of the cert dir as they are.
+ */
+export async function ensureServerPki(options: ServerPkiOptions): Promise<ServerPki> {
+  const now = options.now ?? new Date();
+  const dir = options.certDir;
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const written: string[] = [];
+  const notBefore = new Date(now.getTime() - BACKDATE_MS);
+
+  const save = async (base: string, pair: CertKeyPair): Promise<void> => {
+    await writeAtomic(join(dir, `${base}.key`), pair.keyPem, 0o600);
+    await writeAtomic(join(dir, `${base}.crt`), pair.certPem, 0o644);
+    written.push(`${base}.crt`, `${base}.key`);
+  };
+
+  let ca = await loadPair(dir, 'ca');
+  if (ca === undefined || !ca.cert.ca || !usable(ca.cert, now, ca.cert)) {
+    const keys = await generateKeyPair();
+    const commonName = `capstan-ca@${Math.floor(now.getTime() / 1000)}`;
+    const certPem = issueCertificate({
+      subject: { commonName },
+      publicKey: keys.publicKey,
+      selfSigningKey: keys.privateKey,
+      usage: 'ca',
+      notBefore,
+      notAfter: new Date(now.getTime() + CA_LIFETIME_MS),
+    });
+    const pair = { certPem, keyPem: privateKeyPem(keys.privateKey) };
+    await save('ca', pair);
+    ca = { pair, cert: new X509Certificate(certPem), privateKey: keys.privateKey };
+  }
+  const issuer = issuerOf(ca);
+  const caChanged = written.length > 0;
+
+  const issueLeaf = async (
+    base: string,
+    usage: 'server' | 'client',
+    subject: { commonName: string; organizations?: readonly string[] },
+    names?: { dnsNames: string[]; ipAddresses: string[] },
+  ): Promise<CertKeyPair> => {
+    const keys = await generateKeyPair();
+    const certPem = issueCertificate({
+      subject,
+      publicKey: keys.publicKey,
+      issuer,
+      usage,
+      notBefore,
+      notAfter: new Date(now.getTime() + LEAF_LIFETIME_MS),
+      ...(names ?? {}),
+    });
+    const pair = { certPem, keyPem: privateKeyPem(keys.privateKey) };
+    await save(base, pair);
+    return pair;
+  };
+
+  // The two leaves are independent: load or issue them concurrently (key generation runs on
+  // the thread pool).
+  const caCert = ca.cert;
+  const servingPromise = (async (): Promise<CertKeyPair> => {
+    if (options.tlsCertFile !== undefined && options.tlsCertFile !== '') {
+      return loadUserServingPair(options.tlsCertFile, options.tlsPrivateKeyFile);
+    }
+    const names = servingNames(options);
+    const existing = caChanged ? undefined : await loadPair(dir, 'apiserver');
+    return existing !== undefined && usable(existing.cert, now, caCert) && coversNames(existing.cert, names)
+      ? existing.pair
+      : issueLeaf('apiserver', 'server', { commonName: 'capstan-apiserver' }, names);
+  })();
+  const adminPromise = (async (): Promise<CertKeyPair> => {
+    const existing = caChanged ? undefined : await loadPair(dir, 'admin');
+    return existing !== undefined && usable(existing.cert, now, caCert)
+      ? existing.pair
+      : issueLeaf('admin', 'client', { commonName: 'system:admin', organizations: ['system:masters'] });
+  })();
+  const [servingResult, adminResult] = await Promise.allSettled([servingPromise, adminPromise]);
+  if (servingResult.status === 'rejected') throw servingResult.reason;
+  if (adminResult.status === 'rejected') throw adminResult.reason;
+  const serving = servingResult.value;
+  const admin = adminResult.value;
+  const servingTrustPem =
+    options.tlsCertFile !== undefined && options.tlsCertFile !== '' ? serving.certPem : ca.pair.certPem;
+
+  const clientCaPems = [ca.pair.certPem];
+  if (options.clientCaFile !== undefined && options.clientCaFile !== '') {
+    const pem = await readUserFile(options.clientCaFile, '--client-ca-file');
+    try {
+      new X509Certificate(pem);
+    } catch (err) {
+      throw new PkiError(`--client-ca-file ${options.clientCaFile}: not a PEM certificate`, { cause: err });
+    }
+    clientCaPems.push(pem);
+  }
+  return { ca: ca.pair, serving, admin, servingTrustPem, clientCaPems, written };
+}
+
+async function readUserFile(path: string, flag: string): Promise<string> {
+  try {
+    return await readFile(path, 'utf8');
+  } catch (err) {
+    throw new PkiError(`${flag} ${path}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: err,
+    });
+  }
+}
+
+async function loadUserServingPair(certFile: string, keyFile: string | undefined): Promise<CertKeyPair> {
+  if (keyFile === undefined || keyFile === '') {
+    throw new PkiError('--tls-cert-file requires --tls-private-key-file');
+  }
+  const [certPem, keyPem] = await Promise.all([
+    readUserFile(certFile, '--tls-cert-file'),
+    readUserFile(keyFile, '--tls-private-key-file'),
+  ]);
+  try {
+    if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) {
+      throw new PkiError(`--tls-private-key-file ${keyFile} does not match --tls-cert-file ${certFile}`);
+    }
+  } catch (err) {
+    if (err instanceof PkiError) throw err;
+    throw new PkiError(`--tls-cert-file ${certFile} or --tls-private-key-file ${keyFile} is not valid PEM`, {
+      cause: err,
+    });
+  }
+  return { certPem, keyPem };
+}

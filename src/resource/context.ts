@@ -1,0 +1,80 @@
+/**
+ * What every verb handler works with: the registry, the store (already under `--etcd-prefix`),
+ * the kind rules, the clock, the event leases and the patch schema; and the resolved target of a
+ * request. Built once per server from the deps the HTTP layer is given.
+ */
+import type { Store } from '../../storage/interface.js';
+import { EventLeases } from '../controllers/event-ttl.js';
+import type { Qualified } from '../http/errors.js';
+import type { Registry, ResourceType } from '../registry/types.js';
+import { KindRules } from './kind-rules.js';
+import type { PatchSchema } from './patch/schema.js';
+import { loadPatchSchema } from './patch/schema-adapter.js';
+
+/** The shared state of the resource handlers of one server (no global state: one per app). */
+export interface ResourceContext {
+  readonly registry: Registry;
+  readonly store: Store;
+  readonly rules: KindRules;
+  /** The server's clock (tests inject one). */
+  readonly now: () => Date;
+  readonly eventLeases: EventLeases;
+  /** Merge keys and strategies for strategic merge patch. */
+  readonly patchSchema: PatchSchema;
+  /** `--min-request-timeout` (seconds): watches end after a random time in [this, 2 × this). */
+  readonly minRequestTimeoutSeconds: number;
+  /** How often an idle watch with `allowWatchBookmarks` gets a BOOKMARK (milliseconds). */
+  readonly bookmarkIntervalMs: number;
+}
+
+/** The inputs of {@link createResourceContext}. */
+export interface ResourceContextOptions {
+  readonly registry: Registry;
+  readonly store: Store;
+  /** `--event-ttl` in seconds. */
+  readonly eventTtlSeconds: number;
+  readonly minRequestTimeoutSeconds: number;
+  /** Default: the generated schemas of the built-in kinds (read once, here). */
+  readonly patchSchema?: PatchSchema;
+  readonly now?: () => Date;
+  readonly rules?: KindRules;
+  /** Default 60 000 (kube-apiserver sends bookmarks about once a minute). */
+  readonly bookmarkIntervalMs?: number;
+}
+
+/**
+ * Builds the context; loads the strategic-merge-patch schema when none is given (synchronous
+ * file read, once per server).
+ */
+export function createResourceContext(options: ResourceContextOptions): ResourceContext {
+  const now = options.now ?? (() => new Date());
+  return {
+    registry: options.registry,
+    store: options.store,
+    rules: options.rules ?? new KindRules(),
+    now,
+    eventLeases: new EventLeases(options.store, options.eventTtlSeconds, () => now().getTime()),
+    patchSchema: options.patchSchema ?? loadPatchSchema(),
+    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+  };
+}
+
+/** A request's resolved target: type, namespace (undefined = all / cluster-scoped), name, subresource. */
+export interface Target {
+  readonly type: ResourceType;
+  readonly namespace: string | undefined;
+  readonly name: string | undefined;
+  readonly subresource: string | undefined;
+}
+
+/** The identity of an object in error messages (`pods "x"`, `deployments.apps "x"`). */
+export function qualified(type: ResourceType, name: string): Qualified {
+  return { resource: type.plural, group: type.group, name };
+}
+
+/** A verb's answer: status code and JSON body (bytes or text). */
+export interface ResourceReply {
+  readonly code: number;
+  readonly body: Buffer | string;
+}

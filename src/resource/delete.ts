@@ -1,0 +1,207 @@
+/**
+ * delete (DELETE on an item) and kube's two-phase deletion:
+ *
+ * - an object with finalizers gets `deletionTimestamp` (now) and `deletionGracePeriodSeconds` 0
+ *   and stays until the last finalizer is removed (see update.ts); the reply is the object;
+ * - a kind with graceful deletion (pods on a node) gets `deletionTimestamp` in the future and
+ *   stays until someone deletes it with a zero grace period;
+ * - otherwise the object is removed; the reply is the object for some kinds and a `Status` of
+ *   `Success` naming it for the others (kube's `ReturnDeletedObject`);
+ * - deleting an object already being deleted changes nothing (a shorter grace period excepted);
+ * - preconditions on uid and resourceVersion are 409s when they fail;
+ * - namespaces are special (namespace-delete.ts).
+ *
+ * Propagation policies are validated but change nothing yet: without a garbage collector, kube
+ * too adds no `orphan`/`foregroundDeletion` finalizer.
+ */
+import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import { conflict, invalid, notFound } from '../http/errors.js';
+import type { ResourceType } from '../registry/types.js';
+import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
+import {
+  invalid as fieldInvalid,
+  notSupported as fieldNotSupported,
+  type FieldError,
+} from '../validation/field-error.js';
+import { objectKey } from './keys.js';
+import {
+  encodeForStorage,
+  isJsonObject,
+  rfc3339Seconds,
+  withResourceVersion,
+  type KubeObject,
+} from './object.js';
+import { intParam, param, type Query } from './query.js';
+import { readObject, staleConflict, type StoredObject } from './store-ops.js';
+
+/** Attempts before a delete that keeps losing races gives up with a 409. */
+const MAX_ATTEMPTS = 16;
+
+/** The parts of kube's DeleteOptions this server acts on. */
+export interface DeleteOptions {
+  readonly gracePeriodSeconds?: number;
+  readonly propagationPolicy?: string;
+  readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+}
+
+const POLICIES = ['Foreground', 'Background', 'Orphan'];
+
+function invalidOptions(errs: readonly FieldError[]): never {
+  throw invalid('DeleteOptions', 'meta.k8s.io', '', errs);
+}
+
+/**
+ * DeleteOptions from the body (JSON object, may be absent) and the query (`gracePeriodSeconds`,
+ * `propagationPolicy`, `orphanDependents`); the body wins where both are given.
+ * @throws ApiError 400 for a body that is not an object, 422 for invalid values.
+ */
+export function parseDeleteOptions(body: unknown, query: Query): DeleteOptions {
+  if (body !== undefined && body !== null && !isJsonObject(body))
+    invalidOptions([fieldInvalid('body', body, 'must be a DeleteOptions object')]);
+  const b = body ?? {};
+  const grace =
+    typeof b['gracePeriodSeconds'] === 'number'
+      ? b['gracePeriodSeconds']
+      : intParam(query, 'gracePeriodSeconds');
+  let policy =
+    typeof b['propagationPolicy'] === 'string' ? b['propagationPolicy'] : param(query, 'propagationPolicy');
+  const orphan = b['orphanDependents'] ?? param(query, 'orphanDependents');
+  if (orphan !== undefined && policy !== undefined && policy !== '') {
+    invalidOptions([
+      fieldInvalid(
+        'propagationPolicy',
+        policy,
+        'orphanDependents and deletionPropagation cannot be both set',
+      ),
+    ]);
+  }
+  if (orphan === true || orphan === 'true') policy = 'Orphan';
+  if (policy === '') policy = undefined;
+  if (policy !== undefined && !POLICIES.includes(policy))
+    invalidOptions([fieldNotSupported('propagationPolicy', policy, POLICIES)]);
+  const pre = isJsonObject(b['preconditions']) ? b['preconditions'] : undefined;
+  const preconditions =
+    pre === undefined
+      ? undefined
+      : {
+          ...(typeof pre['uid'] === 'string' ? { uid: pre['uid'] } : {}),
+          ...(typeof pre['resourceVersion'] === 'string' ? { resourceVersion: pre['resourceVersion'] } : {}),
+        };
+  return {
+    ...(grace === undefined ? {} : { gracePeriodSeconds: grace }),
+    ...(policy === undefined ? {} : { propagationPolicy: policy }),
+    ...(preconditions === undefined ? {} : { preconditions }),
+  };
+}
+
+/** @throws ApiError 409 when a precondition does not hold for `obj`. */
+export function checkPreconditions(type: ResourceType, obj: KubeObject, options: DeleteOptions): void {
+  const name = obj.metadata.name ?? '';
+  const pre = options.preconditions;
+  if (pre?.uid !== undefined && pre.uid !== obj.metadata.uid) {
+    throw conflict(
+      qualified(type, name),
+      `Precondition failed: UID in precondition: ${pre.uid}, UID in object meta: ${obj.metadata.uid ?? ''}`,
+    );
+  }
+  if (pre?.resourceVersion !== undefined && pre.resourceVersion !== obj.metadata.resourceVersion) {
+    throw conflict(
+      qualified(type, name),
+      `Precondition failed: ResourceVersion in precondition: ${pre.resourceVersion}, ResourceVersion in object meta: ${obj.metadata.resourceVersion ?? ''}`,
+    );
+  }
+}
+
+/** The reply for a deleted (or already deleting) object: the object, or a Success Status. */
+export function deletedReply(
+  type: ResourceType,
+  returnObject: boolean,
+  body: Buffer | string,
+  obj: KubeObject,
+): ResourceReply {
+  if (returnObject) return { code: 200, body };
+  const details = {
+    name: obj.metadata.name ?? '',
+    ...(type.group === '' ? {} : { group: type.group }),
+    kind: type.plural,
+    uid: obj.metadata.uid ?? '',
+  };
+  return {
+    code: 200,
+    body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', details }),
+  };
+}
+
+/** The outcome of {@link deleteObject}. */
+export interface Deleted extends ResourceReply {
+  /** True when the object is gone; false when it waits for finalizers or a grace period. */
+  readonly removed: boolean;
+}
+
+/** Marks `obj` as being deleted `grace` seconds from now (kube's `markAsDeleting` for 0). */
+function markDeleting(ctx: ResourceContext, obj: KubeObject, grace: number): void {
+  const meta = obj.metadata;
+  if (!meta.deletionTimestamp && typeof meta.generation === 'number' && meta.generation > 0)
+    meta.generation += 1;
+  const at = rfc3339Seconds(new Date(ctx.now().getTime() + grace * 1000));
+  if (!meta.deletionTimestamp || meta.deletionTimestamp > at) meta.deletionTimestamp = at;
+  meta.deletionGracePeriodSeconds = grace;
+}
+
+/** Deletes one object by the rules of the module comment. @throws ApiError 404, 409. */
+export async function deleteObject(
+  ctx: ResourceContext,
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  options: DeleteOptions,
+): Promise<Deleted> {
+  const rule = ctx.rules.of(type);
+  const key = objectKey(type, namespace, name);
+  for (let attempt = 1; ; attempt++) {
+    const stored: StoredObject | undefined = await readObject(ctx, type, namespace, name);
+    if (stored === undefined) throw notFound(qualified(type, name));
+    const { kv, obj } = stored;
+    checkPreconditions(type, obj, options);
+    const meta = obj.metadata;
+    const finalizers = meta.finalizers ?? [];
+    const grace = rule.gracePeriodSeconds?.(obj, options.gracePeriodSeconds) ?? 0;
+    const returnObject = rule.returnDeletedObject === true;
+    try {
+      if (meta.deletionTimestamp) {
+        const pending = meta.deletionGracePeriodSeconds ?? 0;
+        const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
+        if (!shorter) {
+          return {
+            ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
+            removed: false,
+          };
+        }
+      }
+      if (grace > 0 || finalizers.length > 0) {
+        markDeleting(ctx, obj, grace);
+        const bytes = encodeForStorage(obj);
+        const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
+        return { code: 200, body: withResourceVersion(bytes, written.revision), removed: false };
+      }
+      await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+      return {
+        ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
+        removed: true,
+      };
+    } catch (err) {
+      if (err instanceof NotFoundError) throw notFound(qualified(type, name));
+      if (!(err instanceof ConflictError)) throw err;
+      if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
+    }
+  }
+}
+
+/** DELETE on an item (namespaces excepted: see namespace-delete.ts). */
+export async function deleteResource(
+  ctx: ResourceContext,
+  target: Target,
+  options: DeleteOptions,
+): Promise<ResourceReply> {
+  return deleteObject(ctx, target.type, target.namespace, target.name ?? '', options);
+}

@@ -1,0 +1,186 @@
+/**
+ * Field selectors (`fieldSelector=`): comma separated `field=value`, `field==value`,
+ * `field!=value` terms (`\,`, `\=` and `\\` escape), over the fields kube-apiserver selects on.
+ * Every kind supports `metadata.name` and `metadata.namespace`; some kinds add their own (kube's
+ * per-kind `GetAttrs` / field label conversion functions). Any other field is a 400 with kube's
+ * `field label not supported: <field>`.
+ */
+import { badRequest } from '../http/errors.js';
+import type { ResourceType } from '../registry/types.js';
+import { ruleKey } from './kind-rules.js';
+import { isJsonObject, type KubeObject } from './object.js';
+
+interface Term {
+  readonly field: string;
+  readonly equal: boolean;
+  readonly value: string;
+}
+
+/** Reads one selectable field of an object as a string (`''` when absent, as kube). */
+type FieldReader = (obj: KubeObject) => string;
+
+function path(...segments: string[]): FieldReader {
+  return (obj) => {
+    let cur: unknown = obj;
+    for (const s of segments) cur = isJsonObject(cur) ? cur[s] : undefined;
+    if (typeof cur === 'string') return cur;
+    if (typeof cur === 'number' || typeof cur === 'boolean') return String(cur);
+    return '';
+  };
+}
+
+/** A field that kube renders from a bool or number with a default when absent. */
+function withDefault(reader: FieldReader, fallback: string): FieldReader {
+  return (obj) => {
+    const v = reader(obj);
+    return v === '' ? fallback : v;
+  };
+}
+
+const COMMON: Readonly<Record<string, FieldReader>> = {
+  'metadata.name': path('metadata', 'name'),
+  'metadata.namespace': path('metadata', 'namespace'),
+};
+
+const involved = (f: string): FieldReader => path('involvedObject', f);
+const regarding = (f: string): FieldReader => path('regarding', f);
+
+/** Extra selectable fields per kind (key as {@link ruleKey}). */
+const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>>> = {
+  Pod: {
+    'spec.nodeName': path('spec', 'nodeName'),
+    'spec.restartPolicy': path('spec', 'restartPolicy'),
+    'spec.schedulerName': path('spec', 'schedulerName'),
+    'spec.serviceAccountName': path('spec', 'serviceAccountName'),
+    'spec.hostNetwork': withDefault(path('spec', 'hostNetwork'), 'false'),
+    'status.phase': path('status', 'phase'),
+    'status.podIP': path('status', 'podIP'),
+    'status.nominatedNodeName': path('status', 'nominatedNodeName'),
+  },
+  Event: {
+    'involvedObject.kind': involved('kind'),
+    'involvedObject.namespace': involved('namespace'),
+    'involvedObject.name': involved('name'),
+    'involvedObject.uid': involved('uid'),
+    'involvedObject.apiVersion': involved('apiVersion'),
+    'involvedObject.resourceVersion': involved('resourceVersion'),
+    'involvedObject.fieldPath': involved('fieldPath'),
+    reason: path('reason'),
+    reportingComponent: path('reportingComponent'),
+    source: path('source', 'component'),
+    type: path('type'),
+  },
+  'Event.events.k8s.io': {
+    'regarding.kind': regarding('kind'),
+    'regarding.namespace': regarding('namespace'),
+    'regarding.name': regarding('name'),
+    'regarding.uid': regarding('uid'),
+    'regarding.apiVersion': regarding('apiVersion'),
+    'regarding.resourceVersion': regarding('resourceVersion'),
+    'regarding.fieldPath': regarding('fieldPath'),
+    reason: path('reason'),
+    reportingController: path('reportingController'),
+    type: path('type'),
+  },
+  Namespace: { 'status.phase': path('status', 'phase') },
+  Node: { 'spec.unschedulable': withDefault(path('spec', 'unschedulable'), 'false') },
+  Secret: { type: path('type') },
+  ReplicationController: { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
+  'ReplicaSet.apps': { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
+  'Job.batch': { 'status.successful': withDefault(path('status', 'successful'), '0') },
+  'CertificateSigningRequest.certificates.k8s.io': { 'spec.signerName': path('spec', 'signerName') },
+};
+
+/** A parsed field selector, bound to the fields of one kind. */
+export class FieldSelector {
+  readonly #terms: readonly (Term & { read: FieldReader })[];
+
+  private constructor(terms: readonly (Term & { read: FieldReader })[]) {
+    this.#terms = terms;
+  }
+
+  get empty(): boolean {
+    return this.#terms.length === 0;
+  }
+
+  /** Whether `obj` is selected. */
+  matches(obj: KubeObject): boolean {
+    return this.#terms.every((t) => (t.read(obj) === t.value) === t.equal);
+  }
+
+  /** The name this selector pins (`metadata.name=x`), if any: a watch or list of one object. */
+  get singleName(): string | undefined {
+    return this.#terms.find((t) => t.field === 'metadata.name' && t.equal)?.value;
+  }
+
+  /**
+   * Parses `text` for the kind of `type`.
+   * @throws ApiError 400 for bad syntax or a field the kind does not select on.
+   */
+  static parse(text: string | undefined, type: Pick<ResourceType, 'group' | 'kind'>): FieldSelector {
+    if (text === undefined || text === '') return new FieldSelector([]);
+    const fields = KIND_FIELDS[ruleKey(type)];
+    return new FieldSelector(
+      splitTerms(text).map((term) => {
+        const parsed = parseTerm(term, text);
+        const read = COMMON[parsed.field] ?? fields?.[parsed.field];
+        if (read === undefined) throw badRequest(`field label not supported: ${parsed.field}`);
+        return { ...parsed, read };
+      }),
+    );
+  }
+}
+
+/** Splits on unescaped commas. */
+function splitTerms(text: string): string[] {
+  const terms: string[] = [];
+  let cur = '';
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '\\' && i + 1 < text.length) {
+      cur += c + (text[i + 1] ?? '');
+      i++;
+    } else if (c === ',') {
+      terms.push(cur);
+      cur = '';
+    } else {
+      cur += c;
+    }
+  }
+  terms.push(cur);
+  return terms;
+}
+
+function unescape(value: string, whole: string): string {
+  let out = '';
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i];
+    if (c === '\\') {
+      const n = value[i + 1];
+      if (n !== '\\' && n !== ',' && n !== '=') {
+        throw badRequest(`invalid field selector: ${JSON.stringify(whole)}: invalid escape sequence`);
+      }
+      out += n;
+      i++;
+    } else if (c === ',' || c === '=') {
+      throw badRequest(`invalid field selector: ${JSON.stringify(whole)}: unescaped ${c}`);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+function parseTerm(term: string, whole: string): Term {
+  for (const op of ['!=', '==', '='] as const) {
+    const at = term.indexOf(op);
+    if (at >= 0) {
+      return {
+        field: term.slice(0, at).trim(),
+        equal: op !== '!=',
+        value: unescape(term.slice(at + op.length), whole),
+      };
+    }
+  }
+  throw badRequest(`invalid selector: '${whole}'; can't understand '${term}'`);
+}

@@ -1,0 +1,117 @@
+/**
+ * The JSON shape of API objects as the resource handlers see them, and their storage encoding.
+ *
+ * Objects are stored as JSON bytes WITHOUT `metadata.resourceVersion`: the version is the key's
+ * mod revision, set on the way out. We write every object with `kind`, `apiVersion`, `metadata`
+ * first, so that a read can splice `"resourceVersion":"N"` into the stored bytes without parsing
+ * them ({@link withResourceVersion}); bytes written by anyone else take the parse-and-encode path.
+ */
+
+/** A JSON object (the parsed body of a request or a stored value). */
+export type JsonObject = { [key: string]: unknown };
+
+/** `metadata` of an object, as far as the generic handlers read or write it. */
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string | null;
+  deletionTimestamp?: string | null;
+  deletionGracePeriodSeconds?: number | null;
+  labels?: Record<string, string> | null;
+  annotations?: Record<string, string> | null;
+  finalizers?: string[] | null;
+  ownerReferences?: unknown[] | null;
+  managedFields?: unknown[] | null;
+  [key: string]: unknown;
+}
+
+/** An API object: `kind`, `apiVersion`, `metadata`, and whatever else the kind has. */
+export interface KubeObject extends JsonObject {
+  kind?: string;
+  apiVersion?: string;
+  metadata: ObjectMeta;
+}
+
+/** True for a plain JSON object (not an array, not null). */
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+const encoder = new TextEncoder();
+const METADATA_OPEN = Buffer.from('"metadata":{');
+
+/**
+ * The storage bytes of `obj`: `kind`, `apiVersion`, `metadata` first, and no
+ * `metadata.resourceVersion` (the store's revision is the version). `obj` is not modified.
+ */
+export function encodeForStorage(obj: KubeObject): Uint8Array {
+  const { kind, apiVersion, metadata, ...rest } = obj;
+  const { resourceVersion: _rv, ...meta } = metadata;
+  return encoder.encode(JSON.stringify({ kind, apiVersion, metadata: meta, ...rest }));
+}
+
+/**
+ * Parses stored bytes and sets `metadata.resourceVersion` to `revision`.
+ * @throws SyntaxError when the bytes are not a JSON object with a metadata object (corrupt data).
+ */
+export function decodeStored(value: Uint8Array, revision: bigint): KubeObject {
+  const parsed: unknown = JSON.parse(
+    Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'),
+  );
+  if (!isJsonObject(parsed) || !isJsonObject(parsed['metadata'])) {
+    throw new SyntaxError('stored value is not an API object');
+  }
+  const obj = parsed as KubeObject;
+  obj.metadata.resourceVersion = String(revision);
+  return obj;
+}
+
+/**
+ * The wire JSON of a stored object at `revision`, without parsing when the bytes have the layout
+ * {@link encodeForStorage} writes: `"resourceVersion":"N",` is inserted right after the top-level
+ * `"metadata":{`. The top-level metadata key is found as the first `"metadata":{` when nothing
+ * before it opens an object (only the `kind` and `apiVersion` strings precede it); a JSON string
+ * cannot contain that sequence unescaped, so the match is the key itself.
+ */
+export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer {
+  const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+  const at = bytes.indexOf(METADATA_OPEN);
+  if (at > 0 && bytes[0] === 0x7b && bytes.indexOf(0x7b, 1) === at + METADATA_OPEN.length - 1) {
+    const cut = at + METADATA_OPEN.length;
+    const rv = `"resourceVersion":"${revision}"`;
+    const empty = bytes[cut] === 0x7d; // `"metadata":{}` takes no comma
+    return Buffer.concat([bytes.subarray(0, cut), Buffer.from(empty ? rv : `${rv},`), bytes.subarray(cut)]);
+  }
+  return Buffer.from(JSON.stringify(decodeStored(value, revision)));
+}
+
+/** A deep copy of a JSON value (objects handled here are plain JSON). */
+export function cloneJson<T>(value: T): T {
+  return structuredClone(value);
+}
+
+/** Deep equality of two JSON values (key order ignored). */
+export function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((item, i) => jsonEqual(item, b[i]));
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as JsonObject;
+  const bo = b as JsonObject;
+  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
+  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
+  if (ak.length !== bk.length) return false;
+  return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+}
+
+/** The current time as kube's RFC 3339 seconds form, UTC: `2024-01-02T03:04:05Z`. */
+export function rfc3339Seconds(date: Date): string {
+  return date.toISOString().replace(/\.\d{3}Z$/, 'Z');
+}

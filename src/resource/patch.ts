@@ -1,0 +1,110 @@
+/**
+ * patch (PATCH on an item or its status): the patch applies to the current object as the client
+ * last saw it (with its resourceVersion), and the result is written like a PUT (update.ts), so
+ * every rule of update holds. A patch that sets `metadata.resourceVersion` is a precondition;
+ * without one, a lost race reapplies the patch to the newer object. Patch types by media type:
+ *
+ * - `application/json-patch+json`: RFC 6902 (malformed: 400; an operation that fails: 422);
+ * - `application/merge-patch+json`: RFC 7386;
+ * - `application/strategic-merge-patch+json`: strategic merge patch, merge keys from the schema;
+ * - `application/apply-patch+yaml`: server-side apply, a later issue: 415 for now.
+ */
+import { ApiError, badRequest } from '../http/errors.js';
+import type { ResourceType } from '../registry/types.js';
+import type { ResourceContext, ResourceReply, Target } from './context.js';
+import { bindNamespace, checkName, decodeObject } from './decode.js';
+import type { KubeObject } from './object.js';
+import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from './patch/json-patch.js';
+import { applyMergePatch } from './patch/merge-patch.js';
+import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
+import { applyUpdate, type UpdatePart } from './update.js';
+
+/** The patch formats, named after kube's `types.PatchType`. */
+export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
+
+/** A parsed PATCH body. */
+export interface PatchBody {
+  readonly patchType: PatchType;
+  readonly patch: unknown;
+}
+
+/** Kube's 415 for a PATCH with a media type it does not take as a patch. */
+export function unsupportedPatchType(contentType: string): ApiError {
+  return new ApiError(
+    'UnsupportedMediaType',
+    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${JSON.stringify(contentType)})`,
+  );
+}
+
+/**
+ * `current` with `body` applied, as a JSON value (not yet checked to be an object of the kind).
+ * @throws ApiError 400 for a malformed patch, 422 for a JSON patch operation that fails.
+ */
+export function applyPatch(
+  ctx: ResourceContext,
+  messageType: string | undefined,
+  current: unknown,
+  body: PatchBody,
+): unknown {
+  try {
+    switch (body.patchType) {
+      case 'json':
+        return applyJsonPatch(current, body.patch);
+      case 'merge':
+        return applyMergePatch(current, body.patch);
+      case 'strategic':
+        return applyStrategicMergePatch(current, body.patch, messageType, ctx.patchSchema);
+      case 'apply':
+        throw new ApiError(
+          'UnsupportedMediaType',
+          'the body of the request was in an unknown format - server-side apply (application/apply-patch+yaml) is not supported by this server yet; accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
+        );
+    }
+  } catch (err) {
+    if (err instanceof JsonPatchFormatError || err instanceof StrategicMergePatchError)
+      throw badRequest(err.message);
+    if (err instanceof JsonPatchApplyError) throw new ApiError('Invalid', err.message);
+    throw err;
+  }
+}
+
+/** The patched object, checked to be an object of `type` named as the URL says. */
+function patched(
+  ctx: ResourceContext,
+  type: ResourceType,
+  target: Target,
+  current: KubeObject,
+  body: PatchBody,
+): KubeObject {
+  if (body.patchType === 'merge' || body.patchType === 'strategic') {
+    if (typeof body.patch !== 'object' || body.patch === null || Array.isArray(body.patch)) {
+      throw badRequest('the patch must be a JSON object');
+    }
+  }
+  const obj = decodeObject(applyPatch(ctx, type.messageType, current, body), type);
+  checkName(obj, target.name ?? '');
+  bindNamespace(obj, type, target.namespace);
+  return obj;
+}
+
+/** PATCH on an item (`part` main) or its `status` subresource. */
+export async function patchResource(
+  ctx: ResourceContext,
+  target: Target,
+  body: PatchBody,
+  part: UpdatePart,
+): Promise<ResourceReply> {
+  const { type } = target;
+  return applyUpdate(ctx, {
+    type,
+    namespace: target.namespace,
+    name: target.name ?? '',
+    part,
+    allowCreate: false,
+    build: (current) => {
+      // allowCreate is false: applyUpdate never asks for a build without a current object.
+      if (current === undefined) throw new Error('patch without a current object');
+      return patched(ctx, type, target, current, body);
+    },
+  });
+}

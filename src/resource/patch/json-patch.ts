@@ -1,0 +1,165 @@
+/**
+ * JSON Patch (RFC 6902) over JSON values, with JSON Pointer paths (RFC 6901).
+ *
+ * A malformed patch document is a {@link JsonPatchFormatError} (kube answers 400); an operation
+ * that cannot apply (missing path, failed `test`) is a {@link JsonPatchApplyError} (kube: 422).
+ * The input is never modified: the patch applies to a copy.
+ */
+import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../object.js';
+
+/** The patch document is not a list of well-formed operations. */
+export class JsonPatchFormatError extends Error {
+  readonly code = 'JSON_PATCH_FORMAT';
+}
+
+/** An operation could not be applied to the document. */
+export class JsonPatchApplyError extends Error {
+  readonly code = 'JSON_PATCH_APPLY';
+}
+
+interface Operation {
+  readonly op: 'add' | 'remove' | 'replace' | 'move' | 'copy' | 'test';
+  readonly path: string;
+  readonly from?: string;
+  readonly value?: unknown;
+}
+
+const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
+
+/** Checks the shape of a patch document. @throws JsonPatchFormatError */
+export function parseJsonPatch(patch: unknown): readonly Operation[] {
+  if (!Array.isArray(patch)) throw new JsonPatchFormatError('json patch must be a list of operations');
+  return patch.map((raw, i): Operation => {
+    if (!isJsonObject(raw)) throw new JsonPatchFormatError(`operation ${i} is not an object`);
+    const { op, path, from } = raw;
+    if (typeof op !== 'string' || !OPS.has(op))
+      throw new JsonPatchFormatError(`operation ${i}: unknown op ${JSON.stringify(op)}`);
+    if (typeof path !== 'string') throw new JsonPatchFormatError(`operation ${i}: missing path`);
+    pointer(path);
+    if ((op === 'move' || op === 'copy') && typeof from !== 'string') {
+      throw new JsonPatchFormatError(`operation ${i}: ${op} needs from`);
+    }
+    if ((op === 'add' || op === 'replace' || op === 'test') && !Object.hasOwn(raw, 'value')) {
+      throw new JsonPatchFormatError(`operation ${i}: ${op} needs value`);
+    }
+    if (typeof from === 'string') pointer(from);
+    return raw as unknown as Operation;
+  });
+}
+
+/** Splits a JSON pointer into unescaped tokens. @throws JsonPatchFormatError */
+function pointer(path: string): string[] {
+  if (path === '') return [];
+  if (!path.startsWith('/')) throw new JsonPatchFormatError(`invalid JSON pointer ${JSON.stringify(path)}`);
+  return path
+    .slice(1)
+    .split('/')
+    .map((t) => t.replace(/~1/g, '/').replace(/~0/g, '~'));
+}
+
+type Container = JsonObject | unknown[];
+
+function arrayIndex(arr: unknown[], token: string, forAdd: boolean, path: string): number {
+  if (forAdd && token === '-') return arr.length;
+  if (!/^(0|[1-9][0-9]*)$/.test(token))
+    throw new JsonPatchApplyError(`invalid array index ${JSON.stringify(token)} in ${path}`);
+  const i = Number(token);
+  if (i > arr.length || (!forAdd && i === arr.length)) {
+    throw new JsonPatchApplyError(`array index ${i} out of bounds in ${path}`);
+  }
+  return i;
+}
+
+/** The container holding the last token of `tokens`, and that token. */
+function parentOf(doc: unknown, tokens: readonly string[], path: string): [Container, string] {
+  let cur: unknown = doc;
+  for (const t of tokens.slice(0, -1)) {
+    if (Array.isArray(cur)) cur = cur[arrayIndex(cur, t, false, path)];
+    else if (isJsonObject(cur) && Object.hasOwn(cur, t)) cur = cur[t];
+    else throw new JsonPatchApplyError(`doc is missing path: ${path}`);
+  }
+  if (!Array.isArray(cur) && !isJsonObject(cur))
+    throw new JsonPatchApplyError(`doc is missing path: ${path}`);
+  return [cur, tokens[tokens.length - 1] ?? ''];
+}
+
+function get(doc: unknown, path: string): unknown {
+  let cur: unknown = doc;
+  for (const t of pointer(path)) {
+    if (Array.isArray(cur)) cur = cur[arrayIndex(cur, t, false, path)];
+    else if (isJsonObject(cur) && Object.hasOwn(cur, t)) cur = cur[t];
+    else throw new JsonPatchApplyError(`doc is missing path: ${path}`);
+  }
+  return cur;
+}
+
+function add(doc: unknown, path: string, value: unknown): unknown {
+  const tokens = pointer(path);
+  if (tokens.length === 0) return value;
+  const [parent, key] = parentOf(doc, tokens, path);
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, true, path), 0, value);
+  else parent[key] = value;
+  return doc;
+}
+
+function remove(doc: unknown, path: string): unknown {
+  const tokens = pointer(path);
+  if (tokens.length === 0) throw new JsonPatchApplyError('cannot remove the whole document');
+  const [parent, key] = parentOf(doc, tokens, path);
+  if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, false, path), 1);
+  else if (Object.hasOwn(parent, key)) delete parent[key];
+  else throw new JsonPatchApplyError(`Unable to remove nonexistent key: ${key}: missing value`);
+  return doc;
+}
+
+function replace(doc: unknown, path: string, value: unknown): unknown {
+  const tokens = pointer(path);
+  if (tokens.length === 0) return value;
+  const [parent, key] = parentOf(doc, tokens, path);
+  if (Array.isArray(parent)) parent[arrayIndex(parent, key, false, path)] = value;
+  else if (Object.hasOwn(parent, key)) parent[key] = value;
+  else
+    throw new JsonPatchApplyError(
+      `replace operation does not apply: doc is missing key: ${path}: missing value`,
+    );
+  return doc;
+}
+
+/**
+ * `doc` with `patch` applied.
+ * @throws JsonPatchFormatError for a malformed patch; JsonPatchApplyError when an operation fails.
+ */
+export function applyJsonPatch(doc: unknown, patch: unknown): unknown {
+  const ops = parseJsonPatch(patch);
+  let out = cloneJson(doc);
+  for (const op of ops) {
+    switch (op.op) {
+      case 'add':
+        out = add(out, op.path, cloneJson(op.value));
+        break;
+      case 'remove':
+        out = remove(out, op.path);
+        break;
+      case 'replace':
+        out = replace(out, op.path, cloneJson(op.value));
+        break;
+      case 'move': {
+        const from = op.from ?? '';
+        if (op.path.startsWith(`${from}/`))
+          throw new JsonPatchApplyError(`cannot move ${from} into its own child`);
+        const value = get(out, from);
+        out = add(remove(out, from), op.path, value);
+        break;
+      }
+      case 'copy':
+        out = add(out, op.path, cloneJson(get(out, op.from ?? '')));
+        break;
+      case 'test':
+        if (!jsonEqual(get(out, op.path), op.value)) {
+          throw new JsonPatchApplyError(`testing value ${op.path} failed: test failed`);
+        }
+        break;
+    }
+  }
+  return out;
+}

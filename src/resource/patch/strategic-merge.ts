@@ -1,0 +1,209 @@
+/**
+ * Strategic merge patch, kube's patch format for built-in kinds: a JSON merge patch whose lists
+ * merge according to the API schema (`patchStrategy: merge` lists of objects merge by their
+ * `patchMergeKey`, lists of primitives merge as sets, other lists are replaced) plus directives:
+ *
+ * - `$patch: replace` in a map replaces the whole map; `{"$patch": "replace"}` as a list item
+ *   replaces the whole list with the other items;
+ * - `$patch: delete` in a map deletes it; as a list item with a merge key, deletes that item;
+ * - `$deleteFromPrimitiveList/<field>: [...]` removes those values from a primitive list;
+ * - `$setElementOrder/<field>: [...]` orders the merged list (merge-key values or primitives);
+ * - `$retainKeys: [...]` drops every key of the original map not listed.
+ *
+ * The original is never modified. Malformed patches are {@link StrategicMergePatchError}s.
+ */
+import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../object.js';
+import type { PatchFieldInfo, PatchSchema } from './schema.js';
+
+/** The patch is not a valid strategic merge patch for the object. */
+export class StrategicMergePatchError extends Error {
+  readonly code = 'STRATEGIC_MERGE_PATCH';
+}
+
+const PATCH = '$patch';
+const RETAIN_KEYS = '$retainKeys';
+const DELETE_FROM = '$deleteFromPrimitiveList/';
+const SET_ORDER = '$setElementOrder/';
+
+/**
+ * Where we are in the schema: a message (its fields are the keys), a map field (every key's value
+ * is of `values`), or unknown (lists replace, maps merge).
+ */
+type Scope = { readonly message: string } | { readonly values: string | undefined } | undefined;
+
+function fieldInfo(schema: PatchSchema | undefined, scope: Scope, key: string): PatchFieldInfo | undefined {
+  if (scope === undefined || schema === undefined) return undefined;
+  if ('values' in scope) return scope.values === undefined ? undefined : { type: scope.values };
+  return schema.field(scope.message, key);
+}
+
+/** The scope inside a value described by `info`. */
+function scopeOf(info: PatchFieldInfo | undefined): Scope {
+  if (info === undefined) return undefined;
+  if (info.map === true) return { values: info.type };
+  return info.type === undefined ? undefined : { message: info.type };
+}
+
+function isDirectiveKey(key: string): boolean {
+  return key === PATCH || key === RETAIN_KEYS || key.startsWith(DELETE_FROM) || key.startsWith(SET_ORDER);
+}
+
+/** A patch value with every directive removed, for keys the original does not have. */
+function stripDirectives(value: unknown): unknown {
+  if (Array.isArray(value)) {
+    return value
+      .filter((v) => !(isJsonObject(v) && v[PATCH] !== undefined && Object.keys(v).length === 1))
+      .map(stripDirectives);
+  }
+  if (!isJsonObject(value)) return value;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(value)) {
+    if (!isDirectiveKey(k) && v !== null) out[k] = stripDirectives(v);
+  }
+  return out;
+}
+
+/**
+ * `original` with `patch` applied, using `schema` from the kind's message type `messageType`.
+ * @throws StrategicMergePatchError for a malformed patch (bad directive, item without merge key).
+ */
+export function applyStrategicMergePatch(
+  original: unknown,
+  patch: unknown,
+  messageType: string | undefined,
+  schema: PatchSchema | undefined,
+): unknown {
+  if (!isJsonObject(patch)) throw new StrategicMergePatchError('strategic merge patch must be a JSON object');
+  const base = isJsonObject(original) ? cloneJson(original) : {};
+  return (
+    mergeMap(base, patch, messageType === undefined ? undefined : { message: messageType }, schema) ?? {}
+  );
+}
+
+/** Merges `patch` into `original` (owned, mutated); undefined means "delete this map". */
+function mergeMap(
+  original: JsonObject,
+  patch: JsonObject,
+  scope: Scope,
+  schema: PatchSchema | undefined,
+): JsonObject | undefined {
+  const directive = patch[PATCH];
+  if (directive !== undefined) {
+    if (directive === 'replace') return stripDirectives(patch) as JsonObject;
+    if (directive === 'delete') return undefined;
+    if (directive !== 'merge')
+      throw new StrategicMergePatchError(`Unknown patch type: ${JSON.stringify(directive)} in map`);
+  }
+  const retain = patch[RETAIN_KEYS];
+  if (retain !== undefined) {
+    if (!Array.isArray(retain) || retain.some((k) => typeof k !== 'string')) {
+      throw new StrategicMergePatchError('$retainKeys must be a list of strings');
+    }
+    const keep = new Set(retain as string[]);
+    for (const k of Object.keys(original)) if (!keep.has(k)) delete original[k];
+  }
+  for (const [key, value] of Object.entries(patch)) {
+    if (!key.startsWith(DELETE_FROM)) continue;
+    const field = key.slice(DELETE_FROM.length);
+    if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
+    const current = original[field];
+    if (Array.isArray(current))
+      original[field] = current.filter((item) => !value.some((v) => jsonEqual(v, item)));
+  }
+  for (const [key, value] of Object.entries(patch)) {
+    if (isDirectiveKey(key)) continue;
+    if (value === null) {
+      delete original[key];
+      continue;
+    }
+    const info = fieldInfo(schema, scope, key);
+    const current = original[key];
+    if (isJsonObject(value) && isJsonObject(current)) {
+      const merged = mergeMap(current, value, scopeOf(info), schema);
+      if (merged === undefined) delete original[key];
+      else original[key] = merged;
+    } else if (isJsonObject(value) && value[PATCH] === 'delete') {
+      delete original[key];
+    } else if (Array.isArray(value)) {
+      original[key] = mergeList(Array.isArray(current) ? current : [], value, info, schema);
+    } else {
+      original[key] = stripDirectives(value);
+    }
+  }
+  for (const [key, value] of Object.entries(patch)) {
+    if (!key.startsWith(SET_ORDER)) continue;
+    const field = key.slice(SET_ORDER.length);
+    if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
+    const list = original[field];
+    if (Array.isArray(list))
+      original[field] = reorder(list, value, fieldInfo(schema, scope, field)?.mergeKey);
+  }
+  return original;
+}
+
+function mergeList(
+  original: unknown[],
+  patch: unknown[],
+  info: PatchFieldInfo | undefined,
+  schema: PatchSchema | undefined,
+): unknown[] {
+  const strategies = (info?.strategy ?? '').split(',');
+  const replaceItem = patch.findIndex((p) => isJsonObject(p) && p[PATCH] === 'replace');
+  if (replaceItem >= 0) return stripDirectives(patch.filter((_, i) => i !== replaceItem)) as unknown[];
+  if (!strategies.includes('merge')) return stripDirectives(patch) as unknown[];
+  const mergeKey = info?.mergeKey;
+  const objects = patch.some(isJsonObject) || original.some(isJsonObject);
+  if (!objects || mergeKey === undefined) {
+    // Primitive list with merge strategy: a set union, originals first.
+    const out = [...original];
+    for (const item of patch) if (!out.some((o) => jsonEqual(o, item))) out.push(item);
+    return out;
+  }
+  const out = [...original];
+  for (const item of patch) {
+    if (!isJsonObject(item))
+      throw new StrategicMergePatchError(`list item ${JSON.stringify(item)} is not a map`);
+    if (!Object.hasOwn(item, mergeKey)) {
+      throw new StrategicMergePatchError(
+        `map: ${JSON.stringify(item)} does not contain declared merge key: ${mergeKey}`,
+      );
+    }
+    const keyValue = item[mergeKey];
+    const at = out.findIndex((o) => isJsonObject(o) && jsonEqual(o[mergeKey], keyValue));
+    const directive = item[PATCH];
+    if (directive === 'delete') {
+      if (at >= 0) out.splice(at, 1);
+      continue;
+    }
+    if (directive !== undefined && directive !== 'merge' && directive !== 'replace') {
+      throw new StrategicMergePatchError(`Unknown patch type: ${JSON.stringify(directive)} in list item`);
+    }
+    if (at >= 0 && directive !== 'replace') {
+      const merged = mergeMap(out[at] as JsonObject, item, scopeOf(info), schema);
+      if (merged === undefined) out.splice(at, 1);
+      else out[at] = merged;
+    } else if (at >= 0) {
+      out[at] = stripDirectives(item);
+    } else {
+      out.push(stripDirectives(item));
+    }
+  }
+  return out;
+}
+
+/** `list` ordered as `order` says (by merge key or value); unlisted items keep their order, after. */
+function reorder(list: unknown[], order: unknown[], mergeKey: string | undefined): unknown[] {
+  const keyOf = (item: unknown): unknown =>
+    mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item;
+  const orderKeyOf = (entry: unknown): unknown =>
+    mergeKey !== undefined && isJsonObject(entry) ? entry[mergeKey] : entry;
+  const rank = (item: unknown): number => {
+    const k = keyOf(item);
+    const i = order.findIndex((o) => jsonEqual(orderKeyOf(o), k));
+    return i < 0 ? order.length : i;
+  };
+  return list
+    .map((item, index) => ({ item, index, rank: rank(item) }))
+    .sort((a, b) => a.rank - b.rank || a.index - b.index)
+    .map((e) => e.item);
+}

@@ -1,0 +1,198 @@
+/**
+ * update (PUT on an item, and the write half of patch, status, scale and finalize): one loop
+ * that reads the current object, builds the new one, checks the resourceVersion precondition,
+ * applies the server's metadata rules, validates, and writes with a compare on the mod revision.
+ *
+ * - A `metadata.resourceVersion` in the new object must equal the current one (409 otherwise,
+ *   with kube's message); without one the update is unconditional (unless the kind requires it).
+ * - A lost race with another writer (the store's compare fails) rereads and rebuilds; a pinned
+ *   resourceVersion then turns into the 409, an unpinned one simply applies to the newer object.
+ * - An update that removes the last finalizer of an object being deleted deletes it.
+ * - An update that changes nothing is not written (the resourceVersion stays).
+ */
+import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import { invalid, methodNotAllowed, notFound } from '../http/errors.js';
+import type { ResourceType } from '../registry/types.js';
+import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
+import { createObject } from './create.js';
+import { bindNamespace, checkName, decodeObject } from './decode.js';
+import { invalid as fieldInvalid } from '../validation/field-error.js';
+import { objectKey } from './keys.js';
+import { prepareForUpdate, validateForWrite } from './metadata.js';
+import {
+  cloneJson,
+  encodeForStorage,
+  isJsonObject,
+  jsonEqual,
+  withResourceVersion,
+  type KubeObject,
+} from './object.js';
+import { leaseFor, readObject, staleConflict } from './store-ops.js';
+
+/** Attempts before a write that keeps losing races gives up with a 409. */
+const MAX_ATTEMPTS = 16;
+
+/** Which part of the object a write may change. */
+export type UpdatePart = 'main' | 'status' | 'finalize';
+
+/** What {@link applyUpdate} writes: which object, which part, how to build the new state. */
+export interface UpdatePlan {
+  readonly type: ResourceType;
+  readonly namespace: string | undefined;
+  readonly name: string;
+  readonly part: UpdatePart;
+  /**
+   * Builds the requested object from a private copy of the current one (undefined when the
+   * object does not exist and `allowCreate`). Called again after a lost race. Throws ApiErrors.
+   */
+  readonly build: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
+  /** Create the object when it does not exist (PUT on kinds that allow it). */
+  readonly allowCreate: boolean;
+}
+
+/** The outcome of {@link applyUpdate}: the reply and the object as it now is. */
+export interface Updated extends ResourceReply {
+  readonly obj: KubeObject;
+  /** True when the update removed the object (last finalizer gone while deleting). */
+  readonly deleted: boolean;
+}
+
+function checkResourceVersion(
+  type: ResourceType,
+  requested: KubeObject,
+  current: KubeObject,
+  requireIt: boolean,
+): void {
+  const rv = requested.metadata.resourceVersion;
+  const name = current.metadata.name ?? '';
+  if (rv === undefined || rv === null || rv === '') {
+    if (requireIt) {
+      throw invalid(type.kind, type.group, name, [
+        fieldInvalid('metadata.resourceVersion', 0, 'must be specified for an update'),
+      ]);
+    }
+    return;
+  }
+  if (typeof rv !== 'string' || !/^[0-9]+$/.test(rv)) {
+    throw invalid(type.kind, type.group, name, [
+      fieldInvalid('metadata.resourceVersion', rv, 'must be a valid resource version'),
+    ]);
+  }
+  if (rv !== current.metadata.resourceVersion) throw staleConflict(type, name);
+}
+
+/** The object to store for `part`, from the requested one and the current one. */
+function merge(part: UpdatePart, requested: KubeObject, current: KubeObject): KubeObject {
+  if (part === 'main') return requested;
+  const next = cloneJson(current);
+  if (part === 'status') {
+    if (requested['status'] === undefined) delete next['status'];
+    else next['status'] = requested['status'];
+    if (requested.metadata.managedFields !== undefined)
+      next.metadata.managedFields = requested.metadata.managedFields;
+    return next;
+  }
+  // finalize: only spec.finalizers (kube's namespaces/finalize).
+  const spec = isJsonObject(next['spec']) ? next['spec'] : (next['spec'] = {});
+  const requestedSpec = isJsonObject(requested['spec']) ? requested['spec'] : {};
+  if (requestedSpec['finalizers'] === undefined) delete spec['finalizers'];
+  else spec['finalizers'] = requestedSpec['finalizers'];
+  return next;
+}
+
+/**
+ * True when `next` would store what `current` holds: the same JSON apart from the
+ * resourceVersion (which is not stored) and key order (which a client may change).
+ */
+function sameContent(next: KubeObject, current: KubeObject): boolean {
+  const { resourceVersion: _a, ...nextMeta } = next.metadata;
+  const { resourceVersion: _b, ...currentMeta } = current.metadata;
+  return jsonEqual({ ...next, metadata: nextMeta }, { ...current, metadata: currentMeta });
+}
+
+/** Runs an update plan to completion (see the module comment). */
+export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promise<Updated> {
+  const { type, namespace, name, part } = plan;
+  const rule = ctx.rules.of(type);
+  const key = objectKey(type, namespace, name);
+  for (let attempt = 1; ; attempt++) {
+    const stored = await readObject(ctx, type, namespace, name);
+    if (stored === undefined) {
+      if (!plan.allowCreate) throw notFound(qualified(type, name));
+      const fresh = await plan.build(undefined);
+      delete fresh.metadata.resourceVersion;
+      const created = await createObject(ctx, type, fresh);
+      return { code: 201, body: created.body, obj: created.obj, deleted: false };
+    }
+    const { kv, obj: current } = stored;
+    const requested = await plan.build(cloneJson(current));
+    checkResourceVersion(
+      type,
+      requested,
+      current,
+      rule.requireResourceVersionOnUpdate === true && part === 'main',
+    );
+    const next = merge(part, requested, current);
+    const prepared = part === 'main' ? prepareForUpdate(type, rule, next, current) : [];
+    validateForWrite(type, next, current, prepared);
+
+    const meta = current.metadata;
+    const removable =
+      meta.deletionTimestamp &&
+      (next.metadata.finalizers ?? []).length === 0 &&
+      (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
+      (rule.canDeleteOnUpdate?.(next) ?? true);
+    try {
+      if (removable) {
+        await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+        next.metadata.resourceVersion = String(kv.modRevision);
+        return { code: 200, body: JSON.stringify(next), obj: next, deleted: true };
+      }
+      if (sameContent(next, current)) {
+        return {
+          code: 200,
+          body: withResourceVersion(kv.value, kv.modRevision),
+          obj: current,
+          deleted: false,
+        };
+      }
+      const bytes = encodeForStorage(next);
+      const lease = await leaseFor(ctx, type);
+      const written = await ctx.store.update(key, bytes, {
+        ifModRevision: kv.modRevision,
+        ...(lease === undefined ? {} : { lease }),
+      });
+      next.metadata.resourceVersion = String(written.revision);
+      return { code: 200, body: withResourceVersion(bytes, written.revision), obj: next, deleted: false };
+    } catch (err) {
+      const raced = err instanceof ConflictError || err instanceof NotFoundError;
+      if (!raced) throw err;
+      if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
+    }
+  }
+}
+
+/** PUT on an item (`part` main) or on its `status` subresource. */
+export async function updateResource(
+  ctx: ResourceContext,
+  target: Target,
+  body: unknown,
+  part: UpdatePart,
+): Promise<ResourceReply> {
+  const { type } = target;
+  const name = target.name ?? '';
+  if (type.namespaced && target.namespace === undefined)
+    throw methodNotAllowed('the server does not allow this method on the requested resource');
+  const requested = decodeObject(body, type);
+  checkName(requested, name);
+  bindNamespace(requested, type, target.namespace);
+  const rule = ctx.rules.of(type);
+  return applyUpdate(ctx, {
+    type,
+    namespace: target.namespace,
+    name,
+    part,
+    allowCreate: part === 'main' && rule.allowCreateOnUpdate === true,
+    build: () => cloneJson(requested),
+  });
+}

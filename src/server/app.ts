@@ -1,0 +1,129 @@
+/**
+ * The fastify application of `capstan server`: HTTPS with HTTP/2 (HTTP/1.1 allowed), client
+ * certificates requested and verified against the trusted CAs, the Status error handler, the
+ * request pipeline, then the routes: health, version, discovery, OpenAPI, resources.
+ *
+ * Nothing here listens or opens storage (see server.ts); the app can be driven with `inject`.
+ */
+import fastify, { type FastifyInstance } from 'fastify';
+import type { Store } from '../../storage/interface.js';
+import { installDiscoveryRoutes } from '../http/discovery.js';
+import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
+import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
+import { registerOpenApiRoutes } from '../http/openapi.js';
+import { registerResourceRoutes } from '../http/resource-routes.js';
+import { installVersionRoute, type VersionInfo } from '../http/version.js';
+import type { KindRegistry } from '../registry/registry.js';
+import { loadSchemas } from '../registry/schema.js';
+import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
+import { Authenticator } from './authentication.js';
+import type { ConnectionTracker } from './connections.js';
+import { serverHealthChecks } from './health-checks.js';
+import type { ServerLifecycle } from './lifecycle.js';
+import type { ServerLog } from './log.js';
+import type { ServerOptions } from './options.js';
+import { installRequestPipeline } from './pipeline.js';
+
+/** TLS material of the listener. */
+export interface AppTls {
+  readonly certPem: string;
+  readonly keyPem: string;
+  /** CAs that verify client certificates. */
+  readonly clientCaPems: readonly string[];
+}
+
+/** Everything the app is built from. */
+export interface AppDeps {
+  readonly options: ServerOptions;
+  readonly registry: KindRegistry;
+  /** The store under `--etcd-prefix`. */
+  readonly store: Store;
+  readonly lifecycle: ServerLifecycle;
+  readonly tls: AppTls;
+  readonly version: VersionInfo;
+  readonly connections: ConnectionTracker;
+  /** `host:port` for `/api`'s serverAddressByClientCIDRs (known once listening). */
+  readonly serverAddress: () => string;
+  /** Where failures worth an operator's attention go (health check reasons, 5xx causes). */
+  readonly log: ServerLog;
+  /** Run the resource controllers (namespace lifecycle); default true. */
+  readonly startControllers?: boolean;
+}
+
+/** A fastify schema compiler factory whose compilers refuse every schema. */
+function refuseSchemas(): () => never {
+  return () => {
+    throw new Error('capstan routes take no fastify schemas: validate in the handler');
+  };
+}
+
+/** Builds the app; call `ready()` or `listen()` on the result. */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const { options } = deps;
+  const app = fastify({
+    http2: true,
+    https: {
+      allowHTTP1: true,
+      key: deps.tls.keyPem,
+      cert: deps.tls.certPem,
+      ca: [...deps.tls.clientCaPems],
+      requestCert: true,
+      // Unverified or absent client certificates are the authenticator's call (401 or anonymous).
+      rejectUnauthorized: false,
+      ...(options.tlsMinVersion === undefined ? {} : { minVersion: options.tlsMinVersion }),
+      ...(options.http2MaxStreamsPerConnection > 0
+        ? { settings: { maxConcurrentStreams: options.http2MaxStreamsPerConnection } }
+        : {}),
+    },
+    loggerInstance: deps.log.asFastifyLogger(),
+    bodyLimit: MAX_REQUEST_BODY_BYTES,
+    // Watches and long lists stream for a long time; kube-apiserver has no idle cut-off either.
+    http2SessionTimeout: 0,
+    connectionTimeout: 0,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // No route declares a fastify schema (the resource layer negotiates and decodes bodies
+    // itself). Compilers that refuse schemas keep ajv and fast-json-stringify, ~45 ms of module
+    // loading, off the start path, and make an accidental schema fail loudly at startup.
+    schemaController: { compilersFactory: { buildValidator: refuseSchemas, buildSerializer: refuseSchemas } },
+  }) as unknown as FastifyInstance;
+
+  deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
+  installErrorHandler(app);
+  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }));
+  app.addHook('onRequest', (request, reply, done) => {
+    deps.connections.onRequest(request, reply);
+    done();
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    deps.connections.onResponse(request);
+    done();
+  });
+
+  const healthLog: HealthFailureLog = (endpoint, failures) => {
+    for (const f of failures) deps.log.error(`${endpoint} check ${f.name} failed: ${f.reason}`);
+  };
+  installHealthRoutes(
+    app,
+    serverHealthChecks({
+      store: deps.store,
+      lifecycle: deps.lifecycle,
+      storeHealthTimeoutMs: options.etcdHealthcheckTimeoutMs,
+      storeReadyTimeoutMs: options.etcdReadycheckTimeoutMs,
+    }),
+    healthLog,
+  );
+  installVersionRoute(app, deps.version);
+  installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
+  // One parse of the generated schemas serves OpenAPI and the patch machinery.
+  const schemas = loadSchemas();
+  registerOpenApiRoutes(app, { registry: deps.registry, schemas });
+  registerResourceRoutes(app, {
+    registry: deps.registry,
+    store: deps.store,
+    eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
+    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+    patchSchema: patchSchemaFrom(schemas),
+    ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+  });
+  return app;
+}

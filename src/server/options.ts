@@ -1,0 +1,214 @@
+/**
+ * `capstan server` options: the parsed flags of `flag-table.ts`, validated and typed. Durations
+ * are milliseconds. Flags that later versions implement are kept in {@link ServerOptions.flags}.
+ */
+import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { FlagError, FlagSet, type FlagValue } from '../cli/flags.js';
+import { SERVER_FLAGS } from './flag-table.js';
+
+/** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
+export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
+
+const TLS_VERSIONS: Readonly<Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'>> = {
+  VersionTLS10: 'TLSv1',
+  VersionTLS11: 'TLSv1.1',
+  VersionTLS12: 'TLSv1.2',
+  VersionTLS13: 'TLSv1.3',
+};
+
+/** Validated options of `capstan server`. */
+export interface ServerOptions {
+  readonly securePort: number;
+  readonly bindAddress: string;
+  readonly advertiseAddress: string;
+  /** Absolute. */
+  readonly certDir: string;
+  readonly tlsCertFile: string;
+  readonly tlsPrivateKeyFile: string;
+  /** Node's name of `--tls-min-version`, or undefined for Node's default. */
+  readonly tlsMinVersion: 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3' | undefined;
+  readonly http2MaxStreamsPerConnection: number;
+  readonly clientCaFile: string;
+  readonly anonymousAuth: boolean;
+  readonly authorizationModes: readonly string[];
+  /** Empty: the embedded store under `dataDir`. */
+  readonly etcdServers: readonly string[];
+  readonly etcdCaFile: string;
+  readonly etcdCertFile: string;
+  readonly etcdKeyFile: string;
+  /** Key prefix of every resource, without a trailing slash (`/registry`). */
+  readonly etcdPrefix: string;
+  /** 0 disables compaction. */
+  readonly etcdCompactionIntervalMs: number;
+  readonly etcdHealthcheckTimeoutMs: number;
+  readonly etcdReadycheckTimeoutMs: number;
+  readonly storageBackend: 'etcd3';
+  readonly eventTtlMs: number;
+  readonly requestTimeoutMs: number;
+  readonly minRequestTimeoutSeconds: number;
+  readonly maxRequestsInflight: number;
+  readonly maxMutatingRequestsInflight: number;
+  readonly watchCache: boolean;
+  readonly defaultWatchCacheSize: number;
+  readonly runtimeConfig: Readonly<Record<string, string>>;
+  readonly shutdownDelayMs: number;
+  /** Absolute. */
+  readonly dataDir: string;
+  /** Every flag's value by name, including those not implemented yet. */
+  readonly flags: ReadonlyMap<string, FlagValue>;
+  /** Flags given on the command line. */
+  readonly changed: ReadonlySet<string>;
+}
+
+/** The outcome of parsing: options, or a request for help. */
+export type ParsedServerArgs =
+  { readonly help: true } | { readonly help: false; readonly options: ServerOptions };
+
+/** The flag set of `capstan server` (fresh per call: no shared state). */
+export function serverFlagSet(): FlagSet {
+  return new FlagSet('capstan server', SERVER_FLAGS);
+}
+
+const HELP_HEADER = `usage: capstan server [flags]
+
+Runs the Capstan API server: the Kubernetes resource API over HTTPS, on the embedded store under
+--data-dir or on etcd (--etcd-servers). Flag names and defaults follow kube-apiserver. Flags marked
+[accepted, not implemented yet] are parsed, checked and stored; they take effect in later versions.
+`;
+
+/** `--help` text. */
+export function serverHelp(): string {
+  return `${HELP_HEADER}\n${serverFlagSet().usage()}`;
+}
+
+/**
+ * Parses and validates `capstan server` arguments. Relative paths are resolved against `cwd`.
+ * @throws FlagError for unknown flags, malformed values, positional arguments and values out
+ *   of range (all exit status 2).
+ */
+export function parseServerArgs(argv: readonly string[], cwd: string = process.cwd()): ParsedServerArgs {
+  const parsed = serverFlagSet().parse(argv);
+  if (parsed.help) return { help: true };
+  if (parsed.args.some((a) => a !== '')) {
+    throw new FlagError(`"capstan server" does not take any arguments, got ${JSON.stringify(parsed.args)}`);
+  }
+  const v = parsed.values;
+  const str = (name: string): string => v.get(name) as string;
+  const int = (name: string): number => v.get(name) as number;
+  const bool = (name: string): boolean => v.get(name) as boolean;
+  const list = (name: string): readonly string[] =>
+    (v.get(name) as readonly string[]).filter((s) => s !== '');
+
+  const securePort = int('secure-port');
+  if (securePort < 0 || securePort > 65535) {
+    throw new FlagError(`--secure-port ${securePort} must be between 0 and 65535, inclusive`);
+  }
+  const bindAddress = str('bind-address');
+  if (bindAddress !== '' && isIP(bindAddress) === 0) {
+    throw new FlagError(`--bind-address ${JSON.stringify(bindAddress)} must be a valid IP address`);
+  }
+  const advertiseAddress = str('advertise-address');
+  if (advertiseAddress !== '' && isIP(advertiseAddress) === 0) {
+    throw new FlagError(`--advertise-address ${JSON.stringify(advertiseAddress)} must be a valid IP address`);
+  }
+  const tlsMin = str('tls-min-version');
+  const tlsMinVersion = tlsMin === '' ? undefined : TLS_VERSIONS[tlsMin];
+  if (tlsMin !== '' && tlsMinVersion === undefined) {
+    throw new FlagError(
+      `--tls-min-version ${JSON.stringify(tlsMin)} is not one of ${Object.keys(TLS_VERSIONS).join(', ')}`,
+    );
+  }
+  if ((str('tls-cert-file') === '') !== (str('tls-private-key-file') === '')) {
+    throw new FlagError('--tls-cert-file and --tls-private-key-file must be given together');
+  }
+  if ((str('etcd-certfile') === '') !== (str('etcd-keyfile') === '')) {
+    throw new FlagError('--etcd-certfile and --etcd-keyfile must be given together');
+  }
+  const storageBackend = str('storage-backend');
+  if (storageBackend !== 'etcd3') {
+    throw new FlagError(
+      `--storage-backend ${JSON.stringify(storageBackend)}: the only supported backend is "etcd3"`,
+    );
+  }
+  const authorizationModes = list('authorization-mode');
+  for (const mode of authorizationModes) {
+    if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) {
+      throw new FlagError(
+        `--authorization-mode: unknown authorization mode ${JSON.stringify(mode)} specified`,
+      );
+    }
+  }
+  if (authorizationModes.length === 0)
+    throw new FlagError('--authorization-mode: at least one mode is required');
+  for (const name of [
+    'etcd-compaction-interval',
+    'shutdown-delay-duration',
+    'event-ttl',
+    'request-timeout',
+  ]) {
+    if (int(name) < 0) throw new FlagError(`--${name} must not be negative`);
+  }
+  const etcdPrefix = str('etcd-prefix').replace(/\/+$/, '');
+  const resolvePath = (p: string): string => (p === '' ? '' : resolve(cwd, p));
+
+  const options: ServerOptions = {
+    securePort,
+    bindAddress,
+    advertiseAddress,
+    certDir: resolvePath(str('cert-dir')),
+    tlsCertFile: resolvePath(str('tls-cert-file')),
+    tlsPrivateKeyFile: resolvePath(str('tls-private-key-file')),
+    tlsMinVersion,
+    http2MaxStreamsPerConnection: int('http2-max-streams-per-connection'),
+    clientCaFile: resolvePath(str('client-ca-file')),
+    anonymousAuth: bool('anonymous-auth'),
+    authorizationModes,
+    etcdServers: list('etcd-servers'),
+    etcdCaFile: resolvePath(str('etcd-cafile')),
+    etcdCertFile: resolvePath(str('etcd-certfile')),
+    etcdKeyFile: resolvePath(str('etcd-keyfile')),
+    etcdPrefix,
+    etcdCompactionIntervalMs: int('etcd-compaction-interval'),
+    etcdHealthcheckTimeoutMs: int('etcd-healthcheck-timeout'),
+    etcdReadycheckTimeoutMs: int('etcd-readycheck-timeout'),
+    storageBackend: 'etcd3',
+    eventTtlMs: int('event-ttl'),
+    requestTimeoutMs: int('request-timeout'),
+    minRequestTimeoutSeconds: int('min-request-timeout'),
+    maxRequestsInflight: int('max-requests-inflight'),
+    maxMutatingRequestsInflight: int('max-mutating-requests-inflight'),
+    watchCache: bool('watch-cache'),
+    defaultWatchCacheSize: int('default-watch-cache-size'),
+    runtimeConfig: v.get('runtime-config') as Readonly<Record<string, string>>,
+    shutdownDelayMs: int('shutdown-delay-duration'),
+    dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
+    flags: v,
+    changed: parsed.changed,
+  };
+  return { help: false, options };
+}
+
+/** Options for an embedded server in tests and tools: every default, then `overrides`. */
+export function defaultServerOptions(overrides: Partial<ServerOptions> = {}): ServerOptions {
+  const parsed = parseServerArgs([]);
+  if (parsed.help) throw new Error('unreachable: no --help given');
+  return { ...parsed.options, ...overrides };
+}
+
+/** Warnings about flags that are accepted but do not act yet, for the start log. */
+export function notImplementedWarnings(options: ServerOptions): string[] {
+  const warnings: string[] = [];
+  for (const spec of SERVER_FLAGS) {
+    if (spec.notImplemented === true && options.changed.has(spec.name)) {
+      warnings.push(`flag --${spec.name} is accepted but not implemented yet; it has no effect`);
+    }
+  }
+  const unimplementedModes = options.authorizationModes.filter((m) => m !== 'AlwaysAllow');
+  if (unimplementedModes.length > 0) {
+    warnings.push(
+      `authorization modes ${unimplementedModes.join(',')} are not implemented yet: every authenticated request is allowed`,
+    );
+  }
+  return warnings;
+}

@@ -1,0 +1,82 @@
+/**
+ * `capstan server` as a command: parse the flags, start, print where the admin kubeconfig is,
+ * serve until SIGTERM or SIGINT, shut down gracefully. Exit status: 0 after a clean shutdown (or
+ * `--help`), 2 for bad flags, 1 when the server cannot start. A second signal during shutdown
+ * exits at once with status 1, as kube-apiserver does.
+ */
+import { FlagError } from '../cli/flags.js';
+import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
+import { ServerLog } from './log.js';
+import { startServer } from './server.js';
+
+/** Output streams of the command (tests pass their own). */
+export interface CommandIo {
+  readonly out: (line: string) => void;
+  readonly err: (line: string) => void;
+}
+
+const PROCESS_IO: CommandIo = {
+  out: (line) => process.stdout.write(`${line}\n`),
+  err: (line) => process.stderr.write(`${line}\n`),
+};
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** Runs `capstan server <argv>` until a signal; resolves with the exit status. */
+export async function runServerCommand(argv: readonly string[], io: CommandIo = PROCESS_IO): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseServerArgs(argv);
+  } catch (err) {
+    if (!(err instanceof FlagError)) throw err;
+    io.err(`Error: ${err.message}`);
+    io.err("Run 'capstan server --help' for usage.");
+    return 2;
+  }
+  if (parsed.help) {
+    io.out(serverHelp());
+    return 0;
+  }
+  const { options } = parsed;
+  const log = new ServerLog(io.err);
+  for (const warning of notImplementedWarnings(options)) log.warn(warning);
+
+  let server;
+  try {
+    server = await startServer(options, { log });
+  } catch (err) {
+    io.err(`Error: ${describe(err)}`);
+    return 1;
+  }
+  io.out(`admin kubeconfig: ${server.kubeconfigPath}`);
+  io.out(`serving on ${server.url} (store: ${server.storeLocation})`);
+  io.out(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`);
+
+  const running = server;
+  return new Promise<number>((resolve) => {
+    let signalled = false;
+    const onSignal = (signal: NodeJS.Signals): void => {
+      if (signalled) {
+        io.err(`received ${signal} again: exiting without finishing the shutdown`);
+        process.exit(1);
+      }
+      signalled = true;
+      log.warn(`received ${signal}: shutting down`);
+      running.shutdown().then(
+        () => {
+          process.off('SIGTERM', onSignal);
+          process.off('SIGINT', onSignal);
+          resolve(0);
+        },
+        (err: unknown) => {
+          log.error('shutdown failed', err);
+          resolve(1);
+        },
+      );
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+}

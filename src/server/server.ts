@@ -1,0 +1,204 @@
+/**
+ * Starting and stopping one API server in this process: storage, PKI, the app, the listener, the
+ * compactor and the admin kubeconfig. `run.ts` (the CLI) and the test harness both use it.
+ *
+ * Start: the store opens and the PKI loads or generates (I/O and key generation on libuv's
+ * thread pool) while the main thread loads the HTTP modules (fastify and the resource layer,
+ * the bulk of the start time, imported here lazily for that reason); then the app is built and
+ * listens, the post-start hooks complete, and the kubeconfig is written.
+ *
+ * Shutdown (SIGTERM in the CLI): `/readyz` fails at once; after `--shutdown-delay-duration` the
+ * listener closes, HTTP/2 clients get GOAWAY, watches end cleanly, in-flight requests finish
+ * (up to `--request-timeout`, then connections are cut); finally compaction stops and the store
+ * closes.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../storage/interface.js';
+import { packageVersion } from '../cli/package-version.js';
+import { versionInfo } from '../http/version.js';
+import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
+import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
+import { loadRegistry } from '../registry/registry.js';
+import { startCompactor, type Compactor } from './compactor.js';
+import { ConnectionTracker } from './connections.js';
+import { ServerLifecycle } from './lifecycle.js';
+import { ServerLog } from './log.js';
+import type { ServerOptions } from './options.js';
+import { openStore, storeViews, type OpenedStore } from './storage.js';
+
+/** Replacements for tests and tools. */
+export interface StartOverrides {
+  /** A root store to use instead of opening one; the server closes it on shutdown. */
+  readonly store?: Store;
+  readonly log?: ServerLog;
+  /** Run the resource controllers (default true). */
+  readonly startControllers?: boolean;
+}
+
+/** A started server. */
+export interface RunningServer {
+  /** `https://host:port` for clients on this machine. */
+  readonly url: string;
+  readonly port: number;
+  /** Absolute path of the admin kubeconfig. */
+  readonly kubeconfigPath: string;
+  readonly app: FastifyInstance;
+  /** The store under `--etcd-prefix` (what the resource handlers use). */
+  readonly store: Store;
+  /** The whole store. */
+  readonly rootStore: Store;
+  /** Where the data lives (directory or etcd endpoints). */
+  readonly storeLocation: string;
+  readonly pki: ServerPki;
+  readonly lifecycle: ServerLifecycle;
+  /** Runs one compaction tick now (tests). */
+  compactNow(): Promise<void>;
+  /** Graceful shutdown (see the module comment). Idempotent; resolves when everything is closed. */
+  shutdown(): Promise<void>;
+}
+
+function listenHost(bindAddress: string): string {
+  return bindAddress === '' ? '0.0.0.0' : bindAddress;
+}
+
+function sleep(ms: number): Promise<void> {
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Starts a server with `options`.
+ * @throws PkiError for unusable certificate files; storage UnavailableError when the store
+ *   cannot be opened; the listener's error (EADDRINUSE, EACCES) when it cannot bind.
+ */
+export async function startServer(
+  options: ServerOptions,
+  overrides: StartOverrides = {},
+): Promise<RunningServer> {
+  const log = overrides.log ?? new ServerLog();
+  const lifecycle = new ServerLifecycle();
+  const registry = loadRegistry();
+  await mkdir(options.dataDir, { recursive: true });
+
+  const pkiPromise = ensureServerPki({
+    certDir: options.certDir,
+    ...(options.advertiseAddress === '' ? {} : { advertiseAddress: options.advertiseAddress }),
+    bindAddress: options.bindAddress,
+    ...(options.tlsCertFile === ''
+      ? {}
+      : { tlsCertFile: options.tlsCertFile, tlsPrivateKeyFile: options.tlsPrivateKeyFile }),
+    ...(options.clientCaFile === '' ? {} : { clientCaFile: options.clientCaFile }),
+  });
+  const storePromise: Promise<OpenedStore> =
+    overrides.store === undefined
+      ? openStore(options)
+      : Promise.resolve(
+          storeViews(overrides.store, options.etcdPrefix, overrides.store.capabilities.backend),
+        );
+  const appModule = import('./app.js');
+  const [pkiResult, storeResult, appResult] = await Promise.allSettled([pkiPromise, storePromise, appModule]);
+  if (
+    pkiResult.status === 'rejected' ||
+    storeResult.status === 'rejected' ||
+    appResult.status === 'rejected'
+  ) {
+    if (storeResult.status === 'fulfilled') await storeResult.value.root.close();
+    const failed = [pkiResult, storeResult, appResult].find((r) => r.status === 'rejected');
+    throw (failed as PromiseRejectedResult).reason;
+  }
+  const { buildApp } = appResult.value;
+  const pki = pkiResult.value;
+  const opened = storeResult.value;
+
+  let port = 0;
+  const advertised = options.advertiseAddress !== '' ? options.advertiseAddress : '';
+  const connections = new ConnectionTracker();
+  let app: FastifyInstance;
+  try {
+    app = buildApp({
+      options,
+      registry,
+      store: opened.resources,
+      lifecycle,
+      tls: { certPem: pki.serving.certPem, keyPem: pki.serving.keyPem, clientCaPems: pki.clientCaPems },
+      version: versionInfo(packageVersion()),
+      connections,
+      serverAddress: () => {
+        const host =
+          advertised !== '' ? advertised : new URL(localServerUrl(options.bindAddress, port)).hostname;
+        return `${host}:${port}`;
+      },
+      log,
+      ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
+    });
+  } catch (err) {
+    await opened.root.close();
+    throw err;
+  }
+
+  let compactor: Compactor | undefined;
+  try {
+    await app.listen({ host: listenHost(options.bindAddress), port: options.securePort });
+    const address = app.server.address();
+    if (address === null || typeof address === 'string') throw new Error('the listener has no TCP address');
+    port = address.port;
+    compactor = startCompactor(opened.root, options.etcdCompactionIntervalMs, (m, e) => log.error(m, e));
+    const url = localServerUrl(options.bindAddress, port);
+    const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
+    await writeKubeconfig(kubeconfigPath, {
+      server: url,
+      caPem: pki.servingTrustPem,
+      clientCertPem: pki.admin.certPem,
+      clientKeyPem: pki.admin.keyPem,
+    });
+    for (const hook of lifecycle.postStartHooks()) lifecycle.completeHook(hook);
+    lifecycle.markStarted();
+
+    let stopping: Promise<void> | undefined;
+    const activeCompactor = compactor;
+    const shutdown = async (): Promise<void> => {
+      lifecycle.beginShutdown();
+      await sleep(options.shutdownDelayMs);
+      const closing = app.close();
+      connections.beginDrain();
+      const grace = Math.max(options.requestTimeoutMs, 1_000);
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([
+        closing.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), grace);
+        }),
+      ]);
+      clearTimeout(timer);
+      if (timedOut) {
+        log.warn(
+          `shutdown: ${connections.openConnections} connections still open after ${grace}ms; closing them`,
+        );
+        connections.destroyAll();
+        await closing;
+      }
+      await activeCompactor.stop();
+      await opened.root.close();
+      lifecycle.markStopped();
+    };
+    return {
+      url,
+      port,
+      kubeconfigPath,
+      app,
+      store: opened.resources,
+      rootStore: opened.root,
+      storeLocation: opened.location,
+      pki,
+      lifecycle,
+      compactNow: () => activeCompactor.tick(),
+      shutdown: () => (stopping ??= shutdown()),
+    };
+  } catch (err) {
+    await compactor?.stop();
+    await app.close().catch(() => undefined);
+    await opened.root.close();
+    throw err;
+  }
+}

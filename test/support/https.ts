@@ -1,0 +1,95 @@
+/**
+ * Raw HTTPS to a test server with the admin kubeconfig's credentials (or none, or others), over
+ * HTTP/1.1 or HTTP/2, for tests that check exact status codes, headers and bodies.
+ */
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:http2';
+import { request } from 'node:https';
+
+/** TLS credentials: the CA to trust and, optionally, a client certificate. */
+export interface AdminTls {
+  readonly ca: string;
+  readonly cert?: string;
+  readonly key?: string;
+}
+
+/** The CA and admin client certificate embedded in a kubeconfig written by the server. */
+export function adminTls(kubeconfigPath: string): Required<AdminTls> {
+  const text = readFileSync(kubeconfigPath, 'utf8');
+  const field = (name: string): string => {
+    const m = new RegExp(`${name}: (\\S+)`).exec(text);
+    if (m?.[1] === undefined) throw new Error(`kubeconfig has no ${name}`);
+    return Buffer.from(m[1], 'base64').toString('utf8');
+  };
+  return {
+    ca: field('certificate-authority-data'),
+    cert: field('client-certificate-data'),
+    key: field('client-key-data'),
+  };
+}
+
+/** A whole response. */
+export interface FetchResult {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: string;
+  /** `h2` or `http/1.1`. */
+  readonly protocol: string;
+}
+
+/** Options of {@link adminFetch}. */
+export interface FetchOptions {
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body?: string;
+  /** Use HTTP/2 (default) or HTTP/1.1. */
+  readonly http2?: boolean;
+}
+
+/** One request to `url` (absolute) with `tls`; resolves with the whole response. */
+export function adminFetch(url: string, tls: AdminTls, options: FetchOptions = {}): Promise<FetchResult> {
+  const method = options.method ?? 'GET';
+  const headers = { ...(options.headers ?? {}) };
+  if (options.http2 === false) {
+    return new Promise((resolve, reject) => {
+      const req = request(url, { method, headers, ...tls, agent: false }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, protocol: 'http/1.1' }),
+        );
+      });
+      req.on('error', reject);
+      req.end(options.body);
+    });
+  }
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const session = connect(target.origin, { ...tls });
+    session.on('error', reject);
+    const stream = session.request({
+      ':method': method,
+      ':path': target.pathname + target.search,
+      ...headers,
+    });
+    let status = 0;
+    let responseHeaders: Record<string, string | string[] | undefined> = {};
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (h) => {
+      status = Number(h[':status']);
+      responseHeaders = h;
+    });
+    stream.on('data', (c: string) => (body += c));
+    stream.on('end', () => {
+      session.close();
+      resolve({ status, headers: responseHeaders, body, protocol: 'h2' });
+    });
+    stream.on('error', (err: Error) => {
+      session.close();
+      reject(err);
+    });
+    stream.end(options.body);
+  });
+}

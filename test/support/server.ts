@@ -1,0 +1,116 @@
+/**
+ * The server test harness: a whole `capstan server` in this process, on 127.0.0.1 with a random
+ * port and temporary data and cert directories, over the store a test asks for. Tests talk to
+ * it like users do: raw HTTPS with the admin certificate ({@link adminFetch}),
+ * @kubernetes/client-node ({@link TestServer.kubeConfig}), or stock kubectl ({@link runKubectl}).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeConfig } from '@kubernetes/client-node';
+import type { Store } from '../../storage/interface.js';
+import { openMemoryStore } from '../../storage/mvcc/index.js';
+import { startEtcd, type LocalEtcd } from '../../tools/etcd-local.js';
+import { ServerLog } from '../../src/server/log.js';
+import { parseServerArgs, type ServerOptions } from '../../src/server/options.js';
+import { startServer, type RunningServer } from '../../src/server/server.js';
+
+export {
+  runKubectl,
+  kubectlPath,
+  KUBECTL_VERSIONS,
+  type KubectlResult,
+  type KubectlVersion,
+} from './kubectl.js';
+export { adminFetch, adminTls, type AdminTls, type FetchResult } from './https.js';
+
+/** Options of {@link startTestServer}. */
+export interface TestServerOptions {
+  /** Backend: in-memory (default), embedded LevelDB in the data dir, or a local etcd. */
+  readonly store?: 'memory' | 'leveldb' | 'etcd';
+  /** Reuse a data dir (restarts); the harness then leaves it in place on close. */
+  readonly dataDir?: string;
+  /** Cert dir; default `<dataDir>/pki`. */
+  readonly certDir?: string;
+  /** More `capstan server` flags. */
+  readonly args?: readonly string[];
+  /** Run the namespace controllers (default true). */
+  readonly startControllers?: boolean;
+  /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
+  readonly etcd?: LocalEtcd;
+}
+
+/** A running test server. */
+export interface TestServer {
+  readonly url: string;
+  readonly kubeconfigPath: string;
+  /** Loaded from the admin kubeconfig. */
+  readonly kubeConfig: KubeConfig;
+  /** The store under `--etcd-prefix`. */
+  readonly store: Store;
+  readonly dataDir: string;
+  readonly certDir: string;
+  readonly options: ServerOptions;
+  readonly server: RunningServer;
+  /** Warning and error lines the server logged. */
+  readonly logs: readonly string[];
+  /** Graceful shutdown, then removal of what the harness created. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Starts a server; always `close()` it (afterEach/afterAll). */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const ownDir = opts.dataDir === undefined;
+  const dataDir = opts.dataDir ?? (await mkdtemp(join(tmpdir(), 'capstan-server-')));
+  const certDir = opts.certDir ?? join(dataDir, 'pki');
+  const kind = opts.store ?? 'memory';
+  let etcd: LocalEtcd | undefined;
+  let memory: Store | undefined;
+  const logs: string[] = [];
+  try {
+    const args = [
+      '--secure-port=0',
+      '--bind-address=127.0.0.1',
+      `--data-dir=${dataDir}`,
+      `--cert-dir=${certDir}`,
+    ];
+    if (kind === 'etcd') {
+      etcd = opts.etcd ?? (await startEtcd());
+      args.push(`--etcd-servers=${etcd.endpoints.join(',')}`);
+    }
+    const parsed = parseServerArgs([...args, ...(opts.args ?? [])]);
+    if (parsed.help) throw new Error('startTestServer: --help is not a server');
+    if (kind === 'memory') memory = await openMemoryStore();
+    const server = await startServer(parsed.options, {
+      log: new ServerLog((line) => logs.push(line)),
+      ...(memory === undefined ? {} : { store: memory }),
+      ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
+    });
+    const kubeConfig = new KubeConfig();
+    kubeConfig.loadFromFile(server.kubeconfigPath);
+    let closing: Promise<void> | undefined;
+    const ownEtcd = etcd !== undefined && opts.etcd === undefined ? etcd : undefined;
+    return {
+      url: server.url,
+      kubeconfigPath: server.kubeconfigPath,
+      kubeConfig,
+      store: server.store,
+      dataDir,
+      certDir,
+      options: parsed.options,
+      server,
+      logs,
+      close: () =>
+        (closing ??= (async () => {
+          await server.shutdown();
+          await ownEtcd?.stop();
+          if (ownDir) await rm(dataDir, { recursive: true, force: true });
+        })()),
+    };
+  } catch (err) {
+    await memory?.close();
+    if (opts.etcd === undefined) await etcd?.stop();
+    if (ownDir) await rm(dataDir, { recursive: true, force: true });
+    throw err;
+  }
+}
