@@ -4,13 +4,18 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v etcd >/dev/null 2>&1; then
+# Debian packages: etcd-server for the etcd backend, protobuf-compiler (protoc) as the independent
+# decoder of the protobuf golden tests.
+missing=()
+command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
+command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "installing Debian's etcd-server for the etcd backend tests"
+    echo "installing Debian's ${missing[*]}"
     apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq etcd-server >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
   else
-    echo "etcd is not installed and cannot be installed here: the etcd backend tests will fail" >&2
+    echo "missing ${missing[*]} and cannot install here: those tests will fail" >&2
   fi
 fi
 # The etcd suites must run (not skip) when this script runs them.
