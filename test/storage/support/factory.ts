@@ -25,6 +25,8 @@ export interface StoreFactory {
   openFresh?(): Promise<Store>;
   /** Runs of the model-based property; default: by capabilities, or `CAPSTAN_PROPERTY_RUNS`. */
   readonly propertyRuns?: number;
+  /** A fixed fast-check seed for this backend (CAPSTAN_PROPERTY_SEED still overrides it). */
+  readonly propertySeed?: number;
 }
 
 /** A store opened for one test, with the test's key namespace. */

@@ -47,7 +47,7 @@ export function propertyCases(factory: StoreFactory): void {
         await probe.close();
         const numRuns =
           envNumber('CAPSTAN_PROPERTY_RUNS') ?? factory.propertyRuns ?? defaultRuns(capabilities);
-        const seed = envNumber('CAPSTAN_PROPERTY_SEED');
+        const seed = envNumber('CAPSTAN_PROPERTY_SEED') ?? factory.propertySeed;
         const seededBug = process.env.CAPSTAN_MODEL_BUG === '1';
         const canReopen = capabilities.persistent && factory.reopen !== undefined;
         const details = await fc.check(
