@@ -99,7 +99,11 @@ function key(i: number): string {
   return `/registry/configmaps/bench/cm-${String(i).padStart(8, '0')}`;
 }
 
-async function benchEmbeddedWrites(rows: Row[], concurrency: readonly number[], durationMs: number): Promise<void> {
+async function benchEmbeddedWrites(
+  rows: Row[],
+  concurrency: readonly number[],
+  durationMs: number,
+): Promise<void> {
   for (const c of concurrency) {
     const raw = await withTempDir(async (dir) => {
       const db = new ClassicLevel<string, Uint8Array>(dir, { valueEncoding: 'view' });
@@ -128,8 +132,18 @@ async function benchEmbeddedWrites(rows: Row[], concurrency: readonly number[], 
     const best = Math.max(raw.opsPerSec, rawBatch.opsPerSec);
     const bestName = raw.opsPerSec >= rawBatch.opsPerSec ? 'raw put' : 'raw batch';
     rows.push(
-      { scenario: `writes, ${c} writers`, subject: 'raw classic-level put (sync)', opsPerSec: raw.opsPerSec, p50Ms: raw.p50, p99Ms: raw.p99 },
-      { scenario: `writes, ${c} writers`, subject: `raw classic-level batch of ${c} (sync)`, opsPerSec: rawBatch.opsPerSec },
+      {
+        scenario: `writes, ${c} writers`,
+        subject: 'raw classic-level put (sync)',
+        opsPerSec: raw.opsPerSec,
+        p50Ms: raw.p50,
+        p99Ms: raw.p99,
+      },
+      {
+        scenario: `writes, ${c} writers`,
+        subject: `raw classic-level batch of ${c} (sync)`,
+        opsPerSec: rawBatch.opsPerSec,
+      },
       {
         scenario: `writes, ${c} writers`,
         subject: 'Capstan embedded log create',
@@ -140,7 +154,9 @@ async function benchEmbeddedWrites(rows: Row[], concurrency: readonly number[], 
         ratioTo: bestName,
       },
     );
-    progress(`writes ${c}: raw ${fmt(raw.opsPerSec)}/s, raw batch ${fmt(rawBatch.opsPerSec)}/s, ours ${fmt(ours.opsPerSec)}/s`);
+    progress(
+      `writes ${c}: raw ${fmt(raw.opsPerSec)}/s, raw batch ${fmt(rawBatch.opsPerSec)}/s, ours ${fmt(ours.opsPerSec)}/s`,
+    );
   }
 }
 
@@ -162,12 +178,14 @@ async function benchRangeReplayRestart(rows: Row[], sizes: readonly number[]): P
       await db.open();
       for (let i = 0; i < size; i += 1000) {
         const ops = [];
-        for (let j = i; j < Math.min(size, i + 1000); j++) ops.push({ type: 'put' as const, key: key(j), value: VALUE });
+        for (let j = i; j < Math.min(size, i + 1000); j++)
+          ops.push({ type: 'put' as const, key: key(j), value: VALUE });
         await db.batch(ops);
       }
       let t = process.hrtime.bigint();
       let seen = 0;
-      for await (const [, v] of db.iterator({ gte: '/registry/configmaps/', lt: '/registry/configmaps0' })) seen += v.byteLength > 0 ? 1 : 0;
+      for await (const [, v] of db.iterator({ gte: '/registry/configmaps/', lt: '/registry/configmaps0' }))
+        seen += v.byteLength > 0 ? 1 : 0;
       const rawMs = msSince(t);
       await db.close();
       if (seen !== size) throw new Error(`raw iteration saw ${seen} of ${size}`);
@@ -180,8 +198,18 @@ async function benchRangeReplayRestart(rows: Row[], sizes: readonly number[]): P
       const oursMs = msSince(t);
       if (result.items.length !== size) throw new Error(`range returned ${result.items.length} of ${size}`);
       rows.push(
-        { scenario: `range ${size.toLocaleString('en-US')} keys`, subject: 'raw classic-level iterate', ms: rawMs },
-        { scenario: `range ${size.toLocaleString('en-US')} keys`, subject: 'Capstan embedded range', ms: oursMs, ratio: oursMs / rawMs, ratioTo: 'raw iterate (time)' },
+        {
+          scenario: `range ${size.toLocaleString('en-US')} keys`,
+          subject: 'raw classic-level iterate',
+          ms: rawMs,
+        },
+        {
+          scenario: `range ${size.toLocaleString('en-US')} keys`,
+          subject: 'Capstan embedded range',
+          ms: oursMs,
+          ratio: oursMs / rawMs,
+          ratioTo: 'raw iterate (time)',
+        },
       );
       progress(`range ${size}: raw ${fmt(rawMs)} ms, ours ${fmt(oursMs)} ms`);
 
@@ -195,7 +223,12 @@ async function benchRangeReplayRestart(rows: Row[], sizes: readonly number[]): P
         }
         watch.close();
         const replayMs = msSince(t);
-        rows.push({ scenario: `watch replay ${size.toLocaleString('en-US')} events`, subject: 'Capstan embedded watch', ms: replayMs, opsPerSec: ratePerSecond(size, replayMs) });
+        rows.push({
+          scenario: `watch replay ${size.toLocaleString('en-US')} events`,
+          subject: 'Capstan embedded watch',
+          ms: replayMs,
+          opsPerSec: ratePerSecond(size, replayMs),
+        });
         progress(`replay ${size}: ${fmt(replayMs)} ms`);
 
         await store.close();
@@ -203,7 +236,11 @@ async function benchRangeReplayRestart(rows: Row[], sizes: readonly number[]): P
         store = await openLevelStore(storeDir);
         await store.get(key(0));
         const restartMs = msSince(t);
-        rows.push({ scenario: `restart with ${size.toLocaleString('en-US')} keys`, subject: 'Capstan embedded open + first get', ms: restartMs });
+        rows.push({
+          scenario: `restart with ${size.toLocaleString('en-US')} keys`,
+          subject: 'Capstan embedded open + first get',
+          ms: restartMs,
+        });
         progress(`restart ${size}: ${fmt(restartMs)} ms`);
       }
       await store.close();
@@ -211,7 +248,11 @@ async function benchRangeReplayRestart(rows: Row[], sizes: readonly number[]): P
   }
 }
 
-async function benchEtcdWrites(rows: Row[], concurrency: readonly number[], durationMs: number): Promise<void> {
+async function benchEtcdWrites(
+  rows: Row[],
+  concurrency: readonly number[],
+  durationMs: number,
+): Promise<void> {
   const etcd = await startEtcd();
   try {
     const raw = new Etcd3({ hosts: etcd.endpoints });
@@ -219,10 +260,21 @@ async function benchEtcdWrites(rows: Row[], concurrency: readonly number[], dura
     let round = 0;
     for (const c of concurrency) {
       round++;
-      const rawResult = await closedLoop(c, durationMs, (n) => raw.put(`/raw/${round}/${key(n)}`).value(Buffer.from(VALUE)).exec());
+      const rawResult = await closedLoop(c, durationMs, (n) =>
+        raw
+          .put(`/raw/${round}/${key(n)}`)
+          .value(Buffer.from(VALUE))
+          .exec(),
+      );
       const ours = await closedLoop(c, durationMs, (n) => store.create(`/ours/${round}/${key(n)}`, VALUE));
       rows.push(
-        { scenario: `etcd writes, ${c} writers`, subject: 'raw etcd3 put', opsPerSec: rawResult.opsPerSec, p50Ms: rawResult.p50, p99Ms: rawResult.p99 },
+        {
+          scenario: `etcd writes, ${c} writers`,
+          subject: 'raw etcd3 put',
+          opsPerSec: rawResult.opsPerSec,
+          p50Ms: rawResult.p50,
+          p99Ms: rawResult.p99,
+        },
         {
           scenario: `etcd writes, ${c} writers`,
           subject: 'Capstan etcd backend create',
@@ -259,7 +311,9 @@ function report(rows: readonly Row[], args: Args): string {
   for (const r of rows) {
     const cell = (n: number | undefined): string => (n === undefined ? '' : fmt(n));
     const ratio = r.ratio === undefined ? '' : `${fmt(r.ratio)} × ${r.ratioTo ?? ''}`;
-    lines.push(`| ${r.scenario} | ${r.subject} | ${cell(r.opsPerSec)} | ${cell(r.p50Ms)} | ${cell(r.p99Ms)} | ${cell(r.ms)} | ${ratio} |`);
+    lines.push(
+      `| ${r.scenario} | ${r.subject} | ${cell(r.opsPerSec)} | ${cell(r.p50Ms)} | ${cell(r.p99Ms)} | ${cell(r.ms)} | ${ratio} |`,
+    );
   }
   return lines.join('\n') + '\n';
 }
