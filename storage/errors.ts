@@ -12,6 +12,7 @@
  * | STORAGE_REVISION_TOO_LARGE  | the revision has not been reached yet                     |
  * | STORAGE_INVALID_CONTINUE    | a continue token is garbled, forged or of another span    |
  * | STORAGE_UNAVAILABLE         | the backend cannot serve (closed, unreachable, timed out) |
+ * | STORAGE_LEASE_NOT_FOUND     | a write named a lease that expired, was revoked or never was |
  */
 import type { KeyValue } from './interface.js';
 
@@ -22,7 +23,8 @@ export type StorageErrorCode =
   | 'STORAGE_COMPACTED'
   | 'STORAGE_REVISION_TOO_LARGE'
   | 'STORAGE_INVALID_CONTINUE'
-  | 'STORAGE_UNAVAILABLE';
+  | 'STORAGE_UNAVAILABLE'
+  | 'STORAGE_LEASE_NOT_FOUND';
 
 export abstract class StorageError extends Error {
   abstract readonly code: StorageErrorCode;
@@ -98,6 +100,17 @@ export class UnavailableError extends StorageError {
   readonly code = 'STORAGE_UNAVAILABLE';
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
+  }
+}
+
+/**
+ * A put named a lease the store does not have (expired, revoked, or never granted). Checked
+ * after the write's conditions: a write whose compare fails reports that failure instead.
+ */
+export class LeaseNotFoundError extends StorageError {
+  readonly code = 'STORAGE_LEASE_NOT_FOUND';
+  constructor(readonly lease: bigint) {
+    super(`lease ${lease} not found`);
   }
 }
 

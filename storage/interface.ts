@@ -220,7 +220,12 @@ export interface Store {
    */
   range(span: KeySpan, options?: RangeOptions): Promise<RangeResult>;
 
-  /** Create a key that must not exist ({@link AlreadyExistsError} if it does). */
+  /**
+   * Create a key that must not exist ({@link AlreadyExistsError} if it does). A `lease` the store
+   * does not have (expired, revoked, never granted): `LeaseNotFoundError`, checked after the
+   * existence check; like every failed write it takes no revision. The same holds for the lease
+   * of {@link Store.update} and of a put in {@link Store.txn}.
+   */
   create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult>;
 
   /**

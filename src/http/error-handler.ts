@@ -35,6 +35,9 @@ export function toApiError(err: unknown): ApiError {
         return badRequest(`continue key is not valid: ${err.message}`);
       case 'STORAGE_UNAVAILABLE':
         return serviceUnavailable('storage is unavailable');
+      case 'STORAGE_LEASE_NOT_FOUND':
+        // An event lease revoked behind our back; kube-apiserver answers etcd's refusal the same way.
+        return internalError('storage lease not found');
       default:
         // NotFound, AlreadyExists and Conflict carry no resource name here: handlers must map
         // them with context. Reaching this line is a handler bug.

@@ -40,6 +40,8 @@ export interface WatchTransport {
   open(): Promise<WatchStream>;
   /** True when the server orders requested progress with events (see `server-version.ts`). */
   readonly progressOrdered: boolean;
+  /** The newest revision the store has seen in any etcd answer. */
+  observedRevision(): bigint;
   readonly bufferLimit: number;
   readonly retryLimitMs: number;
   /** The watch ended; the store forgets it. */
@@ -65,6 +67,8 @@ export class EtcdWatch implements Watch {
   #position: bigint;
   #lastDelivered: bigint;
   #startRevision = 0n;
+  /** The revision the current etcd watcher was created from (see {@link etcdStartRevision}). */
+  #etcdStart = 0n;
   #stream: WatchStream | undefined;
   /** Bumped whenever a stream is dropped: listeners of older streams do nothing. */
   #generation = 0;
@@ -159,12 +163,13 @@ export class EtcdWatch implements Watch {
     );
     this.#stream = stream;
     this.#startRevision = this.#position + 1n;
+    this.#etcdStart = etcdStartRevision(this.#position, this.#transport.observedRevision());
     try {
       stream.write({
         create_request: {
           key: this.#target.key,
           range_end: this.#target.rangeEnd,
-          start_revision: wire(this.#startRevision),
+          start_revision: wire(this.#etcdStart),
           prev_kv: true,
           progress_notify: true,
         },
@@ -193,7 +198,7 @@ export class EtcdWatch implements Watch {
       this.#state = 'streaming';
       this.#attempt = 0;
       this.#failingSince = undefined;
-      this.#progress.onCreated(this.#startRevision, headerRevision(res.header));
+      this.#progress.onCreated(this.#etcdStart, headerRevision(res.header));
       return;
     }
     if (res.canceled) {
@@ -309,6 +314,23 @@ export class EtcdWatch implements Watch {
     this.#intervalTimer = undefined;
     this.#transport.ended(this);
   }
+}
+
+/**
+ * The revision an etcd watcher is created from when everything up to `position` was delivered.
+ *
+ * A watcher that must replay history (its next revision is one the store has already seen)
+ * starts ONE BEFORE the next revision wanted; the events at `position` are dropped as already
+ * delivered. Why: etcd replays history to a new watcher asynchronously, and a compaction at
+ * exactly the watcher's start revision that lands before the replay deletes a tombstone made at
+ * that revision without telling the watcher (etcd reports "compacted" only for a start revision
+ * strictly below the compacted one). Starting one earlier turns that silent loss into etcd's
+ * compacted response, i.e. a CompactedError; a tombstone lost at the earlier revision was already
+ * delivered. A watch of future revisions starts where it wants: etcd syncs it at once, and its
+ * progress answers need no replay grace.
+ */
+function etcdStartRevision(position: bigint, observed: bigint): bigint {
+  return position >= 1n && position < observed ? position : position + 1n;
 }
 
 function toWatchEvent(ev: IEvent, revision: bigint): WatchEvent {

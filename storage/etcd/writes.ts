@@ -18,7 +18,8 @@
  * | txn delete X / 0n         | mod_revision = X       | Conflict / AlreadyExists (0n)    |
  */
 import type { ICompare, IPutRequest, IRequestOp, IResponseHeader, ITxnResponse, KVClient } from 'etcd3';
-import { AlreadyExistsError, ConflictError, NotFoundError } from '../errors.js';
+import { AlreadyExistsError, ConflictError, LeaseNotFoundError, NotFoundError } from '../errors.js';
+import { isLeaseNotFound } from './error-map.js';
 import type { KeyValue, TxnRequest, WriteResult } from '../interface.js';
 import { keyBytes, toKeyValue, valueBytes, wire, type CallOptions } from './codec.js';
 
@@ -135,8 +136,18 @@ export class EtcdWrites {
     return this.#txn([compare], [{ request_delete_range: { key: k, prev_kv: true } }], k);
   }
 
-  #txn(compare: ICompare[], success: IRequestOp[], k: Buffer): Promise<ITxnResponse> {
-    return this.#kv.txn({ compare, success, failure: [{ request_range: { key: k } }] }, this.#callOptions());
+  async #txn(compare: ICompare[], success: IRequestOp[], k: Buffer): Promise<ITxnResponse> {
+    try {
+      return await this.#kv.txn(
+        { compare, success, failure: [{ request_range: { key: k } }] },
+        this.#callOptions(),
+      );
+    } catch (err) {
+      // etcd checks the lease of a put only on the branch its compares chose, as the contract wants.
+      const lease = success[0]?.request_put?.lease;
+      if (lease !== undefined && isLeaseNotFound(err)) throw new LeaseNotFoundError(BigInt(lease));
+      throw err;
+    }
   }
 }
 

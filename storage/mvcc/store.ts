@@ -15,6 +15,7 @@ import {
   CompactedError,
   ConflictError,
   InvalidContinueError,
+  LeaseNotFoundError,
   NotFoundError,
   RevisionTooLargeError,
   UnavailableError,
@@ -294,7 +295,7 @@ export class MvccStore implements Store {
     lease: bigint,
     live: IndexEntry | undefined,
   ): Promise<WriteResult> {
-    if (lease !== 0n && !this.#leases.has(lease)) throw new NotFoundError(`lease ${lease}`);
+    if (lease !== 0n && !this.#leases.has(lease)) throw new LeaseNotFoundError(lease);
     const batch = this.#committer.batch();
     const revision = ++this.#assigned;
     const entry = stagePut(batch, this.#recent, key, value, revision, lease, live);

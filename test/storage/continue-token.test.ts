@@ -32,7 +32,9 @@ describe('continue tokens', () => {
     const tokens = new ContinueTokens(secret);
     const token = tokens.seal(span, { revision: 5n, lastKey: '/registry/configmaps/x' });
     expect(() => tokens.open({ prefix: '/registry/secrets/' }, token)).toThrow(InvalidContinueError);
-    expect(() => new ContinueTokens(new Uint8Array(32).fill(8)).open(span, token)).toThrow(InvalidContinueError);
+    expect(() => new ContinueTokens(new Uint8Array(32).fill(8)).open(span, token)).toThrow(
+      InvalidContinueError,
+    );
     fc.assert(
       fc.property(fc.string(), (s) => {
         expect(() => tokens.open(span, s)).toThrow(InvalidContinueError);
@@ -45,10 +47,14 @@ describe('continue tokens are canonical', () => {
   it('reject a token with characters appended', () => {
     const tokens = new ContinueTokens(secret);
     fc.assert(
-      fc.property(fc.string({ minLength: 1, maxLength: 60 }).map((s) => span.prefix + s), fc.constantFrom('A', 'g', '-', '_', 'AA'), (lastKey, extra) => {
-        const token = tokens.seal(span, { revision: 9n, lastKey });
-        expect(() => tokens.open(span, token + extra)).toThrow(InvalidContinueError);
-      }),
+      fc.property(
+        fc.string({ minLength: 1, maxLength: 60 }).map((s) => span.prefix + s),
+        fc.constantFrom('A', 'g', '-', '_', 'AA'),
+        (lastKey, extra) => {
+          const token = tokens.seal(span, { revision: 9n, lastKey });
+          expect(() => tokens.open(span, token + extra)).toThrow(InvalidContinueError);
+        },
+      ),
     );
   });
 });

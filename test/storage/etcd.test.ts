@@ -31,11 +31,6 @@ function etcdFactory(wrap: (store: Store) => Store): StoreFactory {
     wrap(await openEtcdStore({ endpoints: etcd.endpoints, ...(continueSecret ? { continueSecret } : {}) }));
   return {
     sharedKeyspace: true,
-    // Open bug: some random interleavings of watches and compactions fail on etcd 3.4.23
-    // (reproduce: CAPSTAN_PROPERTY_SEED=1890612497 CAPSTAN_PROPERTY_RUNS=8). Until it is fixed,
-    // CI explores a fixed seed; CAPSTAN_PROPERTY_SEED overrides it for exploration.
-    propertySeed: 20261122,
-    propertyRuns: 12,
     open: async () => open(await (shared ??= start())),
     async reopen(store) {
       await store.close();

@@ -8,13 +8,13 @@
  * The model starts at `baseRevision` with an empty key space: a store shared with other tests is
  * modelled through a key namespace of its own, so earlier writes elsewhere do not matter.
  *
- * Unspecified corners are left out on purpose: writes attached to an unknown lease, and a txn put
- * without a lease on a key that has one (see the report of the suite's author).
+ * One unspecified corner is left out on purpose: a txn put without a lease on a key that has one.
  */
 import {
   AlreadyExistsError,
   CompactedError,
   ConflictError,
+  LeaseNotFoundError,
   NotFoundError,
   RevisionTooLargeError,
 } from '../../storage/errors.js';
@@ -225,6 +225,7 @@ export class StoreModel {
   }
 
   #put(key: string, value: Uint8Array, lease: bigint, current: KeyValue | undefined): WriteResult {
+    if (lease !== 0n && !this.#leases.has(lease)) throw new LeaseNotFoundError(lease);
     const revision = this.#revision + 1n;
     // Copied: the contract lets callers reuse their buffers once the call returns.
     const kv: KeyValue = {

@@ -9,12 +9,13 @@ import {
   CompactedError,
   ConflictError,
   InvalidContinueError,
+  LeaseNotFoundError,
   NotFoundError,
   RevisionTooLargeError,
   UnavailableError,
 } from '../../../storage/errors.js';
 import type { Store, WatchEvent } from '../../../storage/interface.js';
-import { CONTINUE_SECRET_KEY, EtcdRequestError, openEtcdStore } from '../../../storage/etcd/index.js';
+import { CONTINUE_SECRET_KEY, openEtcdStore } from '../../../storage/etcd/index.js';
 import { startEtcd, type LocalEtcd } from '../../../tools/etcd-local.js';
 import { bytes, runEtcdTests, text, waitFor } from './support.js';
 
@@ -241,8 +242,8 @@ describe.runIf(runEtcdTests)('etcd store', () => {
     );
     expect((await store.range({ prefix: p })).items).toEqual([]);
     const stale = await store.create(`${p}again`, bytes('x'), { lease: long }).catch((e: unknown) => e);
-    expect(stale).toBeInstanceOf(EtcdRequestError);
-    expect((stale as EtcdRequestError).reason).toBe('lease-not-found');
+    expect(stale).toBeInstanceOf(LeaseNotFoundError);
+    expect((stale as LeaseNotFoundError).lease).toBe(long);
     watch.close();
     await drained;
   });

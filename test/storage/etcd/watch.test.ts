@@ -5,6 +5,7 @@
  * revision, and every event arrives once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CompactedError } from '../../../storage/errors.js';
 import type { Store, Watch, WatchEvent } from '../../../storage/interface.js';
 import { openEtcdStore } from '../../../storage/etcd/index.js';
 import { startEtcd, type LocalEtcd } from '../../../tools/etcd-local.js';
@@ -135,6 +136,39 @@ describe.runIf(runEtcdTests)('etcd watch progress', () => {
     expect(c.events.find((e) => e.type === 'progress')?.revision).toBeGreaterThanOrEqual(last);
     checkOrder(c.events);
     w.close();
+  });
+
+  it('a compaction at exactly the start of a replaying watch never drops a delete silently', async () => {
+    // etcd deletes a tombstone at the compacted revision itself and only reports "compacted" to
+    // watchers starting strictly below it; a watcher created at that revision but not yet
+    // replayed used to miss the delete with no error. Either outcome below is the contract's.
+    for (let round = 0; round < 20; round++) {
+      const p = ns();
+      await store.create(`${p}a`, bytes('x'));
+      const deleted = await store.delete(`${p}a`);
+      const w = store.watch({ prefix: p }, { fromRevision: deleted.revision });
+      const c = collect(w);
+      let ended = false;
+      void c.done.then(() => (ended = true));
+      await store.compact(deleted.revision);
+      const current = await store.currentRevision();
+      await waitFor(() => {
+        w.requestProgress();
+        return ended || c.events.some((e) => e.type !== 'progress' || e.revision >= current);
+      }, 'the delete, progress past it, or the end of the watch');
+      w.close();
+      const error = await c.done;
+      const changes = c.events.filter((e) => e.type !== 'progress');
+      if (error === undefined) {
+        expect(
+          changes.map((e) => [e.type, e.revision]),
+          `round ${round}`,
+        ).toEqual([['delete', deleted.revision]]);
+      } else {
+        expect(error, `round ${round}`).toBeInstanceOf(CompactedError);
+        expect(changes, `round ${round}`).toEqual([]);
+      }
+    }
   });
 
   it('emits progress on its own while idle with progressIntervalMs', async () => {

@@ -8,6 +8,7 @@ import {
   CompactedError,
   ConflictError,
   InvalidContinueError,
+  LeaseNotFoundError,
   NotFoundError,
   RevisionTooLargeError,
   StorageError,
@@ -84,6 +85,7 @@ export function plainRange(
  */
 export function plainError(err: unknown): unknown {
   if (err instanceof NotFoundError) return { error: 'NotFoundError', key: err.key };
+  if (err instanceof LeaseNotFoundError) return { error: 'LeaseNotFoundError', lease: err.lease };
   if (err instanceof AlreadyExistsError) return { error: 'AlreadyExistsError', key: err.key };
   if (err instanceof ConflictError) {
     return {

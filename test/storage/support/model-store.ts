@@ -85,13 +85,11 @@ class ModelStore implements Store {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    return this.#write(() => this.#model.create(key, value, this.#checkLease(options?.lease)));
+    return this.#write(() => this.#model.create(key, value, options?.lease));
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    return this.#write(() =>
-      this.#model.update(key, value, options.ifModRevision, this.#checkLease(options.lease)),
-    );
+    return this.#write(() => this.#model.update(key, value, options.ifModRevision, options.lease));
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
@@ -99,7 +97,6 @@ class ModelStore implements Store {
   }
 
   async txn(request: TxnRequest): Promise<WriteResult> {
-    if (request.then.op === 'put') this.#checkLease(request.then.lease);
     return this.#write(() => this.#model.txn(request));
   }
 
@@ -149,12 +146,6 @@ class ModelStore implements Store {
 
   #checkOpen(): void {
     if (this.#closed) throw new UnavailableError('model store is closed');
-  }
-
-  #checkLease(lease: bigint | undefined): bigint | undefined {
-    if (lease !== undefined && lease !== 0n && !this.#model.hasLease(lease))
-      throw new Error(`unknown lease ${lease}`);
-    return lease;
   }
 
   #write(apply: () => WriteResult): WriteResult {

@@ -2,6 +2,7 @@
  * Leases: attaching keys on create, update and txn, revocation and expiry deleting them.
  */
 import { describe, expect, it } from 'vitest';
+import { AlreadyExistsError, LeaseNotFoundError } from '../../../../storage/errors.js';
 import { bytes, plainKv } from '../compare.js';
 import { eventually, useStores, type StoreFactory } from '../factory.js';
 import { WatchCollector } from '../watch.js';
@@ -76,6 +77,33 @@ export function leaseCases(factory: StoreFactory): void {
       await store.revokeLease(lease);
       await store.revokeLease(lease + 7777n);
       expect(await store.currentRevision()).toBe(current);
+    });
+
+    it('a write naming a revoked or unknown lease is LeaseNotFoundError and takes no revision', async () => {
+      const { store, k } = await stores.open();
+      const lease = await store.grantLease(600);
+      await store.revokeLease(lease);
+      const existing = await store.create(k('b'), bytes('y'));
+      const current = await store.currentRevision();
+      const failures = await Promise.all([
+        store.create(k('a'), bytes('x'), { lease }).catch((err: unknown) => err),
+        store.create(k('a'), bytes('x'), { lease: lease + 7777n }).catch((err: unknown) => err),
+        store
+          .update(k('b'), bytes('z'), { ifModRevision: existing.revision, lease })
+          .catch((err: unknown) => err),
+        store
+          .txn({ key: k('c'), ifModRevision: undefined, then: { op: 'put', value: bytes('x'), lease } })
+          .catch((err: unknown) => err),
+      ]);
+      for (const err of failures) {
+        expect(err).toBeInstanceOf(LeaseNotFoundError);
+        expect((err as LeaseNotFoundError).code).toBe('STORAGE_LEASE_NOT_FOUND');
+      }
+      expect((failures[0] as LeaseNotFoundError).lease).toBe(lease);
+      // The write's own conditions are judged first.
+      await expect(store.create(k('b'), bytes('x'), { lease })).rejects.toBeInstanceOf(AlreadyExistsError);
+      expect(await store.currentRevision()).toBe(current);
+      expect((await store.range({ prefix: k('') })).items.map((kv) => kv.key)).toEqual([k('b')]);
     });
 
     it('an expired lease deletes its keys', async () => {

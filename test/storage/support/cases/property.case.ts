@@ -3,7 +3,8 @@
  * reference model (see `../property/runner.ts`).
  *
  * Environment: `CAPSTAN_PROPERTY_RUNS` (number of runs), `CAPSTAN_PROPERTY_SEED` (replay a seed),
- * `CAPSTAN_PROPERTY_SHRINK=0` (report the first failure unshrunk), `CAPSTAN_MODEL_BUG=1` (seed a
+ * `CAPSTAN_PROPERTY_PATH` (with a seed: replay
+ * one counterexample by the path fast-check reported), `CAPSTAN_PROPERTY_SHRINK=0` (report the first failure unshrunk), `CAPSTAN_MODEL_BUG=1` (seed a
  * bug into the model: the property must then fail).
  */
 import fc from 'fast-check';
@@ -48,6 +49,7 @@ export function propertyCases(factory: StoreFactory): void {
         const numRuns =
           envNumber('CAPSTAN_PROPERTY_RUNS') ?? factory.propertyRuns ?? defaultRuns(capabilities);
         const seed = envNumber('CAPSTAN_PROPERTY_SEED') ?? factory.propertySeed;
+        const path = process.env.CAPSTAN_PROPERTY_PATH;
         const seededBug = process.env.CAPSTAN_MODEL_BUG === '1';
         const canReopen = capabilities.persistent && factory.reopen !== undefined;
         const details = await fc.check(
@@ -55,6 +57,7 @@ export function propertyCases(factory: StoreFactory): void {
           {
             numRuns,
             ...(seed === undefined ? {} : { seed }),
+            ...(seed !== undefined && path ? { path } : {}),
             ...(process.env.CAPSTAN_PROPERTY_SHRINK === '0' ? { endOnFailure: true } : {}),
             // On a loaded machine, stop at the time limit with the runs made so far; a failure found
             // before it (shrunk as far as time allowed) still fails the test.
@@ -62,7 +65,11 @@ export function propertyCases(factory: StoreFactory): void {
             markInterruptAsFailure: false,
           },
         );
-        if (details.failed) throw new Error(fc.defaultReportMessage(details));
+        if (details.failed) {
+          // The report names the counterexample; the assertion that failed says what went wrong.
+          const cause = details.errorInstance instanceof Error ? details.errorInstance.message : '';
+          throw new Error(`${fc.defaultReportMessage(details)}\n\nFailed assertion: ${cause}`);
+        }
         // A time-limited run must still have exercised the store.
         expect(details.numRuns).toBeGreaterThanOrEqual(Math.min(numRuns, MIN_RUNS));
       },

@@ -380,8 +380,8 @@ class PropertyRun {
   #lease(choice: LeaseChoice, key: string): bigint | undefined {
     if (choice === 'keep') return undefined;
     if (choice === 'none') return 0n;
-    const live = this.#leases.filter((lease) => this.#model.hasLease(lease));
-    const lease = live[choice % Math.max(1, live.length)];
+    // Revoked leases stay eligible: a write naming one must fail with LeaseNotFoundError.
+    const lease = this.#leases[choice % Math.max(1, this.#leases.length)];
     if (lease === undefined) return undefined;
     // With two keys on one lease, a revoke may take one revision or two (backend-defined).
     return this.#model.keysOfLease(lease).some((other) => other !== key) ? undefined : lease;
