@@ -9,11 +9,21 @@
  * `Created At`), as kube-apiserver's default table convertor does.
  */
 import type { KubeObject } from '../resource/object.js';
+import { ADMISSION_PRINTERS, API_REGISTRATION_PRINTERS } from './admission.js';
 import { APPS_PRINTERS } from './apps.js';
+import { AUTOSCALING_PRINTERS } from './autoscaling.js';
 import { BATCH_PRINTERS } from './batch.js';
+import { CERTIFICATES_PRINTERS } from './certificates.js';
+import { COORDINATION_PRINTERS } from './coordination.js';
 import { CORE_PRINTERS } from './core.js';
 import { EVENT_PRINTER, EVENTS_API_PRINTER } from './events.js';
+import { FLOWCONTROL_PRINTERS } from './flowcontrol.js';
+import { DISCOVERY_PRINTERS, NETWORKING_PRINTERS } from './networking.js';
 import { POD_PRINTER } from './pod.js';
+import { POLICY_PRINTERS } from './policy.js';
+import { RBAC_PRINTERS } from './rbac.js';
+import { NODE_PRINTERS, SCHEDULING_PRINTERS } from './scheduling.js';
+import { STORAGE_PRINTERS } from './storage.js';
 import { VOLUME_PRINTERS } from './volumes.js';
 
 /** One `columnDefinitions` entry of a Table, as kube-apiserver sends it. */
@@ -80,4 +90,17 @@ const PRINTERS: ReadonlyMap<string, Readonly<Record<string, TablePrinter>>> = ne
   ['events.k8s.io', { events: EVENTS_API_PRINTER }],
   ['apps', APPS_PRINTERS],
   ['batch', BATCH_PRINTERS],
+  ['autoscaling', AUTOSCALING_PRINTERS],
+  ['policy', POLICY_PRINTERS],
+  ['networking.k8s.io', NETWORKING_PRINTERS],
+  ['discovery.k8s.io', DISCOVERY_PRINTERS],
+  ['rbac.authorization.k8s.io', RBAC_PRINTERS],
+  ['storage.k8s.io', STORAGE_PRINTERS],
+  ['coordination.k8s.io', COORDINATION_PRINTERS],
+  ['scheduling.k8s.io', SCHEDULING_PRINTERS],
+  ['node.k8s.io', NODE_PRINTERS],
+  ['admissionregistration.k8s.io', ADMISSION_PRINTERS],
+  ['apiregistration.k8s.io', API_REGISTRATION_PRINTERS],
+  ['certificates.k8s.io', CERTIFICATES_PRINTERS],
+  ['flowcontrol.apiserver.k8s.io', FLOWCONTROL_PRINTERS],
 ]);
