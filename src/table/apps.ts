@@ -1,0 +1,168 @@
+/** Printers of the `apps` group: deployments, replica sets, stateful sets, daemon sets, revisions. */
+import type { KubeObject } from '../resource/object.js';
+import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
+import { since } from './duration.js';
+import { int, list, obj, optInt, str } from './fields.js';
+import {
+  containerCells,
+  formatLabels,
+  formatLabelSelector,
+  selectorString,
+  templateContainers,
+} from './format.js';
+import type { TablePrinter } from './index.js';
+
+const name = (o: KubeObject): string => o.metadata.name ?? '';
+const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
+
+/** `spec.replicas`, which apps/v1 defaults to 1 when it is left out. */
+const desired = (spec: ReturnType<typeof obj>): number => optInt(spec['replicas']) ?? 1;
+
+const DEPLOYMENT: TablePrinter = {
+  columns: columns(
+    NAME,
+    column('Ready', 'string', 'Ready replicas out of desired replicas.'),
+    column('Up-to-date', 'string', 'Replicas running the newest pod template.'),
+    column('Available', 'string', 'Replicas available to serve.'),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+  ),
+  cells(deployment, now) {
+    const spec = obj(deployment['spec']);
+    const status = obj(deployment['status']);
+    const [names, images] = containerCells(templateContainers(spec['template']));
+    return [
+      name(deployment),
+      `${int(status['readyReplicas'])}/${desired(spec)}`,
+      int(status['updatedReplicas']),
+      int(status['availableReplicas']),
+      age(deployment, now),
+      names,
+      images,
+      // Unlike the other workloads, an empty selector prints as an empty cell, not <none>.
+      selectorString(spec['selector']) ?? '<invalid>',
+    ];
+  },
+};
+
+const REPLICA_SET: TablePrinter = {
+  columns: columns(
+    NAME,
+    column('Desired', 'integer', 'Number of replicas requested.'),
+    column('Current', 'integer', 'Number of replicas observed.'),
+    column('Ready', 'integer', 'Number of ready replicas.'),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+  ),
+  cells(rs, now) {
+    const spec = obj(rs['spec']);
+    const status = obj(rs['status']);
+    const [names, images] = containerCells(templateContainers(spec['template']));
+    return [
+      name(rs),
+      desired(spec),
+      int(status['replicas']),
+      int(status['readyReplicas']),
+      age(rs, now),
+      names,
+      images,
+      formatLabelSelector(spec['selector']),
+    ];
+  },
+};
+
+const STATEFUL_SET: TablePrinter = {
+  columns: columns(
+    NAME,
+    column('Ready', 'string', 'Ready replicas out of desired replicas.'),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+  ),
+  cells(sts, now) {
+    const spec = obj(sts['spec']);
+    const [names, images] = containerCells(templateContainers(spec['template']));
+    return [
+      name(sts),
+      `${int(obj(sts['status'])['readyReplicas'])}/${desired(spec)}`,
+      age(sts, now),
+      names,
+      images,
+    ];
+  },
+};
+
+const DAEMON_SET: TablePrinter = {
+  columns: columns(
+    NAME,
+    column('Desired', 'integer', 'Number of nodes that should run the daemon pod.'),
+    column('Current', 'integer', 'Number of nodes running the daemon pod.'),
+    column('Ready', 'integer', 'Number of nodes with a ready daemon pod.'),
+    column('Up-to-date', 'integer', 'Number of nodes running the newest pod template.'),
+    column('Available', 'integer', 'Number of nodes with an available daemon pod.'),
+    column('Node Selector', 'string', 'Node selector of the pod template.'),
+    AGE,
+    CONTAINERS,
+    IMAGES,
+    SELECTOR,
+  ),
+  cells(ds, now) {
+    const spec = obj(ds['spec']);
+    const status = obj(ds['status']);
+    const podSpec = obj(obj(spec['template'])['spec']);
+    const [names, images] = containerCells(podSpec['containers']);
+    return [
+      name(ds),
+      int(status['desiredNumberScheduled']),
+      int(status['currentNumberScheduled']),
+      int(status['numberReady']),
+      int(status['updatedNumberScheduled']),
+      int(status['numberAvailable']),
+      formatLabels(podSpec['nodeSelector']),
+      age(ds, now),
+      names,
+      images,
+      formatLabelSelector(spec['selector']),
+    ];
+  },
+};
+
+/** CONTROLLER: `kind.group/name` (lower-cased kind and group) of the controlling owner, or `<none>`. */
+function controllerOf(o: KubeObject): string {
+  for (const item of list(o.metadata.ownerReferences)) {
+    const ref = obj(item);
+    if (ref['controller'] !== true) continue;
+    const apiVersion = str(ref['apiVersion']);
+    const slash = apiVersion.indexOf('/');
+    // "v1" has no group; "apps/v1" has group "apps". More than one slash is a parse error in kube.
+    const group = slash < 0 ? '' : apiVersion.slice(0, slash);
+    const kind = str(ref['kind']);
+    const groupKind = group === '' ? kind : `${kind}.${group}`;
+    if (kind === '' && group === '') return str(ref['name']);
+    return `${groupKind.toLowerCase()}/${str(ref['name'])}`;
+  }
+  return '<none>';
+}
+
+const CONTROLLER_REVISION: TablePrinter = {
+  columns: columns(
+    NAME,
+    column('Controller', 'string', 'Controller that owns the revision.'),
+    column('Revision', 'string', 'Revision number.'),
+    AGE,
+  ),
+  cells: (cr, now) => [name(cr), controllerOf(cr), int(cr['revision']), age(cr, now)],
+};
+
+/** `apps` printers by resource. */
+export const APPS_PRINTERS: Readonly<Record<string, TablePrinter>> = Object.freeze({
+  deployments: DEPLOYMENT,
+  replicasets: REPLICA_SET,
+  statefulsets: STATEFUL_SET,
+  daemonsets: DAEMON_SET,
+  controllerrevisions: CONTROLLER_REVISION,
+});
