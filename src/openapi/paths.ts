@@ -27,3 +27,26 @@ export function collectPaths(
   }
   return { paths, types };
 }
+
+/**
+ * One path item: each operation under its method, then the path's parameters (omitted when it
+ * has none). v2 and v3 differ only in how an operation and a string parameter are written.
+ */
+export function renderPathItem(
+  p: PathSpec,
+  renderOperation: (o: OperationSpec) => JsonObject,
+  stringSchema: JsonObject,
+): JsonObject {
+  const item: JsonObject = {};
+  for (const o of p.operations) item[o.method] = renderOperation(o);
+  if (p.pathParams.length > 0) {
+    item['parameters'] = p.pathParams.map((pp) => ({
+      description: pp.description,
+      in: 'path',
+      name: pp.name,
+      required: true,
+      ...stringSchema,
+    }));
+  }
+  return item;
+}

@@ -8,7 +8,7 @@ import type { Registry } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
 import { definitionName, gvkJson } from './names.js';
 import { resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
-import { collectPaths } from './paths.js';
+import { collectPaths, renderPathItem } from './paths.js';
 import type { Json, JsonObject } from './types.js';
 
 /** `info` of the document. */
@@ -50,19 +50,7 @@ function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject 
 }
 
 function renderPath(p: PathSpec, defs: DefinitionBuilder): JsonObject {
-  const item: JsonObject = {};
-  for (const o of p.operations) item[o.method] = renderOperation(o, defs);
-  if (p.pathParams.length > 0) {
-    item['parameters'] = p.pathParams.map((pp) => ({
-      description: pp.description,
-      in: 'path',
-      name: pp.name,
-      required: true,
-      type: 'string',
-      uniqueItems: true,
-    }));
-  }
-  return item;
+  return renderPathItem(p, (o) => renderOperation(o, defs), { type: 'string', uniqueItems: true });
 }
 
 /**

@@ -11,7 +11,7 @@ import type { Registry } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
 import { definitionName, groupVersionPath, gvkJson } from './names.js';
 import { resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
-import { collectPaths } from './paths.js';
+import { collectPaths, renderPathItem } from './paths.js';
 import type { Json, JsonObject } from './types.js';
 
 /** kube's v3 documents carry this `info`; the server version is in `/version`. */
@@ -51,18 +51,9 @@ function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject 
 }
 
 function renderPath(p: PathSpec, defs: DefinitionBuilder): JsonObject {
-  const item: JsonObject = {};
-  for (const o of p.operations) item[o.method] = renderOperation(o, defs);
-  if (p.pathParams.length > 0) {
-    item['parameters'] = p.pathParams.map((pp) => ({
-      description: pp.description,
-      in: 'path',
-      name: pp.name,
-      required: true,
-      schema: { type: 'string', uniqueItems: true },
-    }));
-  }
-  return item;
+  return renderPathItem(p, (o) => renderOperation(o, defs), {
+    schema: { type: 'string', uniqueItems: true },
+  });
 }
 
 /**
