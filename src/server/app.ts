@@ -123,6 +123,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),
+    schemas,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
   });
   return app;
