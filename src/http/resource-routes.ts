@@ -181,12 +181,7 @@ async function dispatch(
     }
     if (method === 'DELETE') {
       requireVerb(target, 'deletecollection');
-      return deleteCollection(
-        ctx,
-        target,
-        query,
-        parseDeleteOptions(deleteBody(request.body, reps), query),
-      );
+      return deleteCollection(ctx, target, query, parseDeleteOptions(deleteBody(request.body, reps), query));
     }
     throw methodNotAllowed(NOT_ALLOWED);
   }
@@ -280,7 +275,10 @@ async function handle(
   } else if (negotiated.format === 'json' && negotiated.transform === undefined) {
     await reply.code(result.code).type('application/json').send(result.body);
   } else {
-    await reply.code(result.code).type(rep.contentType).send(rep.object(new JsonSource(result.body)));
+    await reply
+      .code(result.code)
+      .type(rep.contentType)
+      .send(rep.object(new JsonSource(result.body)));
   }
 }
 

@@ -2,7 +2,13 @@
  * The JSON representation: objects are their wire JSON as the handlers have it (no re-encoding),
  * lists are assembled from item JSON, watch events are newline-terminated JSON objects.
  */
-import type { ListMetaValues, ObjectSource, Representation, RepresentedType, WatchEventType } from './types.js';
+import type {
+  ListMetaValues,
+  ObjectSource,
+  Representation,
+  RepresentedType,
+  WatchEventType,
+} from './types.js';
 
 /** `Content-Type` of JSON bodies and JSON watch streams (kube sends the plain type for both). */
 export const JSON_MEDIA_TYPE = 'application/json';

@@ -24,7 +24,9 @@ export class ProtobufBody {
       throw err;
     }
     if (this.envelope.contentEncoding !== '') {
-      throw badRequest(`unsupported protobuf content encoding ${JSON.stringify(this.envelope.contentEncoding)}`);
+      throw badRequest(
+        `unsupported protobuf content encoding ${JSON.stringify(this.envelope.contentEncoding)}`,
+      );
     }
     const ct = this.envelope.contentType;
     if (ct !== '' && ct !== 'application/vnd.kubernetes.protobuf') {

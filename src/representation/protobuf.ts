@@ -15,7 +15,13 @@ import { internalError } from '../http/errors.js';
 import type { KubeObject } from '../resource/object.js';
 import { listMetaObject } from './json.js';
 import type { MessageTypes } from './message-types.js';
-import type { ListMetaValues, ObjectSource, Representation, RepresentedType, WatchEventType } from './types.js';
+import type {
+  ListMetaValues,
+  ObjectSource,
+  Representation,
+  RepresentedType,
+  WatchEventType,
+} from './types.js';
 
 /** Cache key of an object version's protobuf message (no envelope). */
 export const PROTOBUF_ITEM_KEY = 'protobuf';

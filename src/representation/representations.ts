@@ -73,7 +73,11 @@ export class Representations {
   }
 
   /** What an endpoint of `type` doing `shape` can answer. */
-  capabilities(type: ResourceType, shape: RequestShape, subresource: string | undefined): EndpointCapabilities {
+  capabilities(
+    type: ResourceType,
+    shape: RequestShape,
+    subresource: string | undefined,
+  ): EndpointCapabilities {
     const read = shape !== 'write' && (subresource === undefined || subresource === 'status');
     return {
       protobuf: type.messageType !== '',
@@ -113,7 +117,11 @@ export class Representations {
    * query parameter (Tables only).
    * @throws ApiError 400 for an invalid `includeObject` of a Table request.
    */
-  representation(negotiated: Negotiated, type: RepresentedType, includeObject: string | undefined): Representation {
+  representation(
+    negotiated: Negotiated,
+    type: RepresentedType,
+    includeObject: string | undefined,
+  ): Representation {
     const t = negotiated.transform;
     if (t === undefined) return this.plain(negotiated.format, type);
     if (t.kind === 'Table') {

@@ -48,7 +48,9 @@ export class JsonSource implements ObjectSource {
 
   /** @throws SyntaxError when the bytes are not JSON (a handler bug: handlers write JSON). */
   object(): KubeObject {
-    return (this.#object ??= JSON.parse(Buffer.from(this.#json.buffer, this.#json.byteOffset, this.#json.byteLength).toString('utf8')) as KubeObject);
+    return (this.#object ??= JSON.parse(
+      Buffer.from(this.#json.buffer, this.#json.byteOffset, this.#json.byteLength).toString('utf8'),
+    ) as KubeObject);
   }
 
   encoded(_key: string, produce: () => Uint8Array): Uint8Array {

@@ -85,8 +85,7 @@ export class WatchSession {
     const everything = this.#selection.everything;
     try {
       for (const kv of this.#initial) {
-        if (this.#selected(kv, kv.modRevision))
-          yield frame(rep, 'ADDED', kv.value, kv.modRevision);
+        if (this.#selected(kv, kv.modRevision)) yield frame(rep, 'ADDED', kv.value, kv.modRevision);
       }
       for await (const ev of this.#watch) {
         if (ev.type === 'progress') {
@@ -106,10 +105,8 @@ export class WatchSession {
         }
         const now = everything || this.#selected(ev.kv, ev.kv.modRevision);
         const before = ev.prevKv !== undefined && (everything || this.#selected(ev.prevKv, ev.revision));
-        if (now)
-          yield frame(rep, before ? 'MODIFIED' : 'ADDED', ev.kv.value, ev.kv.modRevision);
-        else if (before && ev.prevKv !== undefined)
-          yield frame(rep, 'DELETED', ev.prevKv.value, ev.revision);
+        if (now) yield frame(rep, before ? 'MODIFIED' : 'ADDED', ev.kv.value, ev.kv.modRevision);
+        else if (before && ev.prevKv !== undefined) yield frame(rep, 'DELETED', ev.prevKv.value, ev.revision);
       }
     } catch (err) {
       // Errors after the headers went out travel in-band, as kube-apiserver's ERROR events.
