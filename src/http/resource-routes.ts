@@ -50,6 +50,8 @@ import { ProtobufBody } from '../representation/protobuf-body.js';
 import { DELETE_OPTIONS_MESSAGE } from '../representation/message-types.js';
 import { Representations, type RequestShape } from '../representation/representations.js';
 import { JsonSource } from '../representation/source.js';
+import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
+import { transcodingStore } from '../representation/transcoding-store.js';
 import type { Representation } from '../representation/types.js';
 import { installBodyParsers, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
@@ -77,6 +79,11 @@ export interface ResourceDeps {
   readonly startControllers?: boolean;
   /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
   readonly schemas?: SchemaSet;
+  /**
+   * How objects are stored (`--storage-media-type`, whose default is protobuf); default here
+   * JSON. Reads accept either encoding whatever this says.
+   */
+  readonly storageMediaType?: StorageMediaType;
 }
 
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
@@ -308,16 +315,18 @@ function installStatusRendering(scope: FastifyInstance, reps: Representations): 
  * handler (`installErrorHandler`) to render.
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
+  const now = deps.now ?? ((): Date => new Date());
+  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
+  const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   const ctx = createResourceContext({
     registry: deps.registry,
-    store: deps.store,
+    store: transcodingStore(deps.store, storageCodec),
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
-    ...(deps.now === undefined ? {} : { now: deps.now }),
+    now,
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
   });
-  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), ctx.now);
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);

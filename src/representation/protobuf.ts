@@ -50,6 +50,16 @@ export class ProtobufEncoder {
     return type;
   }
 
+  /** The message type of `apiVersion`/`kind`, or undefined when it has no protobuf form. */
+  messageTypeOf(apiVersion: string, kind: string): string | undefined {
+    return this.#types.of(apiVersion, kind);
+  }
+
+  /** An envelope around message bytes. */
+  envelopeOf(apiVersion: string, kind: string, message: Uint8Array): Uint8Array {
+    return encodeEnvelope(apiVersion, kind, message);
+  }
+
   /** The message bytes of `obj` (no envelope). */
   message(obj: KubeObject): Uint8Array {
     return this.#codec.encodeMessage(this.messageType(obj), obj);

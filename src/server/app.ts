@@ -124,6 +124,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),
     schemas,
+    storageMediaType: options.storageMediaType,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
   });
   return app;
