@@ -27,7 +27,7 @@ export const PARTIAL_MESSAGE = `${META}.PartialObjectMetadata`;
 /** The message type of meta.v1 DeleteOptions. */
 export const DELETE_OPTIONS_MESSAGE = `${META}.DeleteOptions`;
 
-/** Lookup of message types by `apiVersion` and `kind`. */
+/** Lookup of message types by `apiVersion` and `kind` (kinds and their lists). */
 export class MessageTypes {
   readonly #registry: Registry;
 
@@ -43,6 +43,12 @@ export class MessageTypes {
     const group = slash < 0 ? '' : apiVersion.slice(0, slash);
     const version = slash < 0 ? apiVersion : apiVersion.slice(slash + 1);
     const type = this.#registry.byKind(group, version, kind);
-    return type === undefined || type.messageType === '' ? undefined : type.messageType;
+    if (type !== undefined) return type.messageType === '' ? undefined : type.messageType;
+    // `<Kind>List` (a deletecollection's answer) is the kind's message name plus `List`.
+    if (kind.endsWith('List')) {
+      const item = this.#registry.byKind(group, version, kind.slice(0, -'List'.length));
+      if (item !== undefined && item.messageType !== '') return `${item.messageType}List`;
+    }
+    return undefined;
   }
 }

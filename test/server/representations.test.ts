@@ -6,11 +6,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEnvelope, encodeEnvelope, WatchFrameSplitter } from '../../src/codec/index.js';
 import { protocDecode, testCodec } from '../codec/support.js';
-import { json, startResourceApp, type ResourceApp } from './resources.support.js';
+import { deployment, json, startResourceApp, type ResourceApp } from './resources.support.js';
 
 const PB = 'application/vnd.kubernetes.protobuf';
 const CM = '/api/v1/namespaces/default/configmaps';
 const CM_TYPE = 'k8s.io.api.core.v1.ConfigMap';
+const SCALE_TYPE = 'k8s.io.api.autoscaling.v1.Scale';
 const TABLE_V1 = 'application/json;as=Table;g=meta.k8s.io;v=v1';
 const KUBECTL_GET = `${TABLE_V1},application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json`;
 
@@ -106,6 +107,45 @@ describe('protobuf responses', () => {
     });
     expect(r.statusCode, r.body).toBe(200);
     expect(JSON.parse(r.body)).toMatchObject({ data: { x: 'z' } });
+  });
+
+  it('scale and status subresources speak protobuf', async () => {
+    const deploys = '/apis/apps/v1/namespaces/default/deployments';
+    expect((await s.request(json('POST', deploys, deployment('web')))).statusCode).toBe(201);
+    const got = await s.app.inject({ method: 'GET', url: `${deploys}/web/scale`, headers: { accept: PB } });
+    expect(got.statusCode, got.body).toBe(200);
+    expect(decodeEnvelope(got.rawPayload)).toMatchObject({ apiVersion: 'autoscaling/v1', kind: 'Scale' });
+    const message = testCodec().encodeMessage(SCALE_TYPE, {
+      metadata: { name: 'web' },
+      spec: { replicas: 3 },
+    });
+    const put = await s.app.inject({
+      method: 'PUT',
+      url: `${deploys}/web/scale`,
+      headers: { 'content-type': PB, accept: PB },
+      payload: Buffer.from(encodeEnvelope('autoscaling/v1', 'Scale', message)),
+    });
+    expect(put.statusCode, put.body).toBe(200);
+    const scale = testCodec().decodeObject(SCALE_TYPE, put.rawPayload).object as {
+      spec: { replicas: number };
+    };
+    expect(scale.spec.replicas).toBe(3);
+    const status = await s.app.inject({
+      method: 'GET',
+      url: `${deploys}/web/status`,
+      headers: { accept: PB },
+    });
+    expect(decodeEnvelope(status.rawPayload)).toMatchObject({ apiVersion: 'apps/v1', kind: 'Deployment' });
+  });
+
+  it('deletecollection answers a protobuf ConfigMapList', async () => {
+    const ns = '/api/v1/namespaces/default/secrets';
+    expect((await s.request(json('POST', ns, { metadata: { name: 'gone' } }))).statusCode).toBe(201);
+    const r = await s.app.inject({ method: 'DELETE', url: ns, headers: { accept: PB } });
+    expect(r.statusCode, r.body).toBe(200);
+    const env = decodeEnvelope(r.rawPayload);
+    expect(env).toMatchObject({ apiVersion: 'v1', kind: 'SecretList' });
+    expect(protocDecode('k8s.io.api.core.v1.SecretList', env.raw)).toContain('name: "gone"');
   });
 
   it.each([
