@@ -48,6 +48,14 @@ describe.each(VERSIONS)('kubectl %s', (version) => {
     expect(rows.some((r) => r.startsWith(`${name} `))).toBe(true);
   });
 
+  it.skipIf(!installed)('watches with Tables (get -w)', async () => {
+    // The watch ends when the server's timeoutSeconds (from --request-timeout) runs out.
+    const watched = await run(['get', 'configmaps', '-w', '--request-timeout=2s']);
+    const lines = watched.stdout.trimEnd().split('\n');
+    expect(lines[0], watched.stderr).toMatch(/^NAME\s/);
+    expect(lines.some((l) => l.startsWith(`${name} `))).toBe(true);
+  });
+
   it.skipIf(!installed)('prints YAML and deletes', async () => {
     const yaml = await run(['get', 'configmap', name, '-o', 'yaml']);
     expect(yaml.code, yaml.stderr).toBe(0);
