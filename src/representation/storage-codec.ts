@@ -41,6 +41,10 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
+function dropNull(_key: string, value: unknown): unknown {
+  return value === null ? undefined : value;
+}
+
 /** Converts stored values between the handlers' JSON layout and the storage encoding. */
 export class StorageCodec {
   readonly mediaType: StorageMediaType;
@@ -91,8 +95,13 @@ export class StorageCodec {
       const { metadata, ...rest } = body;
       const meta: JsonObject = isJsonObject(metadata) ? { ...metadata } : {};
       delete meta['resourceVersion'];
+      // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
+      // JSON never holds them, and an update must compare equal to what it read back.
       return Buffer.from(
-        JSON.stringify({ kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest }),
+        JSON.stringify(
+          { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest },
+          dropNull,
+        ),
       );
     } catch (err) {
       if (isCodecError(err)) return value;

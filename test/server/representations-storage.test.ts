@@ -9,7 +9,7 @@ import { openMemoryStore } from '../../storage/mvcc/index.js';
 import type { Store } from '../../storage/interface.js';
 import { decodeEnvelope, encodeEnvelope, hasProtobufMagic } from '../../src/codec/index.js';
 import { protocDecode, testCodec } from '../codec/support.js';
-import { json, startResourceApp, type ResourceApp } from './resources.support.js';
+import { deployment, json, startResourceApp, type ResourceApp } from './resources.support.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const KEY = '/configmaps/default/';
@@ -53,6 +53,19 @@ describe('--storage-media-type', () => {
       metadata: { name: 'p', resourceVersion: String(kv?.modRevision) },
     });
     expect(got.data).toEqual({ k: 'p' });
+    await store.close();
+  });
+
+  it('protobuf: a metadata-only update of a create’s answer keeps the generation', async () => {
+    const store = await openMemoryStore();
+    const a = await app(store, 'application/vnd.kubernetes.protobuf');
+    const url = '/apis/apps/v1/namespaces/default/deployments';
+    const d = (await a.request(json('POST', url, deployment('d')))).json();
+    const labelled = await a.request(
+      json('PUT', `${url}/d`, { ...d, metadata: { ...d.metadata, labels: { a: 'b' } } }),
+    );
+    expect(labelled.statusCode, labelled.body).toBe(200);
+    expect(labelled.json().metadata.generation).toBe(1);
     await store.close();
   });
 
