@@ -196,6 +196,25 @@ describe('protobuf responses', () => {
   });
 });
 
+describe('protobuf watch errors', () => {
+  it('a compacted resourceVersion gets an ERROR frame carrying a protobuf Status', async () => {
+    const first = (await s.request({ method: 'GET', url: `${CM}/a` })).json().metadata.resourceVersion;
+    await s.request(json('POST', CM, { metadata: { name: 'later' } }));
+    await s.store.compact(await s.store.currentRevision());
+    const base = await baseUrl();
+    const res = await fetch(`${base}${CM}?watch=1&resourceVersion=${first}`, {
+      headers: { accept: `${PB};stream=watch` },
+    });
+    const frames = new WatchFrameSplitter().push(new Uint8Array(await res.arrayBuffer()));
+    expect(frames.map((f) => f.type)).toEqual(['ERROR']);
+    const env = decodeEnvelope(frames[0]?.object ?? new Uint8Array());
+    expect(env).toMatchObject({ apiVersion: 'v1', kind: 'Status' });
+    const text = protocDecode('k8s.io.apimachinery.pkg.apis.meta.v1.Status', env.raw);
+    expect(text).toContain('reason: "Expired"');
+    expect(text).toContain('code: 410');
+  });
+});
+
 describe('negotiation', () => {
   it('no Accept, */* and application/* are JSON', async () => {
     for (const accept of [undefined, '*/*', 'application/*', 'text/html, */*;q=0.1']) {
