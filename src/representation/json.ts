@@ -78,6 +78,7 @@ export class JsonRepresentation implements Representation {
   }
 
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
-    return jsonEvent(type, source.json());
+    // Keyed by event type: a caching source frames each version once per type for all watchers.
+    return source.encoded(`json;event=${type}`, () => jsonEvent(type, source.json()));
   }
 }

@@ -107,6 +107,9 @@ export class ProtobufRepresentation implements Representation {
   }
 
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
-    return encodeWatchFrame(type, this.object(source));
+    // Keyed by event type: a caching source frames each version once per type for all watchers.
+    return source.encoded(`${PROTOBUF_ITEM_KEY};event=${type}`, () =>
+      encodeWatchFrame(type, this.object(source)),
+    );
   }
 }
