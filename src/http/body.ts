@@ -11,6 +11,7 @@
  * | `application/merge-patch+json`             | JSON  | merge patch (RFC 7386)           |
  * | `application/strategic-merge-patch+json`   | JSON  | strategic merge patch            |
  * | `application/apply-patch+yaml`             | YAML  | server-side apply (not yet: 415) |
+ * | `application/vnd.kubernetes.protobuf`      | envelope | ProtobufBody (decoded by route) |
  * | anything else                              |   –   | 415 UnsupportedMediaType         |
  *
  * Bodies over {@link MAX_REQUEST_BODY_BYTES} are refused with 413 before parsing; malformed
@@ -19,6 +20,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createRequire } from 'node:module';
 import type { PatchType } from '../resource/patch.js';
+import { ProtobufBody } from '../representation/protobuf-body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
 import { badRequest, unsupportedMediaType } from './errors.js';
 
@@ -79,7 +81,13 @@ const FORMATS: readonly {
   { mediaType: 'application/merge-patch+json', patchType: 'merge', parse: parseJson },
   { mediaType: 'application/strategic-merge-patch+json', patchType: 'strategic', parse: parseJson },
   { mediaType: 'application/apply-patch+yaml', patchType: 'apply', parse: parseYaml },
+  // Representations (issue 5): the envelope is checked here, the message decoded by the route.
+  { mediaType: 'application/vnd.kubernetes.protobuf', patchType: undefined, parse: parseProtobuf },
 ];
+
+function parseProtobuf(buf: Buffer): unknown {
+  return buf.length === 0 ? undefined : new ProtobufBody(buf);
+}
 
 /**
  * Installs the parsers in `scope` (a fastify plugin scope: the parsers apply to its routes only),

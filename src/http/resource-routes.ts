@@ -43,8 +43,18 @@ import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
 import { openWatch } from '../resource/watch.js';
+import type { SchemaSet } from '../registry/schema.js';
+import { loadSchemas } from '../registry/schema.js';
+import type { Negotiated } from '../representation/negotiate.js';
+import { ProtobufBody } from '../representation/protobuf-body.js';
+import { DELETE_OPTIONS_MESSAGE } from '../representation/message-types.js';
+import { Representations, type RequestShape } from '../representation/representations.js';
+import { JsonSource } from '../representation/source.js';
+import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
+import { transcodingStore } from '../representation/transcoding-store.js';
+import type { Representation } from '../representation/types.js';
 import { installBodyParsers, isRequestBody } from './body.js';
-import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
+import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
 /** What the resource endpoints need from the server. */
@@ -67,7 +77,23 @@ export interface ResourceDeps {
    * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
    */
   readonly startControllers?: boolean;
+  /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
+  readonly schemas?: SchemaSet;
+  /**
+   * How objects are stored (`--storage-media-type`, whose default is protobuf); default here
+   * JSON. Reads accept either encoding whatever this says.
+   */
+  readonly storageMediaType?: StorageMediaType;
 }
+
+/** What one request renders with (issue 5): the server's factory and the negotiated form. */
+interface Rendering {
+  readonly reps: Representations;
+  readonly negotiated: Negotiated;
+  readonly rep: Representation;
+}
+
+const SCALE_MESSAGE = 'k8s.io.api.autoscaling.v1.Scale';
 
 const NOT_ALLOWED = 'the server does not allow this method on the requested resource';
 
@@ -79,8 +105,8 @@ function requireVerb(target: Target, verb: string): void {
   if (!target.type.verbs.includes(verb) || target.type.virtual) throw methodNotAllowed(NOT_ALLOWED);
 }
 
-/** The object body of a POST or PUT (not a patch format). */
-function objectBody(body: unknown): unknown {
+/** The object body of a POST or PUT (not a patch format); protobuf decodes as `messageType`. */
+function objectBody(body: unknown, reps: Representations, messageType: string): unknown {
   if (!isRequestBody(body)) throw badRequest('the request has no body');
   if (body.patchType !== undefined) {
     throw new ApiError(
@@ -89,6 +115,7 @@ function objectBody(body: unknown): unknown {
     );
   }
   if (body.value === undefined) throw badRequest('the request has an empty body');
+  if (body.value instanceof ProtobufBody) return body.value.decode(reps.codec, messageType);
   return body.value;
 }
 
@@ -101,8 +128,10 @@ function patchBody(body: unknown): PatchBody {
   return { patchType: body.patchType, patch: body.value };
 }
 
-function deleteBody(body: unknown): unknown {
-  return isRequestBody(body) ? body.value : undefined;
+function deleteBody(body: unknown, reps: Representations): unknown {
+  if (!isRequestBody(body)) return undefined;
+  if (body.value instanceof ProtobufBody) return body.value.decode(reps.codec, DELETE_OPTIONS_MESSAGE);
+  return body.value;
 }
 
 /** Streams a watch to the client (headers flushed at once, as kube-apiserver does). */
@@ -111,15 +140,16 @@ async function serveWatch(
   target: Target,
   query: Query,
   reply: FastifyReply,
+  rep: Representation,
 ): Promise<void> {
   const session = await openWatch(ctx, target, query);
   void reply.hijack();
   const res = reply.raw;
   res.on('close', () => session.close());
-  res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'no-cache, private' });
+  res.writeHead(200, { 'content-type': rep.streamContentType, 'cache-control': 'no-cache, private' });
   if (typeof res.flushHeaders === 'function') res.flushHeaders();
   try {
-    await pipeline(Readable.from(session.lines(), { objectMode: false }), res);
+    await pipeline(Readable.from(session.events(rep), { objectMode: false }), res);
   } catch {
     // The client went away or the stream broke: nothing left to tell anyone.
   } finally {
@@ -133,7 +163,9 @@ async function dispatch(
   request: FastifyRequest,
   reply: FastifyReply,
   watchPrefix: boolean,
+  r: Rendering,
 ): Promise<ResourceReply | undefined> {
+  const { reps, rep } = r;
   const query = request.query as Query;
   const method = request.method === 'HEAD' ? 'GET' : request.method;
   if (method !== 'GET') rejectDryRun(query);
@@ -143,20 +175,20 @@ async function dispatch(
     if (method === 'GET') {
       if (watchPrefix || boolParam(query, 'watch')) {
         requireVerb(target, 'watch');
-        await serveWatch(ctx, target, query, reply);
+        await serveWatch(ctx, target, query, reply, rep);
         return undefined;
       }
       requireVerb(target, 'list');
-      return listResource(ctx, target, query);
+      return listResource(ctx, target, query, rep);
     }
     if (allNamespaces || watchPrefix) throw methodNotAllowed(NOT_ALLOWED);
     if (method === 'POST') {
       requireVerb(target, 'create');
-      return createResource(ctx, target, objectBody(request.body));
+      return createResource(ctx, target, objectBody(request.body, reps, type.messageType));
     }
     if (method === 'DELETE') {
       requireVerb(target, 'deletecollection');
-      return deleteCollection(ctx, target, query, parseDeleteOptions(deleteBody(request.body), query));
+      return deleteCollection(ctx, target, query, parseDeleteOptions(deleteBody(request.body, reps), query));
     }
     throw methodNotAllowed(NOT_ALLOWED);
   }
@@ -175,6 +207,7 @@ async function dispatch(
               { ...target, name: undefined },
               { ...query, fieldSelector: existing ? `${existing},${pinned}` : pinned },
               reply,
+              rep,
             );
             return undefined;
           }
@@ -182,13 +215,13 @@ async function dispatch(
           return getResource(ctx, target, query);
         case 'PUT':
           requireVerb(target, 'update');
-          return updateResource(ctx, target, objectBody(request.body), 'main');
+          return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'main');
         case 'PATCH':
           requireVerb(target, 'patch');
           return patchResource(ctx, target, patchBody(request.body), 'main');
         case 'DELETE': {
           requireVerb(target, 'delete');
-          const options = parseDeleteOptions(deleteBody(request.body), query);
+          const options = parseDeleteOptions(deleteBody(request.body, reps), query);
           if (isNamespaceType(type)) return deleteNamespace(ctx, type, target.name, options);
           return deleteObject(ctx, type, target.namespace, target.name, options);
         }
@@ -196,23 +229,32 @@ async function dispatch(
       break;
     case 'status':
       if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
-      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'status');
+      if (method === 'PUT')
+        return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'status');
       if (method === 'PATCH') return patchResource(ctx, target, patchBody(request.body), 'status');
       break;
     case 'scale':
       if (method === 'GET') return getScale(ctx, target);
-      if (method === 'PUT') return writeScale(ctx, target, objectBody(request.body));
+      if (method === 'PUT') return writeScale(ctx, target, objectBody(request.body, reps, SCALE_MESSAGE));
       if (method === 'PATCH') return writeScale(ctx, target, undefined, patchBody(request.body));
       break;
     case 'finalize':
-      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'finalize');
+      if (method === 'PUT')
+        return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'finalize');
       break;
   }
   throw methodNotAllowed(NOT_ALLOWED);
 }
 
+/** GET is a read or a watch; everything else a write. */
+function shapeOf(request: FastifyRequest, watchPrefix: boolean): RequestShape {
+  if (request.method !== 'GET' && request.method !== 'HEAD') return 'write';
+  return watchPrefix || boolParam(request.query as Query, 'watch') ? 'watch' : 'read';
+}
+
 async function handle(
   ctx: ResourceContext,
+  reps: Representations,
   group: string,
   version: string,
   request: FastifyRequest,
@@ -225,9 +267,45 @@ async function handle(
   if (watchPrefix) segments = segments.slice(1);
   const target = resolveTarget(ctx.registry, group, version, segments);
   if (target === undefined) throw notFoundPath();
-  const result = await dispatch(ctx, target, request, reply, watchPrefix);
+  // Negotiate before doing anything: a 406 must not follow a write.
+  const negotiated = reps.negotiate(
+    request.headers.accept,
+    target.type,
+    shapeOf(request, watchPrefix),
+    target.subresource,
+  );
+  const rep = reps.representation(negotiated, target.type, param(request.query as Query, 'includeObject'));
+  const result = await dispatch(ctx, target, request, reply, watchPrefix, { reps, negotiated, rep });
   if (result === undefined) return;
-  await reply.code(result.code).type('application/json').send(result.body);
+  if (result.contentType !== undefined) {
+    await reply.code(result.code).type(result.contentType).send(result.body);
+  } else if (negotiated.format === 'json' && negotiated.transform === undefined) {
+    await reply.code(result.code).type('application/json').send(result.body);
+  } else {
+    await reply
+      .code(result.code)
+      .type(rep.contentType)
+      .send(rep.object(new JsonSource(result.body)));
+  }
+}
+
+/** Renders errors of the resource routes as Status in the client's format (issue 5). */
+function installStatusRendering(scope: FastifyInstance, reps: Representations): void {
+  scope.setErrorHandler((err, request, reply) => {
+    const apiError = toApiError(err);
+    if (apiError.code >= 500) request.log.error({ err }, 'request failed');
+    const status = apiError.toStatus();
+    if (status.details?.retryAfterSeconds !== undefined) {
+      void reply.header('Retry-After', String(status.details.retryAfterSeconds));
+    }
+    let encoded;
+    try {
+      encoded = reps.status(request.headers.accept, status);
+    } catch {
+      encoded = { contentType: 'application/json', body: Buffer.from(JSON.stringify(status)) };
+    }
+    return reply.code(apiError.code).type(encoded.contentType).send(Buffer.from(encoded.body));
+  });
 }
 
 /**
@@ -237,23 +315,27 @@ async function handle(
  * handler (`installErrorHandler`) to render.
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
+  const now = deps.now ?? ((): Date => new Date());
+  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
+  const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   const ctx = createResourceContext({
     registry: deps.registry,
-    store: deps.store,
+    store: transcodingStore(deps.store, storageCodec),
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
-    ...(deps.now === undefined ? {} : { now: deps.now }),
+    now,
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
   });
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);
+    installStatusRendering(scope, reps);
     scope.route({
       method: [...methods],
       url: '/api/v1/*',
       bodyLimit: MAX_REQUEST_BODY_BYTES,
-      handler: (request, reply) => handle(ctx, '', 'v1', request, reply),
+      handler: (request, reply) => handle(ctx, reps, '', 'v1', request, reply),
     });
     scope.route({
       method: [...methods],
@@ -261,7 +343,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
       bodyLimit: MAX_REQUEST_BODY_BYTES,
       handler: (request, reply) => {
         const { group, version } = request.params as { group: string; version: string };
-        return handle(ctx, group, version, request, reply);
+        return handle(ctx, reps, group, version, request, reply);
       },
     });
   });

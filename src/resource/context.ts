@@ -76,5 +76,7 @@ export function qualified(type: ResourceType, name: string): Qualified {
 /** A verb's answer: status code and JSON body (bytes or text). */
 export interface ResourceReply {
   readonly code: number;
-  readonly body: Buffer | string;
+  readonly body: Buffer | string | Uint8Array;
+  /** Set when `body` is already in the negotiated representation (issue 5); else it is JSON. */
+  readonly contentType?: string;
 }

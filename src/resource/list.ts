@@ -25,6 +25,9 @@ import { collectionSpan } from './keys.js';
 import { decodeStored, withResourceVersion } from './object.js';
 import { intParam, param, revisionParam, type Query } from './query.js';
 import { Selection } from './selection.js';
+import { JsonRepresentation } from '../representation/json.js';
+import { StoredSource } from '../representation/source.js';
+import type { Representation } from '../representation/types.js';
 
 /** How the read revision of a list is chosen. */
 interface ReadPlan {
@@ -166,11 +169,24 @@ export function listBody(listKind: string, apiVersion: string, page: ListPage): 
   return Buffer.concat(parts);
 }
 
-/** GET `{collection}`: the list. */
+/** The body of a list page in representation `rep` (issue 5: JSON, protobuf, Table, ...). */
+export function renderList(rep: Representation, page: ListPage): Uint8Array {
+  return rep.list(
+    {
+      resourceVersion: String(page.revision),
+      ...(page.continue === undefined ? {} : { continue: page.continue }),
+      ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
+    },
+    page.items.map((kv) => new StoredSource(kv.value, kv.modRevision)),
+  );
+}
+
+/** GET `{collection}`: the list, in `rep` (default JSON). */
 export async function listResource(
   ctx: ResourceContext,
   target: Target,
   query: Query,
+  rep: Representation = new JsonRepresentation(target.type),
 ): Promise<ResourceReply> {
   const selection = Selection.fromQuery(query, target.type);
   const plan = planRead(query);
@@ -184,5 +200,5 @@ export async function listResource(
     }
     throw err;
   }
-  return { code: 200, body: listBody(target.type.listKind, target.type.apiVersion, page) };
+  return { code: 200, body: renderList(rep, page), contentType: rep.contentType };
 }

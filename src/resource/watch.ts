@@ -12,8 +12,9 @@
  * - The stream ends after `timeoutSeconds`, or a random time in [min, 2 × min) of
  *   `--min-request-timeout`, or when the client goes away.
  *
- * Events are JSON objects separated by newlines; objects are the stored bytes with the
- * resourceVersion spliced in (parsed only when a selector has to look inside).
+ * Events are encoded by the request's representation (JSON lines, protobuf frames, Tables);
+ * JSON objects are the stored bytes with the resourceVersion spliced in (parsed only when a
+ * selector has to look inside).
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeySpan, KeyValue, Watch } from '../../storage/interface.js';
@@ -21,14 +22,15 @@ import { toApiError } from '../http/error-handler.js';
 import { expired } from '../http/errors.js';
 import type { ResourceContext, Target } from './context.js';
 import { collectionSpan, objectKey } from './keys.js';
-import { decodeStored, withResourceVersion } from './object.js';
+import { decodeStored, type KubeObject } from './object.js';
+import { StoredSource, ValueSource } from '../representation/source.js';
+import type { Representation, WatchEventType } from '../representation/types.js';
 import { boolParam, intParam, param, revisionParam, type Query } from './query.js';
 import { Selection } from './selection.js';
 
-type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-function line(type: EventType, object: Buffer | string): Buffer {
-  return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), Buffer.from(object), Buffer.from('}\n')]);
+/** One stored version as a watch event in `rep`. */
+function frame(rep: Representation, type: WatchEventType, value: Uint8Array, revision: bigint): Uint8Array {
+  return rep.event(type, new StoredSource(value, revision));
 }
 
 /** The span a watch reads: one key when the field selector pins a name, else the collection. */
@@ -78,36 +80,33 @@ export class WatchSession {
     return this.#selection.everything || this.#selection.matches(decodeStored(kv.value, revision));
   }
 
-  /** The newline-separated JSON events. Ends on close, timeout, or after an ERROR event. */
-  async *lines(): AsyncGenerator<Buffer> {
+  /** The events, each encoded by `rep`. Ends on close, timeout, or after an ERROR event. */
+  async *events(rep: Representation): AsyncGenerator<Uint8Array> {
     const everything = this.#selection.everything;
     try {
       for (const kv of this.#initial) {
-        if (this.#selected(kv, kv.modRevision))
-          yield line('ADDED', withResourceVersion(kv.value, kv.modRevision));
+        if (this.#selected(kv, kv.modRevision)) yield frame(rep, 'ADDED', kv.value, kv.modRevision);
       }
       for await (const ev of this.#watch) {
         if (ev.type === 'progress') {
           if (this.#bookmarks) {
             const { kind, apiVersion } = this.#target.type;
-            yield line(
+            yield rep.event(
               'BOOKMARK',
-              JSON.stringify({ kind, apiVersion, metadata: { resourceVersion: String(ev.revision) } }),
+              new ValueSource({ kind, apiVersion, metadata: { resourceVersion: String(ev.revision) } }),
             );
           }
           continue;
         }
         if (ev.type === 'delete') {
           if (this.#selected(ev.prevKv, ev.revision))
-            yield line('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
+            yield frame(rep, 'DELETED', ev.prevKv.value, ev.revision);
           continue;
         }
         const now = everything || this.#selected(ev.kv, ev.kv.modRevision);
         const before = ev.prevKv !== undefined && (everything || this.#selected(ev.prevKv, ev.revision));
-        if (now)
-          yield line(before ? 'MODIFIED' : 'ADDED', withResourceVersion(ev.kv.value, ev.kv.modRevision));
-        else if (before && ev.prevKv !== undefined)
-          yield line('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
+        if (now) yield frame(rep, before ? 'MODIFIED' : 'ADDED', ev.kv.value, ev.kv.modRevision);
+        else if (before && ev.prevKv !== undefined) yield frame(rep, 'DELETED', ev.prevKv.value, ev.revision);
       }
     } catch (err) {
       // Errors after the headers went out travel in-band, as kube-apiserver's ERROR events.
@@ -115,7 +114,7 @@ export class WatchSession {
         err instanceof CompactedError
           ? expired(`too old resource version: ${err.requestedRevision} (${err.compactedRevision})`)
           : toApiError(err);
-      yield line('ERROR', JSON.stringify(apiError.toStatus()));
+      yield rep.event('ERROR', new ValueSource(apiError.toStatus() as unknown as KubeObject));
     } finally {
       this.close();
     }

@@ -123,6 +123,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),
+    schemas,
+    storageMediaType: options.storageMediaType,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
   });
   return app;

@@ -44,7 +44,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: ETCD, name: 'etcd-healthcheck-timeout', type: 'duration', default: 2_000, usage: 'The timeout to use when checking etcd health.' },
   { section: ETCD, name: 'etcd-readycheck-timeout', type: 'duration', default: 2_000, usage: 'The timeout to use when checking etcd readiness.' },
   { section: ETCD, name: 'storage-backend', type: 'string', default: 'etcd3', usage: "The storage backend for persistence. Options: 'etcd3' (default)." },
-  { section: ETCD, name: 'storage-media-type', type: 'string', default: 'application/vnd.kubernetes.protobuf', usage: 'The media type to use to store objects in storage.', ...later },
+  { section: ETCD, name: 'storage-media-type', type: 'string', default: 'application/vnd.kubernetes.protobuf', usage: 'The media type to use to store objects in storage. Some resources or storage backends may only support a specific media type and will ignore this setting. Supported media types: [application/json, application/yaml, application/vnd.kubernetes.protobuf]' },
   { section: ETCD, name: 'watch-cache', type: 'bool', default: true, usage: 'Enable watch caching in the apiserver.', ...later },
   { section: ETCD, name: 'default-watch-cache-size', type: 'int', default: 100, usage: 'Default watch cache size. If zero, watch cache will be disabled for resources that do not have a default watch size set.', ...later },
   { section: ETCD, name: 'watch-cache-sizes', type: 'stringSlice', default: [], usage: 'Watch cache size settings for some resources (pods, nodes, etc.), comma separated: resource[.group]#size.', ...later },

@@ -5,6 +5,11 @@
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { FlagError, FlagSet, type FlagValue } from '../cli/flags.js';
+import {
+  STORAGE_MEDIA_TYPES,
+  storageMediaType,
+  type StorageMediaType,
+} from '../representation/storage-codec.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
@@ -44,6 +49,8 @@ export interface ServerOptions {
   readonly etcdHealthcheckTimeoutMs: number;
   readonly etcdReadycheckTimeoutMs: number;
   readonly storageBackend: 'etcd3';
+  /** `--storage-media-type` (YAML stores JSON). */
+  readonly storageMediaType: StorageMediaType;
   readonly eventTtlMs: number;
   readonly requestTimeoutMs: number;
   readonly minRequestTimeoutSeconds: number;
@@ -131,6 +138,14 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
       `--storage-backend ${JSON.stringify(storageBackend)}: the only supported backend is "etcd3"`,
     );
   }
+  let storageMedia: StorageMediaType;
+  try {
+    storageMedia = storageMediaType(str('storage-media-type'));
+  } catch {
+    throw new FlagError(
+      `--storage-media-type ${JSON.stringify(str('storage-media-type'))}: supported media types: ${STORAGE_MEDIA_TYPES.join(', ')}`,
+    );
+  }
   const authorizationModes = list('authorization-mode');
   for (const mode of authorizationModes) {
     if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) {
@@ -173,6 +188,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     etcdHealthcheckTimeoutMs: int('etcd-healthcheck-timeout'),
     etcdReadycheckTimeoutMs: int('etcd-readycheck-timeout'),
     storageBackend: 'etcd3',
+    storageMediaType: storageMedia,
     eventTtlMs: int('event-ttl'),
     requestTimeoutMs: int('request-timeout'),
     minRequestTimeoutSeconds: int('min-request-timeout'),

@@ -1,0 +1,151 @@
+/**
+ * The per-server factory of representations: negotiates a request's output against what its
+ * endpoint can answer, builds the {@link Representation} of the outcome, renders error Status
+ * bodies in the client's format, and decodes protobuf request bodies. Holds the protobuf codec,
+ * built on first use (the schema parse stays off the server's start path).
+ */
+import type { ProtobufCodec } from '../codec/index.js';
+import { ProtobufCodec as Codec, PROTOBUF_MEDIA_TYPE } from '../codec/index.js';
+import type { StatusBody } from '../http/errors.js';
+import type { SchemaSet } from '../registry/schema.js';
+import type { Registry, ResourceType } from '../registry/types.js';
+import type { KubeObject } from '../resource/object.js';
+import { printerFor } from '../table/index.js';
+import { JSON_MEDIA_TYPE, JsonRepresentation } from './json.js';
+import { MessageTypes, STATUS_MESSAGE } from './message-types.js';
+import {
+  negotiate,
+  statusFormat,
+  type EndpointCapabilities,
+  type Format,
+  type Negotiated,
+} from './negotiate.js';
+import { PartialRepresentation } from './partial.js';
+import { ProtobufEncoder, ProtobufRepresentation } from './protobuf.js';
+import { parseIncludeObject, TableRepresentation } from './table.js';
+import type { Representation, RepresentedType } from './types.js';
+import { YAML_MEDIA_TYPE, YamlRepresentation, yamlBytes } from './yaml.js';
+
+/** What a request does, for negotiation. */
+export type RequestShape = 'read' | 'watch' | 'write';
+
+/** An encoded body and its content type. */
+export interface EncodedBody {
+  readonly contentType: string;
+  readonly body: Uint8Array;
+}
+
+function partialType(version: string): RepresentedType {
+  return {
+    apiVersion: `meta.k8s.io/${version}`,
+    kind: 'PartialObjectMetadata',
+    listKind: 'PartialObjectMetadataList',
+    group: 'meta.k8s.io',
+    plural: '',
+  };
+}
+
+/** One per server (no global state). */
+export class Representations {
+  readonly #types: MessageTypes;
+  readonly #schemas: () => SchemaSet;
+  readonly #now: () => Date;
+  #encoder: ProtobufEncoder | undefined;
+
+  /**
+   * @param schemas gives the schema set on the first protobuf use.
+   * @param now the clock of Table ages.
+   */
+  constructor(registry: Registry, schemas: () => SchemaSet, now: () => Date) {
+    this.#types = new MessageTypes(registry);
+    this.#schemas = schemas;
+    this.#now = now;
+  }
+
+  /** The protobuf encoder (codec built on first call). */
+  get protobuf(): ProtobufEncoder {
+    return (this.#encoder ??= new ProtobufEncoder(new Codec(this.#schemas()), this.#types));
+  }
+
+  /** The protobuf codec. */
+  get codec(): ProtobufCodec {
+    return this.protobuf.codec;
+  }
+
+  /** What an endpoint of `type` doing `shape` can answer. */
+  capabilities(
+    type: ResourceType,
+    shape: RequestShape,
+    subresource: string | undefined,
+  ): EndpointCapabilities {
+    const read = shape !== 'write' && (subresource === undefined || subresource === 'status');
+    return {
+      protobuf: type.messageType !== '',
+      table: read && !type.virtual,
+      metadata: read && !type.virtual,
+      watch: shape === 'watch',
+    };
+  }
+
+  /**
+   * Negotiates `accept` for the endpoint.
+   * @throws ApiError 406 when nothing acceptable.
+   */
+  negotiate(
+    accept: string | undefined,
+    type: ResourceType,
+    shape: RequestShape,
+    subresource: string | undefined,
+  ): Negotiated {
+    return negotiate(accept, this.capabilities(type, shape, subresource));
+  }
+
+  /** The plain (untransformed) representation of `type` in `format`. */
+  plain(format: Format, type: RepresentedType): Representation {
+    switch (format) {
+      case 'json':
+        return new JsonRepresentation(type);
+      case 'yaml':
+        return new YamlRepresentation(type);
+      case 'protobuf':
+        return new ProtobufRepresentation(type, this.protobuf);
+    }
+  }
+
+  /**
+   * The representation of a negotiation outcome for `type`; `includeObject` is the request's
+   * query parameter (Tables only).
+   * @throws ApiError 400 for an invalid `includeObject` of a Table request.
+   */
+  representation(
+    negotiated: Negotiated,
+    type: RepresentedType,
+    includeObject: string | undefined,
+  ): Representation {
+    const t = negotiated.transform;
+    if (t === undefined) return this.plain(negotiated.format, type);
+    if (t.kind === 'Table') {
+      return new TableRepresentation(
+        this.plain(negotiated.format, type),
+        printerFor(type.group, type.plural),
+        t,
+        parseIncludeObject(includeObject),
+        this.#now,
+      );
+    }
+    return new PartialRepresentation(this.plain(negotiated.format, partialType(t.version)), t);
+  }
+
+  /** The Status body of an error, in the format the client's `Accept` prefers (JSON fallback). */
+  status(accept: string | undefined, status: StatusBody): EncodedBody {
+    const format = statusFormat(accept);
+    if (format === 'protobuf') {
+      const obj = status as unknown as KubeObject;
+      const encoder = this.protobuf;
+      const body = encoder.envelope(obj, encoder.codec.encodeMessage(STATUS_MESSAGE, obj));
+      return { contentType: PROTOBUF_MEDIA_TYPE, body };
+    }
+    if (format === 'yaml') return { contentType: YAML_MEDIA_TYPE, body: yamlBytes(status) };
+    return { contentType: JSON_MEDIA_TYPE, body: Buffer.from(JSON.stringify(status)) };
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * The storage encoding of objects (`--storage-media-type`), in one place. kube-apiserver stores
+ * built-in kinds as protobuf envelopes (`k8s\0` + `runtime.Unknown`) without
+ * `metadata.resourceVersion`; Capstan does the same by default, or stores JSON when
+ * `application/json` is chosen. Reads detect the encoding by the magic, so values written in
+ * either encoding (by Capstan under another flag, or by kube-apiserver) stay readable.
+ *
+ * The handlers work with JSON bytes in the storage layout (`kind`, `apiVersion`, `metadata`
+ * first, no resourceVersion: see src/resource/object.ts); this codec converts that layout to and
+ * from the chosen encoding at the storage boundary (see transcoding-store.ts).
+ */
+import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
+import { isJsonObject, type JsonObject } from '../resource/object.js';
+import type { ProtobufEncoder } from './protobuf.js';
+
+/** The storage media types `--storage-media-type` accepts. */
+export type StorageMediaType = 'application/json' | 'application/vnd.kubernetes.protobuf';
+
+/** The flag's values (kube-apiserver also accepts yaml; Capstan stores that as JSON). */
+export const STORAGE_MEDIA_TYPES: readonly string[] = [
+  'application/json',
+  'application/yaml',
+  'application/vnd.kubernetes.protobuf',
+];
+
+/**
+ * The storage media type of a flag value (`application/yaml` stores JSON: YAML is a superset).
+ * @throws RangeError for any other value.
+ */
+export function storageMediaType(flag: string): StorageMediaType {
+  if (flag === 'application/vnd.kubernetes.protobuf') return flag;
+  if (flag === 'application/json' || flag === 'application/yaml' || flag === '') return 'application/json';
+  throw new RangeError(`--storage-media-type: unsupported media type ${JSON.stringify(flag)}`);
+}
+
+function parseJson(bytes: Uint8Array): unknown {
+  try {
+    return JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+function dropNull(_key: string, value: unknown): unknown {
+  return value === null ? undefined : value;
+}
+
+/** Converts stored values between the handlers' JSON layout and the storage encoding. */
+export class StorageCodec {
+  readonly mediaType: StorageMediaType;
+  readonly #protobuf: () => ProtobufEncoder;
+
+  /** @param protobuf gives the encoder on first use (schemas load lazily). */
+  constructor(mediaType: StorageMediaType, protobuf: () => ProtobufEncoder) {
+    this.mediaType = mediaType;
+    this.#protobuf = protobuf;
+  }
+
+  /**
+   * The bytes to store for `json` (the handlers' storage layout). With protobuf storage, an
+   * object of a kind without a protobuf form, or whose values protobuf cannot carry, is stored
+   * as JSON: still readable, never lost.
+   */
+  toStorage(json: Uint8Array): Uint8Array {
+    if (this.mediaType === 'application/json') return json;
+    const obj = parseJson(json);
+    if (!isJsonObject(obj)) return json;
+    const { apiVersion, kind } = obj;
+    if (typeof apiVersion !== 'string' || typeof kind !== 'string') return json;
+    const encoder = this.#protobuf();
+    const type = encoder.messageTypeOf(apiVersion, kind);
+    if (type === undefined) return json;
+    try {
+      return encoder.envelopeOf(apiVersion, kind, encoder.codec.encodeMessage(type, obj));
+    } catch (err) {
+      if (isCodecError(err)) return json;
+      throw err;
+    }
+  }
+
+  /**
+   * The handlers' JSON layout of a stored value, whatever its encoding: JSON passes through,
+   * a protobuf envelope is decoded (its `metadata.resourceVersion`, if any, dropped: the key's
+   * mod revision is the version). Values that are neither (or of unknown kinds) pass through
+   * unchanged, for the handlers to reject as corrupt.
+   */
+  fromStorage(value: Uint8Array): Uint8Array {
+    if (!hasProtobufMagic(value)) return value;
+    try {
+      const envelope = decodeEnvelope(value);
+      const encoder = this.#protobuf();
+      const type = encoder.messageTypeOf(envelope.apiVersion, envelope.kind);
+      if (type === undefined) return value;
+      const body = encoder.codec.decodeMessage(type, envelope.raw);
+      const { metadata, ...rest } = body;
+      const meta: JsonObject = isJsonObject(metadata) ? { ...metadata } : {};
+      delete meta['resourceVersion'];
+      // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
+      // JSON never holds them, and an update must compare equal to what it read back.
+      return Buffer.from(
+        JSON.stringify(
+          { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest },
+          dropNull,
+        ),
+      );
+    } catch (err) {
+      if (isCodecError(err)) return value;
+      throw err;
+    }
+  }
+}
