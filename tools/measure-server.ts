@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
-import { fmt, msSince, percentile } from './bench/stats.js';
+import { fmt, msSince, percentile } from '../src/bench/stats.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
