@@ -133,7 +133,7 @@ export class BenchClient {
       try {
         stream = this.#open(method, path, options);
       } catch (err) {
-        reject(err);
+        reject(err instanceof Error ? err : new Error(String(err)));
         return;
       }
       const chunks: Buffer[] = [];
