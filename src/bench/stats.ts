@@ -30,10 +30,10 @@ export function msSince(start: bigint): number {
   return Number(process.hrtime.bigint() - start) / 1e6;
 }
 
-/** Formats a number for a report table: 3 significant digits, thousands kept whole. */
+/** Formats a number for a report table: 3 significant digits; integers and thousands kept whole. */
 export function fmt(n: number): string {
   if (!Number.isFinite(n)) return 'n/a';
-  if (Math.abs(n) >= 1000) return Math.round(n).toLocaleString('en-US');
+  if (Math.abs(n) >= 1000 || Number.isInteger(n)) return Math.round(n).toLocaleString('en-US');
   return n.toPrecision(3);
 }
 
