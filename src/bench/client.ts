@@ -93,13 +93,23 @@ export class BenchClient {
     const existing = this.#sessions[i];
     if (existing !== undefined && !existing.closed && !existing.destroyed) return existing;
     const c = this.#creds;
-    const session = connect(this.#origin, {
-      ...(c.ca === undefined ? {} : { ca: c.ca }),
-      ...(c.cert === undefined ? {} : { cert: c.cert }),
-      ...(c.key === undefined ? {} : { key: c.key }),
-      rejectUnauthorized: !c.insecureSkipTlsVerify,
-      settings: { initialWindowSize: WINDOW, enablePush: false },
-    });
+    let session: ClientHttp2Session;
+    try {
+      session = connect(this.#origin, {
+        ...(c.ca === undefined ? {} : { ca: c.ca }),
+        ...(c.cert === undefined ? {} : { cert: c.cert }),
+        ...(c.key === undefined ? {} : { key: c.key }),
+        rejectUnauthorized: !c.insecureSkipTlsVerify,
+        settings: { initialWindowSize: WINDOW, enablePush: false },
+      });
+    } catch (err) {
+      // Node builds the TLS context synchronously: malformed PEM in the kubeconfig fails here.
+      throw new BenchError(
+        'BENCH_KUBECONFIG',
+        `unusable TLS credentials in the kubeconfig: ${describeConnectError(err)}`,
+        { cause: err },
+      );
+    }
     session.once('connect', () => session.setLocalWindowSize(WINDOW));
     // Errors surface on the streams that fail; an unhandled session 'error' would crash the tool.
     session.on('error', () => undefined);
