@@ -51,22 +51,24 @@ export async function startupScenario(ctx: ScenarioContext): Promise<Row[]> {
     const fresh = await measure(ctx, join(dir, 'data'), 'fresh data dir');
     rows.push(fresh.row);
     const n = ctx.sizes.startupObjects;
-    if (n > 0) {
-      ctx.progress(`startup: filling ${count(n)} objects`);
-      const client = new BenchClient(readKubeconfigCredentials(fresh.server.kubeconfigPath), 2);
-      try {
-        const sub = { ...ctx, client };
-        const ns = await createNamespace(client, 'startup');
-        await populate(sub, ns, 'cm-', 0, n);
-      } finally {
-        client.close();
+    try {
+      if (n > 0) {
+        ctx.progress(`startup: filling ${count(n)} objects`);
+        const client = new BenchClient(readKubeconfigCredentials(fresh.server.kubeconfigPath), 2);
+        try {
+          const ns = await createNamespace(client, 'startup');
+          await populate({ ...ctx, client }, ns, 'cm-', 0, n);
+        } finally {
+          client.close();
+        }
       }
+    } finally {
+      await fresh.server.stop();
     }
-    await fresh.server.stop();
     if (n > 0) {
       const populated = await measure(ctx, join(dir, 'data'), `${count(n)} objects`);
-      rows.push(populated.row);
       await populated.server.stop();
+      rows.push(populated.row);
     }
     return rows;
   } finally {
