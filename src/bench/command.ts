@@ -1,7 +1,8 @@
 /**
  * `capstan bench` as a command: parse the flags, run, print each scenario's table on stdout as it
  * finishes (progress on stderr), write the JSON and markdown reports. Exit status: 0 when every
- * scenario ran, 2 for bad flags, 1 for any failure, reported on one line.
+ * scenario ran, 2 for bad flags, 1 for any failure, reported on one line (a scenario that failed
+ * still leaves the others' figures in the reports).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { FlagError } from '../cli/flags.js';
@@ -74,5 +75,9 @@ export async function runBenchCommand(argv: readonly string[], io: BenchIo = PRO
     writeFileSync(options.json, JSON.stringify(report, null, 2) + '\n');
   }
   if (options.markdown !== undefined) writeFileSync(options.markdown, markdownReport(report, previous));
+  if (report.failures !== undefined) {
+    io.err(`capstan bench: ${report.failures.length} scenario(s) failed: ${report.failures.join('; ')}`);
+    return 1;
+  }
   return 0;
 }

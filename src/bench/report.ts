@@ -36,6 +36,8 @@ export interface RunReport {
   /** Where the server ran: `spawned capstan (leveldb)`, or the kubeconfig's server. */
   readonly target: string;
   readonly rows: readonly Row[];
+  /** Scenarios that failed (`name: message`); their rows say `failed`. Absent when none did. */
+  readonly failures?: readonly string[];
 }
 
 function rowKey(r: Row): string {

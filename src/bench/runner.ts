@@ -131,12 +131,34 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
       progress: io.progress,
     };
     const rows: Row[] = [];
+    const failures: string[] = [];
     for (const name of options.scenarios) {
-      const got = await SCENARIO_FNS[name](ctx);
+      let got: Row[];
+      try {
+        got = await SCENARIO_FNS[name](ctx);
+      } catch (err) {
+        // A lost server or credentials end the run; anything else costs one scenario, and the
+        // report still carries every other figure (and says what failed).
+        if (
+          err instanceof BenchError &&
+          (err.code === 'BENCH_UNREACHABLE' || err.code === 'BENCH_UNAUTHORIZED')
+        )
+          throw err;
+        const message = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+        failures.push(`${name}: ${message}`);
+        got = [{ scenario: name, case: 'failed', subject: 'capstan', figures: {}, note: message }];
+      }
       rows.push(...got);
       io.scenarioDone(name, got);
     }
-    return { startedAt, command, node: process.version, target, rows };
+    return {
+      startedAt,
+      command,
+      node: process.version,
+      target,
+      rows,
+      ...(failures.length === 0 ? {} : { failures }),
+    };
   } finally {
     await teardown.run();
   }

@@ -119,4 +119,26 @@ describe('capstan bench failures', () => {
     expect(create?.figures['ops/s']).toBeGreaterThan(0);
     expect(report.rows.map((row) => row.scenario)).toEqual(['create', 'get', 'update', 'delete']);
   });
+
+  it('protobuf bodies: measured, or one row saying the server refused them; never a crash', async () => {
+    const json = join(dir, 'pb.json');
+    const r = await run([
+      '--kubeconfig',
+      server.kubeconfigPath,
+      '--json',
+      json,
+      '--content-type=application/vnd.kubernetes.protobuf',
+      ...NO_BASELINES,
+    ]);
+    expect(r.code).toBe(0);
+    const report = JSON.parse(await readFile(json, 'utf8')) as {
+      rows: { note?: string; figures: Record<string, number> }[];
+    };
+    const first = report.rows[0];
+    if (first?.note !== undefined)
+      expect(first.note).toMatch(
+        /^server refused application\/vnd\.kubernetes\.protobuf bodies \(HTTP \d+\)$/,
+      );
+    else expect(first?.figures['ops/s']).toBeGreaterThan(0);
+  });
 });
