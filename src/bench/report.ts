@@ -3,6 +3,7 @@
  * JSON, and rendered as a markdown report with the previous run's figures beside the new ones.
  */
 import { fmt } from './stats.js';
+import { targetsMarkdown } from './targets.js';
 
 /** A figure's name is its unit too (`ops/s`, `p99 ms`, `MB/s`, `peak RSS MiB`). */
 export type Figures = Readonly<Record<string, number>>;
@@ -106,6 +107,7 @@ export function markdownReport(run: RunReport, previous?: RunReport): string {
     '(lower is better).',
     previous === undefined ? '' : `Values in parentheses are the previous report's (${previous.startedAt}).`,
     '',
+    targetsMarkdown(run.rows),
   ];
   for (const [scenario, group] of byScenario(run.rows)) {
     const cols = columns(group);

@@ -3,6 +3,7 @@ import { jsonConfigMaps, protobufConfigMaps } from '../../src/bench/objects.js';
 import { parseProc } from '../../src/bench/proc.js';
 import { markdownReport, textTables, type RunReport } from '../../src/bench/report.js';
 import { EventScanner } from '../../src/bench/scenarios/watch.js';
+import { checkTargets } from '../../src/bench/targets.js';
 
 const run = (opsPerSec: number, startedAt: string): RunReport => ({
   startedAt,
@@ -81,5 +82,33 @@ describe('request bodies', () => {
     expect(b.includes(Buffer.from('\n\u0003abc'))).toBe(true);
     // The 200-byte payload needs a two-byte length varint (200 = 0xc8 0x01).
     expect(b.includes(Buffer.from([0x12, 0xc8, 0x01]))).toBe(true);
+  });
+});
+
+describe('target checks', () => {
+  it('judges only rows at the target size', () => {
+    const checks = checkTargets([
+      {
+        scenario: 'create',
+        case: '100 clients, JSON',
+        subject: 'capstan',
+        figures: { 'ops/s': 1 },
+        ratios: [{ to: 'raw classic-level batch of 100', value: 0.6 }],
+      },
+      {
+        scenario: 'startup',
+        case: 'fresh data dir',
+        subject: 'capstan',
+        figures: { 'first request ms': 400, 'idle RSS MiB': 70 },
+      },
+      { scenario: 'list', case: '10,000 objects, RV=0', subject: 'capstan', figures: { 'time ms': 10 } },
+    ]);
+    const verdict = (prefix: string): string | undefined =>
+      checks.find((c) => c.target.startsWith(prefix))?.verdict;
+    expect(verdict('creates')).toBe('met');
+    expect(verdict('idle RSS')).toBe('met');
+    expect(verdict('start to first request ≤ 300 ms')).toBe('missed');
+    expect(verdict('LIST 100,000')).toBe('not measured');
+    expect(checks.find((c) => c.target.startsWith('creates'))?.measured).toBe('60%');
   });
 });
