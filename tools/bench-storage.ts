@@ -24,7 +24,9 @@ import type { Store } from '../storage/interface.js';
 import { openLevelStore } from '../storage/mvcc/index.js';
 import { openEtcdStore } from '../storage/etcd/index.js';
 import { startEtcd } from './etcd-local.js';
-import { fmt, msSince, percentile, ratePerSecond } from './bench/stats.js';
+import { rawLevelBatchWrites } from '../src/bench/baselines.js';
+import { closedLoop } from '../src/bench/load.js';
+import { fmt, msSince, ratePerSecond } from '../src/bench/stats.js';
 
 interface Args {
   quick: boolean;
@@ -60,31 +62,14 @@ interface Row {
   ratioTo?: string;
 }
 
-/** Runs `writers` loops calling `op(i)` until `durationMs` passes; returns ops/s and latencies. */
-async function closedLoop(
+/** The shared closed loop, reduced to the figures this report shows. */
+async function loop(
   writers: number,
   durationMs: number,
   op: (n: number) => Promise<unknown>,
 ): Promise<{ opsPerSec: number; p50: number; p99: number }> {
-  const latencies: number[] = [];
-  let next = 0;
-  const start = process.hrtime.bigint();
-  const deadline = Date.now() + durationMs;
-  await Promise.all(
-    Array.from({ length: writers }, async () => {
-      while (Date.now() < deadline) {
-        const t = process.hrtime.bigint();
-        await op(next++);
-        latencies.push(msSince(t));
-      }
-    }),
-  );
-  const elapsed = msSince(start);
-  return {
-    opsPerSec: ratePerSecond(latencies.length, elapsed),
-    p50: percentile(latencies, 50),
-    p99: percentile(latencies, 99),
-  };
+  const r = await closedLoop(writers, { durationMs }, op);
+  return { opsPerSec: r.opsPerSec, p50: r.latency.p50, p99: r.latency.p99 };
 }
 
 async function withTempDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
@@ -109,24 +94,20 @@ async function benchEmbeddedWrites(
     const raw = await withTempDir(async (dir) => {
       const db = new ClassicLevel<string, Uint8Array>(dir, { valueEncoding: 'view' });
       await db.open();
-      const r = await closedLoop(c, durationMs, (n) => db.put(key(n), VALUE, { sync: true }));
+      const r = await loop(c, durationMs, (n) => db.put(key(n), VALUE, { sync: true }));
       await db.close();
       return r;
     });
     const rawBatch = await withTempDir(async (dir) => {
       const db = new ClassicLevel<string, Uint8Array>(dir, { valueEncoding: 'view' });
       await db.open();
-      let n = 0;
-      const r = await closedLoop(1, durationMs, async () => {
-        const ops = Array.from({ length: c }, () => ({ type: 'put' as const, key: key(n++), value: VALUE }));
-        await db.batch(ops, { sync: true });
-      });
+      const r = await rawLevelBatchWrites(db, '/registry/configmaps/bench/', c, { durationMs }, VALUE);
       await db.close();
-      return { ...r, opsPerSec: r.opsPerSec * c };
+      return { opsPerSec: r.opsPerSec };
     });
     const ours = await withTempDir(async (dir) => {
       const store = await openLevelStore(dir);
-      const r = await closedLoop(c, durationMs, (n) => store.create(key(n), VALUE));
+      const r = await loop(c, durationMs, (n) => store.create(key(n), VALUE));
       await store.close();
       return r;
     });
@@ -259,26 +240,26 @@ async function benchEtcdWrites(
     const raw = new Etcd3({ hosts: etcd.endpoints });
     const store = await openEtcdStore({ endpoints: etcd.endpoints });
     // Warm both clients' connections and etcd's first allocations before anything is timed.
-    await closedLoop(16, 1000, (n) =>
+    await loop(16, 1000, (n) =>
       raw
         .put(`/warm/raw/${key(n)}`)
         .value(Buffer.from(VALUE))
         .exec(),
     );
-    await closedLoop(16, 1000, (n) => store.create(`/warm/ours/${key(n)}`, VALUE));
+    await loop(16, 1000, (n) => store.create(`/warm/ours/${key(n)}`, VALUE));
     let round = 0;
     for (const c of concurrency) {
       round++;
-      const rawResult = await closedLoop(c, durationMs, (n) =>
+      const rawResult = await loop(c, durationMs, (n) =>
         raw
           .put(`/raw/${round}/${key(n)}`)
           .value(Buffer.from(VALUE))
           .exec(),
       );
-      const ours = await closedLoop(c, durationMs, (n) => store.create(`/ours/${round}/${key(n)}`, VALUE));
+      const ours = await loop(c, durationMs, (n) => store.create(`/ours/${round}/${key(n)}`, VALUE));
       // The same shape as a create: a put guarded by "the key does not exist", straight through etcd3.
       // Measured after ours, so any slowdown of a growing etcd counts against the baseline.
-      const rawCreate = await closedLoop(c, durationMs, (n) => {
+      const rawCreate = await loop(c, durationMs, (n) => {
         const k = `/rawtxn/${round}/${key(n)}`;
         return raw
           .if(k, 'Create', '==', 0)

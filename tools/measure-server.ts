@@ -14,7 +14,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt, msSince, percentile } from './bench/stats.js';
+import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
+import { fmt, msSince, percentile } from '../src/bench/stats.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
@@ -31,17 +32,12 @@ function freePort(): Promise<number> {
 }
 
 /** CA and admin client credentials from a kubeconfig the server wrote. */
-function credentials(kubeconfig: string): { ca: string; cert: string; key: string } {
-  const text = readFileSync(kubeconfig, 'utf8');
-  const field = (name: string): string => {
-    const m = new RegExp(`${name}: (\\S+)`).exec(text);
-    if (m?.[1] === undefined) throw new Error(`kubeconfig ${kubeconfig} has no ${name}`);
-    return Buffer.from(m[1], 'base64').toString('utf8');
-  };
+function credentials(kubeconfig: string): { ca?: string; cert?: string; key?: string } {
+  const { ca, cert, key } = readKubeconfigCredentials(kubeconfig);
   return {
-    ca: field('certificate-authority-data'),
-    cert: field('client-certificate-data'),
-    key: field('client-key-data'),
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
   };
 }
 

@@ -9,6 +9,7 @@ const USAGE = `usage: capstan <command> [flags]
 
 commands:
   server    run the API server (capstan server --help for its flags)
+  bench     measure an API server beside the raw stores (capstan bench --help)
   version   print the version`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -24,6 +25,8 @@ async function main(argv: readonly string[]): Promise<number> {
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }
+    case 'bench':
+      return (await import('../bench/command.js')).runBenchCommand(rest);
     default:
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;

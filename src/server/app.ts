@@ -11,6 +11,7 @@ import { installDiscoveryRoutes } from '../http/discovery.js';
 import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
+import { registerProfilingRoutes } from '../http/profiling.js';
 import { registerResourceRoutes } from '../http/resource-routes.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
@@ -113,6 +114,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     healthLog,
   );
   installVersionRoute(app, deps.version);
+  if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
   // One parse of the generated schemas serves OpenAPI and the patch machinery.
   const schemas = loadSchemas();

@@ -144,7 +144,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: MISC, name: 'kubelet-client-key', type: 'string', default: '', usage: 'Path to a client key file for TLS to kubelets.', ...later },
   { section: MISC, name: 'kubelet-certificate-authority', type: 'string', default: '', usage: 'Path to a cert file for the certificate authority of kubelets.', ...later },
   { section: MISC, name: 'enable-garbage-collector', type: 'bool', default: true, usage: 'Enables the generic garbage collector.', ...later },
-  { section: MISC, name: 'profiling', type: 'bool', default: true, usage: 'Enable profiling via web interface host:port/debug/pprof/.', ...later },
+  { section: MISC, name: 'profiling', type: 'bool', default: true, usage: 'Enable profiling via web interface host:port/debug/pprof/.' },
 
   // Logs
   { section: LOGS, name: 'v', shorthand: 'v', type: 'int', default: 0, usage: 'Number for the log level verbosity.', ...later },

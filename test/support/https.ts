@@ -2,9 +2,9 @@
  * Raw HTTPS to a test server with the admin kubeconfig's credentials (or none, or others), over
  * HTTP/1.1 or HTTP/2, for tests that check exact status codes, headers and bodies.
  */
-import { readFileSync } from 'node:fs';
 import { connect } from 'node:http2';
 import { request } from 'node:https';
+import { readKubeconfigCredentials } from '../../src/pki/kubeconfig-credentials.js';
 
 /** TLS credentials: the CA to trust and, optionally, a client certificate. */
 export interface AdminTls {
@@ -15,17 +15,10 @@ export interface AdminTls {
 
 /** The CA and admin client certificate embedded in a kubeconfig written by the server. */
 export function adminTls(kubeconfigPath: string): Required<AdminTls> {
-  const text = readFileSync(kubeconfigPath, 'utf8');
-  const field = (name: string): string => {
-    const m = new RegExp(`${name}: (\\S+)`).exec(text);
-    if (m?.[1] === undefined) throw new Error(`kubeconfig has no ${name}`);
-    return Buffer.from(m[1], 'base64').toString('utf8');
-  };
-  return {
-    ca: field('certificate-authority-data'),
-    cert: field('client-certificate-data'),
-    key: field('client-key-data'),
-  };
+  const { ca, cert, key } = readKubeconfigCredentials(kubeconfigPath);
+  if (ca === undefined || cert === undefined || key === undefined)
+    throw new Error(`kubeconfig ${kubeconfigPath} lacks the CA or the client certificate`);
+  return { ca, cert, key };
 }
 
 /** A whole response. */

@@ -1,0 +1,210 @@
+/**
+ * Flags of `capstan bench` (pflag syntax, as `capstan server`), the size presets, and the parsed
+ * options. A preset fixes every size; a flag given on the command line overrides its one size.
+ */
+import { FlagError, FlagSet, type FlagSpec } from '../cli/flags.js';
+import type { BenchSizes } from './context.js';
+import { JSON_TYPE, PROTOBUF_TYPE } from './objects.js';
+
+/** Scenario names in run order (`crud` covers create, get, update and delete). */
+export const SCENARIOS = ['startup', 'crud', 'list', 'watch', 'informers', 'mixed'] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Sizes by preset: `quick` for a look (about a minute), `suite` for `npm run bench`, `full` the issue's sizes. */
+export const PRESETS: Readonly<Record<string, BenchSizes>> = {
+  quick: {
+    clients: [1, 10],
+    durationMs: 1000,
+    objectSize: 1024,
+    listSizes: [1000],
+    listRepeats: 3,
+    watchers: [1, 100],
+    writeRate: 50,
+    watchDurationMs: 2000,
+    informers: [5],
+    informerObjects: 2000,
+    startupObjects: 2000,
+    mixedWorkers: 10,
+  },
+  suite: {
+    clients: [1, 10, 100],
+    durationMs: 2000,
+    objectSize: 1024,
+    listSizes: [1000, 10_000],
+    listRepeats: 3,
+    watchers: [1, 100, 1000],
+    writeRate: 100,
+    watchDurationMs: 3000,
+    informers: [10],
+    informerObjects: 10_000,
+    startupObjects: 10_000,
+    mixedWorkers: 10,
+  },
+  full: {
+    clients: [1, 10, 100],
+    durationMs: 5000,
+    objectSize: 1024,
+    listSizes: [1000, 10_000, 100_000],
+    listRepeats: 5,
+    watchers: [1, 100, 1000, 10_000],
+    writeRate: 100,
+    watchDurationMs: 10_000,
+    informers: [10, 50],
+    informerObjects: 50_000,
+    startupObjects: 100_000,
+    mixedWorkers: 20,
+  },
+};
+
+const S = 'Bench';
+const flag = (name: string, type: FlagSpec['type'], def: FlagSpec['default'], usage: string): FlagSpec => ({
+  section: S,
+  name,
+  type,
+  default: def,
+  usage,
+});
+
+const FLAGS: readonly FlagSpec[] = [
+  flag(
+    'kubeconfig',
+    'string',
+    '',
+    'Kubeconfig of the server to measure. Unset: start capstan server (embedded store) on a temporary data dir.',
+  ),
+  flag('context', 'string', '', 'Kubeconfig context (default: its current-context).'),
+  flag(
+    'server-pid',
+    'int',
+    0,
+    'Pid of the measured server on this machine, to read its CPU and RSS from /proc.',
+  ),
+  flag(
+    'server-arg',
+    'stringArray',
+    [],
+    'Extra capstan server flag for servers the bench starts (repeatable), e.g. --server-arg=--etcd-servers=http://127.0.0.1:2379.',
+  ),
+  flag('preset', 'string', 'quick', 'Sizes: quick, suite (npm run bench) or full (the sizes of issue 7).'),
+  flag('clients', 'stringSlice', [], 'Concurrent clients of create/get/update/delete, e.g. 1,10,100.'),
+  flag('duration', 'duration', 0, 'Length of each closed loop.'),
+  flag('object-size', 'int', 0, 'ConfigMap payload bytes (default 1024).'),
+  flag('list-sizes', 'stringSlice', [], 'Object counts of the list scenario.'),
+  flag('watchers', 'stringSlice', [], 'Watcher counts of the watch scenario.'),
+  flag('write-rate', 'int', 0, 'Writes per second during the watch scenario.'),
+  flag('informers', 'stringSlice', [], 'Informer counts of the informers scenario.'),
+  flag('informer-objects', 'int', 0, 'Objects the informers list.'),
+  flag('startup-objects', 'int', -1, 'Objects in the populated start-up case (0 skips it).'),
+  flag('content-type', 'string', JSON_TYPE, `Body type of writes: ${JSON_TYPE} or ${PROTOBUF_TYPE}.`),
+  flag('baselines', 'bool', true, 'Measure the raw stores (classic-level, etcd) in the same run.'),
+  flag('etcd-baseline', 'bool', true, 'Include raw etcd (needs /usr/bin/etcd; skipped when absent).'),
+  flag(
+    'json',
+    'string',
+    '',
+    'Write the rows as JSON to this file (an existing one is kept as <name>.previous.json).',
+  ),
+  flag(
+    'markdown',
+    'string',
+    '',
+    'Write a markdown report to this file, beside the previous JSON figures when --json names an existing file.',
+  ),
+  flag('sessions', 'int', 2, 'HTTP/2 connections the clients share.'),
+];
+
+/** Parsed options of one run. */
+export interface BenchOptions {
+  readonly scenarios: readonly ScenarioName[];
+  readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
+  readonly serverPid: number | undefined;
+  readonly serverArgs: readonly string[];
+  readonly sizes: BenchSizes;
+  readonly contentType: string;
+  readonly baselines: boolean;
+  readonly etcdBaseline: boolean;
+  readonly json: string | undefined;
+  readonly markdown: string | undefined;
+  readonly sessions: number;
+  readonly preset: string;
+}
+
+/** `capstan bench --help`. */
+export function benchHelp(): string {
+  return `usage: capstan bench [scenario...] [flags]
+
+Measures a Kubernetes-compatible API server through a kubeconfig, beside the raw stores
+(classic-level, etcd) in the same run. Scenarios: ${SCENARIOS.join(', ')} (default: all).
+
+${new FlagSet('capstan bench', FLAGS).usage()}`;
+}
+
+function numbers(values: readonly string[], name: string): number[] {
+  return values.map((v) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 1)
+      throw new FlagError(`invalid argument "${v}" for "--${name}": want positive integers`);
+    return n;
+  });
+}
+
+/**
+ * Parses `capstan bench` arguments.
+ * @returns undefined for `--help`.
+ * @throws FlagError for unknown flags or scenarios, bad numbers, an unknown preset or content type.
+ */
+export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefined {
+  const parsed = new FlagSet('capstan bench', FLAGS).parse(argv);
+  if (parsed.help) return undefined;
+  const v = parsed.values;
+  const str = (n: string): string => v.get(n) as string;
+  const int = (n: string): number => v.get(n) as number;
+  const list = (n: string): readonly string[] => v.get(n) as readonly string[];
+  const preset = PRESETS[str('preset')];
+  if (preset === undefined)
+    throw new FlagError(`unknown preset ${str('preset')}: want ${Object.keys(PRESETS).join(', ')}`);
+  const contentType = str('content-type');
+  if (contentType !== JSON_TYPE && contentType !== PROTOBUF_TYPE)
+    throw new FlagError(`unsupported --content-type ${contentType}: want ${JSON_TYPE} or ${PROTOBUF_TYPE}`);
+  const scenarios: ScenarioName[] = [];
+  for (const a of parsed.args) {
+    const name = ['create', 'get', 'update', 'delete'].includes(a) ? 'crud' : a;
+    if (!(SCENARIOS as readonly string[]).includes(name))
+      throw new FlagError(`unknown scenario ${a}: want ${SCENARIOS.join(', ')}`);
+    if (!scenarios.includes(name as ScenarioName)) scenarios.push(name as ScenarioName);
+  }
+  const changed = (n: string): boolean => parsed.changed.has(n);
+  const sizes: BenchSizes = {
+    clients: changed('clients') ? numbers(list('clients'), 'clients') : preset.clients,
+    durationMs: changed('duration') ? int('duration') : preset.durationMs,
+    objectSize: changed('object-size') ? int('object-size') : preset.objectSize,
+    listSizes: changed('list-sizes') ? numbers(list('list-sizes'), 'list-sizes') : preset.listSizes,
+    listRepeats: preset.listRepeats,
+    watchers: changed('watchers') ? numbers(list('watchers'), 'watchers') : preset.watchers,
+    writeRate: changed('write-rate') ? int('write-rate') : preset.writeRate,
+    watchDurationMs: preset.watchDurationMs,
+    informers: changed('informers') ? numbers(list('informers'), 'informers') : preset.informers,
+    informerObjects: changed('informer-objects') ? int('informer-objects') : preset.informerObjects,
+    startupObjects: changed('startup-objects') ? int('startup-objects') : preset.startupObjects,
+    mixedWorkers: preset.mixedWorkers,
+  };
+  if (sizes.durationMs <= 0 || sizes.objectSize < 1 || sizes.writeRate < 1)
+    throw new FlagError('--duration, --object-size and --write-rate must be positive');
+  const opt = (n: string): string | undefined => (str(n) === '' ? undefined : str(n));
+  return {
+    scenarios: scenarios.length === 0 ? SCENARIOS : scenarios,
+    kubeconfig: opt('kubeconfig'),
+    context: opt('context'),
+    serverPid: int('server-pid') > 0 ? int('server-pid') : undefined,
+    serverArgs: list('server-arg'),
+    sizes,
+    contentType,
+    baselines: v.get('baselines') === true,
+    etcdBaseline: v.get('etcd-baseline') === true,
+    json: opt('json'),
+    markdown: opt('markdown'),
+    sessions: Math.max(1, int('sessions')),
+    preset: str('preset'),
+  };
+}

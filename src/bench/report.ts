@@ -1,0 +1,130 @@
+/**
+ * Results of a bench run: rows of named figures, printed as one table per scenario, written as
+ * JSON, and rendered as a markdown report with the previous run's figures beside the new ones.
+ */
+import { fmt } from './stats.js';
+import { targetsMarkdown } from './targets.js';
+
+/** A figure's name is its unit too (`ops/s`, `p99 ms`, `MB/s`, `peak RSS MiB`). */
+export type Figures = Readonly<Record<string, number>>;
+
+/** "This figure ÷ the same figure of a raw store", from the same run. */
+export interface Ratio {
+  /** What the figure is compared with, e.g. `raw classic-level batch (ops/s)`. */
+  readonly to: string;
+  readonly value: number;
+}
+
+/** One measured row. */
+export interface Row {
+  /** Scenario name (`create`, `list`, ...). */
+  readonly scenario: string;
+  /** The case within the scenario (`10 clients`, `10,000 objects, RV=0`). */
+  readonly case: string;
+  /** Who was measured: `capstan` (the server under test) or a raw store. */
+  readonly subject: string;
+  readonly figures: Figures;
+  readonly ratios?: readonly Ratio[];
+  /** Why the row has no figures (e.g. the server does not take protobuf). */
+  readonly note?: string;
+}
+
+/** A whole run, as written with `--json`. */
+export interface RunReport {
+  readonly startedAt: string;
+  readonly command: string;
+  readonly node: string;
+  /** Where the server ran: `spawned capstan (leveldb)`, or the kubeconfig's server. */
+  readonly target: string;
+  readonly rows: readonly Row[];
+  /** Scenarios that failed (`name: message`); their rows say `failed`. Absent when none did. */
+  readonly failures?: readonly string[];
+}
+
+function rowKey(r: Row): string {
+  return `${r.scenario}\u0000${r.case}\u0000${r.subject}`;
+}
+
+/** Figure names of `rows` in first-seen order. */
+function columns(rows: readonly Row[]): string[] {
+  const seen = new Set<string>();
+  for (const r of rows) for (const k of Object.keys(r.figures)) seen.add(k);
+  return [...seen];
+}
+
+function ratioText(r: Row): string {
+  return (r.ratios ?? []).map((x) => `${fmt(x.value)} × ${x.to}`).join('; ');
+}
+
+/** Rows grouped by scenario, in first-seen order. */
+function byScenario(rows: readonly Row[]): Map<string, Row[]> {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    let g = groups.get(r.scenario);
+    if (g === undefined) groups.set(r.scenario, (g = []));
+    g.push(r);
+  }
+  return groups;
+}
+
+/** Plain-text tables, one per scenario, padded into columns (what the command prints). */
+export function textTables(rows: readonly Row[]): string {
+  const out: string[] = [];
+  for (const [scenario, group] of byScenario(rows)) {
+    const cols = columns(group);
+    const header = ['case', 'subject', ...cols, 'ratio'];
+    const body = group.map((r) => [
+      r.case,
+      r.subject,
+      ...cols.map((c) => (r.figures[c] === undefined ? '' : fmt(r.figures[c]))),
+      r.note ?? ratioText(r),
+    ]);
+    const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+    const line = (cells: readonly string[]): string =>
+      cells
+        .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+        .join('  ')
+        .trimEnd();
+    out.push(`== ${scenario}`, line(header), ...body.map(line), '');
+  }
+  return out.join('\n');
+}
+
+/**
+ * The markdown report: a header naming the command and the target, then one table per scenario;
+ * with `previous`, each figure that was measured before shows its old value beside it.
+ */
+export function markdownReport(run: RunReport, previous?: RunReport): string {
+  const prev = new Map<string, Row>();
+  for (const r of previous?.rows ?? []) prev.set(rowKey(r), r);
+  const lines = [
+    '# Capstan bench report',
+    '',
+    `Command: \`${run.command}\`, started ${run.startedAt}, Node ${run.node}; target: ${run.target}.`,
+    '',
+    'Figures from one run on a shared machine are noisy; the ratios to the raw stores, measured in the',
+    'same run, are what to compare. Ratios: throughput ours ÷ raw (higher is better); time ours ÷ raw',
+    '(lower is better).',
+    previous === undefined ? '' : `Values in parentheses are the previous report's (${previous.startedAt}).`,
+    '',
+    targetsMarkdown(run.rows),
+  ];
+  for (const [scenario, group] of byScenario(run.rows)) {
+    const cols = columns(group);
+    lines.push(`## ${scenario}`, '');
+    lines.push(`| case | subject | ${cols.join(' | ')} | ratio |`);
+    lines.push(`|---|---|${cols.map(() => '---:').join('|')}|---|`);
+    for (const r of group) {
+      const old = prev.get(rowKey(r));
+      const cells = cols.map((c) => {
+        const v = r.figures[c];
+        if (v === undefined) return '';
+        const was = old?.figures[c];
+        return was === undefined ? fmt(v) : `${fmt(v)} (${fmt(was)})`;
+      });
+      lines.push(`| ${r.case} | ${r.subject} | ${cells.join(' | ')} | ${r.note ?? ratioText(r)} |`);
+    }
+    lines.push('');
+  }
+  return lines.join('\n');
+}

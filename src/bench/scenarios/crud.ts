@@ -1,0 +1,163 @@
+/**
+ * `create`, `get`, `update`, `delete`: for each number of concurrent clients, a closed loop of
+ * each verb on ConfigMaps of the chosen size and media type, beside the same write and read
+ * shapes on the raw stores (synced classic-level put and batch, etcd3 put, point gets).
+ *
+ * Order per client count: creates for the run's duration, then gets and unconditional updates
+ * (PUT without a resourceVersion) over the created objects for the same duration, then one
+ * delete of each created object.
+ */
+import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
+import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
+import { closedLoop, type LoopResult } from '../load.js';
+import { configMapBodies, JSON_TYPE } from '../objects.js';
+import type { Figures, Ratio, Row } from '../report.js';
+import { fmt } from '../stats.js';
+
+/** The figures of a closed loop. */
+export function loopFigures(r: LoopResult): Figures {
+  return {
+    'ops/s': r.opsPerSec,
+    'p50 ms': r.latency.p50,
+    'p99 ms': r.latency.p99,
+    'p99.9 ms': r.latency.p999,
+  };
+}
+
+function ratio(ours: LoopResult, raw: LoopResult | undefined, to: string): Ratio[] {
+  return raw === undefined ? [] : [{ to, value: ours.opsPerSec / raw.opsPerSec }];
+}
+
+interface RawFigures {
+  readonly levelPut?: LoopResult;
+  readonly levelBatch?: LoopResult;
+  readonly etcdPut?: LoopResult;
+  readonly levelGet?: LoopResult;
+  readonly etcdGet?: LoopResult;
+}
+
+async function rawShapes(ctx: ScenarioContext, clients: number): Promise<RawFigures> {
+  const { level, etcd } = ctx.baselines;
+  const budget = { durationMs: ctx.sizes.durationMs };
+  const value = new Uint8Array(ctx.sizes.objectSize).fill(0x78);
+  // A fresh prefix per call: the raw stores live for the whole run.
+  const prefix = `/bench/raw/${Date.now().toString(36)}-${clients}/`;
+  const out: { -readonly [K in keyof RawFigures]: RawFigures[K] } = {};
+  const writesThenGets = async (s: RawSubject, p: string): Promise<[LoopResult, LoopResult]> => {
+    const w = await rawWrites(s, p, clients, budget, value);
+    const g = await rawGets(s, p, w.latency.count, clients, budget);
+    return [w, g];
+  };
+  if (level !== undefined) {
+    [out.levelPut, out.levelGet] = await writesThenGets(level, `${prefix}put/`);
+    out.levelBatch = await rawLevelBatchWrites(level.db, `${prefix}batch/`, clients, budget, value);
+  }
+  if (etcd !== undefined) [out.etcdPut, out.etcdGet] = await writesThenGets(etcd, `${prefix}etcd/`);
+  return out;
+}
+
+/** Runs the four verbs for every client count. */
+export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
+  const rows: Row[] = [];
+  const bodies = configMapBodies(ctx.contentType, ctx.sizes.objectSize);
+  const typeName = ctx.contentType === JSON_TYPE ? 'JSON' : 'protobuf';
+  const ns = await createNamespace(ctx.client, 'crud');
+  const base = `/api/v1/namespaces/${ns}/configmaps`;
+  const send = { contentType: bodies.contentType, accept: ctx.contentType, discardBody: true } as const;
+  try {
+    // A server that does not take this media type gets one row that says so, not a crash.
+    const probe = await ctx.client.request('POST', base, { ...send, body: bodies.body('probe') });
+    if (probe.status !== 201) {
+      if (ctx.contentType === JSON_TYPE)
+        await ctx.client.expect('POST', base, 201, { body: bodies.body('probe2') });
+      return [
+        {
+          scenario: 'create',
+          case: typeName,
+          subject: 'capstan',
+          figures: {},
+          note: `server refused ${ctx.contentType} bodies (HTTP ${probe.status})`,
+        },
+      ];
+    }
+    for (const clients of ctx.sizes.clients) {
+      const c = `${clients} clients, ${typeName}`;
+      const budget = { durationMs: ctx.sizes.durationMs };
+      const name = (i: number): string => `c${clients}-${i}`;
+      ctx.progress(`create/get/update/delete, ${clients} clients`);
+      const create = await closedLoop(clients, budget, (n) =>
+        ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
+      );
+      const created = create.latency.count;
+      const pick = (n: number): number => (Math.imul(n, 2654435761) >>> 0) % created;
+      const get = await closedLoop(clients, budget, (n) =>
+        ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
+      );
+      let conflicts = 0;
+      const update = await closedLoop(clients, budget, async (n) => {
+        const i = n % created;
+        const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
+          ...send,
+          body: bodies.body(name(i), n + 1),
+        });
+        if (res.status === 409) conflicts++;
+      });
+      const del = await closedLoop(clients, { maxOps: created }, (n) =>
+        ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
+      );
+      ctx.progress(
+        `  create ${fmt(create.opsPerSec)}/s, get ${fmt(get.opsPerSec)}/s, update ${fmt(update.opsPerSec)}/s, delete ${fmt(del.opsPerSec)}/s`,
+      );
+      const raw = await rawShapes(ctx, clients);
+      const writeRatios = (r: LoopResult): Ratio[] => [
+        ...ratio(r, raw.levelBatch, `raw classic-level batch of ${clients}`),
+        ...ratio(r, raw.levelPut, 'raw classic-level put'),
+        ...ratio(r, raw.etcdPut, 'raw etcd3 put'),
+      ];
+      rows.push(
+        {
+          scenario: 'create',
+          case: c,
+          subject: 'capstan',
+          figures: loopFigures(create),
+          ratios: writeRatios(create),
+        },
+        {
+          scenario: 'get',
+          case: c,
+          subject: 'capstan',
+          figures: loopFigures(get),
+          ratios: [
+            ...ratio(get, raw.levelGet, 'raw classic-level get'),
+            ...ratio(get, raw.etcdGet, 'raw etcd3 get'),
+          ],
+        },
+        {
+          scenario: 'update',
+          case: c,
+          subject: 'capstan',
+          figures: { ...loopFigures(update), conflicts },
+          ratios: writeRatios(update),
+        },
+        {
+          scenario: 'delete',
+          case: c,
+          subject: 'capstan',
+          figures: loopFigures(del),
+          ratios: writeRatios(del),
+        },
+      );
+      const rawRow = (scenario: string, subject: string, r: LoopResult | undefined): void => {
+        if (r !== undefined) rows.push({ scenario, case: c, subject, figures: loopFigures(r) });
+      };
+      rawRow('create', 'raw classic-level put (sync)', raw.levelPut);
+      rawRow('create', `raw classic-level batch of ${clients} (sync)`, raw.levelBatch);
+      rawRow('create', 'raw etcd3 put', raw.etcdPut);
+      rawRow('get', 'raw classic-level get', raw.levelGet);
+      rawRow('get', 'raw etcd3 get', raw.etcdGet);
+    }
+    return rows;
+  } finally {
+    await deleteNamespace(ctx.client, ns);
+  }
+}

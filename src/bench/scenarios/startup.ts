@@ -1,0 +1,77 @@
+/**
+ * `startup`: `capstan server` processes the bench starts itself (whatever server the other
+ * scenarios target), timed from process start to the first authenticated 200 and to the first
+ * `/readyz` 200, with the idle RSS a second later. Once on a fresh data directory (this includes
+ * generating the CA and certificates), once on a directory holding N ConfigMaps (written
+ * through the API by an earlier process, then a restart).
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
+import { BenchClient } from '../client.js';
+import { count, createNamespace, mib, populate, type ScenarioContext } from '../context.js';
+import { readProc } from '../proc.js';
+import type { Row } from '../report.js';
+import { fmt } from '../stats.js';
+import { spawnServer, type SpawnedServer } from '../server-process.js';
+
+const SETTLE_MS = 1000;
+
+async function measure(
+  ctx: ScenarioContext,
+  dataDir: string,
+  label: string,
+): Promise<{ row: Row; server: SpawnedServer }> {
+  const server = await spawnServer({ dataDir, extraArgs: ctx.serverArgs });
+  await new Promise((r) => setTimeout(r, SETTLE_MS));
+  const idle = readProc(server.pid);
+  ctx.progress(`  ${label}: first request ${fmt(server.firstRequestMs)} ms, ready ${fmt(server.readyMs)} ms`);
+  return {
+    server,
+    row: {
+      scenario: 'startup',
+      case: label,
+      subject: 'capstan',
+      figures: {
+        'first request ms': server.firstRequestMs,
+        'readyz ms': server.readyMs,
+        ...(idle === undefined ? {} : { 'idle RSS MiB': mib(idle.rssBytes) }),
+      },
+    },
+  };
+}
+
+/** Starts a fresh server, fills it, restarts it. */
+export async function startupScenario(ctx: ScenarioContext): Promise<Row[]> {
+  const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-startup-'));
+  const rows: Row[] = [];
+  try {
+    ctx.progress('startup: fresh data dir');
+    const fresh = await measure(ctx, join(dir, 'data'), 'fresh data dir');
+    rows.push(fresh.row);
+    const n = ctx.sizes.startupObjects;
+    try {
+      if (n > 0) {
+        ctx.progress(`startup: filling ${count(n)} objects`);
+        const client = new BenchClient(readKubeconfigCredentials(fresh.server.kubeconfigPath), 2);
+        try {
+          const ns = await createNamespace(client, 'startup');
+          await populate({ ...ctx, client }, ns, 'cm-', 0, n);
+        } finally {
+          client.close();
+        }
+      }
+    } finally {
+      await fresh.server.stop();
+    }
+    if (n > 0) {
+      const populated = await measure(ctx, join(dir, 'data'), `${count(n)} objects`);
+      await populated.server.stop();
+      rows.push(populated.row);
+    }
+    return rows;
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
