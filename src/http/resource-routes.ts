@@ -38,11 +38,12 @@ import { listResource } from '../resource/list.js';
 import { deleteNamespace, isNamespaceType } from '../resource/namespace-delete.js';
 import { patchResource, unsupportedPatchType, type PatchBody } from '../resource/patch.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
-import { boolParam, param, rejectDryRun, type Query } from '../resource/query.js';
+import { boolParam, param, type Query } from '../resource/query.js';
 import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
 import { openWatch } from '../resource/watch.js';
+import { readWriteOptions, warningHeader, type WriteOptions } from '../resource/write-options.js';
 import { installBodyParsers, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
@@ -101,6 +102,11 @@ function patchBody(body: unknown): PatchBody {
   return { patchType: body.patchType, patch: body.value };
 }
 
+/** The patch type of a PATCH body (undefined for other bodies). */
+function patchTypeOf(body: unknown): string | undefined {
+  return isRequestBody(body) ? body.patchType : undefined;
+}
+
 function deleteBody(body: unknown): unknown {
   return isRequestBody(body) ? body.value : undefined;
 }
@@ -133,10 +139,21 @@ async function dispatch(
   request: FastifyRequest,
   reply: FastifyReply,
   watchPrefix: boolean,
+  warnings: string[],
 ): Promise<ResourceReply | undefined> {
   const query = request.query as Query;
   const method = request.method === 'HEAD' ? 'GET' : request.method;
-  if (method !== 'GET') rejectDryRun(query);
+  // --- modifying options (dryRun, fieldManager, fieldValidation, force): issue 6 ---
+  const ua = request.headers['user-agent'];
+  const writeOf = (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): WriteOptions =>
+    readWriteOptions(
+      query,
+      ua,
+      kind,
+      kind === 'PatchOptions' ? patchTypeOf(request.body) : undefined,
+      warnings,
+    );
+  // --- end modifying options ---
   const { type } = target;
   const allNamespaces = type.namespaced && target.namespace === undefined;
   if (target.name === undefined) {
@@ -152,7 +169,7 @@ async function dispatch(
     if (allNamespaces || watchPrefix) throw methodNotAllowed(NOT_ALLOWED);
     if (method === 'POST') {
       requireVerb(target, 'create');
-      return createResource(ctx, target, objectBody(request.body));
+      return createResource(ctx, target, objectBody(request.body), writeOf('CreateOptions'));
     }
     if (method === 'DELETE') {
       requireVerb(target, 'deletecollection');
@@ -182,10 +199,10 @@ async function dispatch(
           return getResource(ctx, target, query);
         case 'PUT':
           requireVerb(target, 'update');
-          return updateResource(ctx, target, objectBody(request.body), 'main');
+          return updateResource(ctx, target, objectBody(request.body), 'main', writeOf('UpdateOptions'));
         case 'PATCH':
           requireVerb(target, 'patch');
-          return patchResource(ctx, target, patchBody(request.body), 'main');
+          return patchResource(ctx, target, patchBody(request.body), 'main', writeOf('PatchOptions'));
         case 'DELETE': {
           requireVerb(target, 'delete');
           const options = parseDeleteOptions(deleteBody(request.body), query);
@@ -196,16 +213,21 @@ async function dispatch(
       break;
     case 'status':
       if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
-      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'status');
-      if (method === 'PATCH') return patchResource(ctx, target, patchBody(request.body), 'status');
+      if (method === 'PUT')
+        return updateResource(ctx, target, objectBody(request.body), 'status', writeOf('UpdateOptions'));
+      if (method === 'PATCH')
+        return patchResource(ctx, target, patchBody(request.body), 'status', writeOf('PatchOptions'));
       break;
     case 'scale':
       if (method === 'GET') return getScale(ctx, target);
-      if (method === 'PUT') return writeScale(ctx, target, objectBody(request.body));
-      if (method === 'PATCH') return writeScale(ctx, target, undefined, patchBody(request.body));
+      if (method === 'PUT')
+        return writeScale(ctx, target, objectBody(request.body), undefined, writeOf('UpdateOptions'));
+      if (method === 'PATCH')
+        return writeScale(ctx, target, undefined, patchBody(request.body), writeOf('PatchOptions'));
       break;
     case 'finalize':
-      if (method === 'PUT') return updateResource(ctx, target, objectBody(request.body), 'finalize');
+      if (method === 'PUT')
+        return updateResource(ctx, target, objectBody(request.body), 'finalize', writeOf('UpdateOptions'));
       break;
   }
   throw methodNotAllowed(NOT_ALLOWED);
@@ -225,8 +247,10 @@ async function handle(
   if (watchPrefix) segments = segments.slice(1);
   const target = resolveTarget(ctx.registry, group, version, segments);
   if (target === undefined) throw notFoundPath();
-  const result = await dispatch(ctx, target, request, reply, watchPrefix);
+  const warnings: string[] = [];
+  const result = await dispatch(ctx, target, request, reply, watchPrefix, warnings);
   if (result === undefined) return;
+  if (warnings.length > 0) void reply.header('warning', warnings.map(warningHeader));
   await reply.code(result.code).type('application/json').send(result.body);
 }
 

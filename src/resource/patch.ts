@@ -7,7 +7,9 @@
  * - `application/json-patch+json`: RFC 6902 (malformed: 400; an operation that fails: 422);
  * - `application/merge-patch+json`: RFC 7386;
  * - `application/strategic-merge-patch+json`: strategic merge patch, merge keys from the schema;
- * - `application/apply-patch+yaml`: server-side apply, a later issue: 415 for now.
+ * - `application/apply-patch+yaml`: server-side apply (apply.ts).
+ *
+ * Non-apply patches record an `Update` entry of the request's manager in managedFields.
  */
 import { ApiError, badRequest } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
@@ -18,6 +20,8 @@ import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from './pat
 import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
 import { applyUpdate, type UpdatePart } from './update.js';
+import { applyResource } from './apply.js';
+import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** The patch formats, named after kube's `types.PatchType`. */
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
@@ -55,10 +59,8 @@ export function applyPatch(
       case 'strategic':
         return applyStrategicMergePatch(current, body.patch, messageType, ctx.patchSchema);
       case 'apply':
-        throw new ApiError(
-          'UnsupportedMediaType',
-          'the body of the request was in an unknown format - server-side apply (application/apply-patch+yaml) is not supported by this server yet; accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
-        );
+        // Apply is not a patch of the current object (apply.ts merges by ownership).
+        throw unsupportedPatchType('application/apply-patch+yaml');
     }
   } catch (err) {
     if (err instanceof JsonPatchFormatError || err instanceof StrategicMergePatchError)
@@ -93,14 +95,18 @@ export async function patchResource(
   target: Target,
   body: PatchBody,
   part: UpdatePart,
+  write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
+  if (body.patchType === 'apply') return applyResource(ctx, target, body.patch, write);
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,
     name: target.name ?? '',
     part,
     allowCreate: false,
+    write,
+    ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
     build: (current) => {
       // allowCreate is false: applyUpdate never asks for a build without a current object.
       if (current === undefined) throw new Error('patch without a current object');
