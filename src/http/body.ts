@@ -10,7 +10,7 @@
  * | `application/json-patch+json`              | JSON  | JSON patch (RFC 6902)            |
  * | `application/merge-patch+json`             | JSON  | merge patch (RFC 7386)           |
  * | `application/strategic-merge-patch+json`   | JSON  | strategic merge patch            |
- * | `application/apply-patch+yaml`             | YAML  | server-side apply (not yet: 415) |
+ * | `application/apply-patch+yaml`             | YAML  | server-side apply                |
  * | anything else                              |   –   | 415 UnsupportedMediaType         |
  *
  * Bodies over {@link MAX_REQUEST_BODY_BYTES} are refused with 413 before parsing; malformed
@@ -30,6 +30,8 @@ export interface RequestBody {
   readonly patchType: PatchType | undefined;
   /** The parsed JSON value (undefined for an empty body). */
   readonly value: unknown;
+  /** The body's bytes (JSON and YAML bodies), for field validation's duplicate-key scan (issue 6). */
+  readonly raw?: Buffer;
 }
 
 /** True for a value the parsers made. */
@@ -56,7 +58,8 @@ function yaml(): typeof import('yaml') {
 
 function parseYaml(buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
-  const doc = yaml().parseDocument(buf.toString('utf8'), { uniqueKeys: true });
+  // Repeated keys are allowed here (the last wins, as in Go); field validation reports them.
+  const doc = yaml().parseDocument(buf.toString('utf8'), { uniqueKeys: false });
   const first = doc.errors[0];
   if (first !== undefined) throw badRequest(`error converting YAML to JSON: ${first.message}`);
   // Aliases are expanded with a bound (the yaml package's maxAliasCount), so a "billion laughs"
@@ -93,7 +96,12 @@ export function installBodyParsers(scope: FastifyInstance): void {
       { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES },
       (_request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: RequestBody) => void) => {
         try {
-          done(null, { mediaType: format.mediaType, patchType: format.patchType, value: format.parse(body) });
+          done(null, {
+            mediaType: format.mediaType,
+            patchType: format.patchType,
+            value: format.parse(body),
+            raw: body,
+          });
         } catch (err) {
           done(err as Error);
         }

@@ -43,7 +43,12 @@ import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
 import { openWatch } from '../resource/watch.js';
-import { readWriteOptions, warningHeader, type WriteOptions } from '../resource/write-options.js';
+import {
+  readWriteOptions,
+  warningHeader,
+  type RawBody,
+  type WriteOptions,
+} from '../resource/write-options.js';
 import { installBodyParsers, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
@@ -102,6 +107,12 @@ function patchBody(body: unknown): PatchBody {
   return { patchType: body.patchType, patch: body.value };
 }
 
+/** The bytes of a JSON or YAML body, for field validation. */
+function rawBodyOf(body: unknown): RawBody | undefined {
+  if (!isRequestBody(body) || body.raw === undefined) return undefined;
+  return { bytes: body.raw, yaml: body.mediaType.endsWith('yaml') };
+}
+
 /** The patch type of a PATCH body (undefined for other bodies). */
 function patchTypeOf(body: unknown): string | undefined {
   return isRequestBody(body) ? body.patchType : undefined;
@@ -152,6 +163,7 @@ async function dispatch(
       kind,
       kind === 'PatchOptions' ? patchTypeOf(request.body) : undefined,
       warnings,
+      rawBodyOf(request.body),
     );
   // --- end modifying options ---
   const { type } = target;

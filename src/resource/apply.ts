@@ -15,6 +15,7 @@ import { badRequest } from '../http/errors.js';
 import type { JsonMap } from '../apply/value.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { bindNamespace, decodeObject } from './decode.js';
+import { duplicateProblems, report } from './field-validation.js';
 import { isJsonObject } from './object.js';
 import { applyUpdate } from './update.js';
 import type { WriteOptions } from './write-options.js';
@@ -47,6 +48,8 @@ export async function applyResource(
 ): Promise<ResourceReply> {
   const { type } = target;
   const config = configOf(body, target);
+  // Unknown fields are always errors of apply (the library's); repeated keys follow the mode.
+  report(type, 'patch', duplicateProblems(write), write);
   const subresource = target.subresource;
   const updated = await applyUpdate(ctx, {
     type,

@@ -10,6 +10,7 @@ import { alreadyExists, ApiError, internalError, methodNotAllowed } from '../htt
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { bindNamespace, decodeObject } from './decode.js';
+import { validateFields } from './field-validation.js';
 import { objectKey } from './keys.js';
 import { generateName, prepareForCreate, validateForWrite } from './metadata.js';
 import { admitCreateInNamespace } from './namespace-lifecycle.js';
@@ -116,6 +117,7 @@ export async function createResource(
   }
   const obj = decodeObject(body, type);
   bindNamespace(obj, type, target.namespace);
+  validateFields(ctx, type, obj, write, 'object');
   const created = await createObject(ctx, type, obj, { write });
   return { code: 201, body: created.body };
 }

@@ -54,6 +54,12 @@ export class FieldManager {
     return this.#types.forKind(type.messageType);
   }
 
+  /** The kind's apply type, or undefined when the schema set does not describe it. */
+  typeOf(type: ResourceType): StructType | undefined {
+    if (this.#load().message(type.messageType) === undefined) return undefined;
+    return this.#typeOf(type);
+  }
+
   /**
    * Sets `next.metadata.managedFields` after a non-apply write of `old` → `next` (old undefined
    * for a create). Never throws for bad client entries (they are reset, as kube does).

@@ -21,6 +21,7 @@ import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
 import { applyUpdate, type UpdatePart } from './update.js';
 import { applyResource } from './apply.js';
+import { duplicateProblems, report, unknownProblems } from './field-validation.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** The patch formats, named after kube's `types.PatchType`. */
@@ -99,6 +100,7 @@ export async function patchResource(
 ): Promise<ResourceReply> {
   const { type } = target;
   if (body.patchType === 'apply') return applyResource(ctx, target, body.patch, write);
+  let reported = false;
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,
@@ -110,7 +112,15 @@ export async function patchResource(
     build: (current) => {
       // allowCreate is false: applyUpdate never asks for a build without a current object.
       if (current === undefined) throw new Error('patch without a current object');
-      return patched(ctx, type, target, current, body);
+      const obj = patched(ctx, type, target, current, body);
+      // Unknown fields can only come from the patch; they are dropped on every attempt and
+      // reported once (a lost race rebuilds).
+      const problems = unknownProblems(ctx, type, obj);
+      if (!reported) {
+        reported = true;
+        report(type, 'patch', [...problems, ...duplicateProblems(write)], write);
+      }
+      return obj;
     },
   });
 }

@@ -20,6 +20,7 @@ import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { createObject } from './create.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
+import { validateFields } from './field-validation.js';
 import { invalid as fieldInvalid } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
 import { prepareForUpdate, validateForWrite } from './metadata.js';
@@ -211,6 +212,7 @@ export async function updateResource(
   const requested = decodeObject(body, type);
   checkName(requested, name);
   bindNamespace(requested, type, target.namespace);
+  validateFields(ctx, type, requested, write, 'object');
   const rule = ctx.rules.of(type);
   return applyUpdate(ctx, {
     type,

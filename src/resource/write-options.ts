@@ -41,6 +41,15 @@ export interface WriteOptions {
   readonly force: boolean;
   /** Warnings for the reply's `Warning` headers (the message only; the route adds `299 - "..."`). */
   readonly warnings: string[];
+  /** The body's bytes when it was JSON or YAML, for the duplicate-key scan of field validation. */
+  readonly rawBody?: RawBody;
+}
+
+/** A request body as received. */
+export interface RawBody {
+  readonly bytes: Buffer;
+  /** True for YAML media types (YAML's duplicate messages differ). */
+  readonly yaml: boolean;
 }
 
 /** The options of a write the server makes itself (bootstrap, controllers): manager `kube-apiserver`. */
@@ -71,6 +80,7 @@ export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | '
  * `Validate{Create,Update,Patch,Delete}Options` do.
  * @param patchType the PATCH body's type: apply requires `fieldManager`; `force` is apply-only.
  * @param warnings where the request's warnings go (the route's list, written as headers).
+ * @param rawBody the body's bytes (JSON or YAML), for duplicate-key detection.
  * @throws ApiError 422 `Invalid` (kind `<optionsKind>`, group meta.k8s.io) naming each bad
  *   parameter: an unsupported dryRun or fieldValidation, a bad fieldManager, `force` outside
  *   apply, apply without fieldManager.
@@ -81,6 +91,7 @@ export function readWriteOptions(
   optionsKind: OptionsKind,
   patchType?: string,
   warnings: string[] = [],
+  rawBody?: RawBody,
 ): WriteOptions {
   const errs: FieldError[] = [];
   const dry = values(query, 'dryRun');
@@ -111,6 +122,7 @@ export function readWriteOptions(
     fieldValidation,
     force: apply && boolParam(query, 'force'),
     warnings,
+    ...(rawBody === undefined ? {} : { rawBody }),
   };
 }
 
