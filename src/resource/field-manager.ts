@@ -54,9 +54,14 @@ export class FieldManager {
     return this.#types.forKind(type.messageType);
   }
 
+  /** True when the schema set describes message `messageType` (built-in kinds). */
+  describes(messageType: string): boolean {
+    return this.#load().message(messageType) !== undefined;
+  }
+
   /** The kind's apply type, or undefined when the schema set does not describe it. */
   typeOf(type: ResourceType): StructType | undefined {
-    if (this.#load().message(type.messageType) === undefined) return undefined;
+    if (!this.describes(type.messageType)) return undefined;
     return this.#typeOf(type);
   }
 

@@ -33,11 +33,20 @@ export interface PatchBody {
   readonly patch: unknown;
 }
 
-/** Kube's 415 for a PATCH with a media type it does not take as a patch. */
-export function unsupportedPatchType(contentType: string): ApiError {
+/**
+ * Kube's 415 for a PATCH with a media type it does not take as a patch; `strategic` false for
+ * kinds without a schema (custom resources), which take no strategic merge patch.
+ */
+export function unsupportedPatchType(contentType: string, strategic = true): ApiError {
+  const accepted = [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    ...(strategic ? ['application/strategic-merge-patch+json'] : []),
+    'application/apply-patch+yaml',
+  ].join(', ');
   return new ApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${JSON.stringify(contentType)})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted} (got ${JSON.stringify(contentType)})`,
   );
 }
 
@@ -58,6 +67,9 @@ export function applyPatch(
       case 'merge':
         return applyMergePatch(current, body.patch);
       case 'strategic':
+        // kube serves strategic merge patch for built-in kinds only (custom resources: 415).
+        if (messageType === undefined || !ctx.fields.describes(messageType))
+          throw unsupportedPatchType('application/strategic-merge-patch+json', false);
         return applyStrategicMergePatch(current, body.patch, messageType, ctx.patchSchema);
       case 'apply':
         // Apply is not a patch of the current object (apply.ts merges by ownership).

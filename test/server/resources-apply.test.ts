@@ -3,6 +3,10 @@
  * table, and dry run of every verb, through the resource routes (`app.inject`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/http/errors.js';
+import { loadRegistry } from '../../src/registry/registry.js';
+import { createResourceContext } from '../../src/resource/context.js';
+import { applyPatch } from '../../src/resource/patch.js';
 import { deployment, json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -383,5 +387,29 @@ describe('dryRun=All', () => {
       expect(r.json().reason).toBe('Invalid');
     }
     expect((await s.request({ method: 'GET', url: `${CM}/a` })).statusCode).toBe(200);
+  });
+});
+
+describe('strategic merge patch without a schema', () => {
+  it('is a 415 naming the patch types such kinds take', async () => {
+    const ctx = createResourceContext({
+      registry: loadRegistry(),
+      store: s.store,
+      eventTtlSeconds: 3600,
+      minRequestTimeoutSeconds: 1800,
+    });
+    const err = (() => {
+      try {
+        applyPatch(ctx, 'com.example.v1.Widget', {}, { patchType: 'strategic', patch: {} });
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).code).toBe(415);
+    expect((err as ApiError).message).toBe(
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml (got "application/strategic-merge-patch+json")',
+    );
   });
 });
