@@ -56,8 +56,21 @@ function yaml(): typeof import('yaml') {
   return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 }
 
+/**
+ * True when a YAML-typed body is JSON (its first non-blank byte is `{` or `[`): JSON is YAML, and
+ * kube reads such bodies as JSON (sigs.k8s.io/yaml passes JSON through), which is far cheaper.
+ */
+export function isJsonText(buf: Buffer): boolean {
+  for (const b of buf) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    return b === 0x7b || b === 0x5b;
+  }
+  return false;
+}
+
 function parseYaml(buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
+  if (isJsonText(buf)) return parseJson(buf);
   // Repeated keys are allowed here (the last wins, as in Go); field validation reports them.
   const doc = yaml().parseDocument(buf.toString('utf8'), { uniqueKeys: false });
   const first = doc.errors[0];

@@ -49,7 +49,7 @@ import {
   type RawBody,
   type WriteOptions,
 } from '../resource/write-options.js';
-import { installBodyParsers, isRequestBody } from './body.js';
+import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
@@ -110,7 +110,7 @@ function patchBody(body: unknown): PatchBody {
 /** The bytes of a JSON or YAML body, for field validation. */
 function rawBodyOf(body: unknown): RawBody | undefined {
   if (!isRequestBody(body) || body.raw === undefined) return undefined;
-  return { bytes: body.raw, yaml: body.mediaType.endsWith('yaml') };
+  return { bytes: body.raw, yaml: body.mediaType.endsWith('yaml') && !isJsonText(body.raw) };
 }
 
 /** The patch type of a PATCH body (undefined for other bodies). */
