@@ -81,6 +81,14 @@ export function applySession(version: KubectlVersion, server: () => TestServer):
       expect(pick(await k.json('get', 'deployment', 'web', '-n', ns), 'metadata', 'resourceVersion')).toBe(
         rv,
       );
+      // A server-side dry run of a change answers it and writes nothing.
+      await writeFile(file('web-dry.yaml'), deployment(ns, 'web', 'nginx:1.27', 5));
+      expect(
+        lines(await k.ok('apply', '--server-side', '--dry-run=server', '-f', file('web-dry.yaml'))),
+      ).toEqual(['deployment.apps/web serverside-applied (server dry run)']);
+      const after = await k.json('get', 'deployment', 'web', '-n', ns);
+      expect(pick(after, 'metadata', 'resourceVersion')).toBe(rv);
+      expect(pick(after, 'spec', 'replicas')).toBe(2);
     });
 
     it('a second manager conflicts; --force-conflicts takes the field', async () => {
