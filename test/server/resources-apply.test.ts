@@ -262,6 +262,16 @@ describe('server-side apply', () => {
     expect(out.spec?.template?.spec?.containers?.map((c) => c.name)).toEqual(['a']);
   });
 
+  it('a defaulted field the applier stops applying is reset to its default', async () => {
+    const d = deployment('r');
+    (d['spec'] as Record<string, unknown>)['replicas'] = 4;
+    expect((await apply(`${DEPLOY}/r`, d, 'fieldManager=alice')).statusCode).toBe(201);
+    delete (d['spec'] as Record<string, unknown>)['replicas'];
+    const r = await apply(`${DEPLOY}/r`, d, 'fieldManager=alice');
+    expect(r.statusCode).toBe(200);
+    expect(r.json().spec?.replicas).toBe(1);
+  });
+
   it('a field another manager also owns stays when one applier drops it', async () => {
     await apply(`${CM}/a`, cm('a', { k: 'v' }), 'fieldManager=alice');
     await apply(`${CM}/a`, cm('a', { k: 'v' }), 'fieldManager=bob');
