@@ -3,8 +3,9 @@
  * through an endpoint cannot set (the strategy puts the stored value back), which therefore no
  * manager can own through it and which never conflict there.
  *
- * The rule for every kind with a `status` subresource: the main resource resets `status`; the
- * status subresource resets `spec`. {@link STATUS_EXTRAS} adds what some status strategies reset
+ * The rule for every kind with a `status` subresource: the main resource (and the namespace
+ * `finalize` subresource) resets `status`; the status subresource resets `spec`; `scale` resets
+ * nothing (it writes `spec.replicas` only). {@link STATUS_EXTRAS} adds what some status strategies reset
  * besides `spec` (upstream: pod, deployment). Kinds without a status subresource reset nothing.
  */
 import { FieldSet, fieldElement, type Path } from '../apply/index.js';
@@ -49,7 +50,8 @@ export class ResetFields {
 }
 
 function resetFieldsOf(type: ResourceType, subresource: string | undefined): FieldSet | undefined {
-  if (subresource === undefined || subresource === '') return MAIN;
+  // The main resource and the namespace `finalize` subresource reset status.
+  if (subresource === undefined || subresource === '' || subresource === 'finalize') return MAIN;
   if (subresource !== 'status') return undefined;
   const extras = STATUS_EXTRAS.get(`${type.group}/${type.kind}`);
   return extras === undefined ? STATUS : STATUS.union(FieldSet.fromPaths(extras));
