@@ -12,8 +12,11 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deployment, json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
 
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
-/** Applies per manager; the issue asks for 1,000, scaled down for a 2-core machine shared by several runs. */
-const ROUNDS = 200;
+/**
+ * Applies per manager: the issue asks for 1,000; 200 by default on a 2-core machine shared by
+ * several runs (`CAPSTAN_APPLY_ROUNDS=1000` runs the full count).
+ */
+const ROUNDS = Number(process.env['CAPSTAN_APPLY_ROUNDS'] ?? 200);
 
 let s: ResourceApp;
 beforeEach(async () => {
