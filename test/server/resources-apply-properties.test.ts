@@ -12,11 +12,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deployment, json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
 
 const DEPLOY = '/apis/apps/v1/namespaces/default/deployments';
-/**
- * Applies per manager: the issue asks for 1,000; 200 by default on a 2-core machine shared by
- * several runs (`CAPSTAN_APPLY_ROUNDS=1000` runs the full count).
- */
-const ROUNDS = Number(process.env['CAPSTAN_APPLY_ROUNDS'] ?? 200);
+/** Applies per manager, as the issue asks (`CAPSTAN_APPLY_ROUNDS` lowers it on a slow machine). */
+const ROUNDS = Number(process.env['CAPSTAN_APPLY_ROUNDS'] ?? 1000);
 
 let s: ResourceApp;
 beforeEach(async () => {
@@ -41,6 +38,7 @@ describe('concurrent appliers', () => {
       (await s.request(json('POST', `${DEPLOY}?fieldManager=creator`, deployment('d')))).statusCode,
     ).toBe(201);
     const base = await s.listen();
+    const before = await s.store.currentRevision();
     const run = async (who: 'a' | 'b'): Promise<number[]> => {
       const codes: number[] = [];
       for (let i = 0; i < ROUNDS; i++) {
@@ -64,6 +62,8 @@ describe('concurrent appliers', () => {
     };
     const [a, b] = await Promise.all([run('a'), run('b')]);
     expect(new Set([...a, ...b])).toEqual(new Set([200]));
+    // Every apply changed something and wrote exactly once (a lost race wrote nothing).
+    expect(await s.store.currentRevision()).toBe(before + BigInt(2 * ROUNDS));
     const d = (await s.request({ method: 'GET', url: `${DEPLOY}/d` })).json();
     expect(d.metadata.labels).toEqual({ a: `a-${ROUNDS - 1}`, b: `b-${ROUNDS - 1}` });
     expect(d.metadata.annotations).toEqual({ 'a/n': String(ROUNDS - 1), 'b/n': String(ROUNDS - 1) });
