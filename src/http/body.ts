@@ -10,7 +10,7 @@
  * | `application/json-patch+json`              | JSON  | JSON patch (RFC 6902)            |
  * | `application/merge-patch+json`             | JSON  | merge patch (RFC 7386)           |
  * | `application/strategic-merge-patch+json`   | JSON  | strategic merge patch            |
- * | `application/apply-patch+yaml`             | YAML  | server-side apply (not yet: 415) |
+ * | `application/apply-patch+yaml`             | YAML  | server-side apply                |
  * | `application/vnd.kubernetes.protobuf`      | envelope | ProtobufBody (decoded by route) |
  * | anything else                              |   –   | 415 UnsupportedMediaType         |
  *
@@ -32,6 +32,8 @@ export interface RequestBody {
   readonly patchType: PatchType | undefined;
   /** The parsed JSON value (undefined for an empty body). */
   readonly value: unknown;
+  /** The body's bytes (JSON and YAML bodies), for field validation's duplicate-key scan (issue 6). */
+  readonly raw?: Buffer;
 }
 
 /** True for a value the parsers made. */
@@ -56,9 +58,23 @@ function yaml(): typeof import('yaml') {
   return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 }
 
+/**
+ * True when a YAML-typed body is JSON (its first non-blank byte is `{` or `[`): JSON is YAML, and
+ * kube reads such bodies as JSON (sigs.k8s.io/yaml passes JSON through), which is far cheaper.
+ */
+export function isJsonText(buf: Buffer): boolean {
+  for (const b of buf) {
+    if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) continue;
+    return b === 0x7b || b === 0x5b;
+  }
+  return false;
+}
+
 function parseYaml(buf: Buffer): unknown {
   if (buf.length === 0) return undefined;
-  const doc = yaml().parseDocument(buf.toString('utf8'), { uniqueKeys: true });
+  if (isJsonText(buf)) return parseJson(buf);
+  // Repeated keys are allowed here (the last wins, as in Go); field validation reports them.
+  const doc = yaml().parseDocument(buf.toString('utf8'), { uniqueKeys: false });
   const first = doc.errors[0];
   if (first !== undefined) throw badRequest(`error converting YAML to JSON: ${first.message}`);
   // Aliases are expanded with a bound (the yaml package's maxAliasCount), so a "billion laughs"
@@ -101,7 +117,12 @@ export function installBodyParsers(scope: FastifyInstance): void {
       { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES },
       (_request: FastifyRequest, body: Buffer, done: (err: Error | null, body?: RequestBody) => void) => {
         try {
-          done(null, { mediaType: format.mediaType, patchType: format.patchType, value: format.parse(body) });
+          done(null, {
+            mediaType: format.mediaType,
+            patchType: format.patchType,
+            value: format.parse(body),
+            raw: body,
+          });
         } catch (err) {
           done(err as Error);
         }

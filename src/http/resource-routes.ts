@@ -38,7 +38,7 @@ import { listResource } from '../resource/list.js';
 import { deleteNamespace, isNamespaceType } from '../resource/namespace-delete.js';
 import { patchResource, unsupportedPatchType, type PatchBody } from '../resource/patch.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
-import { boolParam, param, rejectDryRun, type Query } from '../resource/query.js';
+import { boolParam, param, type Query } from '../resource/query.js';
 import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
@@ -53,7 +53,13 @@ import { JsonSource } from '../representation/source.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
 import type { Representation } from '../representation/types.js';
-import { installBodyParsers, isRequestBody } from './body.js';
+import {
+  readWriteOptions,
+  warningHeader,
+  type RawBody,
+  type WriteOptions,
+} from '../resource/write-options.js';
+import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
@@ -128,6 +134,17 @@ function patchBody(body: unknown): PatchBody {
   return { patchType: body.patchType, patch: body.value };
 }
 
+/** The bytes of a JSON or YAML body, for field validation. */
+function rawBodyOf(body: unknown): RawBody | undefined {
+  if (!isRequestBody(body) || body.raw === undefined) return undefined;
+  return { bytes: body.raw, yaml: body.mediaType.endsWith('yaml') && !isJsonText(body.raw) };
+}
+
+/** The patch type of a PATCH body (undefined for other bodies). */
+function patchTypeOf(body: unknown): string | undefined {
+  return isRequestBody(body) ? body.patchType : undefined;
+}
+
 function deleteBody(body: unknown, reps: Representations): unknown {
   if (!isRequestBody(body)) return undefined;
   if (body.value instanceof ProtobufBody) return body.value.decode(reps.codec, DELETE_OPTIONS_MESSAGE);
@@ -164,11 +181,23 @@ async function dispatch(
   reply: FastifyReply,
   watchPrefix: boolean,
   r: Rendering,
+  warnings: string[],
 ): Promise<ResourceReply | undefined> {
   const { reps, rep } = r;
   const query = request.query as Query;
   const method = request.method === 'HEAD' ? 'GET' : request.method;
-  if (method !== 'GET') rejectDryRun(query);
+  // --- modifying options (dryRun, fieldManager, fieldValidation, force): issue 6 ---
+  const ua = request.headers['user-agent'];
+  const writeOf = (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): WriteOptions =>
+    readWriteOptions(
+      query,
+      ua,
+      kind,
+      kind === 'PatchOptions' ? patchTypeOf(request.body) : undefined,
+      warnings,
+      rawBodyOf(request.body),
+    );
+  // --- end modifying options ---
   const { type } = target;
   const allNamespaces = type.namespaced && target.namespace === undefined;
   if (target.name === undefined) {
@@ -184,7 +213,12 @@ async function dispatch(
     if (allNamespaces || watchPrefix) throw methodNotAllowed(NOT_ALLOWED);
     if (method === 'POST') {
       requireVerb(target, 'create');
-      return createResource(ctx, target, objectBody(request.body, reps, type.messageType));
+      return createResource(
+        ctx,
+        target,
+        objectBody(request.body, reps, type.messageType),
+        writeOf('CreateOptions'),
+      );
     }
     if (method === 'DELETE') {
       requireVerb(target, 'deletecollection');
@@ -215,10 +249,16 @@ async function dispatch(
           return getResource(ctx, target, query);
         case 'PUT':
           requireVerb(target, 'update');
-          return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'main');
+          return updateResource(
+            ctx,
+            target,
+            objectBody(request.body, reps, type.messageType),
+            'main',
+            writeOf('UpdateOptions'),
+          );
         case 'PATCH':
           requireVerb(target, 'patch');
-          return patchResource(ctx, target, patchBody(request.body), 'main');
+          return patchResource(ctx, target, patchBody(request.body), 'main', writeOf('PatchOptions'));
         case 'DELETE': {
           requireVerb(target, 'delete');
           const options = parseDeleteOptions(deleteBody(request.body, reps), query);
@@ -230,17 +270,38 @@ async function dispatch(
     case 'status':
       if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
       if (method === 'PUT')
-        return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'status');
-      if (method === 'PATCH') return patchResource(ctx, target, patchBody(request.body), 'status');
+        return updateResource(
+          ctx,
+          target,
+          objectBody(request.body, reps, type.messageType),
+          'status',
+          writeOf('UpdateOptions'),
+        );
+      if (method === 'PATCH')
+        return patchResource(ctx, target, patchBody(request.body), 'status', writeOf('PatchOptions'));
       break;
     case 'scale':
       if (method === 'GET') return getScale(ctx, target);
-      if (method === 'PUT') return writeScale(ctx, target, objectBody(request.body, reps, SCALE_MESSAGE));
-      if (method === 'PATCH') return writeScale(ctx, target, undefined, patchBody(request.body));
+      if (method === 'PUT')
+        return writeScale(
+          ctx,
+          target,
+          objectBody(request.body, reps, SCALE_MESSAGE),
+          undefined,
+          writeOf('UpdateOptions'),
+        );
+      if (method === 'PATCH')
+        return writeScale(ctx, target, undefined, patchBody(request.body), writeOf('PatchOptions'));
       break;
     case 'finalize':
       if (method === 'PUT')
-        return updateResource(ctx, target, objectBody(request.body, reps, type.messageType), 'finalize');
+        return updateResource(
+          ctx,
+          target,
+          objectBody(request.body, reps, type.messageType),
+          'finalize',
+          writeOf('UpdateOptions'),
+        );
       break;
   }
   throw methodNotAllowed(NOT_ALLOWED);
@@ -275,8 +336,18 @@ async function handle(
     target.subresource,
   );
   const rep = reps.representation(negotiated, target.type, param(request.query as Query, 'includeObject'));
-  const result = await dispatch(ctx, target, request, reply, watchPrefix, { reps, negotiated, rep });
+  const warnings: string[] = [];
+  const result = await dispatch(
+    ctx,
+    target,
+    request,
+    reply,
+    watchPrefix,
+    { reps, negotiated, rep },
+    warnings,
+  );
   if (result === undefined) return;
+  if (warnings.length > 0) void reply.header('warning', warnings.map(warningHeader));
   if (result.contentType !== undefined) {
     await reply.code(result.code).type(result.contentType).send(result.body);
   } else if (negotiated.format === 'json' && negotiated.transform === undefined) {

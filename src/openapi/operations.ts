@@ -5,10 +5,11 @@
  * the operation (kubectl explain, apply's patch-type lookup, field-validation detection).
  *
  * Only what Capstan implements is advertised: the verbs of the type, the subresources it serves,
- * the patch types the server accepts (JSON, merge and strategic merge; not apply), and the query
- * parameters the handlers read. `dryRun`, `fieldManager`, `fieldValidation` and `force` are not
- * listed: kubectl reads a `fieldValidation` parameter on PATCH as "the server validates fields"
- * and would then skip its own validation.
+ * the patch types the server accepts (JSON, merge, strategic merge and apply), and the query
+ * parameters the handlers read, among them the modifying ones (`dryRun`, `fieldManager`,
+ * `fieldValidation` on writes, `force` on PATCH, `dryRun` on deletes). kubectl reads a
+ * `fieldValidation` parameter on PATCH as "the server validates fields" and then leaves
+ * validation to the server; `kubectl diff` and `--dry-run=server` look for `dryRun`.
  */
 import type { ResourceType } from '../registry/types.js';
 import { META_TYPES } from './definitions.js';
@@ -57,12 +58,22 @@ export interface PathSpec {
   readonly operations: readonly OperationSpec[];
 }
 
-/** Patch media types the server accepts (server-side apply is not implemented yet). */
+/** Patch media types the server accepts, in kube's order. */
 export const PATCH_MEDIA_TYPES: readonly string[] = [
   'application/json-patch+json',
   'application/merge-patch+json',
   'application/strategic-merge-patch+json',
+  'application/apply-patch+yaml',
 ];
+
+/** Query parameters of create and replace (kube's CreateOptions/UpdateOptions). */
+const WRITE_QUERY: readonly ParamSpec[] = [
+  { name: 'dryRun', type: 'string' },
+  { name: 'fieldManager', type: 'string' },
+  { name: 'fieldValidation', type: 'string' },
+];
+/** Query parameters of patch (kube's PatchOptions). */
+const PATCH_QUERY: readonly ParamSpec[] = [...WRITE_QUERY, { name: 'force', type: 'boolean' }];
 
 const ANY_BODY: readonly string[] = ['*/*'];
 const JSON_ONLY: readonly string[] = ['application/json'];
@@ -80,6 +91,7 @@ const LIST_QUERY: readonly ParamSpec[] = [
   { name: 'watch', type: 'boolean' },
 ];
 const DELETE_QUERY: readonly ParamSpec[] = [
+  { name: 'dryRun', type: 'string' },
   { name: 'gracePeriodSeconds', type: 'integer' },
   { name: 'orphanDependents', type: 'boolean' },
   { name: 'propagationPolicy', type: 'string' },
@@ -166,7 +178,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
         action: 'post',
         operationId: `create${stem}${scope}${t.kind}`,
         description: `create a ${t.kind}`,
-        query: [],
+        query: WRITE_QUERY,
         body: { type: t.messageType, mediaTypes: ANY_BODY, required: true },
         responses: [
           ok(t.messageType),
@@ -275,7 +287,7 @@ function replaceOp(
     action: 'put',
     operationId,
     description,
-    query: [],
+    query: WRITE_QUERY,
     body: { type, mediaTypes: ANY_BODY, required: true },
     responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
     produces: JSON_ONLY,
@@ -295,7 +307,7 @@ function patchOp(
     action: 'patch',
     operationId,
     description,
-    query: [],
+    query: PATCH_QUERY,
     body: { type: META_TYPES.patch, mediaTypes: PATCH_MEDIA_TYPES, required: true },
     responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
     produces: JSON_ONLY,

@@ -7,9 +7,11 @@ import type { Store } from '../../storage/interface.js';
 import { EventLeases } from '../controllers/event-ttl.js';
 import type { Qualified } from '../http/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
+import { loadSchemas, type SchemaSet } from '../registry/schema.js';
+import { FieldManager } from './field-manager.js';
 import { KindRules } from './kind-rules.js';
 import type { PatchSchema } from './patch/schema.js';
-import { loadPatchSchema } from './patch/schema-adapter.js';
+import { patchSchemaFrom } from './patch/schema-adapter.js';
 
 /** The shared state of the resource handlers of one server (no global state: one per app). */
 export interface ResourceContext {
@@ -21,6 +23,8 @@ export interface ResourceContext {
   readonly eventLeases: EventLeases;
   /** Merge keys and strategies for strategic merge patch. */
   readonly patchSchema: PatchSchema;
+  /** managedFields on every write, and server-side apply. */
+  readonly fields: FieldManager;
   /** `--min-request-timeout` (seconds): watches end after a random time in [this, 2 × this). */
   readonly minRequestTimeoutSeconds: number;
   /** How often an idle watch with `allowWatchBookmarks` gets a BOOKMARK (milliseconds). */
@@ -48,13 +52,17 @@ export interface ResourceContextOptions {
  */
 export function createResourceContext(options: ResourceContextOptions): ResourceContext {
   const now = options.now ?? (() => new Date());
+  // One parse of the schema file for both strategic merge patch and apply.
+  let schemas: SchemaSet | undefined;
+  const load = (): SchemaSet => (schemas ??= loadSchemas());
   return {
     registry: options.registry,
     store: options.store,
     rules: options.rules ?? new KindRules(),
     now,
     eventLeases: new EventLeases(options.store, options.eventTtlSeconds, () => now().getTime()),
-    patchSchema: options.patchSchema ?? loadPatchSchema(),
+    patchSchema: options.patchSchema ?? patchSchemaFrom(load()),
+    fields: new FieldManager(load),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
   };

@@ -1,27 +1,40 @@
 /**
  * create (POST on a collection): decode, fill server metadata, default, admit (namespace
- * lifecycle), validate, store. `generateName` picks a random suffix and retries up to 8 times on
- * a name collision, as kube-apiserver does. Nothing is stored when any step fails.
+ * lifecycle), record the writer's managedFields entry, validate, store. `generateName` picks a
+ * random suffix and retries up to 8 times on a name collision, as kube-apiserver does. Nothing is
+ * stored when any step fails. A dry run runs every step, checks that the name is free, and
+ * answers the object that would have been stored, without a resourceVersion (as kube does).
  */
 import { AlreadyExistsError } from '../../storage/errors.js';
 import { alreadyExists, ApiError, internalError, methodNotAllowed } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { bindNamespace, decodeObject } from './decode.js';
+import { validateFields } from './field-validation.js';
 import { objectKey } from './keys.js';
 import { generateName, prepareForCreate, validateForWrite } from './metadata.js';
 import { admitCreateInNamespace } from './namespace-lifecycle.js';
 import { cloneJson, decodeStored, encodeForStorage, withResourceVersion, type KubeObject } from './object.js';
 import { leaseFor } from './store-ops.js';
+import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** Kube's `maxNameGenerationCreateAttempts`. */
 const MAX_GENERATE_ATTEMPTS = 8;
 
 /** The outcome of a stored create: the object's wire bytes at its new revision. */
 export interface Created {
+  /** The new revision; 0 for a dry run. */
   readonly revision: bigint;
   readonly body: Buffer;
   readonly obj: KubeObject;
+}
+
+/** How a create is made. */
+export interface CreateOptions {
+  /** The request's modifying options; default: a write by the server itself. */
+  readonly write?: WriteOptions;
+  /** True when `obj` carries managedFields an apply computed (no Update entry then). */
+  readonly applied?: boolean;
 }
 
 /**
@@ -33,7 +46,9 @@ export async function createObject(
   ctx: ResourceContext,
   type: ResourceType,
   obj: KubeObject,
+  options: CreateOptions = {},
 ): Promise<Created> {
+  const write = options.write ?? serverWrite();
   if (typeof obj.metadata.resourceVersion === 'string' && obj.metadata.resourceVersion !== '') {
     // kube's storage layer refuses this as an internal error.
     throw internalError('resourceVersion should not be set on objects to be created');
@@ -49,11 +64,18 @@ export async function createObject(
     const candidate = generate ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
     const prepared = prepareForCreate(ctx, type, rule, candidate);
+    if (options.applied !== true)
+      ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
     validateForWrite(type, candidate, undefined, prepared);
     const name = candidate.metadata.name ?? '';
     const bytes = encodeForStorage(candidate);
-    const lease = await leaseFor(ctx, type);
     try {
+      if (write.dryRun) {
+        const { kv } = await ctx.store.get(objectKey(type, namespace, name));
+        if (kv !== undefined) throw new AlreadyExistsError(objectKey(type, namespace, name), kv);
+        return { revision: 0n, body: Buffer.from(bytes), obj: candidate };
+      }
+      const lease = await leaseFor(ctx, type);
       const written = await ctx.store.create(
         objectKey(type, namespace, name),
         bytes,
@@ -87,6 +109,7 @@ export async function createResource(
   ctx: ResourceContext,
   target: Target,
   body: unknown,
+  write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
   if (type.namespaced && target.namespace === undefined) {
@@ -94,6 +117,7 @@ export async function createResource(
   }
   const obj = decodeObject(body, type);
   bindNamespace(obj, type, target.namespace);
-  const created = await createObject(ctx, type, obj);
+  validateFields(ctx, type, obj, write, 'object');
+  const created = await createObject(ctx, type, obj, { write });
   return { code: 201, body: created.body };
 }

@@ -9,7 +9,8 @@
  *   `Success` naming it for the others (kube's `ReturnDeletedObject`);
  * - deleting an object already being deleted changes nothing (a shorter grace period excepted);
  * - preconditions on uid and resourceVersion are 409s when they fail;
- * - namespaces are special (namespace-delete.ts).
+ * - namespaces are special (namespace-delete.ts);
+ * - a dry run decides and answers the same, and writes nothing.
  *
  * Propagation policies are validated but change nothing yet: without a garbage collector, kube
  * too adds no `orphan`/`foregroundDeletion` finalizer.
@@ -42,6 +43,8 @@ export interface DeleteOptions {
   readonly gracePeriodSeconds?: number;
   readonly propagationPolicy?: string;
   readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
+  /** `dryRun: ["All"]` (body) or `dryRun=All` (query): decide and answer, write nothing. */
+  readonly dryRun?: boolean;
 }
 
 const POLICIES = ['Foreground', 'Background', 'Orphan'];
@@ -79,6 +82,8 @@ export function parseDeleteOptions(body: unknown, query: Query): DeleteOptions {
   if (policy === '') policy = undefined;
   if (policy !== undefined && !POLICIES.includes(policy))
     invalidOptions([fieldNotSupported('propagationPolicy', policy, POLICIES)]);
+  const dryRun = Array.isArray(b['dryRun']) ? (b['dryRun'] as unknown[]) : queryValues(query, 'dryRun');
+  if (dryRun.some((v) => v !== 'All')) invalidOptions([fieldNotSupported('dryRun', dryRun, ['All'])]);
   const pre = isJsonObject(b['preconditions']) ? b['preconditions'] : undefined;
   const preconditions =
     pre === undefined
@@ -91,7 +96,13 @@ export function parseDeleteOptions(body: unknown, query: Query): DeleteOptions {
     ...(grace === undefined ? {} : { gracePeriodSeconds: grace }),
     ...(policy === undefined ? {} : { propagationPolicy: policy }),
     ...(preconditions === undefined ? {} : { preconditions }),
+    ...(dryRun.length > 0 ? { dryRun: true } : {}),
   };
+}
+
+function queryValues(query: Query, name: string): readonly string[] {
+  const v = query[name];
+  return v === undefined ? [] : typeof v === 'string' ? [v] : v;
 }
 
 /** @throws ApiError 409 when a precondition does not hold for `obj`. */
@@ -180,11 +191,12 @@ export async function deleteObject(
       }
       if (grace > 0 || finalizers.length > 0) {
         markDeleting(ctx, obj, grace);
+        if (options.dryRun === true) return { code: 200, body: JSON.stringify(obj), removed: false };
         const bytes = encodeForStorage(obj);
         const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
         return { code: 200, body: withResourceVersion(bytes, written.revision), removed: false };
       }
-      await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+      if (options.dryRun !== true) await ctx.store.delete(key, { ifModRevision: kv.modRevision });
       return {
         ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
         removed: true,

@@ -46,6 +46,7 @@ export async function deleteNamespace(
     }
     obj.metadata.deletionTimestamp = rfc3339Seconds(ctx.now());
     obj['status'] = { ...(isJsonObject(obj['status']) ? obj['status'] : {}), phase: 'Terminating' };
+    if (options.dryRun === true) return { code: 200, body: JSON.stringify(obj) };
     const bytes = encodeForStorage(obj);
     try {
       const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });

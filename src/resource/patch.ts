@@ -7,7 +7,9 @@
  * - `application/json-patch+json`: RFC 6902 (malformed: 400; an operation that fails: 422);
  * - `application/merge-patch+json`: RFC 7386;
  * - `application/strategic-merge-patch+json`: strategic merge patch, merge keys from the schema;
- * - `application/apply-patch+yaml`: server-side apply, a later issue: 415 for now.
+ * - `application/apply-patch+yaml`: server-side apply (apply.ts).
+ *
+ * Non-apply patches record an `Update` entry of the request's manager in managedFields.
  */
 import { ApiError, badRequest } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
@@ -18,6 +20,9 @@ import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from './pat
 import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
 import { applyUpdate, type UpdatePart } from './update.js';
+import { applyResource } from './apply.js';
+import { duplicateProblems, report, unknownProblems } from './field-validation.js';
+import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** The patch formats, named after kube's `types.PatchType`. */
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
@@ -28,11 +33,20 @@ export interface PatchBody {
   readonly patch: unknown;
 }
 
-/** Kube's 415 for a PATCH with a media type it does not take as a patch. */
-export function unsupportedPatchType(contentType: string): ApiError {
+/**
+ * Kube's 415 for a PATCH with a media type it does not take as a patch; `strategic` false for
+ * kinds without a schema (custom resources), which take no strategic merge patch.
+ */
+export function unsupportedPatchType(contentType: string, strategic = true): ApiError {
+  const accepted = [
+    'application/json-patch+json',
+    'application/merge-patch+json',
+    ...(strategic ? ['application/strategic-merge-patch+json'] : []),
+    'application/apply-patch+yaml',
+  ].join(', ');
   return new ApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json (got ${JSON.stringify(contentType)})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted} (got ${JSON.stringify(contentType)})`,
   );
 }
 
@@ -53,12 +67,13 @@ export function applyPatch(
       case 'merge':
         return applyMergePatch(current, body.patch);
       case 'strategic':
+        // kube serves strategic merge patch for built-in kinds only (custom resources: 415).
+        if (messageType === undefined || !ctx.fields.describes(messageType))
+          throw unsupportedPatchType('application/strategic-merge-patch+json', false);
         return applyStrategicMergePatch(current, body.patch, messageType, ctx.patchSchema);
       case 'apply':
-        throw new ApiError(
-          'UnsupportedMediaType',
-          'the body of the request was in an unknown format - server-side apply (application/apply-patch+yaml) is not supported by this server yet; accepted media types include: application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json',
-        );
+        // Apply is not a patch of the current object (apply.ts merges by ownership).
+        throw unsupportedPatchType('application/apply-patch+yaml');
     }
   } catch (err) {
     if (err instanceof JsonPatchFormatError || err instanceof StrategicMergePatchError)
@@ -93,18 +108,31 @@ export async function patchResource(
   target: Target,
   body: PatchBody,
   part: UpdatePart,
+  write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
+  if (body.patchType === 'apply') return applyResource(ctx, target, body.patch, write);
+  let reported = false;
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,
     name: target.name ?? '',
     part,
     allowCreate: false,
+    write,
+    ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
     build: (current) => {
       // allowCreate is false: applyUpdate never asks for a build without a current object.
       if (current === undefined) throw new Error('patch without a current object');
-      return patched(ctx, type, target, current, body);
+      const obj = patched(ctx, type, target, current, body);
+      // Unknown fields can only come from the patch; they are dropped on every attempt and
+      // reported once (a lost race rebuilds).
+      const problems = unknownProblems(ctx, type, obj);
+      if (!reported) {
+        reported = true;
+        report(type, 'patch', [...problems, ...duplicateProblems(write)], write);
+      }
+      return obj;
     },
   });
 }

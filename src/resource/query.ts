@@ -41,10 +41,3 @@ export function revisionParam(value: string | undefined): bigint | undefined {
     throw badRequest(`invalid resource version: ${JSON.stringify(value)}`);
   return BigInt(value);
 }
-
-/** `dryRun` is a later issue: refuse it rather than silently writing. */
-export function rejectDryRun(query: Query): void {
-  if (param(query, 'dryRun') !== undefined) {
-    throw badRequest('dryRun is not supported by this server yet');
-  }
-}

@@ -2,7 +2,9 @@
  * The `scale` subresource (deployments, replicasets, statefulsets, replicationcontrollers): an
  * autoscaling/v1 `Scale` view of the object's `spec.replicas`, `status.replicas` and selector.
  * GET reads it; PUT and PATCH change `spec.replicas` of the object through the update path (a
- * `metadata.resourceVersion` in the Scale is a precondition on the object).
+ * `metadata.resourceVersion` in the Scale is a precondition on the object). Writes are recorded
+ * in the object's managedFields with subresource `scale`; an apply of a Scale applies its
+ * `spec.replicas` to the object as that manager's `scale` entry.
  */
 import { badRequest, invalid } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
@@ -12,6 +14,8 @@ import { isJsonObject, type JsonObject, type KubeObject } from './object.js';
 import { applyPatch, type PatchBody } from './patch.js';
 import { mustReadObject } from './store-ops.js';
 import { applyUpdate } from './update.js';
+import { serverWrite, type WriteOptions } from './write-options.js';
+import type { JsonMap } from '../apply/value.js';
 
 const SCALE_API_VERSION = 'autoscaling/v1';
 const SCALE_MESSAGE = 'k8s.io.api.autoscaling.v1.Scale';
@@ -103,21 +107,57 @@ export async function getScale(ctx: ResourceContext, target: Target): Promise<Re
   return { code: 200, body: JSON.stringify(toScale(target.type, current)) };
 }
 
+/** The object-shaped configuration of an applied Scale: its `spec.replicas` on the object. */
+function scaleConfig(type: ResourceType, target: Target, applied: unknown): JsonMap {
+  const name = target.name ?? '';
+  const scale = readScale(applied, name);
+  const spec = obj(obj(applied)['spec']);
+  return {
+    apiVersion: type.apiVersion,
+    kind: type.kind,
+    metadata: {
+      name,
+      ...(target.namespace === undefined ? {} : { namespace: target.namespace }),
+      ...(scale.resourceVersion === undefined ? {} : { resourceVersion: scale.resourceVersion }),
+    },
+    ...(spec['replicas'] === undefined ? {} : { spec: { replicas: scale.replicas } }),
+  };
+}
+
 /** PUT (`patch` undefined, `body` a Scale) or PATCH (`patch` set) of `.../scale`. */
 export async function writeScale(
   ctx: ResourceContext,
   target: Target,
   body: unknown,
   patch?: PatchBody,
+  write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
   const name = target.name ?? '';
+  if (patch?.patchType === 'apply') {
+    const config = scaleConfig(type, target, patch.patch);
+    const applied = await applyUpdate(ctx, {
+      type,
+      namespace: target.namespace,
+      name,
+      part: 'main',
+      allowCreate: false,
+      write,
+      subresource: 'scale',
+      applied: true,
+      build: (current) =>
+        ctx.fields.apply({ type, subresource: 'scale', live: current, config, write, now: ctx.now() }).object,
+    });
+    return { code: 200, body: JSON.stringify(toScale(type, applied.obj)) };
+  }
   const updated = await applyUpdate(ctx, {
     type,
     namespace: target.namespace,
     name,
     part: 'main',
     allowCreate: false,
+    write,
+    subresource: 'scale',
     build: (current) => {
       if (current === undefined) throw new Error('scale without a current object');
       const requested =

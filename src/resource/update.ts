@@ -9,13 +9,18 @@
  *   resourceVersion then turns into the 409, an unpinned one simply applies to the newer object.
  * - An update that removes the last finalizer of an object being deleted deletes it.
  * - An update that changes nothing is not written (the resourceVersion stays).
+ * - managedFields: a non-apply write records its manager's `Update` entry (field-manager.ts)
+ *   after defaulting, before validation; an apply's build has computed them already.
+ * - Dry run: every step runs, nothing is written; the reply is the object that would have been
+ *   stored, with the current resourceVersion.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
-import { invalid, methodNotAllowed, notFound } from '../http/errors.js';
+import { ApiError, invalid, methodNotAllowed, notFound } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { createObject } from './create.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
+import { validateFields } from './field-validation.js';
 import { invalid as fieldInvalid } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
 import { prepareForUpdate, validateForWrite } from './metadata.js';
@@ -28,6 +33,7 @@ import {
   type KubeObject,
 } from './object.js';
 import { leaseFor, readObject, staleConflict } from './store-ops.js';
+import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** Attempts before a write that keeps losing races gives up with a 409. */
 const MAX_ATTEMPTS = 16;
@@ -48,6 +54,12 @@ export interface UpdatePlan {
   readonly build: (current: KubeObject | undefined) => KubeObject | Promise<KubeObject>;
   /** Create the object when it does not exist (PUT on kinds that allow it). */
   readonly allowCreate: boolean;
+  /** The request's modifying options (manager, dry run); default: a write by the server itself. */
+  readonly write?: WriteOptions;
+  /** The subresource written (`status`, `scale`, `finalize`), for managedFields entries. */
+  readonly subresource?: string;
+  /** True when `build` returns managedFields already computed (server-side apply). */
+  readonly applied?: boolean;
 }
 
 /** The outcome of {@link applyUpdate}: the reply and the object as it now is. */
@@ -115,14 +127,21 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
   const { type, namespace, name, part } = plan;
   const rule = ctx.rules.of(type);
   const key = objectKey(type, namespace, name);
+  const write = plan.write ?? serverWrite();
   for (let attempt = 1; ; attempt++) {
     const stored = await readObject(ctx, type, namespace, name);
     if (stored === undefined) {
       if (!plan.allowCreate) throw notFound(qualified(type, name));
       const fresh = await plan.build(undefined);
       delete fresh.metadata.resourceVersion;
-      const created = await createObject(ctx, type, fresh);
-      return { code: 201, body: created.body, obj: created.obj, deleted: false };
+      try {
+        const created = await createObject(ctx, type, fresh, { write, applied: plan.applied === true });
+        return { code: 201, body: created.body, obj: created.obj, deleted: false };
+      } catch (err) {
+        // Created by someone else meanwhile: update that one instead.
+        if (err instanceof ApiError && err.reason === 'AlreadyExists' && attempt < MAX_ATTEMPTS) continue;
+        throw err;
+      }
     }
     const { kv, obj: current } = stored;
     const requested = await plan.build(cloneJson(current));
@@ -134,6 +153,8 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
     );
     const next = merge(part, requested, current);
     const prepared = part === 'main' ? prepareForUpdate(type, rule, next, current) : [];
+    if (plan.applied !== true)
+      ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
     validateForWrite(type, next, current, prepared);
 
     const meta = current.metadata;
@@ -143,6 +164,10 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
       (rule.canDeleteOnUpdate?.(next) ?? true);
     try {
+      if (write.dryRun) {
+        next.metadata.resourceVersion = String(kv.modRevision);
+        return { code: 200, body: JSON.stringify(next), obj: next, deleted: removable === true };
+      }
       if (removable) {
         await ctx.store.delete(key, { ifModRevision: kv.modRevision });
         next.metadata.resourceVersion = String(kv.modRevision);
@@ -178,6 +203,7 @@ export async function updateResource(
   target: Target,
   body: unknown,
   part: UpdatePart,
+  write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
   const name = target.name ?? '';
@@ -186,6 +212,7 @@ export async function updateResource(
   const requested = decodeObject(body, type);
   checkName(requested, name);
   bindNamespace(requested, type, target.namespace);
+  validateFields(ctx, type, requested, write, 'object');
   const rule = ctx.rules.of(type);
   return applyUpdate(ctx, {
     type,
@@ -193,6 +220,8 @@ export async function updateResource(
     name,
     part,
     allowCreate: part === 'main' && rule.allowCreateOnUpdate === true,
+    write,
+    ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
     build: () => cloneJson(requested),
   });
 }

@@ -1,11 +1,12 @@
 /**
  * The kubectl acceptance suite on one backend (not run directly; leveldb.test.ts and
  * etcd.test.ts call it): one server shared by every kubectl version the machine has, the
- * versions one after another (session.case.ts), then the data read back through a restart of
- * the server on the same data.
+ * versions one after another (session.case.ts, then apply-session.case.ts for field ownership),
+ * then the data read back through a restart of the server on the same data.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminFetch, adminTls, KUBECTL_VERSIONS, type TestServer } from '../support/server.js';
+import { applySession } from './apply-session.case.js';
 import { kubectlSession } from './session.case.js';
 import type { Backend } from './support/backends.js';
 import { items, Kubectl, lines, pick } from './support/kubectl.js';
@@ -31,7 +32,10 @@ export function kubectlSuite(backend: Backend): void {
       await backend.cleanup();
     });
 
-    for (const version of KUBECTL_VERSIONS) kubectlSession(version, current);
+    for (const version of KUBECTL_VERSIONS) {
+      kubectlSession(version, current);
+      applySession(version, current);
+    }
 
     it('answers an invalid object with 422 Invalid and one cause per field', async () => {
       const s = current();

@@ -279,6 +279,7 @@ describe('paths', () => {
       'application/json-patch+json',
       'application/merge-patch+json',
       'application/strategic-merge-patch+json',
+      'application/apply-patch+yaml',
     ]);
   });
 
@@ -294,13 +295,16 @@ describe('paths', () => {
     ).toBeDefined();
   });
 
-  it('advertise no dryRun, fieldManager or fieldValidation (not implemented; kubectl would skip its own validation)', () => {
+  it('advertise the modifying parameters kube lists: dryRun, fieldManager, fieldValidation, force on PATCH', () => {
     for (const doc of [v2, v3Doc('api/v1'), v3Doc('apis/apps/v1')]) {
-      for (const [, , op] of operations(doc)) {
+      for (const [, method, op] of operations(doc)) {
         const names = ((op['parameters'] ?? []) as JsonObject[]).map((p) => p['name']);
-        expect(names).not.toContain('dryRun');
-        expect(names).not.toContain('fieldValidation');
-        expect(names).not.toContain('fieldManager');
+        if (method === 'post' || method === 'put' || method === 'patch') {
+          expect(names).toEqual(expect.arrayContaining(['dryRun', 'fieldManager', 'fieldValidation']));
+        }
+        if (method === 'patch') expect(names).toContain('force');
+        else expect(names).not.toContain('force');
+        if (method === 'delete') expect(names).toContain('dryRun');
       }
     }
   });

@@ -328,9 +328,13 @@ describe('request errors (nothing stored)', () => {
     expect(await count()).toBe(0);
   });
 
-  it('dryRun is refused for now', async () => {
+  it('dryRun=All stores nothing; another dryRun value is 422 on CreateOptions', async () => {
     const r = await s.request(json('POST', `${CM}?dryRun=All`, { metadata: { name: 'a' } }));
-    expect(r.statusCode).toBe(400);
+    expect(r.statusCode).toBe(201);
+    expect(await count()).toBe(0);
+    const bad = await s.request(json('POST', `${CM}?dryRun=Some`, { metadata: { name: 'a' } }));
+    expect(bad.statusCode).toBe(422);
+    expect(bad.json()).toMatchObject({ reason: 'Invalid', details: { kind: 'CreateOptions' } });
     expect(await count()).toBe(0);
   });
 });

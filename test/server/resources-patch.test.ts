@@ -322,7 +322,7 @@ describe('PATCH', () => {
     expect((await patch(`${CM}/a`, { kind: 'Secret' }, 'application/merge-patch+json')).statusCode).toBe(400);
   });
 
-  it('PATCH with a non-patch media type is 415; apply patches are 415 for now', async () => {
+  it('PATCH with a non-patch media type is 415; an apply patch applies', async () => {
     await s.request(json('POST', CM, { metadata: { name: 'a' } }));
     const plain = await patch(`${CM}/a`, { data: {} }, 'application/json');
     expect(plain.statusCode).toBe(415);
@@ -331,9 +331,10 @@ describe('PATCH', () => {
       method: 'PATCH',
       url: `${CM}/a?fieldManager=me`,
       headers: { 'content-type': 'application/apply-patch+yaml' },
-      payload: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\n',
+      payload: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: a\ndata:\n  k: v\n',
     });
-    expect(apply.statusCode).toBe(415);
+    expect(apply.statusCode).toBe(200);
+    expect(apply.json()['data']).toEqual({ k: 'v' });
   });
 
   it('status patch changes only status', async () => {

@@ -1,0 +1,133 @@
+/**
+ * The bridge between the write handlers and the field-ownership library (src/apply): one per
+ * server, holding apply's compiled schema (built lazily on the first write: the schema file is
+ * read then) and the reset-field table.
+ *
+ * - {@link FieldManager.trackUpdate}: every non-apply write (POST, PUT, non-apply PATCH, status,
+ *   scale, finalize) records an `Update` entry for its manager, after defaulting and before
+ *   validation, as kube-apiserver's field manager does.
+ * - {@link FieldManager.apply}: server-side apply's merge, ownership and conflicts; its errors
+ *   become the API errors kube answers with (409 `Conflict` with one cause per field, 400s).
+ */
+import {
+  APPLY_ERROR_STATUS,
+  ApplyConflictError,
+  ApplyError,
+  ObjectTypes,
+  applyOperation,
+  updateOperation,
+  type StructType,
+} from '../apply/index.js';
+import type { JsonMap } from '../apply/value.js';
+import { ApiError } from '../http/errors.js';
+import type { SchemaSet } from '../registry/schema.js';
+import type { ResourceType } from '../registry/types.js';
+import type { KubeObject } from './object.js';
+import { ResetFields } from './reset-fields.js';
+import type { WriteOptions } from './write-options.js';
+
+/** What {@link FieldManager.apply} needs besides the objects. */
+export interface ApplyRequest {
+  readonly type: ResourceType;
+  /** `status`, `scale`; undefined for the main resource. */
+  readonly subresource: string | undefined;
+  /** The stored object (a private copy), or undefined when the apply creates it. */
+  readonly live: KubeObject | undefined;
+  readonly config: JsonMap;
+  readonly write: WriteOptions;
+  readonly now: Date;
+}
+
+/** managedFields maintenance for one server (see the module comment). */
+export class FieldManager {
+  readonly #load: () => SchemaSet;
+  #types: ObjectTypes | undefined;
+  readonly #reset = new ResetFields();
+
+  /** @param load returns the schema set (called once, on the first write). */
+  constructor(load: () => SchemaSet) {
+    this.#load = load;
+  }
+
+  #typeOf(type: ResourceType): StructType {
+    this.#types ??= new ObjectTypes(this.#load());
+    return this.#types.forKind(type.messageType);
+  }
+
+  /** True when the schema set describes message `messageType` (built-in kinds). */
+  describes(messageType: string): boolean {
+    return this.#load().message(messageType) !== undefined;
+  }
+
+  /** The kind's apply type, or undefined when the schema set does not describe it. */
+  typeOf(type: ResourceType): StructType | undefined {
+    if (!this.describes(type.messageType)) return undefined;
+    return this.#typeOf(type);
+  }
+
+  /**
+   * Sets `next.metadata.managedFields` after a non-apply write of `old` → `next` (old undefined
+   * for a create). Never throws for bad client entries (they are reset, as kube does).
+   */
+  trackUpdate(
+    type: ResourceType,
+    subresource: string | undefined,
+    old: KubeObject | undefined,
+    next: KubeObject,
+    write: WriteOptions,
+    now: Date,
+  ): void {
+    const ignored = this.#reset.of(type, subresource);
+    const result = updateOperation({
+      type: this.#typeOf(type),
+      manager: write.manager,
+      apiVersion: type.apiVersion,
+      ...(subresource === undefined ? {} : { subresource }),
+      now,
+      ...(ignored === undefined ? {} : { ignoredFields: ignored }),
+      oldObject: old as JsonMap | undefined,
+      newObject: next as JsonMap,
+    });
+    if (result.managedFields.length === 0) delete next.metadata.managedFields;
+    else next.metadata.managedFields = result.managedFields;
+  }
+
+  /**
+   * Server-side apply of `config` onto `live`: the merged object with its managedFields (not yet
+   * defaulted or validated), or undefined when nothing would change.
+   * @throws ApiError 409 `Conflict` (causes name each field and manager), 400 for a config that
+   *   is not an object of the endpoint's kind or does not fit its schema.
+   */
+  apply(r: ApplyRequest): { object: KubeObject; changed: boolean } {
+    const ignored = this.#reset.of(r.type, r.subresource);
+    try {
+      const result = applyOperation({
+        type: this.#typeOf(r.type),
+        manager: r.write.manager,
+        apiVersion: r.type.apiVersion,
+        ...(r.subresource === undefined ? {} : { subresource: r.subresource }),
+        now: r.now,
+        ...(ignored === undefined ? {} : { ignoredFields: ignored }),
+        live: r.live as JsonMap | undefined,
+        config: r.config,
+        kind: r.type.kind,
+        force: r.write.force,
+      });
+      return { object: result.object as KubeObject, changed: result.changed };
+    } catch (err) {
+      throw toApiError(err);
+    }
+  }
+}
+
+/** An apply library error as the API error kube answers with; other errors pass through. */
+export function toApiError(err: unknown): unknown {
+  if (err instanceof ApplyConflictError) {
+    return new ApiError('Conflict', err.message, { causes: err.causes }, { cause: err });
+  }
+  if (err instanceof ApplyError) {
+    const status = APPLY_ERROR_STATUS[err.code];
+    return new ApiError(status.reason, err.message, undefined, { cause: err, code: status.code });
+  }
+  return err;
+}
