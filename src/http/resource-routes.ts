@@ -43,6 +43,7 @@ import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
 import { openWatch } from '../resource/watch.js';
+import { WatchCaches } from '../watchcache/cache-set.js';
 import { installBodyParsers, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
@@ -67,6 +68,45 @@ export interface ResourceDeps {
    * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
    */
   readonly startControllers?: boolean;
+  /**
+   * The watch cache (`--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`):
+   * `false` sends every read and watch to storage. Default: on, size 100, each type's cache
+   * started on first use.
+   */
+  readonly watchCache?: false | WatchCacheDeps;
+  /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
+  readonly freshnessTimeoutMs?: number;
+}
+
+/** Watch cache settings of {@link ResourceDeps}. */
+export interface WatchCacheDeps {
+  /** `--default-watch-cache-size` (default 100). */
+  readonly defaultSize?: number;
+  /** `--watch-cache-sizes` entries. */
+  readonly sizes?: readonly string[];
+  /** Start every type's cache when the app is ready (default: on first use). */
+  readonly startAll?: boolean;
+  /** Queue bound per client watcher (default 10,000). */
+  readonly watcherCapacity?: number;
+  /** Events younger than this are kept (ms, default 5 minutes). */
+  readonly minAgeMs?: number;
+  /** Failures of a type's storage watch. */
+  readonly onError?: (resource: string, err: unknown) => void;
+}
+
+/** The watch caches `deps` ask for, or undefined with `watchCache: false`. */
+function buildWatchCaches(deps: ResourceDeps): WatchCaches | undefined {
+  if (deps.watchCache === false) return undefined;
+  const o = deps.watchCache ?? {};
+  return new WatchCaches({
+    store: deps.store,
+    defaultSize: o.defaultSize ?? 100,
+    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
+    ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
+    ...(o.watcherCapacity === undefined ? {} : { watcherCapacity: o.watcherCapacity }),
+    ...(o.minAgeMs === undefined ? {} : { minAgeMs: o.minAgeMs }),
+    ...(o.onError === undefined ? {} : { onError: o.onError }),
+  });
 }
 
 const NOT_ALLOWED = 'the server does not allow this method on the requested resource';
@@ -237,6 +277,7 @@ async function handle(
  * handler (`installErrorHandler`) to render.
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
+  const watchCaches = buildWatchCaches(deps);
   const ctx = createResourceContext({
     registry: deps.registry,
     store: deps.store,
@@ -245,7 +286,21 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
     ...(deps.now === undefined ? {} : { now: deps.now }),
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
+    ...(watchCaches === undefined ? {} : { watchCaches }),
+    ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
   });
+  if (watchCaches !== undefined) {
+    app.addHook('onReady', (done) => {
+      if (deps.watchCache !== false && deps.watchCache?.startAll === true) {
+        watchCaches.startAll(deps.registry.all());
+      }
+      done();
+    });
+    app.addHook('onClose', (_instance, done) => {
+      watchCaches.close();
+      done();
+    });
+  }
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);

@@ -3,8 +3,10 @@
  * the kind rules, the clock, the event leases and the patch schema; and the resolved target of a
  * request. Built once per server from the deps the HTTP layer is given.
  */
+import type { Readable } from 'node:stream';
 import type { Store } from '../../storage/interface.js';
 import { EventLeases } from '../controllers/event-ttl.js';
+import type { WatchCaches } from '../watchcache/cache-set.js';
 import type { Qualified } from '../http/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import { KindRules } from './kind-rules.js';
@@ -25,6 +27,10 @@ export interface ResourceContext {
   readonly minRequestTimeoutSeconds: number;
   /** How often an idle watch with `allowWatchBookmarks` gets a BOOKMARK (milliseconds). */
   readonly bookmarkIntervalMs: number;
+  /** The watch caches (`--watch-cache`); undefined: every read and watch goes to storage. */
+  readonly watchCaches: WatchCaches | undefined;
+  /** How long a read for a resourceVersion not reached yet waits before 504 (ms). */
+  readonly freshnessTimeoutMs: number;
 }
 
 /** The inputs of {@link createResourceContext}. */
@@ -40,6 +46,9 @@ export interface ResourceContextOptions {
   readonly rules?: KindRules;
   /** Default 60 000 (kube-apiserver sends bookmarks about once a minute). */
   readonly bookmarkIntervalMs?: number;
+  readonly watchCaches?: WatchCaches;
+  /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
+  readonly freshnessTimeoutMs?: number;
 }
 
 /**
@@ -57,6 +66,8 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     patchSchema: options.patchSchema ?? loadPatchSchema(),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    watchCaches: options.watchCaches,
+    freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
   };
 }
 
@@ -73,8 +84,8 @@ export function qualified(type: ResourceType, name: string): Qualified {
   return { resource: type.plural, group: type.group, name };
 }
 
-/** A verb's answer: status code and JSON body (bytes or text). */
+/** A verb's answer: status code and JSON body (bytes, text, or a stream of bytes for large lists). */
 export interface ResourceReply {
   readonly code: number;
-  readonly body: Buffer | string;
+  readonly body: Buffer | string | Readable;
 }

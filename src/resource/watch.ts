@@ -1,76 +1,122 @@
 /**
- * watch (GET on a collection with `watch=1|true`), the basic version: one storage watch per
- * request (the watch cache of a later issue replaces this with one per resource type).
+ * watch (GET on a collection with `watch=1|true`). Where a watch starts follows the spec's watch
+ * row and `sendInitialEvents` (read-plan.ts); the events come from the type's watch cache when it
+ * is ready (src/watchcache/), else from a storage watch of this request alone (`--watch-cache=false`,
+ * a type whose cache is off, or a cache still warming).
  *
- * - `resourceVersion` unset or `0`: synthetic `ADDED` events for the current state, then every
- *   change after it; `N`: every change after N; N compacted: one `ERROR` event carrying kube's
- *   410 `Expired` Status, then the end of the stream.
- * - Label and field selectors apply to both the old and the new object of a change: an object
- *   entering the selection is `ADDED`, leaving it `DELETED` (with its last selected state and the
- *   change's resourceVersion), staying in it `MODIFIED`.
+ * - resourceVersion unset / `0`: synthetic `ADDED` events for the state at the start (a
+ *   consistent read of the latest revision / whatever the cache holds), then every change after
+ *   it; `N`: every change after N, no synthetic events; N older than retained history (the cache
+ *   window, or storage's compaction): one `ERROR` event with kube's 410 `Expired` Status.
+ * - `sendInitialEvents=true` (with resourceVersionMatch=NotOlderThan and allowWatchBookmarks):
+ *   the state at a version not older than N as ADDED events, then a BOOKMARK annotated
+ *   `k8s.io/initial-events-end: "true"`, then changes.
+ * - Label and field selectors apply to both the old and the new object of a change: entering the
+ *   selection is `ADDED`, leaving it `DELETED` (its last selected state at the change's
+ *   resourceVersion), staying in it `MODIFIED`.
  * - `allowWatchBookmarks`: `BOOKMARK` events (only `metadata.resourceVersion`) when idle.
  * - The stream ends after `timeoutSeconds`, or a random time in [min, 2 × min) of
  *   `--min-request-timeout`, or when the client goes away.
- *
- * Events are JSON objects separated by newlines; objects are the stored bytes with the
- * resourceVersion spliced in (parsed only when a selector has to look inside).
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeySpan, KeyValue, Watch } from '../../storage/interface.js';
 import { toApiError } from '../http/error-handler.js';
-import { expired } from '../http/errors.js';
+import { expired, tooLargeResourceVersion } from '../http/errors.js';
+import { jsonFrame } from '../watchcache/cache-event.js';
+import type { CacheScope } from '../watchcache/scope.js';
 import type { ResourceContext, Target } from './context.js';
+import { requireRevision } from './freshness.js';
 import { collectionSpan, objectKey } from './keys.js';
 import { decodeStored, withResourceVersion } from './object.js';
-import { boolParam, intParam, param, revisionParam, type Query } from './query.js';
+import type { Query } from './query.js';
+import { INITIAL_EVENTS_END_ANNOTATION, planWatch, type WatchPlan } from './read-plan.js';
 import { Selection } from './selection.js';
 
-type EventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-
-function line(type: EventType, object: Buffer | string): Buffer {
-  return Buffer.concat([Buffer.from(`{"type":"${type}","object":`), Buffer.from(object), Buffer.from('}\n')]);
+/** An open watch stream: its newline-separated JSON events, and a way to end it (idempotent). */
+export interface WatchStream {
+  lines(): AsyncIterable<Buffer>;
+  close(): void;
 }
 
-/** The span a watch reads: one key when the field selector pins a name, else the collection. */
-function watchSpan(target: Target, selection: Selection): KeySpan {
+function expiredFrame(requested: bigint, oldest: bigint): Buffer {
+  const status = expired(`too old resource version: ${requested} (${oldest})`).toStatus();
+  return jsonFrame('ERROR', Buffer.from(JSON.stringify(status)));
+}
+
+function bookmarkFrame(target: Target, revision: bigint, initialEnd: boolean): Buffer {
+  const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
+  if (initialEnd) metadata['annotations'] = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
+  const { kind, apiVersion } = target.type;
+  return jsonFrame('BOOKMARK', Buffer.from(JSON.stringify({ kind, apiVersion, metadata })));
+}
+
+/** The key range a watch covers: one key when the field selector pins a name, else the collection. */
+function watchScope(target: Target, selection: Selection): CacheScope & { readonly span: KeySpan } {
   const name = selection.fields.singleName;
   if (name !== undefined && (!target.type.namespaced || target.namespace !== undefined)) {
     const key = objectKey(target.type, target.namespace, name);
-    return { start: key, end: `${key}\u0000` };
+    return { prefix: key, key, selection, span: { start: key, end: `${key}\u0000` } };
   }
-  return collectionSpan(target.type, target.namespace);
+  const span = collectionSpan(target.type, target.namespace);
+  return { prefix: 'prefix' in span ? span.prefix : '', selection, span };
 }
 
-/** One open watch: its event lines, and a way to end it early (idempotent). */
-export class WatchSession {
+/** Milliseconds until the server ends the watch. */
+function timeoutMs(ctx: ResourceContext, plan: WatchPlan): number {
+  if (plan.timeoutSeconds !== undefined) return plan.timeoutSeconds * 1000;
+  const min = ctx.minRequestTimeoutSeconds > 0 ? ctx.minRequestTimeoutSeconds : 1800;
+  return Math.floor(min * (1 + Math.random()) * 1000);
+}
+
+/** A stream that ends itself after a timeout. */
+class TimedStream implements WatchStream {
+  readonly #source: () => AsyncIterable<Buffer>;
+  readonly #stop: () => void;
+  readonly #timer: NodeJS.Timeout;
+
+  constructor(source: () => AsyncIterable<Buffer>, stop: () => void, ms: number) {
+    this.#source = source;
+    this.#stop = stop;
+    this.#timer = setTimeout(() => this.close(), ms);
+    this.#timer.unref();
+  }
+
+  lines(): AsyncIterable<Buffer> {
+    return this.#source();
+  }
+
+  close(): void {
+    clearTimeout(this.#timer);
+    this.#stop();
+  }
+}
+
+/** A storage watch of one request (no cache), with its initial state read from storage. */
+class StorageWatch {
   readonly #target: Target;
   readonly #selection: Selection;
   readonly #watch: Watch;
   readonly #initial: readonly KeyValue[];
+  readonly #initialEnd: bigint | undefined;
   readonly #bookmarks: boolean;
-  readonly #timer: NodeJS.Timeout;
 
-  /** Use {@link openWatch}. */
   constructor(
     target: Target,
     selection: Selection,
     watch: Watch,
     initial: readonly KeyValue[],
+    initialEnd: bigint | undefined,
     bookmarks: boolean,
-    timeoutMs: number,
   ) {
     this.#target = target;
     this.#selection = selection;
     this.#watch = watch;
     this.#initial = initial;
+    this.#initialEnd = initialEnd;
     this.#bookmarks = bookmarks;
-    this.#timer = setTimeout(() => this.close(), timeoutMs);
-    this.#timer.unref();
   }
 
-  /** Ends the stream: the event iterator finishes after what it is writing. */
   close(): void {
-    clearTimeout(this.#timer);
     this.#watch.close();
   }
 
@@ -78,72 +124,116 @@ export class WatchSession {
     return this.#selection.everything || this.#selection.matches(decodeStored(kv.value, revision));
   }
 
-  /** The newline-separated JSON events. Ends on close, timeout, or after an ERROR event. */
   async *lines(): AsyncGenerator<Buffer> {
     const everything = this.#selection.everything;
     try {
       for (const kv of this.#initial) {
         if (this.#selected(kv, kv.modRevision))
-          yield line('ADDED', withResourceVersion(kv.value, kv.modRevision));
+          yield jsonFrame('ADDED', withResourceVersion(kv.value, kv.modRevision));
       }
+      if (this.#initialEnd !== undefined) yield bookmarkFrame(this.#target, this.#initialEnd, true);
       for await (const ev of this.#watch) {
         if (ev.type === 'progress') {
-          if (this.#bookmarks) {
-            const { kind, apiVersion } = this.#target.type;
-            yield line(
-              'BOOKMARK',
-              JSON.stringify({ kind, apiVersion, metadata: { resourceVersion: String(ev.revision) } }),
-            );
-          }
+          if (this.#bookmarks) yield bookmarkFrame(this.#target, ev.revision, false);
           continue;
         }
         if (ev.type === 'delete') {
           if (this.#selected(ev.prevKv, ev.revision))
-            yield line('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
+            yield jsonFrame('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
           continue;
         }
         const now = everything || this.#selected(ev.kv, ev.kv.modRevision);
         const before = ev.prevKv !== undefined && (everything || this.#selected(ev.prevKv, ev.revision));
         if (now)
-          yield line(before ? 'MODIFIED' : 'ADDED', withResourceVersion(ev.kv.value, ev.kv.modRevision));
+          yield jsonFrame(before ? 'MODIFIED' : 'ADDED', withResourceVersion(ev.kv.value, ev.kv.modRevision));
         else if (before && ev.prevKv !== undefined)
-          yield line('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
+          yield jsonFrame('DELETED', withResourceVersion(ev.prevKv.value, ev.revision));
       }
     } catch (err) {
       // Errors after the headers went out travel in-band, as kube-apiserver's ERROR events.
-      const apiError =
-        err instanceof CompactedError
-          ? expired(`too old resource version: ${err.requestedRevision} (${err.compactedRevision})`)
-          : toApiError(err);
-      yield line('ERROR', JSON.stringify(apiError.toStatus()));
+      if (err instanceof CompactedError) yield expiredFrame(err.requestedRevision, err.compactedRevision);
+      else yield jsonFrame('ERROR', Buffer.from(JSON.stringify(toApiError(err).toStatus())));
     } finally {
       this.close();
     }
   }
 }
 
-/**
- * Opens a watch for `target` with the query's selectors and resourceVersion. Errors found before
- * any event (bad selectors, storage failures of the initial read) are thrown, so that they reach
- * the client as a plain error response.
- */
-export async function openWatch(ctx: ResourceContext, target: Target, query: Query): Promise<WatchSession> {
-  const selection = Selection.fromQuery(query, target.type);
-  const bookmarks = boolParam(query, 'allowWatchBookmarks');
-  const rv = revisionParam(param(query, 'resourceVersion'));
-  const timeoutSeconds = intParam(query, 'timeoutSeconds');
-  const min = ctx.minRequestTimeoutSeconds > 0 ? ctx.minRequestTimeoutSeconds : 1800;
-  const timeoutMs =
-    timeoutSeconds !== undefined && timeoutSeconds > 0
-      ? timeoutSeconds * 1000
-      : Math.floor(min * (1 + Math.random()) * 1000);
-  const span = watchSpan(target, selection);
-  const watchOptions = bookmarks ? { progressIntervalMs: ctx.bookmarkIntervalMs } : {};
-  if (rv !== undefined && rv !== 0n) {
-    const watch = ctx.store.watch(span, { ...watchOptions, fromRevision: rv + 1n });
-    return new WatchSession(target, selection, watch, [], bookmarks, timeoutMs);
+async function openStorageWatch(
+  ctx: ResourceContext,
+  target: Target,
+  plan: WatchPlan,
+  selection: Selection,
+  span: KeySpan,
+  ms: number,
+): Promise<WatchStream> {
+  const watchOptions = plan.bookmarks ? { progressIntervalMs: ctx.bookmarkIntervalMs } : {};
+  let session: StorageWatch;
+  if (typeof plan.from === 'bigint' && !plan.initialEvents) {
+    const watch = ctx.store.watch(span, { ...watchOptions, fromRevision: plan.from + 1n });
+    session = new StorageWatch(target, selection, watch, [], undefined, plan.bookmarks);
+  } else {
+    if (typeof plan.from === 'bigint') await requireRevision(ctx, plan.from);
+    const state = await ctx.store.range(span);
+    const watch = ctx.store.watch(span, { ...watchOptions, fromRevision: state.revision + 1n });
+    const initial = plan.initialEvents ? state.items : [];
+    const end = plan.initialEventsEnd ? state.revision : undefined;
+    session = new StorageWatch(target, selection, watch, initial, end, plan.bookmarks);
   }
-  const state = await ctx.store.range(span);
-  const watch = ctx.store.watch(span, { ...watchOptions, fromRevision: state.revision + 1n });
-  return new WatchSession(target, selection, watch, state.items, bookmarks, timeoutMs);
+  return new TimedStream(
+    () => session.lines(),
+    () => session.close(),
+    ms,
+  );
+}
+
+/**
+ * Opens a watch for `target` with the query's options. Errors found before any event (bad
+ * options or selectors, a too-large version, storage failures of the initial read) are thrown,
+ * so that they reach the client as a plain error response.
+ */
+export async function openWatch(ctx: ResourceContext, target: Target, query: Query): Promise<WatchStream> {
+  const plan = planWatch(query);
+  const selection = Selection.fromQuery(query, target.type);
+  const scope = watchScope(target, selection);
+  const ms = timeoutMs(ctx, plan);
+  const cache = ctx.watchCaches?.for(target.type);
+  if (cache?.ready !== true) return openStorageWatch(ctx, target, plan, selection, scope.span, ms);
+  let from: 'now' | bigint = 'now';
+  if (plan.from === 'latest') {
+    if (!(await cache.waitConsistent(ctx.freshnessTimeoutMs)))
+      return openStorageWatch(ctx, target, plan, selection, scope.span, ms);
+  } else if (typeof plan.from === 'bigint') {
+    if (!plan.initialEvents) from = plan.from;
+    else if (!(await cache.waitFresh(plan.from, ctx.freshnessTimeoutMs))) {
+      if (!cache.ready) return openStorageWatch(ctx, target, plan, selection, scope.span, ms);
+      throw tooLargeResourceVersion(plan.from, cache.revision);
+    }
+  }
+  if (!cache.ready) return openStorageWatch(ctx, target, plan, selection, scope.span, ms);
+  const watcher = cache.openWatcher({
+    scope,
+    from,
+    initialEvents: plan.initialEvents,
+    initialEventsEnd: plan.initialEventsEnd,
+    bookmarks: plan.bookmarks,
+    kind: target.type.kind,
+    apiVersion: target.type.apiVersion,
+  });
+  if (watcher === 'expired') {
+    const requested = from as bigint;
+    const frame = expiredFrame(requested, cache.oldest);
+    return new TimedStream(
+      async function* () {
+        yield frame;
+      },
+      () => undefined,
+      ms,
+    );
+  }
+  return new TimedStream(
+    () => watcher.frames(),
+    () => watcher.end(),
+    ms,
+  );
 }
