@@ -60,6 +60,8 @@ async function ready(cache: TypeCache): Promise<void> {
   expect(await cache.waitConsistent(3000)).toBe(true);
 }
 
+type Frame = { type: string; object: { metadata: Record<string, unknown> } };
+
 /** Reads frames until `n` events were seen (or the stream ended). */
 async function take(
   w: CacheWatcher,
@@ -70,7 +72,8 @@ async function take(
   while (out.length < n) {
     const r = await it.next();
     if (r.done) break;
-    for (const line of r.value.toString('utf8').split('\n')) if (line !== '') out.push(JSON.parse(line));
+    for (const line of r.value.toString('utf8').split('\n'))
+      if (line !== '') out.push(JSON.parse(line) as Frame);
   }
   return out;
 }
