@@ -71,9 +71,9 @@ export interface ResourceDeps {
   /**
    * The watch cache (`--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`):
    * `false` sends every read and watch to storage. Default: on, size 100, each type's cache
-   * started on first use.
+   * started on first use. A {@link WatchCaches} instance is used as given (tests inspect it).
    */
-  readonly watchCache?: false | WatchCacheDeps;
+  readonly watchCache?: false | WatchCacheDeps | WatchCaches;
   /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
   readonly freshnessTimeoutMs?: number;
 }
@@ -97,6 +97,7 @@ export interface WatchCacheDeps {
 /** The watch caches `deps` ask for, or undefined with `watchCache: false`. */
 function buildWatchCaches(deps: ResourceDeps): WatchCaches | undefined {
   if (deps.watchCache === false) return undefined;
+  if (deps.watchCache instanceof WatchCaches) return deps.watchCache;
   const o = deps.watchCache ?? {};
   return new WatchCaches({
     store: deps.store,
@@ -291,7 +292,8 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
   });
   if (watchCaches !== undefined) {
     app.addHook('onReady', (done) => {
-      if (deps.watchCache !== false && deps.watchCache?.startAll === true) {
+      const o = deps.watchCache;
+      if (o !== undefined && o !== false && !(o instanceof WatchCaches) && o.startAll === true) {
         watchCaches.startAll(deps.registry.all());
       }
       done();
