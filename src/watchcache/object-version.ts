@@ -19,6 +19,8 @@ export class ObjectVersion {
   readonly value: Uint8Array;
   /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
   readonly revision: bigint;
+  /** The JSON encoding, kept outside the map: every version served is asked for it. */
+  #json: Uint8Array | undefined;
   #encodings: Map<string, Uint8Array> | undefined;
   #object: KubeObject | undefined;
 
@@ -35,6 +37,7 @@ export class ObjectVersion {
    * and nothing is cached. Callers must not mutate the returned bytes.
    */
   encoded(format: string, encode: () => Uint8Array): Uint8Array {
+    if (format === JSON_FORMAT) return (this.#json ??= encode());
     const known = this.#encodings?.get(format);
     if (known !== undefined) return known;
     const bytes = encode();
@@ -44,6 +47,7 @@ export class ObjectVersion {
 
   /** True when `format` was encoded already (for tests and the encode counters of benchmarks). */
   hasEncoding(format: string): boolean {
+    if (format === JSON_FORMAT) return this.#json !== undefined;
     return this.#encodings?.has(format) ?? false;
   }
 
