@@ -43,6 +43,7 @@ export class CacheEvent {
   /** When the cache saw it (ms since the epoch), for the window's time bound. */
   readonly at: number;
   #frame: Buffer | undefined;
+  #leaving: ObjectVersion | undefined;
 
   constructor(
     type: 'put' | 'delete',
@@ -65,6 +66,15 @@ export class CacheEvent {
   /** The type a watcher without selectors sees. */
   get naturalType(): WatchEventType {
     return this.type === 'delete' ? 'DELETED' : this.prev === undefined ? 'ADDED' : 'MODIFIED';
+  }
+
+  /**
+   * What a watcher whose selection the object leaves with this put is sent as DELETED: the
+   * previous (selected) state at this event's revision, made once for all such watchers.
+   */
+  leaving(): ObjectVersion | undefined {
+    if (this.type !== 'put' || this.prev === undefined) return undefined;
+    return (this.#leaving ??= this.prev.at(this.revision));
   }
 
   /** The JSON frame of {@link naturalType}, built once. `json` supplies the object's bytes. */

@@ -124,8 +124,7 @@ export class CacheWatcher {
     if (type === undefined) return undefined;
     if (type === item.naturalType) return item.jsonFrame(this.#o.json);
     // Leaving the selection: the last selected state, at the change's revision.
-    const object =
-      type === 'DELETED' && item.type === 'put' && item.prev ? item.prev.at(item.revision) : item.object;
+    const object = (type === 'DELETED' ? item.leaving() : undefined) ?? item.object;
     return jsonFrame(type, this.#o.json(object));
   }
 
