@@ -94,13 +94,17 @@ export interface WatchCacheDeps {
   readonly onError?: (resource: string, err: unknown) => void;
 }
 
-/** The watch caches `deps` ask for, or undefined with `watchCache: false`. */
-function buildWatchCaches(deps: ResourceDeps): WatchCaches | undefined {
+/**
+ * The watch caches `deps` ask for over `store`, or undefined with `watchCache: false`. `store`
+ * must be the store the handlers read (values in the handlers' JSON layout), so that cached
+ * versions and storage reads are the same bytes.
+ */
+function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undefined {
   if (deps.watchCache === false) return undefined;
   if (deps.watchCache instanceof WatchCaches) return deps.watchCache;
   const o = deps.watchCache ?? {};
   return new WatchCaches({
-    store: deps.store,
+    store,
     defaultSize: o.defaultSize ?? 100,
     bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
     ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
@@ -278,10 +282,12 @@ async function handle(
  * handler (`installErrorHandler`) to render.
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
-  const watchCaches = buildWatchCaches(deps);
+  // The handlers' store; the watch caches read the same one.
+  const store = deps.store;
+  const watchCaches = buildWatchCaches(deps, store);
   const ctx = createResourceContext({
     registry: deps.registry,
-    store: deps.store,
+    store,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),

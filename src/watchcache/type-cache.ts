@@ -20,6 +20,7 @@ import type { KeySpan, Store, Watch, WatchEvent } from '../../storage/interface.
 import { CacheEvent } from './cache-event.js';
 import { CacheState } from './cache-state.js';
 import { EventWindow, type EventWindowBounds } from './event-window.js';
+import { jsonFrames, type WatchFrames } from './frames.js';
 import { ObjectVersion } from './object-version.js';
 import type { CacheScope } from './scope.js';
 import { CacheWatcher } from './watcher.js';
@@ -65,6 +66,8 @@ export interface OpenWatcherParams {
   /** kind and apiVersion of bookmark objects (types of several versions share one cache). */
   readonly kind: string;
   readonly apiVersion: string;
+  /** The stream's encoders; default JSON lines from this cache's encode-once JSON. */
+  readonly frames?: WatchFrames;
 }
 
 interface Waiter {
@@ -93,6 +96,7 @@ export class TypeCache {
   readonly stats: TypeCacheStats = { jsonEncodes: 0, overflows: 0, warmups: 0 };
   /** The encode-once JSON accessor handed to watchers and lists. */
   readonly json = (version: ObjectVersion): Uint8Array => version.json(this.#countEncode);
+  readonly #jsonFrames: WatchFrames = jsonFrames(this.json);
   readonly #countEncode = (): void => {
     this.stats.jsonEncodes++;
   };
@@ -334,7 +338,7 @@ export class TypeCache {
       ...(initial === undefined ? {} : { initial }),
       initialEventsEnd: params.initialEventsEnd,
       ...(backlog === undefined ? {} : { backlog }),
-      json: this.json,
+      frames: params.frames ?? this.#jsonFrames,
       onEnd: this.#forget,
     });
     this.#watchers.add(watcher);

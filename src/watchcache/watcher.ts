@@ -11,7 +11,7 @@
  * States: open → ending (overflow, timeout, close, cache restart: queue drains) → done.
  */
 import type { CacheEvent, WatchEventType } from './cache-event.js';
-import { jsonFrame } from './cache-event.js';
+import type { WatchFrames } from './frames.js';
 import type { ObjectVersion } from './object-version.js';
 import { inKeyRange, inScope, scoped, type CacheScope } from './scope.js';
 
@@ -35,8 +35,8 @@ export interface CacheWatcherOptions {
   readonly initialEventsEnd?: boolean;
   /** Window events after `startRevision` to send before live ones. */
   readonly backlog?: readonly CacheEvent[];
-  /** The JSON bytes of a version (the cache's encode-once accessor). */
-  readonly json: (version: ObjectVersion) => Uint8Array;
+  /** The stream's encoders (JSON lines by default, see frames.ts). */
+  readonly frames: WatchFrames;
   /** Called once when the watcher stops taking events (the cache forgets it). */
   readonly onEnd: (watcher: CacheWatcher) => void;
 }
@@ -118,21 +118,22 @@ export class CacheWatcher {
     return before ? 'DELETED' : undefined;
   }
 
-  #frame(item: Queued): Buffer | undefined {
+  #frame(item: Queued): Uint8Array | undefined {
     if (typeof item === 'bigint') return this.#bookmarkFrame(item, false);
     const type = this.#eventType(item);
     if (type === undefined) return undefined;
-    if (type === item.naturalType) return item.jsonFrame(this.#o.json);
+    const { frames } = this.#o;
+    if (type === item.naturalType)
+      return frames.natural ? frames.natural(item) : frames.object(type, item.object);
     // Leaving the selection: the last selected state, at the change's revision.
     const object = (type === 'DELETED' ? item.leaving() : undefined) ?? item.object;
-    return jsonFrame(type, this.#o.json(object));
+    return frames.object(type, object);
   }
 
-  #bookmarkFrame(revision: bigint, initialEnd: boolean): Buffer {
+  #bookmarkFrame(revision: bigint, initialEnd: boolean): Uint8Array {
     const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
     if (initialEnd) metadata['annotations'] = { 'k8s.io/initial-events-end': 'true' };
-    const object = { kind: this.#o.kind, apiVersion: this.#o.apiVersion, metadata };
-    return jsonFrame('BOOKMARK', Buffer.from(JSON.stringify(object)));
+    return this.#o.frames.value('BOOKMARK', { kind: this.#o.kind, apiVersion: this.#o.apiVersion, metadata });
   }
 
   /**
@@ -140,16 +141,20 @@ export class CacheWatcher {
    * initial-events-end bookmark, the backlog, then live events until {@link end}.
    */
   async *frames(): AsyncGenerator<Buffer> {
-    let parts: Buffer[] = [];
+    let parts: Uint8Array[] = [];
     let bytes = 0;
-    const add = (frame: Buffer | undefined): boolean => {
+    const add = (frame: Uint8Array | undefined): boolean => {
       if (frame === undefined) return false;
       parts.push(frame);
-      bytes += frame.length;
+      bytes += frame.byteLength;
       return bytes >= BATCH_BYTES;
     };
     const flush = (): Buffer => {
-      const out = parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, bytes);
+      const one = parts.length === 1 ? parts[0] : undefined;
+      const out =
+        one !== undefined
+          ? Buffer.from(one.buffer, one.byteOffset, one.byteLength)
+          : Buffer.concat(parts, bytes);
       parts = [];
       bytes = 0;
       return out;
@@ -157,7 +162,7 @@ export class CacheWatcher {
     if (this.#o.initial !== undefined) {
       for (const version of scoped(this.#o.initial, this.#o.scope)) {
         if (this.#ending && this.#overflowed) return;
-        if (add(jsonFrame('ADDED', this.#o.json(version)))) yield flush();
+        if (add(this.#o.frames.object('ADDED', version))) yield flush();
       }
     }
     if (this.#o.initialEventsEnd === true) add(this.#bookmarkFrame(this.#o.startRevision, true));
