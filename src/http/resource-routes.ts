@@ -61,6 +61,7 @@ import {
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
+import { WatchCaches } from '../watchcache/cache-set.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
 /** What the resource endpoints need from the server. */
@@ -90,6 +91,50 @@ export interface ResourceDeps {
    * JSON. Reads accept either encoding whatever this says.
    */
   readonly storageMediaType?: StorageMediaType;
+  /**
+   * The watch cache (`--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`):
+   * `false` sends every read and watch to storage. Default: on, size 100, each type's cache
+   * started on first use. A {@link WatchCaches} instance is used as given (tests inspect it).
+   */
+  readonly watchCache?: false | WatchCacheDeps | WatchCaches;
+  /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
+  readonly freshnessTimeoutMs?: number;
+}
+
+/** Watch cache settings of {@link ResourceDeps}. */
+export interface WatchCacheDeps {
+  /** `--default-watch-cache-size` (default 100). */
+  readonly defaultSize?: number;
+  /** `--watch-cache-sizes` entries. */
+  readonly sizes?: readonly string[];
+  /** Start every type's cache when the app is ready (default: on first use). */
+  readonly startAll?: boolean;
+  /** Queue bound per client watcher (default 10,000). */
+  readonly watcherCapacity?: number;
+  /** Events younger than this are kept (ms, default 5 minutes). */
+  readonly minAgeMs?: number;
+  /** Failures of a type's storage watch. */
+  readonly onError?: (resource: string, err: unknown) => void;
+}
+
+/**
+ * The watch caches `deps` ask for over `store`, or undefined with `watchCache: false`. `store`
+ * must be the store the handlers read (values in the handlers' JSON layout), so that cached
+ * versions and storage reads are the same bytes.
+ */
+function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undefined {
+  if (deps.watchCache === false) return undefined;
+  if (deps.watchCache instanceof WatchCaches) return deps.watchCache;
+  const o = deps.watchCache ?? {};
+  return new WatchCaches({
+    store,
+    defaultSize: o.defaultSize ?? 100,
+    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
+    ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
+    ...(o.watcherCapacity === undefined ? {} : { watcherCapacity: o.watcherCapacity }),
+    ...(o.minAgeMs === undefined ? {} : { minAgeMs: o.minAgeMs }),
+    ...(o.onError === undefined ? {} : { onError: o.onError }),
+  });
 }
 
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
@@ -159,14 +204,14 @@ async function serveWatch(
   reply: FastifyReply,
   rep: Representation,
 ): Promise<void> {
-  const session = await openWatch(ctx, target, query);
+  const session = await openWatch(ctx, target, query, rep);
   void reply.hijack();
   const res = reply.raw;
   res.on('close', () => session.close());
   res.writeHead(200, { 'content-type': rep.streamContentType, 'cache-control': 'no-cache, private' });
   if (typeof res.flushHeaders === 'function') res.flushHeaders();
   try {
-    await pipeline(Readable.from(session.events(rep), { objectMode: false }), res);
+    await pipeline(Readable.from(session.lines(), { objectMode: false }), res);
   } catch {
     // The client went away or the stream broke: nothing left to tell anyone.
   } finally {
@@ -353,6 +398,8 @@ async function handle(
   } else if (negotiated.format === 'json' && negotiated.transform === undefined) {
     await reply.code(result.code).type('application/json').send(result.body);
   } else {
+    // Only JSON lists stream; every other form was rendered by the handler (contentType set).
+    if (result.body instanceof Readable) throw new Error('a streamed body reached a non-JSON representation');
     await reply
       .code(result.code)
       .type(rep.contentType)
@@ -389,15 +436,33 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
   const now = deps.now ?? ((): Date => new Date());
   const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
+  // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
+  const store = transcodingStore(deps.store, storageCodec);
+  const watchCaches = buildWatchCaches(deps, store);
   const ctx = createResourceContext({
     registry: deps.registry,
-    store: transcodingStore(deps.store, storageCodec),
+    store,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
     now,
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
+    ...(watchCaches === undefined ? {} : { watchCaches }),
+    ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
   });
+  if (watchCaches !== undefined) {
+    app.addHook('onReady', (done) => {
+      const o = deps.watchCache;
+      if (o !== undefined && o !== false && !(o instanceof WatchCaches) && o.startAll === true) {
+        watchCaches.startAll(deps.registry.all());
+      }
+      done();
+    });
+    app.addHook('onClose', (_instance, done) => {
+      watchCaches.close();
+      done();
+    });
+  }
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);

@@ -3,8 +3,10 @@
  * the kind rules, the clock, the event leases and the patch schema; and the resolved target of a
  * request. Built once per server from the deps the HTTP layer is given.
  */
+import type { Readable } from 'node:stream';
 import type { Store } from '../../storage/interface.js';
 import { EventLeases } from '../controllers/event-ttl.js';
+import type { WatchCaches } from '../watchcache/cache-set.js';
 import type { Qualified } from '../http/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
@@ -29,6 +31,10 @@ export interface ResourceContext {
   readonly minRequestTimeoutSeconds: number;
   /** How often an idle watch with `allowWatchBookmarks` gets a BOOKMARK (milliseconds). */
   readonly bookmarkIntervalMs: number;
+  /** The watch caches (`--watch-cache`); undefined: every read and watch goes to storage. */
+  readonly watchCaches: WatchCaches | undefined;
+  /** How long a read for a resourceVersion not reached yet waits before 504 (ms). */
+  readonly freshnessTimeoutMs: number;
 }
 
 /** The inputs of {@link createResourceContext}. */
@@ -44,6 +50,9 @@ export interface ResourceContextOptions {
   readonly rules?: KindRules;
   /** Default 60 000 (kube-apiserver sends bookmarks about once a minute). */
   readonly bookmarkIntervalMs?: number;
+  readonly watchCaches?: WatchCaches;
+  /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
+  readonly freshnessTimeoutMs?: number;
 }
 
 /**
@@ -65,6 +74,8 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     fields: new FieldManager(load),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    watchCaches: options.watchCaches,
+    freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
   };
 }
 
@@ -81,10 +92,10 @@ export function qualified(type: ResourceType, name: string): Qualified {
   return { resource: type.plural, group: type.group, name };
 }
 
-/** A verb's answer: status code and JSON body (bytes or text). */
+/** A verb's answer: status code and JSON body (bytes, text, or a stream of bytes for large lists). */
 export interface ResourceReply {
   readonly code: number;
-  readonly body: Buffer | string | Uint8Array;
+  readonly body: Buffer | string | Uint8Array | Readable;
   /** Set when `body` is already in the negotiated representation (issue 5); else it is JSON. */
   readonly contentType?: string;
 }

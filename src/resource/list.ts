@@ -1,99 +1,42 @@
 /**
- * list (GET on a collection without `watch`): one consistent read of the collection's key span,
- * filtered by the label and field selectors, optionally paged with `limit` and `continue`.
+ * list (GET on a collection without `watch`), following the spec's resourceVersion table
+ * (read-plan.ts):
  *
- * resourceVersion semantics (the spec's table, kept simple and correct; the watch cache of a
- * later issue serves `0` from memory): unset and `0` read the latest revision; `N` without limit
- * means "not older than N" (the latest, or 504 when N is ahead); `N` with limit, and
- * `resourceVersionMatch=Exact`, read exactly at N (410 when compacted). A continue token carries
- * its revision, so every chunk of a paged list has the first chunk's `metadata.resourceVersion`.
+ * - served from the type's watch cache when it is ready and the request allows it, as
+ *   kube-apiserver's cacher does: `0` (Any, any limit ignored as kube does), Not older than
+ *   without a limit (after the cache caught up with the version, else 504), and Most Recent
+ *   without a limit once the cache has provably caught up with the store's current revision;
+ * - otherwise from storage: one consistent read of the collection's key span, optionally paged
+ *   with `limit` and `continue` (tokens from the storage engine, every chunk at the first
+ *   chunk's revision), Exact reads at the asked revision (410 when compacted).
  *
- * With selectors and a limit, pages are read until `limit` objects matched, each page no bigger
- * than what is still missing, so the store's continue token always resumes right after the last
- * object examined. `remainingItemCount` is omitted with selectors, as kube does.
+ * With selectors and a limit, storage pages are read until `limit` objects matched, each page no
+ * bigger than what is still missing, so the store's continue token always resumes right after
+ * the last object examined. `remainingItemCount` is given only on an unfiltered chunk that has
+ * more after it, as the spec says. The body is streamed from item bytes (list-body.ts).
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, RangeOptions } from '../../storage/interface.js';
-import { badRequest, expired, invalid, tooLargeResourceVersion } from '../http/errors.js';
+import { expired, tooLargeResourceVersion } from '../http/errors.js';
+import type { TypeCache } from '../watchcache/type-cache.js';
+import { scoped } from '../watchcache/scope.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
-import {
-  forbidden as fieldForbidden,
-  invalid as fieldInvalid,
-  type FieldError,
-} from '../validation/field-error.js';
+import { requireRevision } from './freshness.js';
 import { collectionSpan } from './keys.js';
+import { listBuffer, listStream } from './list-body.js';
 import { decodeStored, withResourceVersion } from './object.js';
-import { intParam, param, revisionParam, type Query } from './query.js';
+import { planList, type ListPlan } from './read-plan.js';
+import type { Query } from './query.js';
 import { Selection } from './selection.js';
 import { JsonRepresentation } from '../representation/json.js';
 import { StoredSource } from '../representation/source.js';
 import type { Representation } from '../representation/types.js';
 
-/** How the read revision of a list is chosen. */
-interface ReadPlan {
-  /** Read exactly at this revision; undefined: the latest. */
-  readonly exact?: bigint;
-  /** The list must be at least this new. */
-  readonly notOlderThan?: bigint;
-  readonly limit?: number;
-  readonly continue?: string;
-}
-
 /** Kube's message for an expired continue token. */
 const CONTINUE_EXPIRED =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
-function listOptionsInvalid(errs: FieldError[]): never {
-  throw invalid('ListOptions', 'meta.k8s.io', '', errs);
-}
-
-/** Reads limit/continue/resourceVersion/resourceVersionMatch, rejecting kube's invalid combinations. */
-function planRead(query: Query): ReadPlan {
-  const limit = intParam(query, 'limit');
-  if (limit !== undefined && limit < 0) throw badRequest(`limit must be non-negative, got ${limit}`);
-  const cont = param(query, 'continue') || undefined;
-  const rvText = param(query, 'resourceVersion');
-  const rv = revisionParam(rvText);
-  const match = param(query, 'resourceVersionMatch') || undefined;
-  const paged = limit !== undefined && limit > 0 ? limit : undefined;
-  if (match !== undefined && match !== 'Exact' && match !== 'NotOlderThan') {
-    listOptionsInvalid([
-      fieldInvalid('resourceVersionMatch', match, 'supported values: "Exact", "NotOlderThan"'),
-    ]);
-  }
-  if (cont !== undefined) {
-    if (match !== undefined)
-      listOptionsInvalid([
-        fieldForbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
-      ]);
-    if (rv !== undefined && rv !== 0n) {
-      throw badRequest('specifying resource version is not allowed when using continue');
-    }
-    return { ...(paged === undefined ? {} : { limit: paged }), continue: cont };
-  }
-  if (match !== undefined && rv === undefined) {
-    listOptionsInvalid([
-      fieldForbidden(
-        'resourceVersionMatch',
-        'resourceVersionMatch is forbidden unless resourceVersion is provided',
-      ),
-    ]);
-  }
-  if (match === 'Exact' && rv === 0n) {
-    listOptionsInvalid([
-      fieldForbidden(
-        'resourceVersionMatch',
-        'resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
-      ),
-    ]);
-  }
-  const base = paged === undefined ? {} : { limit: paged };
-  if (rv === undefined || rv === 0n) return base;
-  if (match === 'Exact' || (match === undefined && paged !== undefined)) return { ...base, exact: rv };
-  return { ...base, notOlderThan: rv };
-}
-
-/** The selected items of one list read, and where it ended. */
+/** The selected items of one storage list read, and where it ended. */
 export interface ListPage {
   readonly items: readonly KeyValue[];
   readonly revision: bigint;
@@ -102,14 +45,15 @@ export interface ListPage {
   readonly remaining?: number;
 }
 
-/** Reads one page of the collection of `target` (see the module comment). */
+/** Reads one page of the collection of `target` from storage (see the module comment). */
 export async function readPage(
   ctx: ResourceContext,
   target: Target,
   selection: Selection,
-  plan: ReadPlan,
+  plan: ListPlan,
 ): Promise<ListPage> {
   const span = collectionSpan(target.type, target.namespace);
+  await requireRevision(ctx, plan.notOlderThan);
   const first: RangeOptions = {
     ...(plan.exact === undefined ? {} : { revision: plan.exact }),
     ...(plan.continue === undefined ? {} : { continue: plan.continue }),
@@ -119,7 +63,6 @@ export async function readPage(
       ...first,
       ...(plan.limit === undefined ? {} : { limit: plan.limit }),
     });
-    checkNotOlderThan(plan, res.revision);
     return {
       items: res.items,
       revision: res.revision,
@@ -133,7 +76,6 @@ export async function readPage(
   for (;;) {
     const want = plan.limit === undefined ? undefined : plan.limit - items.length;
     const res = await ctx.store.range(span, { ...options, ...(want === undefined ? {} : { limit: want }) });
-    checkNotOlderThan(plan, res.revision);
     for (const kv of res.items) {
       if (selection.matches(decodeStored(kv.value, kv.modRevision))) items.push(kv);
     }
@@ -148,25 +90,37 @@ export async function readPage(
   }
 }
 
-function checkNotOlderThan(plan: ReadPlan, revision: bigint): void {
-  if (plan.notOlderThan !== undefined && plan.notOlderThan > revision) {
-    throw tooLargeResourceVersion(plan.notOlderThan, revision);
+/** The cache that may serve this list, once it holds a state the plan accepts; else undefined. */
+async function usableCache(
+  ctx: ResourceContext,
+  target: Target,
+  plan: ListPlan,
+): Promise<TypeCache | undefined> {
+  if (plan.continue !== undefined || plan.exact !== undefined) return undefined;
+  if (plan.limit !== undefined && plan.any !== true) return undefined;
+  const cache = ctx.watchCaches?.for(target.type);
+  if (cache === undefined || !cache.ready) return undefined;
+  if (plan.any === true) return cache;
+  if (plan.notOlderThan !== undefined) {
+    if (await cache.waitFresh(plan.notOlderThan, ctx.freshnessTimeoutMs)) return cache;
+    if (!cache.ready) return undefined;
+    throw tooLargeResourceVersion(plan.notOlderThan, cache.revision);
   }
+  return (await cache.waitConsistent(ctx.freshnessTimeoutMs)) ? cache : undefined;
 }
 
-/** The JSON of a list of `kind` from stored items. */
+function* storedItems(items: readonly KeyValue[]): Generator<Uint8Array> {
+  for (const kv of items) yield withResourceVersion(kv.value, kv.modRevision);
+}
+
+/** The JSON of a list of `kind` from stored items, as one buffer (deletecollection's answer). */
 export function listBody(listKind: string, apiVersion: string, page: ListPage): Buffer {
-  const meta: Record<string, unknown> = { resourceVersion: String(page.revision) };
-  if (page.continue !== undefined) meta['continue'] = page.continue;
-  if (page.remaining !== undefined) meta['remainingItemCount'] = page.remaining;
-  const head = `{"kind":${JSON.stringify(listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(meta)},"items":[`;
-  const parts: Buffer[] = [Buffer.from(head)];
-  page.items.forEach((kv, i) => {
-    if (i > 0) parts.push(Buffer.from(','));
-    parts.push(withResourceVersion(kv.value, kv.modRevision));
-  });
-  parts.push(Buffer.from(']}'));
-  return Buffer.concat(parts);
+  const meta = {
+    resourceVersion: page.revision,
+    ...(page.continue === undefined ? {} : { continue: page.continue }),
+    ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
+  };
+  return listBuffer(listKind, apiVersion, meta, storedItems(page.items));
 }
 
 /** The body of a list page in representation `rep` (issue 5: JSON, protobuf, Table, ...). */
@@ -189,16 +143,37 @@ export async function listResource(
   rep: Representation = new JsonRepresentation(target.type),
 ): Promise<ResourceReply> {
   const selection = Selection.fromQuery(query, target.type);
-  const plan = planRead(query);
+  const plan = planList(query);
+  const { listKind, apiVersion } = target.type;
+  const cache = await usableCache(ctx, target, plan);
+  if (cache !== undefined) {
+    const { items, revision } = cache.snapshot();
+    const prefix = collectionSpan(target.type, target.namespace);
+    const scope = { prefix: 'prefix' in prefix ? prefix.prefix : '', selection };
+    if (!(rep instanceof JsonRepresentation)) {
+      const body = rep.list({ resourceVersion: String(revision) }, [...scoped(items, scope)]);
+      return { code: 200, body, contentType: rep.contentType };
+    }
+    const bytes = (function* () {
+      for (const version of scoped(items, scope)) yield cache.json(version);
+    })();
+    return { code: 200, body: listStream(listKind, apiVersion, { resourceVersion: revision }, bytes) };
+  }
   let page: ListPage;
   try {
     page = await readPage(ctx, target, selection, plan);
   } catch (err) {
     if (err instanceof CompactedError && plan.continue !== undefined) throw expired(CONTINUE_EXPIRED);
-    if (err instanceof CompactedError) {
-      throw expired(`too old resource version: ${err.requestedRevision} (${err.compactedRevision})`);
-    }
+    if (err instanceof CompactedError) throw expired('The resourceVersion for the provided list is too old.');
     throw err;
   }
-  return { code: 200, body: renderList(rep, page), contentType: rep.contentType };
+  if (!(rep instanceof JsonRepresentation)) {
+    return { code: 200, body: renderList(rep, page), contentType: rep.contentType };
+  }
+  const meta = {
+    resourceVersion: page.revision,
+    ...(page.continue === undefined ? {} : { continue: page.continue }),
+    ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
+  };
+  return { code: 200, body: listStream(listKind, apiVersion, meta, storedItems(page.items)) };
 }

@@ -127,6 +127,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     patchSchema: patchSchemaFrom(schemas),
     schemas,
     storageMediaType: options.storageMediaType,
+    watchCache: options.watchCache
+      ? {
+          defaultSize: options.defaultWatchCacheSize,
+          sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
+          startAll: true,
+          onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
+        }
+      : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
   });
   return app;

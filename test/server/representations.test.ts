@@ -197,22 +197,34 @@ describe('protobuf responses', () => {
 });
 
 describe('protobuf watch errors', () => {
-  it('a compacted resourceVersion gets an ERROR frame carrying a protobuf Status', async () => {
-    const first = (await s.request({ method: 'GET', url: `${CM}/a` })).json().metadata.resourceVersion;
-    await s.request(json('POST', CM, { metadata: { name: 'later' } }));
-    await s.store.compact(await s.store.currentRevision());
-    const base = await baseUrl();
-    const res = await fetch(`${base}${CM}?watch=1&resourceVersion=${first}`, {
-      headers: { accept: `${PB};stream=watch` },
+  // From storage (no cache), and from a watch cache that started after the compaction (its
+  // window begins there): both answer a compacted version with an in-band 410.
+  for (const watchCache of [false, undefined] as const) {
+    it(`a compacted resourceVersion gets an ERROR frame carrying a protobuf Status (${watchCache === false ? 'storage' : 'watch cache'})`, async () => {
+      const app = await startResourceApp(watchCache === false ? { watchCache } : {});
+      try {
+        const created = await app.request(json('POST', CM, { metadata: { name: 'first' } }));
+        const first = created.json().metadata.resourceVersion;
+        // Two writes after it: a watch from `first` needs revision first + 1, which is then gone.
+        await app.request(json('POST', CM, { metadata: { name: 'later' } }));
+        await app.request(json('POST', CM, { metadata: { name: 'later2' } }));
+        await app.store.compact(await app.store.currentRevision());
+        const base = await app.listen();
+        const res = await fetch(`${base}${CM}?watch=1&resourceVersion=${first}`, {
+          headers: { accept: `${PB};stream=watch` },
+        });
+        const frames = new WatchFrameSplitter().push(new Uint8Array(await res.arrayBuffer()));
+        expect(frames.map((f) => f.type)).toEqual(['ERROR']);
+        const env = decodeEnvelope(frames[0]?.object ?? new Uint8Array());
+        expect(env).toMatchObject({ apiVersion: 'v1', kind: 'Status' });
+        const text = protocDecode('k8s.io.apimachinery.pkg.apis.meta.v1.Status', env.raw);
+        expect(text).toContain('reason: "Expired"');
+        expect(text).toContain('code: 410');
+      } finally {
+        await app.close();
+      }
     });
-    const frames = new WatchFrameSplitter().push(new Uint8Array(await res.arrayBuffer()));
-    expect(frames.map((f) => f.type)).toEqual(['ERROR']);
-    const env = decodeEnvelope(frames[0]?.object ?? new Uint8Array());
-    expect(env).toMatchObject({ apiVersion: 'v1', kind: 'Status' });
-    const text = protocDecode('k8s.io.apimachinery.pkg.apis.meta.v1.Status', env.raw);
-    expect(text).toContain('reason: "Expired"');
-    expect(text).toContain('code: 410');
-  });
+  }
 });
 
 describe('negotiation', () => {

@@ -1,0 +1,84 @@
+/**
+ * A change as the watch cache keeps it, and the JSON watch frames built from it. A frame is
+ * `{"type":"T","object":<object bytes>}\n`; the object bytes come from the version's encoding
+ * cache and the frame for the event's natural type is built once per event, whatever the number
+ * of watchers. Frames of other types (an object entering or leaving a selection, synthetic ADDED
+ * events of the initial state) are put together per watcher from the cached object bytes.
+ */
+import type { ObjectVersion } from './object-version.js';
+
+/** Watch event types on the wire. */
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+const PREFIX: Record<WatchEventType, Buffer> = {
+  ADDED: Buffer.from('{"type":"ADDED","object":'),
+  MODIFIED: Buffer.from('{"type":"MODIFIED","object":'),
+  DELETED: Buffer.from('{"type":"DELETED","object":'),
+  BOOKMARK: Buffer.from('{"type":"BOOKMARK","object":'),
+  ERROR: Buffer.from('{"type":"ERROR","object":'),
+};
+const SUFFIX = Buffer.from('}\n');
+
+/** One JSON watch frame around already encoded object bytes. */
+export function jsonFrame(type: WatchEventType, object: Uint8Array): Buffer {
+  const prefix = PREFIX[type];
+  const out = Buffer.allocUnsafe(prefix.length + object.byteLength + SUFFIX.length);
+  prefix.copy(out, 0);
+  out.set(object, prefix.length);
+  SUFFIX.copy(out, prefix.length + object.byteLength);
+  return out;
+}
+
+/** A put or delete of one key, in revision order. */
+export class CacheEvent {
+  readonly type: 'put' | 'delete';
+  readonly revision: bigint;
+  /**
+   * put: the new version. delete: the deleted value shown at the delete's revision (what a
+   * DELETED event carries).
+   */
+  readonly object: ObjectVersion;
+  /** The version before this change (undefined when a put created the key). */
+  readonly prev: ObjectVersion | undefined;
+  /** When the cache saw it (ms since the epoch), for the window's time bound. */
+  readonly at: number;
+  #frame: Buffer | undefined;
+  #leaving: ObjectVersion | undefined;
+
+  constructor(
+    type: 'put' | 'delete',
+    revision: bigint,
+    object: ObjectVersion,
+    prev: ObjectVersion | undefined,
+    at: number,
+  ) {
+    this.type = type;
+    this.revision = revision;
+    this.object = object;
+    this.prev = prev;
+    this.at = at;
+  }
+
+  get key(): string {
+    return this.object.key;
+  }
+
+  /** The type a watcher without selectors sees. */
+  get naturalType(): WatchEventType {
+    return this.type === 'delete' ? 'DELETED' : this.prev === undefined ? 'ADDED' : 'MODIFIED';
+  }
+
+  /**
+   * What a watcher whose selection the object leaves with this put is sent as DELETED: the
+   * previous (selected) state at this event's revision, made once for all such watchers.
+   */
+  leaving(): ObjectVersion | undefined {
+    if (this.type !== 'put' || this.prev === undefined) return undefined;
+    return (this.#leaving ??= this.prev.at(this.revision));
+  }
+
+  /** The JSON frame of {@link naturalType}, built once. `json` supplies the object's bytes. */
+  jsonFrame(json: (v: ObjectVersion) => Uint8Array): Buffer {
+    return (this.#frame ??= jsonFrame(this.naturalType, json(this.object)));
+  }
+}

@@ -1,0 +1,25 @@
+/**
+ * Key order of the store (UTF-8 bytes) without allocating: JavaScript compares strings by UTF-16
+ * code units, which agrees with UTF-8 byte order except between surrogates (code points above
+ * U+FFFF) and units U+E000..U+FFFF. Remapping those two ranges at the first difference gives code
+ * point order, which is UTF-8 byte order. storage's `compareKeys` allocates two Buffers per call,
+ * too slow for binary searches over tens of thousands of cached keys.
+ */
+
+function fixup(unit: number): number {
+  if (unit >= 0xe000) return unit - 0x800;
+  if (unit >= 0xd800) return unit + 0x2000;
+  return unit;
+}
+
+/** Negative, zero or positive as `a` sorts before, with, or after `b` in the store's key order. */
+export function compareKeyOrder(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x !== y) return x >= 0xd800 && y >= 0xd800 ? fixup(x) - fixup(y) : x - y;
+  }
+  return a.length - b.length;
+}

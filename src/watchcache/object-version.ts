@@ -1,0 +1,75 @@
+/**
+ * One version of one object as the watch cache holds it: the stored JSON bytes (without
+ * `resourceVersion`, as storage keeps them), the revision to show as its resourceVersion, and a
+ * lazily filled cache of its encodings, one per wire format, shared by every list and watcher
+ * that sends it. The JSON encoding splices the resourceVersion into the stored bytes
+ * (`withResourceVersion`), so no parse and no stringify happen on the way out.
+ */
+import type { ObjectSource } from '../representation/types.js';
+import type { KubeObject } from '../resource/object.js';
+import { decodeStored, withResourceVersion } from '../resource/object.js';
+
+/** The format name of the JSON encoding in {@link ObjectVersion.encoded}. */
+export const JSON_FORMAT = 'json';
+
+/** An immutable object version with per-format encodings computed at most once. */
+export class ObjectVersion implements ObjectSource {
+  /** The storage key. */
+  readonly key: string;
+  /** Stored bytes (never mutated; shared with the store's read result). */
+  readonly value: Uint8Array;
+  /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
+  readonly revision: bigint;
+  /** The JSON encoding, kept outside the map: every version served is asked for it. */
+  #json: Uint8Array | undefined;
+  #encodings: Map<string, Uint8Array> | undefined;
+  #object: KubeObject | undefined;
+
+  constructor(key: string, value: Uint8Array, revision: bigint) {
+    this.key = key;
+    this.value = value;
+    this.revision = revision;
+  }
+
+  /**
+   * The object in `format`, encoding it with `encode` the first time any caller asks for that
+   * format. `format` is any stable name (`json`, `protobuf`, `table;v1`, ...): the cache does not
+   * interpret it. `encode` must be a pure function of this version; a throw is passed through
+   * and nothing is cached. Callers must not mutate the returned bytes.
+   */
+  encoded(format: string, encode: () => Uint8Array): Uint8Array {
+    if (format === JSON_FORMAT) return (this.#json ??= encode());
+    const known = this.#encodings?.get(format);
+    if (known !== undefined) return known;
+    const bytes = encode();
+    (this.#encodings ??= new Map()).set(format, bytes);
+    return bytes;
+  }
+
+  /** True when `format` was encoded already (for tests and the encode counters of benchmarks). */
+  hasEncoding(format: string): boolean {
+    if (format === JSON_FORMAT) return this.#json !== undefined;
+    return this.#encodings?.has(format) ?? false;
+  }
+
+  /** The JSON bytes with `metadata.resourceVersion` set, encoded once. */
+  json(onEncode?: () => void): Uint8Array {
+    return this.encoded(JSON_FORMAT, () => {
+      onEncode?.();
+      return withResourceVersion(this.value, this.revision);
+    });
+  }
+
+  /**
+   * The parsed object, decoded once, for selectors and other read-only inspection. Shared:
+   * callers must not mutate it.
+   */
+  object(): KubeObject {
+    return (this.#object ??= decodeStored(this.value, this.revision));
+  }
+
+  /** The same stored bytes shown at another revision (an object leaving a selection, a delete). */
+  at(revision: bigint): ObjectVersion {
+    return revision === this.revision ? this : new ObjectVersion(this.key, this.value, revision);
+  }
+}

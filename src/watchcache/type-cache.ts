@@ -1,0 +1,358 @@
+/**
+ * The watch cache of one resource type: one storage watch over the type's key span, the current
+ * state, an event window, and the client watchers fed from it.
+ *
+ * States (transitions in parentheses):
+ * - `idle` (start()) → `warming`: read the state at the oldest retained revision R0 (the store's
+ *   compacted revision, or the current one when replaying from R0 would be too long) and watch
+ *   from R0 + 1, so the window is rebuilt from the store's history after a restart and a client
+ *   resuming a recent resourceVersion is served rather than sent 410.
+ * - `warming` (the watch reaches the store's revision read at warm-up) → `ready`: reads and
+ *   watches may be served from here. Before that, callers go to storage.
+ * - `ready` (storage watch fails, e.g. compacted under a stalled cache, or backend unavailable)
+ *   → `warming` again after a back-off; every client watcher is ended first (clients resume).
+ * - any (close()) → `closed`.
+ *
+ * Everything that touches state is synchronous between awaits, so a snapshot plus a watcher
+ * registration in one call see exactly the same revision.
+ */
+import type { KeySpan, Store, Watch, WatchEvent } from '../../storage/interface.js';
+import { CacheEvent } from './cache-event.js';
+import { CacheState } from './cache-state.js';
+import { EventWindow, type EventWindowBounds } from './event-window.js';
+import { jsonFrames, type WatchFrames } from './frames.js';
+import { ObjectVersion } from './object-version.js';
+import type { CacheScope } from './scope.js';
+import { CacheWatcher } from './watcher.js';
+
+/** Settings of a {@link TypeCache}. */
+export interface TypeCacheOptions {
+  readonly store: Store;
+  /** The key prefix of the type (`/configmaps/`). */
+  readonly prefix: string;
+  readonly window: EventWindowBounds;
+  /** Queue bound of each client watcher. */
+  readonly watcherCapacity: number;
+  /** Idle progress interval of the storage watch and bookmark interval of watchers (ms). */
+  readonly bookmarkIntervalMs: number;
+  /** Replay at most this many revisions of history at warm-up. */
+  readonly replayLimit: number;
+  /** Failures of the storage watch (for the server log). */
+  readonly onError?: (err: unknown) => void;
+  readonly now?: () => number;
+}
+
+export type TypeCachePhase = 'idle' | 'warming' | 'ready' | 'closed';
+
+/** Counters for tests and benchmarks. */
+export interface TypeCacheStats {
+  /** JSON encodings made (at most one per object version). */
+  jsonEncodes: number;
+  /** Client watchers ended because their queue overflowed. */
+  overflows: number;
+  /** Warm-ups started. */
+  warmups: number;
+}
+
+/** How a client watch starts (see {@link TypeCache.openWatcher}). */
+export interface OpenWatcherParams {
+  readonly scope: CacheScope;
+  /** `now`: at the cache's revision; a revision: events after it. */
+  readonly from: 'now' | bigint;
+  /** With `now`: send the state as ADDED events first. */
+  readonly initialEvents: boolean;
+  readonly initialEventsEnd: boolean;
+  readonly bookmarks: boolean;
+  /** kind and apiVersion of bookmark objects (types of several versions share one cache). */
+  readonly kind: string;
+  readonly apiVersion: string;
+  /** The stream's encoders; default JSON lines from this cache's encode-once JSON. */
+  readonly frames?: WatchFrames;
+}
+
+interface Waiter {
+  readonly revision: bigint;
+  readonly resolve: (fresh: boolean) => void;
+  readonly timer: NodeJS.Timeout;
+}
+
+/** The watch cache of one resource type. */
+export class TypeCache {
+  readonly #o: TypeCacheOptions;
+  readonly #span: KeySpan;
+  readonly #now: () => number;
+  #phase: TypeCachePhase = 'idle';
+  #state = new CacheState();
+  #window: EventWindow;
+  #revision = 0n;
+  #watch: Watch | undefined;
+  readonly #watchers = new Set<CacheWatcher>();
+  #waiters: Waiter[] = [];
+  #progressPending = false;
+  #progressRetry: NodeJS.Timeout | undefined;
+  #bookmarkTimer: NodeJS.Timeout | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #wakeRetry: (() => void) | undefined;
+  readonly stats: TypeCacheStats = { jsonEncodes: 0, overflows: 0, warmups: 0 };
+  /** The encode-once JSON accessor handed to watchers and lists. */
+  readonly json = (version: ObjectVersion): Uint8Array => version.json(this.#countEncode);
+  readonly #jsonFrames: WatchFrames = jsonFrames(this.json);
+  readonly #countEncode = (): void => {
+    this.stats.jsonEncodes++;
+  };
+  readonly #forget = (watcher: CacheWatcher): void => {
+    this.#watchers.delete(watcher);
+    if (watcher.overflowed) this.stats.overflows++;
+  };
+
+  constructor(options: TypeCacheOptions) {
+    this.#o = options;
+    this.#span = { prefix: options.prefix };
+    this.#now = options.now ?? Date.now;
+    this.#window = new EventWindow(options.window, 0n);
+  }
+
+  get phase(): TypeCachePhase {
+    return this.#phase;
+  }
+
+  /** True when reads and watches may be served from the cache. */
+  get ready(): boolean {
+    return this.#phase === 'ready';
+  }
+
+  /** Every change with a revision up to this one is applied. */
+  get revision(): bigint {
+    return this.#revision;
+  }
+
+  /** The oldest revision a watch may start from. */
+  get oldest(): bigint {
+    return this.#window.oldest;
+  }
+
+  get watcherCount(): number {
+    return this.#watchers.size;
+  }
+
+  /** Starts warming (idempotent; no-op once closed). */
+  start(): void {
+    if (this.#phase !== 'idle') return;
+    this.#phase = 'warming';
+    this.#bookmarkTimer = setInterval(() => this.#bookmarkAll(), this.#o.bookmarkIntervalMs);
+    this.#bookmarkTimer.unref();
+    void this.#run();
+  }
+
+  async #run(): Promise<void> {
+    let backoff = 100;
+    while (!this.#closed()) {
+      try {
+        await this.#session();
+        backoff = 100;
+      } catch (err) {
+        if (this.#closed()) return;
+        this.#o.onError?.(err);
+      }
+      if (this.#closed()) return;
+      this.#unready();
+      await new Promise<void>((resolve) => {
+        this.#wakeRetry = resolve;
+        this.#retry = setTimeout(resolve, backoff);
+        this.#retry.unref();
+      });
+      backoff = Math.min(backoff * 2, 5000);
+    }
+  }
+
+  /** One warm-up plus the life of one storage watch; returns or throws when the watch ends. */
+  async #session(): Promise<void> {
+    this.#phase = 'warming';
+    this.stats.warmups++;
+    const { store } = this.#o;
+    const [compacted, current] = await Promise.all([store.compactedRevision(), store.currentRevision()]);
+    let start = compacted;
+    if (current - start > BigInt(this.#o.replayLimit)) start = current;
+    let items: ObjectVersion[] = [];
+    if (start > 0n) {
+      const res = await store.range(this.#span, { revision: start });
+      items = res.items.map((kv) => new ObjectVersion(kv.key, kv.value, kv.modRevision));
+    }
+    if (this.#closed()) return;
+    this.#state = new CacheState(items);
+    this.#window = new EventWindow(this.#o.window, start);
+    this.#revision = start;
+    const watch = store.watch(this.#span, {
+      fromRevision: start + 1n,
+      progressIntervalMs: this.#o.bookmarkIntervalMs,
+    });
+    this.#watch = watch;
+    if (start >= current) this.#phase = 'ready';
+    this.#progressPending = true;
+    watch.requestProgress();
+    for await (const ev of watch) {
+      this.#handle(ev);
+      if (this.#phase === 'warming' && this.#revision >= current) this.#phase = 'ready';
+      if (this.#phase === 'ready') this.#resolveWaiters();
+    }
+  }
+
+  #handle(ev: WatchEvent): void {
+    if (ev.type === 'progress') {
+      if (ev.revision > this.#revision) this.#revision = ev.revision;
+      this.#progressPending = false;
+      // Waiters for a revision the store has not reached yet: ask again a little later (an
+      // immediate re-request would spin, since an idle store answers at once).
+      if (this.#waiters.some((w) => w.revision > this.#revision) && this.#progressRetry === undefined) {
+        this.#progressRetry = setTimeout(() => {
+          this.#progressRetry = undefined;
+          if (this.#waiters.length > 0) this.#requestProgress();
+        }, 50);
+        this.#progressRetry.unref();
+      }
+      return;
+    }
+    const key = ev.kv.key;
+    const prev = this.#state.get(key);
+    const now = this.#now();
+    let event: CacheEvent;
+    if (ev.type === 'put') {
+      const version = new ObjectVersion(key, ev.kv.value, ev.kv.modRevision);
+      this.#state.put(version);
+      event = new CacheEvent('put', ev.revision, version, prev, now);
+    } else {
+      this.#state.delete(key);
+      const before = prev ?? new ObjectVersion(key, ev.prevKv.value, ev.prevKv.modRevision);
+      event = new CacheEvent('delete', ev.revision, before.at(ev.revision), before, now);
+    }
+    this.#window.push(event, now);
+    if (ev.revision > this.#revision) this.#revision = ev.revision;
+    for (const watcher of this.#watchers) watcher.offer(event);
+  }
+
+  #requestProgress(): void {
+    if (this.#progressPending || this.#watch === undefined) return;
+    this.#progressPending = true;
+    this.#watch.requestProgress();
+  }
+
+  #resolveWaiters(): void {
+    if (this.#waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.#waiters) {
+      if (w.revision <= this.#revision) {
+        clearTimeout(w.timer);
+        w.resolve(true);
+      } else still.push(w);
+    }
+    this.#waiters = still;
+  }
+
+  /** A method, not a field read, so that TypeScript does not narrow the phase across awaits. */
+  #closed(): boolean {
+    return this.#phase === 'closed';
+  }
+
+  #bookmarkAll(): void {
+    if (this.#phase !== 'ready') return;
+    for (const watcher of this.#watchers) watcher.bookmark(this.#revision);
+  }
+
+  /** Ends client watchers and pending waits (a failed storage watch or close). */
+  #unready(): void {
+    if (this.#phase !== 'closed') this.#phase = 'warming';
+    this.#watch?.close();
+    this.#watch = undefined;
+    for (const watcher of [...this.#watchers]) watcher.end();
+    for (const w of this.#waiters) {
+      clearTimeout(w.timer);
+      w.resolve(false);
+    }
+    this.#waiters = [];
+  }
+
+  /**
+   * Resolves true once the cache is ready and has applied every change up to `revision`, or
+   * false after `timeoutMs` (or when the cache stops being usable meanwhile). Asks the storage
+   * watch for a progress notification so that an idle type catches up with writes elsewhere.
+   */
+  waitFresh(revision: bigint, timeoutMs: number): Promise<boolean> {
+    if (this.ready && this.#revision >= revision) return Promise.resolve(true);
+    if (this.#phase === 'closed' || timeoutMs <= 0) return Promise.resolve(false);
+    this.#requestProgress();
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        this.#waiters = this.#waiters.filter((w) => w.timer !== timer);
+        resolve(false);
+      }, timeoutMs);
+      timer.unref();
+      this.#waiters.push({ revision, resolve, timer });
+    });
+  }
+
+  /**
+   * Resolves true once the cache holds the store's current state (a linearizable read of the
+   * store's revision, then {@link waitFresh} for it); false when it cannot within `timeoutMs`,
+   * in which case the caller reads storage.
+   */
+  async waitConsistent(timeoutMs: number): Promise<boolean> {
+    if (!this.ready) return false;
+    const current = await this.#o.store.currentRevision();
+    return this.waitFresh(current, timeoutMs);
+  }
+
+  /** The whole type's versions in key order at {@link revision} (immutable). Only when ready. */
+  snapshot(): { readonly items: readonly ObjectVersion[]; readonly revision: bigint } {
+    return { items: this.#state.snapshot(), revision: this.#revision };
+  }
+
+  /** One key's current version. */
+  get(key: string): ObjectVersion | undefined {
+    return this.#state.get(key);
+  }
+
+  /**
+   * Registers a client watcher (synchronously, so its start state and its first live event are
+   * adjacent). Returns `expired` when `params.from` is older than the window (the caller sends
+   * kube's 410 ERROR event). Only when ready.
+   */
+  openWatcher(params: OpenWatcherParams): CacheWatcher | 'expired' {
+    let startRevision: bigint;
+    let backlog: CacheEvent[] | undefined;
+    let initial: readonly ObjectVersion[] | undefined;
+    if (params.from === 'now') {
+      startRevision = this.#revision;
+      if (params.initialEvents) initial = this.#state.snapshot();
+    } else {
+      backlog = this.#window.since(params.from);
+      if (backlog === undefined) return 'expired';
+      startRevision = params.from;
+    }
+    const watcher = new CacheWatcher({
+      scope: params.scope,
+      capacity: this.#o.watcherCapacity,
+      bookmarks: params.bookmarks,
+      kind: params.kind,
+      apiVersion: params.apiVersion,
+      startRevision,
+      ...(initial === undefined ? {} : { initial }),
+      initialEventsEnd: params.initialEventsEnd,
+      ...(backlog === undefined ? {} : { backlog }),
+      frames: params.frames ?? this.#jsonFrames,
+      onEnd: this.#forget,
+    });
+    this.#watchers.add(watcher);
+    return watcher;
+  }
+
+  /** Stops the storage watch and ends every client watcher. Idempotent. */
+  close(): void {
+    if (this.#phase === 'closed') return;
+    this.#phase = 'closed';
+    clearInterval(this.#bookmarkTimer);
+    clearTimeout(this.#retry);
+    clearTimeout(this.#progressRetry);
+    this.#wakeRetry?.();
+    this.#unready();
+  }
+}

@@ -1,0 +1,236 @@
+/**
+ * The watch cache of one type over a real in-memory store: warm-up, state and window, watchers
+ * (backlog, live, selectors, bookmarks), bounded queues, encode-once, rebuild from history.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Store } from '../../storage/interface.js';
+import { openMemoryStore } from '../../storage/mvcc/index.js';
+import { encodeForStorage } from '../../src/resource/object.js';
+import { FieldSelector } from '../../src/resource/field-selector.js';
+import { LabelSelector } from '../../src/resource/label-selector.js';
+import { Selection } from '../../src/resource/selection.js';
+import { TypeCache, type TypeCacheOptions } from '../../src/watchcache/type-cache.js';
+import type { CacheWatcher } from '../../src/watchcache/watcher.js';
+
+const PREFIX = '/configmaps/';
+const everything = new Selection(
+  LabelSelector.parse(undefined),
+  FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
+);
+
+function cm(
+  name: string,
+  labels: Record<string, string> = {},
+  data: Record<string, string> = {},
+): Uint8Array {
+  return encodeForStorage({
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+    metadata: { name, namespace: 'default', labels },
+    data,
+  });
+}
+const key = (name: string, ns = 'default'): string => `${PREFIX}${ns}/${name}`;
+
+let store: Store;
+const caches: TypeCache[] = [];
+afterEach(async () => {
+  for (const c of caches.splice(0)) c.close();
+  await store.close();
+});
+
+function newCache(overrides: Partial<TypeCacheOptions> = {}): TypeCache {
+  const cache = new TypeCache({
+    store,
+    prefix: PREFIX,
+    window: { capacity: 100, minAgeMs: 300_000, maxEvents: 10_000 },
+    watcherCapacity: 1000,
+    bookmarkIntervalMs: 60_000,
+    replayLimit: 1_000_000,
+    ...overrides,
+  });
+  caches.push(cache);
+  cache.start();
+  return cache;
+}
+
+async function ready(cache: TypeCache): Promise<void> {
+  for (let i = 0; i < 200 && !cache.ready; i++) await new Promise((r) => setTimeout(r, 10));
+  expect(cache.ready).toBe(true);
+  expect(await cache.waitConsistent(3000)).toBe(true);
+}
+
+type Frame = { type: string; object: { metadata: Record<string, unknown> } };
+
+/** Reads frames until `n` events were seen (or the stream ended). */
+async function take(
+  w: CacheWatcher,
+  n: number,
+): Promise<{ type: string; object: { metadata: Record<string, unknown> } }[]> {
+  const out: { type: string; object: { metadata: Record<string, unknown> } }[] = [];
+  const it = w.frames()[Symbol.asyncIterator]();
+  while (out.length < n) {
+    const r = await it.next();
+    if (r.done) break;
+    for (const line of r.value.toString('utf8').split('\n'))
+      if (line !== '') out.push(JSON.parse(line) as Frame);
+  }
+  return out;
+}
+
+function open(
+  cache: TypeCache,
+  from: 'now' | bigint,
+  extra: { initialEvents?: boolean; selection?: Selection; bookmarks?: boolean } = {},
+): CacheWatcher {
+  const w = cache.openWatcher({
+    scope: { prefix: `${PREFIX}default/`, selection: extra.selection ?? everything },
+    from,
+    initialEvents: extra.initialEvents ?? false,
+    initialEventsEnd: false,
+    bookmarks: extra.bookmarks ?? false,
+    kind: 'ConfigMap',
+    apiVersion: 'v1',
+  });
+  if (w === 'expired') throw new Error('expired');
+  return w;
+}
+
+describe('TypeCache', () => {
+  it('warms from the store, serves the state, and catches up with later writes', async () => {
+    store = await openMemoryStore();
+    await store.create(key('a'), cm('a'));
+    await store.create('/secrets/default/x', cm('x'));
+    const cache = newCache();
+    await ready(cache);
+    expect(cache.snapshot().items.map((v) => v.key)).toEqual([key('a')]);
+    const b = await store.create(key('b'), cm('b'));
+    // Writes elsewhere move the store's revision; a consistent read still gets there via progress.
+    await store.create('/secrets/default/y', cm('y'));
+    expect(await cache.waitConsistent(3000)).toBe(true);
+    expect(cache.revision).toBe(await store.currentRevision());
+    expect(cache.get(key('b'))?.revision).toBe(b.revision);
+  });
+
+  it('a snapshot does not change under later writes (copy-on-write)', async () => {
+    store = await openMemoryStore();
+    await store.create(key('a'), cm('a'));
+    const cache = newCache();
+    await ready(cache);
+    const snap = cache.snapshot();
+    await store.create(key('b'), cm('b'));
+    await store.delete(key('a'));
+    await cache.waitConsistent(3000);
+    expect(snap.items.map((v) => v.key)).toEqual([key('a')]);
+    expect(cache.snapshot().items.map((v) => v.key)).toEqual([key('b')]);
+  });
+
+  it('watch from a revision replays the window, then live events; older than the window is expired', async () => {
+    store = await openMemoryStore();
+    const cache = newCache({ window: { capacity: 3, minAgeMs: 0, maxEvents: 3 } });
+    await ready(cache);
+    const revs: bigint[] = [];
+    for (let i = 0; i < 6; i++) revs.push((await store.create(key(`o${i}`), cm(`o${i}`))).revision);
+    await cache.waitConsistent(3000);
+    expect(
+      cache.openWatcher({
+        scope: { prefix: PREFIX, selection: everything },
+        from: revs[1] as bigint,
+        initialEvents: false,
+        initialEventsEnd: false,
+        bookmarks: false,
+        kind: 'ConfigMap',
+        apiVersion: 'v1',
+      }),
+    ).toBe('expired');
+    const w = open(cache, revs[3] as bigint);
+    const p = take(w, 3);
+    await store.create(key('live'), cm('live'));
+    const evs = await p;
+    expect(evs.map((e) => `${e.type}:${String(e.object.metadata['name'])}`)).toEqual([
+      'ADDED:o4',
+      'ADDED:o5',
+      'ADDED:live',
+    ]);
+    w.end();
+  });
+
+  it('selectors: entering ADDED, leaving DELETED with the last selected state at the change revision', async () => {
+    store = await openMemoryStore();
+    const a = await store.create(key('a'), cm('a', { app: 'x' }));
+    const cache = newCache();
+    await ready(cache);
+    const sel = new Selection(
+      LabelSelector.parse('app=x'),
+      FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
+    );
+    const w = open(cache, 'now', { initialEvents: true, selection: sel });
+    const p = take(w, 3);
+    const moved = await store.update(key('a'), cm('a', { app: 'y' }), { ifModRevision: a.revision });
+    await store.update(key('a'), cm('a', { app: 'x' }), { ifModRevision: moved.revision });
+    const evs = await p;
+    expect(evs.map((e) => e.type)).toEqual(['ADDED', 'DELETED', 'ADDED']);
+    expect(evs[1]?.object.metadata['labels']).toEqual({ app: 'x' });
+    expect(evs[1]?.object.metadata['resourceVersion']).toBe(String(moved.revision));
+    w.end();
+  });
+
+  it('encodes each object version once for any number of watchers', async () => {
+    store = await openMemoryStore();
+    const cache = newCache();
+    await ready(cache);
+    const watchers = [open(cache, 'now'), open(cache, 'now'), open(cache, 'now')];
+    const reads = watchers.map((w) => take(w, 5));
+    for (let i = 0; i < 5; i++) await store.create(key(`e${i}`), cm(`e${i}`));
+    const seen = await Promise.all(reads);
+    for (const s of seen) expect(s).toHaveLength(5);
+    expect(JSON.stringify(seen[0])).toBe(JSON.stringify(seen[2]));
+    expect(cache.stats.jsonEncodes).toBe(5);
+    for (const w of watchers) w.end();
+  });
+
+  it('a watcher that does not read is ended at its bound without delaying writers or others', async () => {
+    store = await openMemoryStore();
+    const cache = newCache({ watcherCapacity: 5 });
+    await ready(cache);
+    const slow = open(cache, 'now');
+    const fast = open(cache, 'now');
+    const fastRead = take(fast, 20);
+    for (let i = 0; i < 20; i++) await store.create(key(`s${i}`), cm(`s${i}`));
+    expect(await fastRead).toHaveLength(20);
+    expect(slow.overflowed).toBe(true);
+    expect(cache.stats.overflows).toBe(1);
+    // The slow client still gets what was queued, then the end (it resumes from there).
+    const got = await take(slow, 100);
+    expect(got.map((e) => e.object.metadata['name'])).toEqual(['s0', 's1', 's2', 's3', 's4']);
+    fast.end();
+  });
+
+  it('bookmarks carry only the resourceVersion', async () => {
+    store = await openMemoryStore();
+    const cache = newCache({ bookmarkIntervalMs: 50 });
+    await ready(cache);
+    const w = open(cache, 'now', { bookmarks: true });
+    await store.create('/secrets/default/other', cm('other'));
+    const [ev] = await take(w, 1);
+    expect(ev?.type).toBe('BOOKMARK');
+    expect(Object.keys(ev?.object.metadata ?? {})).toEqual(['resourceVersion']);
+    w.end();
+  });
+
+  it('rebuilds the window from retained history: a new cache serves a watch from an old revision', async () => {
+    store = await openMemoryStore();
+    const first = await store.create(key('a'), cm('a'));
+    await store.create(key('b'), cm('b'));
+    await store.delete(key('a'));
+    const cache = newCache();
+    await ready(cache);
+    const w = open(cache, first.revision);
+    const evs = await take(w, 2);
+    expect(evs.map((e) => `${e.type}:${String(e.object.metadata['name'])}`)).toEqual([
+      'ADDED:b',
+      'DELETED:a',
+    ]);
+    w.end();
+  });
+});
