@@ -4,7 +4,7 @@
  */
 import { MemoryLevel } from 'memory-level';
 import { afterEach, describe, expect, it } from 'vitest';
-import { NotFoundError } from '../../../storage/errors.js';
+import { LeaseNotFoundError } from '../../../storage/errors.js';
 import type { Store, Watch, WatchEvent } from '../../../storage/interface.js';
 import { openMemoryStore } from '../../../storage/mvcc/index.js';
 
@@ -52,7 +52,7 @@ describe('leases', () => {
         .sort(),
     ).toEqual([`l/a=A@${lease}`, `l/b=B@${lease}`]);
     expect((await store.range({ prefix: 'l/' })).items.map((kv) => kv.key)).toEqual(['l/keep']);
-    await expect(store.create('l/c', Buffer.from('C'), { lease })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(store.create('l/c', Buffer.from('C'), { lease })).rejects.toBeInstanceOf(LeaseNotFoundError);
   });
 
   it('revokes at once, and a key moved off the lease survives', async () => {
@@ -96,7 +96,7 @@ describe('leases', () => {
     expect(event).toMatchObject({ type: 'delete', kv: { key: 'short' } });
     expect((await second.get('long')).kv?.lease).toBe(long);
     // The lease record is gone with its keys: attaching to it fails.
-    await expect(second.create('again', Buffer.from('x'), { lease })).rejects.toBeInstanceOf(NotFoundError);
+    await expect(second.create('again', Buffer.from('x'), { lease })).rejects.toBeInstanceOf(LeaseNotFoundError);
     await second.revokeLease(long);
     expect((await second.get('long')).kv).toBeUndefined();
   });
