@@ -30,9 +30,18 @@ export function transcodingStore(store: Store, codec: StorageCodec): Store {
   return new TranscodingStore(store, codec);
 }
 
+/** Decoded versions remembered (by key and mod revision), oldest forgotten first. */
+const MEMO_ENTRIES = 4096;
+
 class TranscodingStore implements Store {
   readonly #inner: Store;
   readonly #codec: StorageCodec;
+  /**
+   * Recently decoded or written versions: a version (key, mod revision) never changes, and the
+   * same one is read again and again (the namespace of every create, the watch event of a write
+   * this server just made), so each is decoded about once.
+   */
+  readonly #memo = new Map<string, Uint8Array>();
 
   constructor(inner: Store, codec: StorageCodec) {
     this.#inner = inner;
@@ -63,11 +72,13 @@ class TranscodingStore implements Store {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.create(key, this.#codec.toStorage(value), options)));
+    const written = await this.#call(this.#inner.create(key, this.#codec.toStorage(value), options));
+    return this.#asWritten(written, value);
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.update(key, this.#codec.toStorage(value), options)));
+    const written = await this.#call(this.#inner.update(key, this.#codec.toStorage(value), options));
+    return this.#asWritten(written, value);
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
@@ -79,7 +90,8 @@ class TranscodingStore implements Store {
       request.then.op === 'put'
         ? { ...request.then, value: this.#codec.toStorage(request.then.value) }
         : request.then;
-    return this.#outWrite(await this.#call(this.#inner.txn({ ...request, then })));
+    const written = await this.#call(this.#inner.txn({ ...request, then }));
+    return request.then.op === 'put' ? this.#asWritten(written, request.then.value) : this.#outWrite(written);
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
@@ -107,8 +119,50 @@ class TranscodingStore implements Store {
   }
 
   #out(kv: KeyValue): KeyValue {
-    const value = this.#codec.fromStorage(kv.value);
+    const value = this.#decode(kv);
     return value === kv.value ? kv : { ...kv, value };
+  }
+
+  #decode(kv: KeyValue): Uint8Array {
+    if (kv.value.byteLength === 0) return kv.value;
+    const memoKey = `${kv.modRevision}\u0000${kv.key}`;
+    const known = this.#memo.get(memoKey);
+    if (known !== undefined) return known;
+    const value = this.#codec.fromStorage(kv.value);
+    this.#remember(kv, value);
+    return value;
+  }
+
+  #remember(kv: KeyValue, value: Uint8Array): void {
+    if (this.#memo.size >= MEMO_ENTRIES) {
+      const oldest = this.#memo.keys().next();
+      if (oldest.done !== true) this.#memo.delete(oldest.value);
+    }
+    this.#memo.set(`${kv.modRevision}\u0000${kv.key}`, value);
+  }
+
+  /** A put's result carrying the caller's own bytes: no need to decode what was just encoded. */
+  #asWritten(result: WriteResult, value: Uint8Array): WriteResult {
+    this.#remember(result.kv, value);
+    return { revision: result.revision, kv: { ...result.kv, value } };
+  }
+
+  /**
+   * `kv` with its value decoded on first read: watch consumers seldom look at `prevKv` (the watch
+   * cache keeps its own previous state), so most previous values are never decoded.
+   */
+  #lazyOut(kv: KeyValue): KeyValue {
+    const decode = (): Uint8Array => this.#decode(kv);
+    let decoded: Uint8Array | undefined;
+    return {
+      key: kv.key,
+      createRevision: kv.createRevision,
+      modRevision: kv.modRevision,
+      lease: kv.lease,
+      get value(): Uint8Array {
+        return (decoded ??= decode());
+      },
+    };
   }
 
   #outWrite(result: WriteResult): WriteResult {
@@ -123,10 +177,10 @@ class TranscodingStore implements Store {
         return {
           ...event,
           kv: this.#out(event.kv),
-          prevKv: event.prevKv === undefined ? undefined : this.#out(event.prevKv),
+          prevKv: event.prevKv === undefined ? undefined : this.#lazyOut(event.prevKv),
         };
       case 'delete':
-        return { ...event, prevKv: this.#out(event.prevKv) };
+        return { ...event, prevKv: this.#lazyOut(event.prevKv) };
     }
   }
 
