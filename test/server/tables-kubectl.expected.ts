@@ -1,0 +1,319 @@
+/**
+ * What kube-apiserver's printers (pkg/printers/internalversion/printers.go, Kubernetes 1.33) make
+ * `kubectl get` print for the objects of `fixtures/manifests/tables.yaml`: the header line and the
+ * row of the sample object, plain and with `-o wide`. Headers are kubectl's upper-cased column
+ * names; a `RegExp` cell stands for a time that depends on when the test runs (ages, "last seen").
+ */
+
+/** One expected cell: exact text, or a pattern for a time-dependent value. */
+export type Cell = string | RegExp;
+
+/** The expected output of `kubectl get <resource>` for one kind. */
+export interface TableCase {
+  /** The resource as given to kubectl (plural, with group where kubectl needs it). */
+  readonly resource: string;
+  /** Namespace to pass with `-n`, or undefined for cluster-scoped kinds. */
+  readonly namespace?: string;
+  /** Name of the sample object (to find its row among others, e.g. default service accounts). */
+  readonly name: string;
+  /** Column and cell that find the row in a table without a `NAME` column (plain events). */
+  readonly rowKey?: readonly [column: string, value: string];
+  readonly header: readonly string[];
+  readonly row: readonly Cell[];
+  readonly wideHeader: readonly string[];
+  readonly wideRow: readonly Cell[];
+}
+
+/** An age as kube's `HumanDuration` prints it for a few seconds up to some years. */
+const AGE = /^\d+[smhdy](\d+[smhd])?$/;
+/** `Created At`: a date cell, printed by kubectl as RFC 3339 in UTC. */
+const CREATED = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+const NS = 'tables';
+
+/** Cases whose wide form only appends columns. */
+function appended(
+  c: Omit<TableCase, 'wideHeader' | 'wideRow'>,
+  wideHeader: readonly string[] = [],
+  wideCells: readonly Cell[] = [],
+): TableCase {
+  return { ...c, wideHeader: [...c.header, ...wideHeader], wideRow: [...c.row, ...wideCells] };
+}
+
+const WORKLOAD_WIDE = ['CONTAINERS', 'IMAGES', 'SELECTOR'];
+const PV_COLUMNS = [
+  'NAME',
+  'CAPACITY',
+  'ACCESS MODES',
+  'RECLAIM POLICY',
+  'STATUS',
+  'CLAIM',
+  'STORAGECLASS',
+  'VOLUMEATTRIBUTESCLASS',
+  'REASON',
+  'AGE',
+];
+const PVC_COLUMNS = [
+  'NAME',
+  'STATUS',
+  'VOLUME',
+  'CAPACITY',
+  'ACCESS MODES',
+  'STORAGECLASS',
+  'VOLUMEATTRIBUTESCLASS',
+  'AGE',
+];
+const EVENT_MESSAGE = 'Back-off restarting failed container sidecar in pod web-0_tables';
+
+/** Every kind of issue 5's point 3, in the order the test reports them. */
+export const TABLE_CASES: readonly TableCase[] = [
+  appended(
+    {
+      resource: 'pods',
+      namespace: NS,
+      name: 'web-0',
+      header: ['NAME', 'READY', 'STATUS', 'RESTARTS', 'AGE'],
+      row: ['web-0', '1/2', 'CrashLoopBackOff', '4', AGE],
+    },
+    ['IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES'],
+    ['10.244.0.5', 'node-1', '<none>', '<none>'],
+  ),
+  appended(
+    {
+      resource: 'nodes',
+      name: 'node-1',
+      header: ['NAME', 'STATUS', 'ROLES', 'AGE', 'VERSION'],
+      row: ['node-1', 'Ready,SchedulingDisabled', 'control-plane', AGE, 'v1.33.0'],
+    },
+    ['INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'],
+    ['10.0.0.10', '203.0.113.10', 'Debian GNU/Linux 12 (bookworm)', '6.1.0-18-amd64', 'containerd://1.7.13'],
+  ),
+  appended({ resource: 'namespaces', name: NS, header: ['NAME', 'STATUS', 'AGE'], row: [NS, 'Active', AGE] }),
+  appended(
+    {
+      resource: 'services',
+      namespace: NS,
+      name: 'web',
+      header: ['NAME', 'TYPE', 'CLUSTER-IP', 'EXTERNAL-IP', 'PORT(S)', 'AGE'],
+      row: ['web', 'LoadBalancer', '10.96.0.42', '203.0.113.7', '80:30080/TCP,443:30443/TCP', AGE],
+    },
+    ['SELECTOR'],
+    ['app=web'],
+  ),
+  appended({
+    resource: 'endpoints',
+    namespace: NS,
+    name: 'web',
+    header: ['NAME', 'ENDPOINTS', 'AGE'],
+    row: ['web', '10.244.0.5:8080,10.244.0.6:8080', AGE],
+  }),
+  appended({
+    resource: 'configmaps',
+    namespace: NS,
+    name: 'web-config',
+    header: ['NAME', 'DATA', 'AGE'],
+    // data and binaryData entries both count.
+    row: ['web-config', '3', AGE],
+  }),
+  appended({
+    resource: 'secrets',
+    namespace: NS,
+    name: 'web-tls',
+    header: ['NAME', 'TYPE', 'DATA', 'AGE'],
+    row: ['web-tls', 'kubernetes.io/tls', '2', AGE],
+  }),
+  appended({
+    resource: 'serviceaccounts',
+    namespace: NS,
+    name: 'builder',
+    header: ['NAME', 'SECRETS', 'AGE'],
+    row: ['builder', '1', AGE],
+  }),
+  appended(
+    {
+      resource: 'deployments',
+      namespace: NS,
+      name: 'web',
+      header: ['NAME', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'AGE'],
+      row: ['web', '2/3', '3', '2', AGE],
+    },
+    WORKLOAD_WIDE,
+    ['app,sidecar', 'nginx:1.25,busybox:1.36', 'app=web'],
+  ),
+  appended(
+    {
+      resource: 'replicasets',
+      namespace: NS,
+      name: 'web-5d9c7b',
+      header: ['NAME', 'DESIRED', 'CURRENT', 'READY', 'AGE'],
+      row: ['web-5d9c7b', '3', '3', '2', AGE],
+    },
+    WORKLOAD_WIDE,
+    ['app', 'nginx:1.25', 'app=web,pod-template-hash=5d9c7b'],
+  ),
+  appended(
+    {
+      resource: 'statefulsets',
+      namespace: NS,
+      name: 'db',
+      header: ['NAME', 'READY', 'AGE'],
+      row: ['db', '1/2', AGE],
+    },
+    ['CONTAINERS', 'IMAGES'],
+    ['postgres', 'postgres:16'],
+  ),
+  appended(
+    {
+      resource: 'daemonsets',
+      namespace: NS,
+      name: 'agent',
+      header: ['NAME', 'DESIRED', 'CURRENT', 'READY', 'UP-TO-DATE', 'AVAILABLE', 'NODE SELECTOR', 'AGE'],
+      row: ['agent', '3', '3', '2', '3', '2', 'kubernetes.io/os=linux', AGE],
+    },
+    WORKLOAD_WIDE,
+    ['agent', 'fluent/fluent-bit:3.0', 'app=agent'],
+  ),
+  appended(
+    {
+      resource: 'jobs',
+      namespace: NS,
+      name: 'migrate',
+      header: ['NAME', 'STATUS', 'COMPLETIONS', 'DURATION', 'AGE'],
+      // completionTime - startTime = 65 s.
+      row: ['migrate', 'Complete', '1/1', '65s', AGE],
+    },
+    WORKLOAD_WIDE,
+    [
+      'migrate',
+      'migrate/migrate:v4',
+      'batch.kubernetes.io/controller-uid=9a6f3f8e-0000-4000-8000-000000000001',
+    ],
+  ),
+  appended(
+    {
+      resource: 'cronjobs',
+      namespace: NS,
+      name: 'backup',
+      header: ['NAME', 'SCHEDULE', 'TIMEZONE', 'SUSPEND', 'ACTIVE', 'LAST SCHEDULE', 'AGE'],
+      row: ['backup', '*/5 * * * *', 'Etc/UTC', 'False', '1', AGE, AGE],
+    },
+    WORKLOAD_WIDE,
+    // The job template has no selector of its own.
+    ['backup', 'restic/restic:0.16', '<none>'],
+  ),
+  appended({
+    resource: 'ingresses',
+    namespace: NS,
+    name: 'web',
+    header: ['NAME', 'CLASS', 'HOSTS', 'ADDRESS', 'PORTS', 'AGE'],
+    row: ['web', 'nginx', 'example.com,www.example.com', '203.0.113.8', '80, 443', AGE],
+  }),
+  {
+    resource: 'events',
+    namespace: NS,
+    name: 'web-0.17a0c1d2e3f4a5b6',
+    rowKey: ['OBJECT', 'pod/web-0'],
+    header: ['LAST SEEN', 'TYPE', 'REASON', 'OBJECT', 'MESSAGE'],
+    row: [AGE, 'Warning', 'BackOff', 'pod/web-0', EVENT_MESSAGE],
+    // The wide columns sit between the others here, and the name comes last.
+    wideHeader: [
+      'LAST SEEN',
+      'TYPE',
+      'REASON',
+      'OBJECT',
+      'SUBOBJECT',
+      'SOURCE',
+      'MESSAGE',
+      'FIRST SEEN',
+      'COUNT',
+      'NAME',
+    ],
+    wideRow: [
+      AGE,
+      'Warning',
+      'BackOff',
+      'pod/web-0',
+      'spec.containers{sidecar}',
+      'kubelet, node-1',
+      EVENT_MESSAGE,
+      AGE,
+      '5',
+      'web-0.17a0c1d2e3f4a5b6',
+    ],
+  },
+  appended({
+    resource: 'leases',
+    namespace: NS,
+    name: 'web-leader',
+    header: ['NAME', 'HOLDER', 'AGE'],
+    row: ['web-leader', 'web-0_7f3c', AGE],
+  }),
+  appended({
+    resource: 'roles',
+    namespace: NS,
+    name: 'pod-reader',
+    header: ['NAME', 'CREATED AT'],
+    row: ['pod-reader', CREATED],
+  }),
+  appended({
+    resource: 'clusterroles',
+    name: 'widget-viewer',
+    header: ['NAME', 'CREATED AT'],
+    row: ['widget-viewer', CREATED],
+  }),
+  appended(
+    {
+      resource: 'rolebindings',
+      namespace: NS,
+      name: 'read-pods',
+      header: ['NAME', 'ROLE', 'AGE'],
+      row: ['read-pods', 'Role/pod-reader', AGE],
+    },
+    ['USERS', 'GROUPS', 'SERVICEACCOUNTS'],
+    ['jane', 'devs', 'tables/builder'],
+  ),
+  appended(
+    {
+      resource: 'clusterrolebindings',
+      name: 'view-widgets',
+      header: ['NAME', 'ROLE', 'AGE'],
+      row: ['view-widgets', 'ClusterRole/widget-viewer', AGE],
+    },
+    ['USERS', 'GROUPS', 'SERVICEACCOUNTS'],
+    ['', 'system:authenticated', 'tables/builder'],
+  ),
+  appended(
+    {
+      resource: 'persistentvolumes',
+      name: 'pv-data',
+      header: PV_COLUMNS,
+      // No volume attributes class prints as <unset>; no reason prints as an empty cell.
+      row: ['pv-data', '10Gi', 'RWO', 'Retain', 'Bound', 'tables/data', 'fast', '<unset>', '', AGE],
+    },
+    ['VOLUMEMODE'],
+    ['Filesystem'],
+  ),
+  appended(
+    {
+      resource: 'persistentvolumeclaims',
+      namespace: NS,
+      name: 'data',
+      header: PVC_COLUMNS,
+      row: ['data', 'Bound', 'pv-data', '10Gi', 'RWO', 'fast', '<unset>', AGE],
+    },
+    ['VOLUMEMODE'],
+    ['Filesystem'],
+  ),
+  appended({
+    resource: 'storageclasses',
+    name: 'fast (default)',
+    header: ['NAME', 'PROVISIONER', 'RECLAIMPOLICY', 'VOLUMEBINDINGMODE', 'ALLOWVOLUMEEXPANSION', 'AGE'],
+    row: ['fast (default)', 'ebs.csi.aws.com', 'Delete', 'WaitForFirstConsumer', 'true', AGE],
+  }),
+  // CRDs have no printer of their own in kube-apiserver: the default Name / Created At table.
+  appended({
+    resource: 'customresourcedefinitions',
+    name: 'widgets.example.com',
+    header: ['NAME', 'CREATED AT'],
+    row: ['widgets.example.com', CREATED],
+  }),
+];

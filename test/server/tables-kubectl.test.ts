@@ -1,0 +1,297 @@
+/**
+ * `kubectl get` of every kind with kube-apiserver's own columns (issue 5, point 3) prints the
+ * headers and cells kube-apiserver's printers produce, plain and with `-o wide`, on the oldest and
+ * newest kubectl the machine has; `kubectl get -w` shows a row change as it happens. The sample
+ * objects are `fixtures/manifests/tables.yaml`, their status written through `/status`; the
+ * expected output is `tables-kubectl.expected.ts`.
+ */
+import { spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import {
+  adminFetch,
+  adminTls,
+  kubectlPath,
+  runKubectl,
+  startTestServer,
+  type AdminTls,
+  type KubectlResult,
+  type KubectlVersion,
+  type TestServer,
+} from '../support/server.js';
+import { TABLE_CASES, type Cell, type TableCase } from './tables-kubectl.expected.js';
+
+const VERSIONS = (['1.27', '1.33'] as const).filter((v: KubectlVersion) => kubectlPath(v) !== undefined);
+const MANIFESTS = fileURLToPath(new URL('../../fixtures/manifests/tables.yaml', import.meta.url));
+/** kubectl processes at once: enough to overlap their start-up, few enough for two cores. */
+const CONCURRENCY = 4;
+
+/** Resource path of each sample kind: plural and whether it is namespaced. */
+const RESOURCES: Readonly<Record<string, readonly [plural: string, namespaced: boolean]>> = {
+  Namespace: ['namespaces', false],
+  Node: ['nodes', false],
+  Pod: ['pods', true],
+  Service: ['services', true],
+  Endpoints: ['endpoints', true],
+  ConfigMap: ['configmaps', true],
+  Secret: ['secrets', true],
+  ServiceAccount: ['serviceaccounts', true],
+  Deployment: ['deployments', true],
+  ReplicaSet: ['replicasets', true],
+  StatefulSet: ['statefulsets', true],
+  DaemonSet: ['daemonsets', true],
+  Job: ['jobs', true],
+  CronJob: ['cronjobs', true],
+  Ingress: ['ingresses', true],
+  Event: ['events', true],
+  Lease: ['leases', true],
+  Role: ['roles', true],
+  ClusterRole: ['clusterroles', false],
+  RoleBinding: ['rolebindings', true],
+  ClusterRoleBinding: ['clusterrolebindings', false],
+  StorageClass: ['storageclasses', false],
+  PersistentVolume: ['persistentvolumes', false],
+  PersistentVolumeClaim: ['persistentvolumeclaims', true],
+  CustomResourceDefinition: ['customresourcedefinitions', false],
+};
+
+interface Manifest {
+  readonly apiVersion: string;
+  readonly kind: string;
+  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly status?: unknown;
+}
+
+/** The URL of an object (or of its collection when `name` is undefined). */
+function objectUrl(base: string, m: Manifest, name?: string): string {
+  const [plural, namespaced] = RESOURCES[m.kind] ?? [];
+  if (plural === undefined) throw new Error(`tables.yaml: no resource path for ${m.kind}`);
+  const root = m.apiVersion.includes('/') ? `/apis/${m.apiVersion}` : `/api/${m.apiVersion}`;
+  const ns = namespaced === true ? `/namespaces/${m.metadata.namespace}` : '';
+  return `${base}${root}${ns}/${plural}${name === undefined ? '' : `/${name}`}`;
+}
+
+/** A merge patch of `/status` (what controllers and kubelets write). */
+async function patchStatus(server: TestServer, tls: AdminTls, m: Manifest, status: unknown): Promise<void> {
+  const res = await adminFetch(`${objectUrl(server.url, m, m.metadata.name)}/status`, tls, {
+    method: 'PATCH',
+    headers: { 'content-type': 'application/merge-patch+json' },
+    body: JSON.stringify({ status }),
+  });
+  expect(res.status, `${m.kind} ${m.metadata.name} status: ${res.body}`).toBe(200);
+}
+
+/** Creates every manifest in order, then writes the status of those that carry one. */
+async function createSamples(server: TestServer, tls: AdminTls): Promise<Manifest[]> {
+  const docs = parseAllDocuments(await readFile(MANIFESTS, 'utf8')).map((d) => d.toJS() as Manifest);
+  for (const m of docs) {
+    const res = await adminFetch(objectUrl(server.url, m), tls, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(m),
+    });
+    expect(res.status, `create ${m.kind} ${m.metadata.name}: ${res.body}`).toBe(201);
+    if (m.status !== undefined) await patchStatus(server, tls, m, m.status);
+  }
+  return docs;
+}
+
+/** Runs `tasks` with at most `limit` in flight; results in task order. */
+async function pooled<T>(tasks: readonly (() => Promise<T>)[], limit: number): Promise<T[]> {
+  const results: T[] = new Array<T>(tasks.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let i = next++; i < tasks.length; i = next++) results[i] = await (tasks[i] as () => Promise<T>)();
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, tasks.length) }, worker));
+  return results;
+}
+
+/**
+ * Splits a kubectl table into header names and rows of cells by the header's column offsets:
+ * kubectl aligns every cell under its header, so this keeps empty cells and cells with single
+ * spaces ("*\/5 * * * *", "80, 443") that splitting on runs of spaces would lose.
+ */
+function parseTable(text: string): { header: string[]; rows: string[][] } {
+  const [headerLine = '', ...lines] = text.split('\n').filter((l) => l.trim() !== '');
+  const starts = [...headerLine.matchAll(/\S+(?: \S+)*/g)].map((m) => m.index);
+  const header = starts.map((s, i) => headerLine.slice(s, starts[i + 1]).trim());
+  const rows = lines.map((line) => starts.map((s, i) => line.slice(s, starts[i + 1]).trim()));
+  return { header, rows };
+}
+
+/** Asserts one table: the exact header, and the sample's row cell by cell. */
+function expectTable(
+  result: KubectlResult,
+  c: TableCase,
+  header: readonly string[],
+  row: readonly Cell[],
+): void {
+  expect(result.code, result.stderr).toBe(0);
+  const table = parseTable(result.stdout);
+  expect(table.header).toEqual(header);
+  const [keyColumn, key] = header.includes('NAME') ? ['NAME', c.name] : (c.rowKey ?? ['NAME', c.name]);
+  const keyAt = header.indexOf(keyColumn);
+  const actual = table.rows.find((r) => r[keyAt] === key);
+  expect(actual, `no row ${c.name} in:\n${result.stdout}`).toBeDefined();
+  expect(actual).toHaveLength(row.length);
+  row.forEach((want, i) => {
+    const got = actual?.[i] ?? '';
+    const label = `${c.resource} ${header[i]} in:\n${result.stdout}`;
+    if (typeof want === 'string') expect(got, label).toBe(want);
+    else expect(got, label).toMatch(want);
+  });
+}
+
+let server: TestServer;
+let tls: AdminTls;
+let samples: Manifest[];
+beforeAll(async () => {
+  if (VERSIONS.length === 0) return;
+  server = await startTestServer();
+  tls = adminTls(server.kubeconfigPath);
+  samples = await createSamples(server, tls);
+});
+afterAll(async () => {
+  await server?.close();
+});
+
+describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s get', (version) => {
+  const outputs = new Map<string, { plain: KubectlResult; wide: KubectlResult }>();
+  const args = (c: TableCase): string[] =>
+    c.namespace === undefined ? ['get', c.resource] : ['get', c.resource, '-n', c.namespace];
+
+  beforeAll(async () => {
+    // Discovery once, so the parallel runs below read a warm cache instead of racing to fill it.
+    const warm = await runKubectl(version, ['api-resources', '-o', 'name'], server.kubeconfigPath);
+    expect(warm.code, warm.stderr).toBe(0);
+    const tasks = TABLE_CASES.flatMap((c) => [
+      () => runKubectl(version, args(c), server.kubeconfigPath),
+      () => runKubectl(version, [...args(c), '-o', 'wide'], server.kubeconfigPath),
+    ]);
+    const results = await pooled(tasks, CONCURRENCY);
+    TABLE_CASES.forEach((c, i) => {
+      outputs.set(c.resource, {
+        plain: results[2 * i] as KubectlResult,
+        wide: results[2 * i + 1] as KubectlResult,
+      });
+    });
+  });
+
+  it.each(TABLE_CASES.map((c) => [c.resource, c] as const))('%s', (_resource, c) => {
+    const out = outputs.get(c.resource);
+    expect(out).toBeDefined();
+    if (out === undefined) return;
+    expectTable(out.plain, c, c.header, c.row);
+    expectTable(out.wide, c, c.wideHeader, c.wideRow);
+  });
+});
+
+/** A `kubectl get -w` child whose output a test can wait on. */
+function startWatch(version: KubectlVersion, args: readonly string[]) {
+  const child = spawn(kubectlPath(version) as string, ['--kubeconfig', server.kubeconfigPath, ...args], {
+    env: { ...process.env, KUBECONFIG: '' },
+  });
+  let out = '';
+  let err = '';
+  const waiters: { re: RegExp; resolve: () => void }[] = [];
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    for (const w of waiters) if (w.re.test(out)) w.resolve();
+  });
+  child.stderr.on('data', (chunk: Buffer) => (err += chunk.toString()));
+  return {
+    seen: (re: RegExp): Promise<void> =>
+      new Promise((resolve, reject) => {
+        if (re.test(out)) return resolve();
+        waiters.push({ re, resolve });
+        setTimeout(() => reject(new Error(`no ${re} in:\n${out}\n${err}`)), 20_000).unref();
+      }),
+    stop: () => child.kill(),
+  };
+}
+
+/** Per version: the status change each watch test makes, and the row it must then print. */
+const WATCHED: Readonly<
+  Record<string, { deployment: unknown; deploymentRow: RegExp; pod: unknown; podRow: RegExp }>
+> = {
+  '1.27': {
+    deployment: { readyReplicas: 3, availableReplicas: 3, unavailableReplicas: 0 },
+    deploymentRow: /^web +3\/3 +3 +3 +\S+$/m,
+    pod: {
+      containerStatuses: [
+        {
+          name: 'app',
+          image: 'nginx:1.25',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: {} },
+        },
+        {
+          name: 'sidecar',
+          image: 'busybox:1.36',
+          imageID: '',
+          ready: true,
+          restartCount: 5,
+          state: { running: {} },
+        },
+      ],
+    },
+    podRow: /^web-0 +2\/2 +Running +5 +\S+$/m,
+  },
+  '1.33': {
+    deployment: { readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 2 },
+    deploymentRow: /^web +1\/3 +3 +1 +\S+$/m,
+    pod: {
+      containerStatuses: [
+        {
+          name: 'app',
+          image: 'nginx:1.25',
+          imageID: '',
+          ready: true,
+          restartCount: 0,
+          state: { running: {} },
+        },
+        {
+          name: 'sidecar',
+          image: 'busybox:1.36',
+          imageID: '',
+          ready: false,
+          restartCount: 6,
+          state: { waiting: { reason: 'ImagePullBackOff' } },
+        },
+      ],
+    },
+    podRow: /^web-0 +1\/2 +ImagePullBackOff +6 +\S+$/m,
+  },
+};
+
+// After the `get` suites: these change the samples' status.
+describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s get -w', (version) => {
+  const change = WATCHED[version];
+  const manifest = (kind: string): Manifest => {
+    const m = samples.find((s) => s.kind === kind);
+    if (m === undefined) throw new Error(`tables.yaml has no ${kind}`);
+    return m;
+  };
+
+  it.each([
+    ['deployments', 'Deployment', /^NAME +READY +UP-TO-DATE +AVAILABLE +AGE$/m],
+    ['pods', 'Pod', /^NAME +READY +STATUS +RESTARTS +AGE$/m],
+  ] as const)('prints a changed %s row', async (resource, kind, header) => {
+    const m = manifest(kind);
+    const watch = startWatch(version, ['get', resource, '-n', 'tables', '-w']);
+    try {
+      await watch.seen(header);
+      // The first row is the list; a row printed after the status change is the watch event.
+      await watch.seen(new RegExp(`^${m.metadata.name} `, 'm'));
+      await patchStatus(server, tls, m, kind === 'Pod' ? change?.pod : change?.deployment);
+      await watch.seen(kind === 'Pod' ? (change?.podRow ?? /$^/) : (change?.deploymentRow ?? /$^/));
+    } finally {
+      watch.stop();
+    }
+  });
+});
