@@ -22,6 +22,16 @@ export interface TableCase {
   readonly row: readonly Cell[];
   readonly wideHeader: readonly string[];
   readonly wideRow: readonly Cell[];
+  /** Edge-case samples of the same kind, printed in the same tables. */
+  readonly more?: readonly ExtraRow[];
+}
+
+/** Another sample's row in a {@link TableCase}'s tables. */
+export interface ExtraRow {
+  readonly name: string;
+  readonly rowKey?: readonly [column: string, value: string];
+  readonly row: readonly Cell[];
+  readonly wideRow: readonly Cell[];
 }
 
 /** An age as kube's `HumanDuration` prints it for a few seconds up to some years. */
@@ -35,8 +45,14 @@ function appended(
   c: Omit<TableCase, 'wideHeader' | 'wideRow'>,
   wideHeader: readonly string[] = [],
   wideCells: readonly Cell[] = [],
+  more: readonly ExtraRow[] = [],
 ): TableCase {
-  return { ...c, wideHeader: [...c.header, ...wideHeader], wideRow: [...c.row, ...wideCells] };
+  return { ...c, wideHeader: [...c.header, ...wideHeader], wideRow: [...c.row, ...wideCells], more };
+}
+
+/** Another sample whose wide row appends `wideCells` to `row`. */
+function extra(name: string, row: readonly Cell[], wideCells: readonly Cell[] = []): ExtraRow {
+  return { name, row, wideRow: [...row, ...wideCells] };
 }
 
 const WORKLOAD_WIDE = ['CONTAINERS', 'IMAGES', 'SELECTOR'];
@@ -76,6 +92,16 @@ export const TABLE_CASES: readonly TableCase[] = [
     },
     ['IP', 'NODE', 'NOMINATED NODE', 'READINESS GATES'],
     ['10.244.0.5', 'node-1', '<none>', '<none>'],
+    [
+      extra('init-1', ['init-1', '0/1', 'Init:0/1', '0', AGE], ['<none>', '<none>', '<none>', '<none>']),
+      extra('done-1', ['done-1', '0/1', 'Completed', '0', AGE], ['<none>', '<none>', 'node-2', '1/1']),
+      // The last restart's time shows as "(<age> ago)".
+      extra(
+        'crash-1',
+        ['crash-1', '0/1', 'Error', /^3 \(\d+d ago\)$/, AGE],
+        ['10.244.0.9', 'node-1', '<none>', '<none>'],
+      ),
+    ],
   ),
   appended(
     {
@@ -86,6 +112,14 @@ export const TABLE_CASES: readonly TableCase[] = [
     },
     ['INTERNAL-IP', 'EXTERNAL-IP', 'OS-IMAGE', 'KERNEL-VERSION', 'CONTAINER-RUNTIME'],
     ['10.0.0.10', '203.0.113.10', 'Debian GNU/Linux 12 (bookworm)', '6.1.0-18-amd64', 'containerd://1.7.13'],
+    [
+      // No Ready condition, no roles, no node info.
+      extra(
+        'node-2',
+        ['node-2', 'Unknown', '<none>', AGE, ''],
+        ['<none>', '<none>', '<unknown>', '<unknown>', '<unknown>'],
+      ),
+    ],
   ),
   appended({ resource: 'namespaces', name: NS, header: ['NAME', 'STATUS', 'AGE'], row: [NS, 'Active', AGE] }),
   appended(
@@ -98,6 +132,10 @@ export const TABLE_CASES: readonly TableCase[] = [
     },
     ['SELECTOR'],
     ['app=web'],
+    [
+      extra('db', ['db', 'ClusterIP', 'None', '<none>', '5432/TCP', AGE], ['app=db']),
+      extra('ext', ['ext', 'ExternalName', '<none>', 'db.example.com', '<none>', AGE], ['<none>']),
+    ],
   ),
   appended({
     resource: 'endpoints',
@@ -105,6 +143,10 @@ export const TABLE_CASES: readonly TableCase[] = [
     name: 'web',
     header: ['NAME', 'ENDPOINTS', 'AGE'],
     row: ['web', '10.244.0.5:8080,10.244.0.6:8080', AGE],
+    more: [
+      extra('empty', ['empty', '<none>', AGE]),
+      extra('many', ['many', '10.0.1.1:80,10.0.1.2:80,10.0.1.3:80 + 1 more...', AGE]),
+    ],
   }),
   appended({
     resource: 'configmaps',
@@ -138,6 +180,7 @@ export const TABLE_CASES: readonly TableCase[] = [
     },
     WORKLOAD_WIDE,
     ['app,sidecar', 'nginx:1.25,busybox:1.36', 'app=web'],
+    [extra('api', ['api', '0/0', '0', '0', AGE], ['api', 'example/api:2', 'app=api,tier in (backend)'])],
   ),
   appended(
     {
@@ -187,6 +230,16 @@ export const TABLE_CASES: readonly TableCase[] = [
       'migrate/migrate:v4',
       'batch.kubernetes.io/controller-uid=9a6f3f8e-0000-4000-8000-000000000001',
     ],
+    [
+      extra(
+        'batch-run',
+        ['batch-run', 'Running', '1/3', AGE, AGE],
+        ['work', 'busybox:1.36', 'job=batch-run'],
+      ),
+      // No completions and parallelism 2; suspended before it started, so no duration.
+      extra('paused', ['paused', 'Suspended', '0/1 of 2', '', AGE], ['work', 'busybox:1.36', 'job=paused']),
+      extra('broken', ['broken', 'Failed', '0/1', AGE, AGE], ['work', 'busybox:1.36', 'job=broken']),
+    ],
   ),
   appended(
     {
@@ -206,6 +259,8 @@ export const TABLE_CASES: readonly TableCase[] = [
     name: 'web',
     header: ['NAME', 'CLASS', 'HOSTS', 'ADDRESS', 'PORTS', 'AGE'],
     row: ['web', 'nginx', 'example.com,www.example.com', '203.0.113.8', '80, 443', AGE],
+    // No class, a rule for any host, no load balancer yet.
+    more: [extra('bare', ['bare', '<none>', '*', '', '80', AGE])],
   }),
   {
     resource: 'events',
@@ -238,6 +293,26 @@ export const TABLE_CASES: readonly TableCase[] = [
       AGE,
       '5',
       'web-0.17a0c1d2e3f4a5b6',
+    ],
+    more: [
+      {
+        // events.k8s.io style: eventTime only, reporting controller instead of source, no count.
+        name: 'web.scaled',
+        rowKey: ['OBJECT', 'deployment/web'],
+        row: [AGE, 'Normal', 'ScalingReplicaSet', 'deployment/web', 'Scaled up replica set web-5d9c7b to 3'],
+        wideRow: [
+          AGE,
+          'Normal',
+          'ScalingReplicaSet',
+          'deployment/web',
+          '',
+          'deployment-controller, kcm-7d9f',
+          'Scaled up replica set web-5d9c7b to 3',
+          AGE,
+          '1',
+          'web.scaled',
+        ],
+      },
     ],
   },
   appended({
@@ -302,6 +377,7 @@ export const TABLE_CASES: readonly TableCase[] = [
     },
     ['VOLUMEMODE'],
     ['Filesystem'],
+    [extra('claim-pending', ['claim-pending', 'Pending', '', '', '', 'fast', '<unset>', AGE], ['Block'])],
   ),
   appended({
     resource: 'storageclasses',

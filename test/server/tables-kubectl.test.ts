@@ -122,27 +122,31 @@ function parseTable(text: string): { header: string[]; rows: string[][] } {
   return { header, rows };
 }
 
-/** Asserts one table: the exact header, and the sample's row cell by cell. */
+/** Asserts one table: the exact header, and each sample's row cell by cell. */
 function expectTable(
   result: KubectlResult,
-  c: TableCase,
+  resource: string,
   header: readonly string[],
-  row: readonly Cell[],
+  samples: readonly { name: string; rowKey?: readonly [string, string] | undefined; row: readonly Cell[] }[],
 ): void {
   expect(result.code, result.stderr).toBe(0);
   const table = parseTable(result.stdout);
   expect(table.header).toEqual(header);
-  const [keyColumn, key] = header.includes('NAME') ? ['NAME', c.name] : (c.rowKey ?? ['NAME', c.name]);
-  const keyAt = header.indexOf(keyColumn);
-  const actual = table.rows.find((r) => r[keyAt] === key);
-  expect(actual, `no row ${c.name} in:\n${result.stdout}`).toBeDefined();
-  expect(actual).toHaveLength(row.length);
-  row.forEach((want, i) => {
-    const got = actual?.[i] ?? '';
-    const label = `${c.resource} ${header[i]} in:\n${result.stdout}`;
-    if (typeof want === 'string') expect(got, label).toBe(want);
-    else expect(got, label).toMatch(want);
-  });
+  for (const sample of samples) {
+    const [keyColumn, key] = header.includes('NAME')
+      ? ['NAME', sample.name]
+      : (sample.rowKey ?? ['NAME', sample.name]);
+    const keyAt = header.indexOf(keyColumn);
+    const actual = table.rows.find((r) => r[keyAt] === key);
+    expect(actual, `no row ${sample.name} in:\n${result.stdout}`).toBeDefined();
+    expect(actual).toHaveLength(sample.row.length);
+    sample.row.forEach((want, i) => {
+      const got = actual?.[i] ?? '';
+      const label = `${resource} ${sample.name} ${header[i]} in:\n${result.stdout}`;
+      if (typeof want === 'string') expect(got, label).toBe(want);
+      else expect(got, label).toMatch(want);
+    });
+  }
 }
 
 let server: TestServer;
@@ -184,8 +188,14 @@ describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s get', (version
     const out = outputs.get(c.resource);
     expect(out).toBeDefined();
     if (out === undefined) return;
-    expectTable(out.plain, c, c.header, c.row);
-    expectTable(out.wide, c, c.wideHeader, c.wideRow);
+    const samples = [c, ...(c.more ?? [])];
+    expectTable(out.plain, c.resource, c.header, samples);
+    expectTable(
+      out.wide,
+      c.resource,
+      c.wideHeader,
+      samples.map((x) => ({ ...x, row: x.wideRow })),
+    );
   });
 });
 
