@@ -101,6 +101,28 @@ export const TABLE_CASES: readonly TableCase[] = [
         ['crash-1', '0/1', 'Error', /^3 \(\d+d ago\)$/, AGE],
         ['10.244.0.9', 'node-1', '<none>', '<none>'],
       ),
+      extra(
+        'terminating-1',
+        ['terminating-1', '0/1', 'Terminating', '0', AGE],
+        ['<none>', '<none>', '<none>', '<none>'],
+      ),
+      // A started sidecar (restartable init container) counts among the ready containers.
+      extra(
+        'sidecar-1',
+        ['sidecar-1', '2/2', 'Running', '1', AGE],
+        ['10.244.0.10', 'node-1', '<none>', '<none>'],
+      ),
+      extra(
+        'gated-1',
+        ['gated-1', '0/1', 'SchedulingGated', '0', AGE],
+        ['<none>', '<none>', '<none>', '<none>'],
+      ),
+      // One container completed, one running, and the pod not Ready.
+      extra(
+        'mixed-1',
+        ['mixed-1', '1/2', 'NotReady', '0', AGE],
+        ['10.244.0.11', 'node-1', '<none>', '<none>'],
+      ),
     ],
   ),
   appended(

@@ -60,7 +60,11 @@ const RESOURCES: Readonly<Record<string, readonly [plural: string, namespaced: b
 interface Manifest {
   readonly apiVersion: string;
   readonly kind: string;
-  readonly metadata: { readonly name: string; readonly namespace?: string };
+  readonly metadata: {
+    readonly name: string;
+    readonly namespace?: string;
+    readonly annotations?: Readonly<Record<string, string>>;
+  };
   readonly status?: unknown;
 }
 
@@ -83,7 +87,13 @@ async function patchStatus(server: TestServer, tls: AdminTls, m: Manifest, statu
   expect(res.status, `${m.kind} ${m.metadata.name} status: ${res.body}`).toBe(200);
 }
 
-/** Creates every manifest in order, then writes the status of those that carry one. */
+/** Marks a sample that is deleted right after it is created, to print it while it terminates. */
+const DELETE_ANNOTATION = 'tables.capstan.test/delete';
+
+/**
+ * Creates every manifest in order, writes the status of those that carry one, and deletes those
+ * marked with {@link DELETE_ANNOTATION}.
+ */
 async function createSamples(server: TestServer, tls: AdminTls): Promise<Manifest[]> {
   const docs = parseAllDocuments(await readFile(MANIFESTS, 'utf8')).map((d) => d.toJS() as Manifest);
   for (const m of docs) {
@@ -94,6 +104,11 @@ async function createSamples(server: TestServer, tls: AdminTls): Promise<Manifes
     });
     expect(res.status, `create ${m.kind} ${m.metadata.name}: ${res.body}`).toBe(201);
     if (m.status !== undefined) await patchStatus(server, tls, m, m.status);
+    if (m.metadata.annotations?.[DELETE_ANNOTATION] === 'true') {
+      const deleted = await adminFetch(objectUrl(server.url, m, m.metadata.name), tls, { method: 'DELETE' });
+      // 200: a finalizer holds the object, now terminating.
+      expect(deleted.status, `delete ${m.kind} ${m.metadata.name}: ${deleted.body}`).toBe(200);
+    }
   }
   return docs;
 }
