@@ -238,85 +238,126 @@ function startWatch(version: KubectlVersion, args: readonly string[]) {
   };
 }
 
-/** Per version: the status change each watch test makes, and the row it must then print. */
-const WATCHED: Readonly<
-  Record<string, { deployment: unknown; deploymentRow: RegExp; pod: unknown; podRow: RegExp }>
-> = {
-  '1.27': {
-    deployment: { readyReplicas: 3, availableReplicas: 3, unavailableReplicas: 0 },
-    deploymentRow: /^web +3\/3 +3 +3 +\S+$/m,
-    pod: {
-      containerStatuses: [
-        {
-          name: 'app',
-          image: 'nginx:1.25',
-          imageID: '',
-          ready: true,
-          restartCount: 0,
-          state: { running: {} },
-        },
-        {
-          name: 'sidecar',
-          image: 'busybox:1.36',
-          imageID: '',
-          ready: true,
-          restartCount: 5,
-          state: { running: {} },
-        },
-      ],
+/** One `get -w` check: the status change it makes and the row that must then be printed. */
+interface WatchCase {
+  readonly kind: string;
+  readonly name: string;
+  readonly args: readonly string[];
+  readonly header: RegExp;
+  readonly status: unknown;
+  readonly row: RegExp;
+}
+
+const running = (name: string, image: string, restartCount = 0) => ({
+  name,
+  image,
+  imageID: '',
+  ready: true,
+  restartCount,
+  state: { running: {} },
+});
+
+/**
+ * Per version, different changes (the 1.33 checks run after the 1.27 ones on the same objects).
+ * Rows printed by a watch are aligned on their own, so these match runs of spaces.
+ */
+const WATCHED: Readonly<Record<string, readonly WatchCase[]>> = {
+  '1.27': [
+    {
+      kind: 'Deployment',
+      name: 'web',
+      args: ['deployments', '-n', 'tables'],
+      header: /^NAME +READY +UP-TO-DATE +AVAILABLE +AGE$/m,
+      status: { readyReplicas: 3, availableReplicas: 3, unavailableReplicas: 0 },
+      row: /^web +3\/3 +3 +3 +\S+$/m,
     },
-    podRow: /^web-0 +2\/2 +Running +5 +\S+$/m,
-  },
-  '1.33': {
-    deployment: { readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 2 },
-    deploymentRow: /^web +1\/3 +3 +1 +\S+$/m,
-    pod: {
-      containerStatuses: [
-        {
-          name: 'app',
-          image: 'nginx:1.25',
-          imageID: '',
-          ready: true,
-          restartCount: 0,
-          state: { running: {} },
-        },
-        {
-          name: 'sidecar',
-          image: 'busybox:1.36',
-          imageID: '',
-          ready: false,
-          restartCount: 6,
-          state: { waiting: { reason: 'ImagePullBackOff' } },
-        },
-      ],
+    {
+      kind: 'Pod',
+      name: 'web-0',
+      args: ['pods', '-n', 'tables'],
+      header: /^NAME +READY +STATUS +RESTARTS +AGE$/m,
+      status: {
+        containerStatuses: [running('app', 'nginx:1.25'), running('sidecar', 'busybox:1.36', 5)],
+      },
+      row: /^web-0 +2\/2 +Running +5 +\S+$/m,
     },
-    podRow: /^web-0 +1\/2 +ImagePullBackOff +6 +\S+$/m,
-  },
+    {
+      kind: 'Node',
+      name: 'node-2',
+      args: ['nodes', '-o', 'wide'],
+      header:
+        /^NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP +EXTERNAL-IP +OS-IMAGE +KERNEL-VERSION +CONTAINER-RUNTIME$/m,
+      status: {
+        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady' }],
+        addresses: [{ type: 'InternalIP', address: '10.0.0.11' }],
+        nodeInfo: {
+          kubeletVersion: 'v1.33.1',
+          osImage: 'Ubuntu 24.04 LTS',
+          kernelVersion: '6.8.0',
+          containerRuntimeVersion: 'cri-o://1.30.0',
+        },
+      },
+      row: /^node-2 +Ready +<none> +\S+ +v1\.33\.1 +10\.0\.0\.11 +<none> +Ubuntu 24\.04 LTS +6\.8\.0 +cri-o:\/\/1\.30\.0$/m,
+    },
+  ],
+  '1.33': [
+    {
+      kind: 'Deployment',
+      name: 'web',
+      args: ['deployments', '-n', 'tables'],
+      header: /^NAME +READY +UP-TO-DATE +AVAILABLE +AGE$/m,
+      status: { readyReplicas: 1, availableReplicas: 1, unavailableReplicas: 2 },
+      row: /^web +1\/3 +3 +1 +\S+$/m,
+    },
+    {
+      kind: 'Pod',
+      name: 'web-0',
+      args: ['pods', '-n', 'tables'],
+      header: /^NAME +READY +STATUS +RESTARTS +AGE$/m,
+      status: {
+        containerStatuses: [
+          running('app', 'nginx:1.25'),
+          {
+            name: 'sidecar',
+            image: 'busybox:1.36',
+            imageID: '',
+            ready: false,
+            restartCount: 6,
+            state: { waiting: { reason: 'ImagePullBackOff' } },
+          },
+        ],
+      },
+      row: /^web-0 +1\/2 +ImagePullBackOff +6 +\S+$/m,
+    },
+    {
+      kind: 'Node',
+      name: 'node-2',
+      args: ['nodes', '-o', 'wide'],
+      header:
+        /^NAME +STATUS +ROLES +AGE +VERSION +INTERNAL-IP +EXTERNAL-IP +OS-IMAGE +KERNEL-VERSION +CONTAINER-RUNTIME$/m,
+      status: { conditions: [{ type: 'Ready', status: 'False', reason: 'KubeletNotReady' }] },
+      row: /^node-2 +NotReady +<none> +\S+ +v1\.33\.1 +10\.0\.0\.11 +<none> +Ubuntu 24\.04 LTS +6\.8\.0 +cri-o:\/\/1\.30\.0$/m,
+    },
+  ],
 };
 
 // After the `get` suites: these change the samples' status.
 describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s get -w', (version) => {
-  const change = WATCHED[version];
-  const manifest = (kind: string): Manifest => {
-    const m = samples.find((s) => s.kind === kind);
-    if (m === undefined) throw new Error(`tables.yaml has no ${kind}`);
-    return m;
-  };
-
-  it.each([
-    ['deployments', 'Deployment', /^NAME +READY +UP-TO-DATE +AVAILABLE +AGE$/m],
-    ['pods', 'Pod', /^NAME +READY +STATUS +RESTARTS +AGE$/m],
-  ] as const)('prints a changed %s row', async (resource, kind, header) => {
-    const m = manifest(kind);
-    const watch = startWatch(version, ['get', resource, '-n', 'tables', '-w']);
-    try {
-      await watch.seen(header);
-      // The first row is the list; a row printed after the status change is the watch event.
-      await watch.seen(new RegExp(`^${m.metadata.name} `, 'm'));
-      await patchStatus(server, tls, m, kind === 'Pod' ? change?.pod : change?.deployment);
-      await watch.seen(kind === 'Pod' ? (change?.podRow ?? /$^/) : (change?.deploymentRow ?? /$^/));
-    } finally {
-      watch.stop();
-    }
-  });
+  it.each((WATCHED[version] ?? []).map((w) => [[...w.args, '-w'].join(' '), w] as const))(
+    'get %s prints the changed row',
+    async (_title, w) => {
+      const m = samples.find((s) => s.kind === w.kind && s.metadata.name === w.name);
+      if (m === undefined) throw new Error(`tables.yaml has no ${w.kind} ${w.name}`);
+      const watch = startWatch(version, ['get', ...w.args, '-w']);
+      try {
+        await watch.seen(w.header);
+        // The list comes first; a row printed after the status change is the watch event.
+        await watch.seen(new RegExp(`^${w.name} `, 'm'));
+        await patchStatus(server, tls, m, w.status);
+        await watch.seen(w.row);
+      } finally {
+        watch.stop();
+      }
+    },
+  );
 });
