@@ -78,6 +78,7 @@ const PVC_COLUMNS = [
   'VOLUMEATTRIBUTESCLASS',
   'AGE',
 ];
+const PROBE_MESSAGE = 'Liveness probe failed: HTTP probe failed with statuscode: 500';
 const EVENT_MESSAGE = 'Back-off restarting failed container sidecar in pod web-0_tables';
 
 /** Every kind of issue 5's point 3, in the order the test reports them. */
@@ -123,6 +124,15 @@ export const TABLE_CASES: readonly TableCase[] = [
         ['mixed-1', '1/2', 'NotReady', '0', AGE],
         ['10.244.0.11', 'node-1', '<none>', '<none>'],
       ),
+      // The pod's own reason wins over its phase.
+      extra('evicted-1', ['evicted-1', '0/1', 'Evicted', '0', AGE], ['<none>', '<none>', '<none>', '<none>']),
+      // Terminated without a reason: the first container's signal (or exit code) is shown.
+      extra('killed-1', ['killed-1', '0/2', 'Signal:9', '0', AGE], ['<none>', '<none>', '<none>', '<none>']),
+      extra(
+        'init-crash-1',
+        ['init-crash-1', '0/1', 'Init:CrashLoopBackOff', '2', AGE],
+        ['<none>', '<none>', '<none>', '<none>'],
+      ),
     ],
   ),
   appended(
@@ -141,6 +151,12 @@ export const TABLE_CASES: readonly TableCase[] = [
         ['node-2', 'Unknown', '<none>', AGE, ''],
         ['<none>', '<none>', '<unknown>', '<unknown>', '<unknown>'],
       ),
+      // Roles from both label forms, sorted.
+      extra(
+        'node-3',
+        ['node-3', 'Unknown,SchedulingDisabled', 'infra,worker', AGE, ''],
+        ['<none>', '<none>', '<unknown>', '<unknown>', '<unknown>'],
+      ),
     ],
   ),
   appended({ resource: 'namespaces', name: NS, header: ['NAME', 'STATUS', 'AGE'], row: [NS, 'Active', AGE] }),
@@ -157,6 +173,13 @@ export const TABLE_CASES: readonly TableCase[] = [
     [
       extra('db', ['db', 'ClusterIP', 'None', '<none>', '5432/TCP', AGE], ['app=db']),
       extra('ext', ['ext', 'ExternalName', '<none>', 'db.example.com', '<none>', AGE], ['<none>']),
+      // A load balancer not provisioned yet.
+      extra('lb', ['lb', 'LoadBalancer', '10.96.0.43', '<pending>', '8080:31080/TCP', AGE], ['app=web']),
+      extra(
+        'np',
+        ['np', 'NodePort', '10.96.0.44', '198.51.100.1', '80:30081/TCP,53:30053/UDP', AGE],
+        ['app=web'],
+      ),
     ],
   ),
   appended({
@@ -168,6 +191,10 @@ export const TABLE_CASES: readonly TableCase[] = [
     more: [
       extra('empty', ['empty', '<none>', AGE]),
       extra('many', ['many', '10.0.1.1:80,10.0.1.2:80,10.0.1.3:80 + 1 more...', AGE]),
+      // Only ready addresses count.
+      extra('warming', ['warming', '<none>', AGE]),
+      // A subset without ports lists bare addresses.
+      extra('headless', ['headless', '10.0.3.1,10.0.3.2', AGE]),
     ],
   }),
   appended({
@@ -184,6 +211,8 @@ export const TABLE_CASES: readonly TableCase[] = [
     name: 'web-tls',
     header: ['NAME', 'TYPE', 'DATA', 'AGE'],
     row: ['web-tls', 'kubernetes.io/tls', '2', AGE],
+    // stringData is merged into data when the secret is written.
+    more: [extra('creds', ['creds', 'Opaque', '2', AGE])],
   }),
   appended({
     resource: 'serviceaccounts',
@@ -274,6 +303,13 @@ export const TABLE_CASES: readonly TableCase[] = [
     WORKLOAD_WIDE,
     // The job template has no selector of its own.
     ['backup', 'restic/restic:0.16', '<none>'],
+    [
+      extra(
+        'nightly',
+        ['nightly', '0 3 * * *', '<none>', 'True', '0', '<none>', AGE],
+        ['report', 'example/report:1', '<none>'],
+      ),
+    ],
   ),
   appended({
     resource: 'ingresses',
@@ -282,7 +318,17 @@ export const TABLE_CASES: readonly TableCase[] = [
     header: ['NAME', 'CLASS', 'HOSTS', 'ADDRESS', 'PORTS', 'AGE'],
     row: ['web', 'nginx', 'example.com,www.example.com', '203.0.113.8', '80, 443', AGE],
     // No class, a rule for any host, no load balancer yet.
-    more: [extra('bare', ['bare', '<none>', '*', '', '80', AGE])],
+    more: [
+      extra('bare', ['bare', '<none>', '*', '', '80', AGE]),
+      extra('multi', [
+        'multi',
+        '<none>',
+        'a.example.com,b.example.com,c.example.com + 1 more...',
+        '',
+        '80',
+        AGE,
+      ]),
+    ],
   }),
   {
     resource: 'events',
@@ -333,6 +379,24 @@ export const TABLE_CASES: readonly TableCase[] = [
           AGE,
           '1',
           'web.scaled',
+        ],
+      },
+      {
+        // A series: its last observation and count.
+        name: 'crash-1.series',
+        rowKey: ['OBJECT', 'pod/crash-1'],
+        row: [AGE, 'Warning', 'Unhealthy', 'pod/crash-1', PROBE_MESSAGE],
+        wideRow: [
+          AGE,
+          'Warning',
+          'Unhealthy',
+          'pod/crash-1',
+          '',
+          'kubelet, node-1',
+          PROBE_MESSAGE,
+          AGE,
+          '7',
+          'crash-1.series',
         ],
       },
     ],
