@@ -203,13 +203,13 @@ describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s get', (version
     const out = outputs.get(c.resource);
     expect(out).toBeDefined();
     if (out === undefined) return;
-    const samples = [c, ...(c.more ?? [])];
-    expectTable(out.plain, c.resource, c.header, samples);
+    const rows = [c, ...(c.more ?? [])];
+    expectTable(out.plain, c.resource, c.header, rows);
     expectTable(
       out.wide,
       c.resource,
       c.wideHeader,
-      samples.map((x) => ({ ...x, row: x.wideRow })),
+      rows.map((x) => ({ ...x, row: x.wideRow })),
     );
   });
 });
