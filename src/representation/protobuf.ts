@@ -75,6 +75,16 @@ export class ProtobufEncoder {
     return encodeEnvelope(String(obj.apiVersion ?? ''), String(obj.kind ?? ''), message);
   }
 
+  /** A list body around item messages, as parts that alias the items (see `encodeListParts`). */
+  listParts(
+    apiVersion: string,
+    listKind: string,
+    meta: ListMetaValues,
+    items: readonly Uint8Array[],
+  ): Uint8Array[] {
+    return this.#codec.encodeListParts(apiVersion, listKind, listMetaObject(meta), items);
+  }
+
   /** A whole list body around item messages. */
   list(apiVersion: string, listKind: string, meta: ListMetaValues, items: readonly Uint8Array[]): Uint8Array {
     return this.#codec.encodeListFromItems(apiVersion, listKind, listMetaObject(meta), items);
@@ -95,6 +105,15 @@ export class ProtobufRepresentation implements Representation {
 
   object(source: ObjectSource): Uint8Array {
     return this.#encoder.envelope(source.object(), this.#encoder.item(source));
+  }
+
+  listParts(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array[] {
+    return this.#encoder.listParts(
+      this.#type.apiVersion,
+      this.#type.listKind,
+      meta,
+      items.map((s) => this.#encoder.item(s)),
+    );
   }
 
   list(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array {

@@ -61,6 +61,11 @@ export interface Representation {
    * @throws ApiError 406 when lists cannot take this form (an item-only conversion).
    */
   list(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array;
+  /**
+   * The same body as {@link list}, as parts to write in order that reference the items' cached
+   * encodings instead of copying them (forms that can stream large lists offer it).
+   */
+  listParts?(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array[];
   /** One watch event as it goes on the stream (a JSON line, a length-prefixed frame). */
   event(type: WatchEventType, source: ObjectSource): Uint8Array;
 }

@@ -54,6 +54,29 @@ function* pieces(
 }
 
 /**
+ * A stream of a body given as parts to write in order (e.g. a protobuf list whose parts point at
+ * cached item bytes), gathered into writes of about 64 KiB without joining the whole body.
+ */
+export function partsStream(parts: Iterable<Uint8Array>): Readable {
+  return Readable.from(gathered(parts), { objectMode: false });
+}
+
+function* gathered(parts: Iterable<Uint8Array>): Generator<Buffer> {
+  let batch: Uint8Array[] = [];
+  let bytes = 0;
+  for (const part of parts) {
+    batch.push(part);
+    bytes += part.byteLength;
+    if (bytes >= CHUNK_BYTES) {
+      yield Buffer.concat(batch, bytes);
+      batch = [];
+      bytes = 0;
+    }
+  }
+  if (bytes > 0) yield Buffer.concat(batch, bytes);
+}
+
+/**
  * A stream of the list's JSON. `items` is iterated lazily as the client reads; it must be a
  * snapshot that does not change meanwhile (a cache snapshot or a finished storage read).
  */

@@ -23,14 +23,14 @@ import { scoped } from '../watchcache/scope.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { requireRevision } from './freshness.js';
 import { collectionSpan } from './keys.js';
-import { listBuffer, listStream } from './list-body.js';
+import { listBuffer, listStream, partsStream } from './list-body.js';
 import { decodeStored, withResourceVersion } from './object.js';
 import { planList, type ListPlan } from './read-plan.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';
 import { JsonRepresentation } from '../representation/json.js';
 import { StoredSource } from '../representation/source.js';
-import type { Representation } from '../representation/types.js';
+import type { ListMetaValues, ObjectSource, Representation } from '../representation/types.js';
 
 /** Kube's message for an expired continue token. */
 const CONTINUE_EXPIRED =
@@ -125,14 +125,29 @@ export function listBody(listKind: string, apiVersion: string, page: ListPage): 
 
 /** The body of a list page in representation `rep` (issue 5: JSON, protobuf, Table, ...). */
 export function renderList(rep: Representation, page: ListPage): Uint8Array {
-  return rep.list(
-    {
-      resourceVersion: String(page.revision),
-      ...(page.continue === undefined ? {} : { continue: page.continue }),
-      ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
-    },
-    page.items.map((kv) => new StoredSource(kv.value, kv.modRevision)),
-  );
+  return rep.list(pageMeta(page), pageSources(page));
+}
+
+function pageMeta(page: ListPage): ListMetaValues {
+  return {
+    resourceVersion: String(page.revision),
+    ...(page.continue === undefined ? {} : { continue: page.continue }),
+    ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
+  };
+}
+
+function pageSources(page: ListPage): ObjectSource[] {
+  return page.items.map((kv) => new StoredSource(kv.value, kv.modRevision));
+}
+
+/** A list answer in a non-JSON `rep`: streamed from parts when the form offers them. */
+function renderFromSources(
+  rep: Representation,
+  meta: ListMetaValues,
+  sources: readonly ObjectSource[],
+): ResourceReply {
+  const body = rep.listParts ? partsStream(rep.listParts(meta, sources)) : rep.list(meta, sources);
+  return { code: 200, body, contentType: rep.contentType };
 }
 
 /** GET `{collection}`: the list, in `rep` (default JSON). */
@@ -151,8 +166,7 @@ export async function listResource(
     const prefix = collectionSpan(target.type, target.namespace);
     const scope = { prefix: 'prefix' in prefix ? prefix.prefix : '', selection };
     if (!(rep instanceof JsonRepresentation)) {
-      const body = rep.list({ resourceVersion: String(revision) }, [...scoped(items, scope)]);
-      return { code: 200, body, contentType: rep.contentType };
+      return renderFromSources(rep, { resourceVersion: String(revision) }, [...scoped(items, scope)]);
     }
     const bytes = (function* () {
       for (const version of scoped(items, scope)) yield cache.json(version);
@@ -167,9 +181,7 @@ export async function listResource(
     if (err instanceof CompactedError) throw expired('The resourceVersion for the provided list is too old.');
     throw err;
   }
-  if (!(rep instanceof JsonRepresentation)) {
-    return { code: 200, body: renderList(rep, page), contentType: rep.contentType };
-  }
+  if (!(rep instanceof JsonRepresentation)) return renderFromSources(rep, pageMeta(page), pageSources(page));
   const meta = {
     resourceVersion: page.revision,
     ...(page.continue === undefined ? {} : { continue: page.continue }),

@@ -65,6 +65,32 @@ describe('protobuf responses', () => {
     expect(text).toMatch(/^metadata \{\n[^}]*resourceVersion: "\d+"/);
   });
 
+  it('a LIST larger than one write streams as parts that still make one ConfigMapList', async () => {
+    const app = await startResourceApp();
+    try {
+      const NS_CM = '/api/v1/namespaces/default/configmaps';
+      const big = 'x'.repeat(3000);
+      for (let i = 0; i < 60; i++) {
+        const r = await app.request(
+          json('POST', NS_CM, { metadata: { name: `big-${i}` }, data: { v: big } }),
+        );
+        expect(r.statusCode).toBe(201);
+      }
+      // From storage (a consistent list before the cache is warm) and from the watch cache.
+      for (let round = 0; round < 2; round++) {
+        const r = await app.app.inject({ method: 'GET', url: NS_CM, headers: { accept: PB } });
+        expect(r.statusCode).toBe(200);
+        expect(r.rawPayload.byteLength).toBeGreaterThan(64 * 1024 * 2);
+        const env = decodeEnvelope(r.rawPayload);
+        expect(env).toMatchObject({ apiVersion: 'v1', kind: 'ConfigMapList' });
+        const text = protocDecode('k8s.io.api.core.v1.ConfigMapList', env.raw);
+        expect(text.match(/^items \{/gm)).toHaveLength(60);
+      }
+    } finally {
+      await app.close();
+    }
+  });
+
   it('errors are protobuf Status when protobuf was accepted', async () => {
     const r = await s.app.inject({ method: 'GET', url: `${CM}/missing`, headers: { accept: PB } });
     expect(r.statusCode).toBe(404);
