@@ -12,6 +12,7 @@ import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';
 import { KindRules } from './kind-rules.js';
+import { NamespaceAdmission } from './namespace-admission.js';
 import type { PatchSchema } from './patch/schema.js';
 import { patchSchemaFrom } from './patch/schema-adapter.js';
 
@@ -35,6 +36,8 @@ export interface ResourceContext {
   readonly watchCaches: WatchCaches | undefined;
   /** How long a read for a resourceVersion not reached yet waits before 504 (ms). */
   readonly freshnessTimeoutMs: number;
+  /** NamespaceLifecycle's lookups: the namespaces cache, or storage (namespace-admission.ts). */
+  readonly namespaceAdmission: NamespaceAdmission;
 }
 
 /** The inputs of {@link createResourceContext}. */
@@ -76,6 +79,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
     watchCaches: options.watchCaches,
     freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
+    namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
   };
 }
 

@@ -49,6 +49,8 @@ export async function deleteNamespace(
     if (options.dryRun === true) return { code: 200, body: JSON.stringify(obj) };
     const bytes = encodeForStorage(obj);
     try {
+      // Before the write: a create racing this DELETE must read storage, not the cache.
+      ctx.namespaceAdmission.deleted(name);
       const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
       return { code: 200, body: withResourceVersion(bytes, written.revision) };
     } catch (err) {

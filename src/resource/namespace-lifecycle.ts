@@ -40,7 +40,11 @@ export async function admitCreateInNamespace(
   namespace: string,
   name: string,
 ): Promise<void> {
-  const { kv } = await ctx.store.get(objectKey(namespaceType(ctx), undefined, namespace));
+  const nsType = namespaceType(ctx);
+  const key = objectKey(nsType, undefined, namespace);
+  // An active namespace in the cache admits; anything else is decided by storage.
+  if (ctx.namespaceAdmission.activeInCache(nsType, namespace, key)) return;
+  const { kv } = await ctx.store.get(key);
   if (kv === undefined) throw notFound({ resource: 'namespaces', group: '', name: namespace });
   const ns = decodeStored(kv.value, kv.modRevision);
   const phase = isJsonObject(ns['status']) ? ns['status']['phase'] : undefined;

@@ -6,8 +6,10 @@
  * same server or store see the same sequence (no gaps on either), the final caches equal the
  * server's list, and after the restart informers resume from their last version (no relist).
  *
- * Scale: 400 creates (every third then updated, every fourth deleted) by 4 concurrent writers, not
- * 10,000 objects, to keep this file within seconds on a shared 2-core machine.
+ * Scale: 10,000 creates per scenario (every third object then updated, every fourth deleted), from
+ * 32 concurrent writers. The writers use raw HTTP/2 sessions (one TLS handshake, many requests in
+ * flight) rather than @kubernetes/client-node, which opens a connection per request; the
+ * informers under test are real client-node informers.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,13 +19,20 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ETCD_BINARY, startEtcd } from '../../tools/etcd-local.js';
+import { H2Session } from '../support/h2-session.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'default';
-const CREATES = 400;
-const UPDATES = 150;
-const DELETES = 100;
-const WRITERS = 4;
+const CREATES = 10_000;
+/** Every UPDATE_EVERY-th object is replaced once after its create. */
+const UPDATE_EVERY = 3;
+/** Every DELETE_EVERY-th object (offset 1) is deleted after its create. */
+const DELETE_EVERY = 4;
+/** Requests in flight at once. */
+const WRITERS = 32;
+const PATH = `/api/v1/namespaces/${NS}/configmaps`;
+/** A scenario takes tens of seconds on a loaded 2-core machine; this only bounds a hang. */
+const TEST_TIMEOUT_MS = 240_000;
 
 async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -84,30 +93,23 @@ class Recorder {
   }
 }
 
-/** Creates, updates and deletes `prefix-*` objects from `WRITERS` concurrent writers. */
-async function write(clients: k8s.CoreV1Api[], prefix: string, from: number, to: number): Promise<void> {
-  const jobs: (() => Promise<unknown>)[] = [];
-  for (let i = from; i < to; i++) {
-    const name = `${prefix}-${i}`;
-    const core = clients[i % clients.length] as k8s.CoreV1Api;
-    jobs.push(async () => {
-      await core.createNamespacedConfigMap({ namespace: NS, body: { metadata: { name }, data: { v: '0' } } });
-      if (i % Math.ceil(CREATES / UPDATES) === 0)
-        await core.replaceNamespacedConfigMap({
-          name,
-          namespace: NS,
-          body: { metadata: { name }, data: { v: '1' } },
-        });
-      if (i % Math.ceil(CREATES / DELETES) === 1)
-        await core.deleteNamespacedConfigMap({ name, namespace: NS });
-    });
-  }
-  let next = 0;
+/**
+ * Creates `prefix-from` … `prefix-(to-1)`, replaces every UPDATE_EVERY-th and deletes every
+ * DELETE_EVERY-th (offset 1), from WRITERS concurrent writers spread over `sessions`. Each write
+ * must succeed with its documented status.
+ */
+async function write(sessions: H2Session[], prefix: string, from: number, to: number): Promise<void> {
+  let next = from;
   await Promise.all(
-    Array.from({ length: WRITERS }, async () => {
-      while (next < jobs.length) {
-        const job = jobs[next++] as () => Promise<unknown>;
-        await job();
+    Array.from({ length: WRITERS }, async (_, w) => {
+      const s = sessions[w % sessions.length] as H2Session;
+      while (next < to) {
+        const i = next++;
+        const name = `${prefix}-${i}`;
+        await s.expect(201, 'POST', PATH, { metadata: { name }, data: { v: '0' } });
+        if (i % UPDATE_EVERY === 0)
+          await s.expect(200, 'PUT', `${PATH}/${name}`, { metadata: { name }, data: { v: '1' } });
+        if (i % DELETE_EVERY === 1) await s.expect(200, 'DELETE', `${PATH}/${name}`);
       }
     }),
   );
@@ -134,6 +136,26 @@ function sameMap(a: Map<string, string>, b: Map<string, string>): boolean {
   return true;
 }
 
+/**
+ * Every write after the informers started is one event: CREATES adds, one update per replaced
+ * object, one delete per deleted object (no gaps: the counts would fall short; no duplicates:
+ * they would exceed them).
+ */
+function expectEveryWrite(events: readonly string[]): void {
+  const count = (verb: string) => events.filter((e) => e.startsWith(`${verb}:`)).length;
+  let updates = 0;
+  let deletes = 0;
+  for (let i = 0; i < CREATES; i++) {
+    if (i % UPDATE_EVERY === 0) updates++;
+    if (i % DELETE_EVERY === 1) deletes++;
+  }
+  expect({ add: count('add'), update: count('update'), delete: count('delete') }).toEqual({
+    add: CREATES,
+    update: updates,
+    delete: deletes,
+  });
+}
+
 function expectIncreasing(revs: readonly bigint[]): void {
   for (let i = 1; i < revs.length; i++) {
     if ((revs[i] as bigint) <= (revs[i - 1] as bigint)) {
@@ -148,37 +170,47 @@ describe('informers across concurrent writers and a restart (LevelDB)', () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  it('stay in sync, in the same order, and resume without relisting after the restart', async () => {
-    const dataDir = await mkdtemp(join(tmpdir(), 'capstan-watch-restart-'));
-    cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
-    const port = await freePort();
-    const args = [`--secure-port=${port}`];
-    let server: TestServer = await startTestServer({ store: 'leveldb', dataDir, args });
-    cleanup.push(() => server.close());
-    const kc = server.kubeConfig;
-    const recorders = [new Recorder(kc), new Recorder(kc)];
-    cleanup.push(async () => {
-      for (const r of recorders) await r.stop();
-    });
-    for (const r of recorders) await r.start();
-    const clients = Array.from({ length: WRITERS }, () => kc.makeApiClient(k8s.CoreV1Api));
+  it(
+    'stay in sync, in the same order, and resume without relisting after the restart',
+    async () => {
+      const dataDir = await mkdtemp(join(tmpdir(), 'capstan-watch-restart-'));
+      cleanup.push(() => rm(dataDir, { recursive: true, force: true }));
+      const port = await freePort();
+      const args = [`--secure-port=${port}`];
+      let server: TestServer = await startTestServer({ store: 'leveldb', dataDir, args });
+      cleanup.push(() => server.close());
+      const kc = server.kubeConfig;
+      const recorders = [new Recorder(kc), new Recorder(kc)];
+      cleanup.push(async () => {
+        for (const r of recorders) await r.stop();
+      });
+      for (const r of recorders) await r.start();
+      const core = kc.makeApiClient(k8s.CoreV1Api);
+      const sessions = [new H2Session(server.url, server.kubeconfigPath)];
+      cleanup.push(async () => {
+        for (const s of sessions) await s.close();
+      });
 
-    await write(clients, 'one', 0, CREATES / 2);
-    await converged(recorders, clients[0] as k8s.CoreV1Api);
+      await write(sessions, 'one', 0, CREATES / 2);
+      await converged(recorders, core);
 
-    await server.close();
-    server = await startTestServer({ store: 'leveldb', dataDir, args });
-    await write(clients, 'two', CREATES / 2, CREATES);
-    const final = await converged(recorders, clients[0] as k8s.CoreV1Api);
+      await server.close();
+      server = await startTestServer({ store: 'leveldb', dataDir, args });
+      // Same port and credentials: the session reconnects on its next request.
+      await write(sessions, 'two', CREATES / 2, CREATES);
+      const final = await converged(recorders, core);
 
-    expect(final.size).toBeGreaterThan(CREATES / 2);
-    for (const r of recorders) {
-      expectIncreasing(r.revisions);
-      // Resumed from their last version after the restart: the one initial list only.
-      expect(r.lists).toBe(1);
-    }
-    expect(recorders[0]?.events).toEqual(recorders[1]?.events);
-  });
+      expect(final.size).toBeGreaterThan(CREATES / 2);
+      for (const r of recorders) {
+        expectIncreasing(r.revisions);
+        expectEveryWrite(r.events);
+        // Resumed from their last version after the restart: the one initial list only.
+        expect(r.lists).toBe(1);
+      }
+      expect(recorders[0]?.events).toEqual(recorders[1]?.events);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
 
 const etcdMissing = !existsSync(ETCD_BINARY);
@@ -191,27 +223,39 @@ describe.skipIf(etcdMissing)('informers on two replicas over one etcd', () => {
     for (const c of cleanup.reverse()) await c();
   });
 
-  it('see the same events in the same order on each replica', async () => {
-    const etcd = await startEtcd();
-    cleanup.push(() => etcd.stop());
-    const a = await startTestServer({ store: 'etcd', etcd });
-    cleanup.push(() => a.close());
-    const b = await startTestServer({ store: 'etcd', etcd });
-    cleanup.push(() => b.close());
-    const recorders = [new Recorder(a.kubeConfig), new Recorder(b.kubeConfig)];
-    cleanup.push(async () => {
-      for (const r of recorders) await r.stop();
-    });
-    for (const r of recorders) await r.start();
-    const clients = [
-      a.kubeConfig.makeApiClient(k8s.CoreV1Api),
-      b.kubeConfig.makeApiClient(k8s.CoreV1Api),
-      a.kubeConfig.makeApiClient(k8s.CoreV1Api),
-      b.kubeConfig.makeApiClient(k8s.CoreV1Api),
-    ];
-    await write(clients, 'r', 0, CREATES / 2);
-    await converged(recorders, clients[0] as k8s.CoreV1Api);
-    for (const r of recorders) expectIncreasing(r.revisions);
-    expect(recorders[0]?.events).toEqual(recorders[1]?.events);
-  });
+  it(
+    'see the same events in the same order on each replica',
+    async () => {
+      const etcd = await startEtcd();
+      cleanup.push(() => etcd.stop());
+      const a = await startTestServer({ store: 'etcd', etcd });
+      cleanup.push(() => a.close());
+      const b = await startTestServer({ store: 'etcd', etcd });
+      cleanup.push(() => b.close());
+      const recorders = [new Recorder(a.kubeConfig), new Recorder(b.kubeConfig)];
+      cleanup.push(async () => {
+        for (const r of recorders) await r.stop();
+      });
+      for (const r of recorders) await r.start();
+      // Writers alternate between the replicas.
+      const sessions = [new H2Session(a.url, a.kubeconfigPath), new H2Session(b.url, b.kubeconfigPath)];
+      cleanup.push(async () => {
+        for (const s of sessions) await s.close();
+      });
+      await write(sessions, 'r', 0, CREATES);
+      const final = await converged(recorders, a.kubeConfig.makeApiClient(k8s.CoreV1Api));
+      // Each replica lists the same state.
+      expect(Object.fromEntries(await serverState(b.kubeConfig.makeApiClient(k8s.CoreV1Api)))).toEqual(
+        Object.fromEntries(final),
+      );
+      expect(final.size).toBeGreaterThan(CREATES / 2);
+      for (const r of recorders) {
+        expectIncreasing(r.revisions);
+        expectEveryWrite(r.events);
+        expect(r.lists).toBe(1);
+      }
+      expect(recorders[0]?.events).toEqual(recorders[1]?.events);
+    },
+    TEST_TIMEOUT_MS,
+  );
 });
