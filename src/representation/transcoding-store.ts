@@ -37,9 +37,9 @@ class TranscodingStore implements Store {
   readonly #inner: Store;
   readonly #codec: StorageCodec;
   /**
-   * Recently decoded or written versions: a version (key, mod revision) never changes, and the
-   * same one is read again and again (the namespace of every create, the watch event of a write
-   * this server just made), so each is decoded about once.
+   * Recently decoded versions: a version (key, mod revision) never changes, and the same one is
+   * read again and again (the namespace of every create, a version read by a handler and then
+   * by the watch cache), so each is decoded about once.
    */
   readonly #memo = new Map<string, Uint8Array>();
 
@@ -143,7 +143,8 @@ class TranscodingStore implements Store {
 
   /** A put's result carrying the caller's own bytes: no need to decode what was just encoded. */
   #asWritten(result: WriteResult, value: Uint8Array): WriteResult {
-    this.#remember(result.kv, value);
+    // Not remembered for reads: a read must give the decoded form (protobuf materialises empty
+    // messages such as `status: {}`), the same before and after a restart.
     return { revision: result.revision, kv: { ...result.kv, value } };
   }
 
