@@ -14,6 +14,7 @@
  * span `{ prefix: '' }` covers every outer key that starts with `/registry`, `/registry-old/x`
  * included. Kubernetes keys all start with `/`, so `/registry` is safe for them.
  */
+import { MappedWatch } from './mapped-watch.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
 import type {
   CreateOptions,
@@ -107,9 +108,7 @@ class PrefixedStore implements Store {
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new PrefixedWatch(this.#inner.watch(this.#inSpan(span), options), (event) =>
-      this.#outEvent(event),
-    );
+    return new MappedWatch(this.#inner.watch(this.#inSpan(span), options), (event) => this.#outEvent(event));
   }
 
   compact(revision: bigint): Promise<void> {
@@ -212,41 +211,5 @@ class PrefixedStore implements Store {
     }
     // Compacted, RevisionTooLarge, InvalidContinue and Unavailable carry no keys.
     return err;
-  }
-}
-
-/** A watch whose events are mapped one by one; everything else is the inner watch's. */
-class PrefixedWatch implements Watch {
-  readonly #inner: Watch;
-  readonly #map: (event: WatchEvent) => WatchEvent;
-
-  constructor(inner: Watch, map: (event: WatchEvent) => WatchEvent) {
-    this.#inner = inner;
-    this.#map = map;
-  }
-
-  requestProgress(): void {
-    this.#inner.requestProgress();
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<WatchEvent> {
-    // A hand-written iterator rather than an async generator: a generator would queue `return()`
-    // behind a pending `next()`, so a consumer breaking out could not end a quiet watch.
-    const inner = this.#inner[Symbol.asyncIterator]();
-    const map = this.#map;
-    return {
-      async next(): Promise<IteratorResult<WatchEvent>> {
-        const step = await inner.next();
-        return step.done === true ? step : { done: false, value: map(step.value) };
-      },
-      async return(value?: unknown): Promise<IteratorResult<WatchEvent>> {
-        if (inner.return !== undefined) return inner.return(value);
-        return { done: true, value: undefined };
-      },
-    };
   }
 }

@@ -23,6 +23,7 @@ import type {
   WatchOptions,
   WriteResult,
 } from '../../storage/interface.js';
+import { MappedWatch } from '../../storage/mapped-watch.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
@@ -197,40 +198,5 @@ class TranscodingStore implements Store {
       }
       throw err;
     }
-  }
-}
-
-/** A watch whose events are mapped one by one. */
-class MappedWatch implements Watch {
-  readonly #inner: Watch;
-  readonly #map: (event: WatchEvent) => WatchEvent;
-
-  constructor(inner: Watch, map: (event: WatchEvent) => WatchEvent) {
-    this.#inner = inner;
-    this.#map = map;
-  }
-
-  requestProgress(): void {
-    this.#inner.requestProgress();
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<WatchEvent> {
-    // Hand-written (as prefixed.ts): a generator would queue return() behind a pending next().
-    const inner = this.#inner[Symbol.asyncIterator]();
-    const map = this.#map;
-    return {
-      async next(): Promise<IteratorResult<WatchEvent>> {
-        const step = await inner.next();
-        return step.done === true ? step : { done: false, value: map(step.value) };
-      },
-      async return(value?: unknown): Promise<IteratorResult<WatchEvent>> {
-        if (inner.return !== undefined) return inner.return(value);
-        return { done: true, value: undefined };
-      },
-    };
   }
 }
