@@ -4,13 +4,9 @@
  */
 import type { KubeObject } from '../resource/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
-import { since } from './duration.js';
-import { list, obj, str } from './fields.js';
+import { list, obj, str, objectAge as age, objectName as name } from './fields.js';
 import { selectorString } from './format.js';
 import type { TablePrinter } from './index.js';
-
-const name = (o: KubeObject): string => o.metadata.name ?? '';
-const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
 
 const WEBHOOK_CONFIGURATION: TablePrinter = {
   columns: columns(NAME, column('Webhooks', 'integer', 'Number of webhooks in the configuration.'), AGE),

@@ -1,8 +1,7 @@
 /** Printers of the `apps` group: deployments, replica sets, stateful sets, daemon sets, revisions. */
 import type { KubeObject } from '../resource/object.js';
 import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
-import { since } from './duration.js';
-import { int, list, obj, optInt, str } from './fields.js';
+import { int, list, obj, optInt, str, objectAge as age, objectName as name } from './fields.js';
 import {
   containerCells,
   formatLabels,
@@ -11,9 +10,6 @@ import {
   templateContainers,
 } from './format.js';
 import type { TablePrinter } from './index.js';
-
-const name = (o: KubeObject): string => o.metadata.name ?? '';
-const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
 
 /** `spec.replicas`, which apps/v1 defaults to 1 when it is left out. */
 const desired = (spec: ReturnType<typeof obj>): number => optInt(spec['replicas']) ?? 1;

@@ -5,8 +5,17 @@
  */
 import type { KubeObject } from '../resource/object.js';
 import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR, wide } from './columns.js';
-import { since } from './duration.js';
-import { int, list, mapSize, obj, optInt, str, stringMap } from './fields.js';
+import {
+  int,
+  list,
+  mapSize,
+  obj,
+  optInt,
+  str,
+  stringMap,
+  objectAge as age,
+  objectName as name,
+} from './fields.js';
 import {
   compareStrings,
   containerCells,
@@ -16,9 +25,6 @@ import {
   templateContainers,
 } from './format.js';
 import type { TablePrinter } from './index.js';
-
-const name = (o: KubeObject): string => o.metadata.name ?? '';
-const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
 
 const NODE_ROLE_PREFIX = 'node-role.kubernetes.io/';
 const NODE_ROLE_LABEL = 'kubernetes.io/role';

@@ -5,6 +5,15 @@
  * prints from typed structs where a missing field simply is its zero value.
  */
 
+import type { KubeObject } from '../resource/object.js';
+import { since } from './duration.js';
+
+/** The NAME cell of every printer. */
+export const objectName = (o: KubeObject): string => o.metadata.name ?? '';
+
+/** The AGE cell of every printer: time since creation, as kube's HumanDuration prints it. */
+export const objectAge = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
+
 /** A read-only view of a JSON object. */
 export type Fields = Readonly<Record<string, unknown>>;
 

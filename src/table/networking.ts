@@ -1,13 +1,8 @@
 /** Printers of `networking.k8s.io` and `discovery.k8s.io` (endpoint slices). */
-import type { KubeObject } from '../resource/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
-import { since } from './duration.js';
-import { list, obj, optStr, str } from './fields.js';
+import { list, obj, optStr, str, objectAge as age, objectName as name } from './fields.js';
 import { formatLabelSelector, listWithMore, loadBalancerIngress } from './format.js';
 import type { TablePrinter } from './index.js';
-
-const name = (o: KubeObject): string => o.metadata.name ?? '';
-const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
 
 /**
  * HOSTS: up to three rule hosts, `*` when no rule names a host. Kube counts the "more" from the

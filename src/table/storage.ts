@@ -1,12 +1,17 @@
 /** Printers of `storage.k8s.io`. */
 import type { KubeObject } from '../resource/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
-import { since } from './duration.js';
-import { list, obj, optBool, optStr, str, stringMap } from './fields.js';
+import {
+  list,
+  obj,
+  optBool,
+  optStr,
+  str,
+  stringMap,
+  objectAge as age,
+  objectName as name,
+} from './fields.js';
 import type { TablePrinter } from './index.js';
-
-const name = (o: KubeObject): string => o.metadata.name ?? '';
-const age = (o: KubeObject, now: Date): string => since(o.metadata.creationTimestamp, now);
 
 /** Whether an annotation marks the object as the cluster default (`"true"` exactly). */
 function isDefault(o: KubeObject, ...annotations: string[]): boolean {
