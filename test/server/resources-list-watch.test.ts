@@ -4,6 +4,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
+import { openWatchStream } from './watch.support.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const PODS = '/api/v1/namespaces/default/pods';
@@ -247,46 +248,11 @@ describe('list', () => {
   });
 });
 
-/** A watch over a real socket, read line by line. */
-interface WatchReader {
-  readonly response: Response;
-  next(): Promise<KObj | undefined>;
-  close(): Promise<void>;
-}
-
-async function watch(base: string, path: string): Promise<WatchReader> {
-  const controller = new AbortController();
-  const response = await fetch(`${base}${path}`, { signal: controller.signal });
-  const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-  let buffer = '';
-  const decoder = new TextDecoder();
-  return {
-    response,
-    async next() {
-      for (;;) {
-        const nl = buffer.indexOf('\n');
-        if (nl >= 0) {
-          const text = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          return JSON.parse(text) as KObj;
-        }
-        const { value, done } = await reader.read();
-        if (done) return undefined;
-        buffer += decoder.decode(value, { stream: true });
-      }
-    },
-    async close() {
-      controller.abort();
-      await reader.cancel().catch(() => undefined);
-    },
-  };
-}
-
 describe('watch', () => {
   it('resourceVersion unset: ADDED for current state, then ADDED/MODIFIED/DELETED', async () => {
     const base = await s.listen();
     await post(CM, { metadata: { name: 'a' } });
-    const w = await watch(base, `${CM}?watch=1`);
+    const w = await openWatchStream(base, `${CM}?watch=1`);
     try {
       expect(w.response.status).toBe(200);
       expect(w.response.headers.get('content-type')).toBe('application/json');
@@ -317,7 +283,10 @@ describe('watch', () => {
     const base = await s.listen();
     const a = await post(CM, { metadata: { name: 'a' } });
     await post(CM, { metadata: { name: 'b' } });
-    const w = await watch(base, `${CM}?watch=true&resourceVersion=${a['metadata'].resourceVersion}`);
+    const w = await openWatchStream(
+      base,
+      `${CM}?watch=true&resourceVersion=${a['metadata'].resourceVersion}`,
+    );
     try {
       expect(await w.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'b' } } });
       await post(CM, { metadata: { name: 'c' } });
@@ -333,7 +302,7 @@ describe('watch', () => {
     await post(CM, { metadata: { name: 'b' } });
     await post(CM, { metadata: { name: 'c' } });
     await s.store.compact(await s.store.currentRevision());
-    const w = await watch(base, `${CM}?watch=1&resourceVersion=${a['metadata'].resourceVersion}`);
+    const w = await openWatchStream(base, `${CM}?watch=1&resourceVersion=${a['metadata'].resourceVersion}`);
     try {
       const ev = await w.next();
       expect(ev).toMatchObject({
@@ -351,7 +320,7 @@ describe('watch', () => {
     const base = await s.listen();
     const a = await post(CM, { metadata: { name: 'a', labels: { app: 'x' } } });
     await post(CM, { metadata: { name: 'other', labels: { app: 'y' } } });
-    const w = await watch(base, `${CM}?watch=1&labelSelector=app%3Dx`);
+    const w = await openWatchStream(base, `${CM}?watch=1&labelSelector=app%3Dx`);
     try {
       expect(await w.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'a' } } });
       const moved = await s.request(
@@ -381,7 +350,7 @@ describe('watch', () => {
       `${CM}/a?watch=1`,
       `/api/v1/watch/namespaces/default/configmaps/a`,
     ]) {
-      const w = await watch(base, path);
+      const w = await openWatchStream(base, path);
       try {
         expect(await w.next()).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'a' } } });
         await s.request(json('PUT', `${CM}/ab`, { metadata: { name: 'ab' }, data: { n: path } }));
@@ -399,7 +368,7 @@ describe('watch', () => {
   it('bookmarks with allowWatchBookmarks carry only the resourceVersion', async () => {
     const base = await s.listen();
     const a = await post(CM, { metadata: { name: 'a' } });
-    const w = await watch(
+    const w = await openWatchStream(
       base,
       `${CM}?watch=1&allowWatchBookmarks=true&resourceVersion=${a['metadata'].resourceVersion}`,
     );
@@ -417,7 +386,7 @@ describe('watch', () => {
 
   it('timeoutSeconds ends the stream', async () => {
     const base = await s.listen();
-    const w = await watch(base, `${CM}?watch=1&timeoutSeconds=1&resourceVersion=1`);
+    const w = await openWatchStream(base, `${CM}?watch=1&timeoutSeconds=1&resourceVersion=1`);
     expect(await w.next()).toBeUndefined();
     await w.close();
   });
