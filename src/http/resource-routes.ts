@@ -445,6 +445,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
+    ...(deps.schemas === undefined ? {} : { schemas: deps.schemas }),
     now,
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
     ...(watchCaches === undefined ? {} : { watchCaches }),

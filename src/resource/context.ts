@@ -49,6 +49,8 @@ export interface ResourceContextOptions {
   readonly minRequestTimeoutSeconds: number;
   /** Default: the generated schemas of the built-in kinds (read once, here). */
   readonly patchSchema?: PatchSchema;
+  /** The schema set of the built-in kinds (the server's one load); default: read on first use. */
+  readonly schemas?: SchemaSet;
   readonly now?: () => Date;
   readonly rules?: KindRules;
   /** Default 60 000 (kube-apiserver sends bookmarks about once a minute). */
@@ -65,7 +67,7 @@ export interface ResourceContextOptions {
 export function createResourceContext(options: ResourceContextOptions): ResourceContext {
   const now = options.now ?? (() => new Date());
   // One parse of the schema file for both strategic merge patch and apply.
-  let schemas: SchemaSet | undefined;
+  let schemas = options.schemas;
   const load = (): SchemaSet => (schemas ??= loadSchemas());
   return {
     registry: options.registry,

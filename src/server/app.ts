@@ -116,7 +116,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installVersionRoute(app, deps.version);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
-  // One parse of the generated schemas serves OpenAPI and the patch machinery.
+  // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
   registerResourceRoutes(app, {
