@@ -5,8 +5,10 @@
  */
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+import { adminFetch, adminTls, clientFailure, startTestServer, type TestServer } from '../support/server.js';
 import { deployment, type KObj } from './resources.support.js';
+
+const failure = (p: Promise<unknown>) => clientFailure<KObj>(p);
 
 let server: TestServer;
 let kc: k8s.KubeConfig;
@@ -18,19 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; body: KObj }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof k8s.ApiException) {
-      const body = (typeof err.body === 'string' ? JSON.parse(err.body) : err.body) as KObj;
-      return { code: err.code, body };
-    }
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 const APPLY = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.ServerSideApply);
 

@@ -15,8 +15,11 @@ import {
   startTestServer,
   type KubectlVersion,
   type TestServer,
+  clientFailure,
 } from '../support/server.js';
 import { deployment, type KObj } from './resources.support.js';
+
+const failure = (p: Promise<unknown>) => clientFailure<KObj>(p);
 
 let server: TestServer;
 let kc: k8s.KubeConfig;
@@ -28,20 +31,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.close();
 });
-
-/** The HTTP status of a client-node failure. */
-async function failure(p: Promise<unknown>): Promise<{ code: number; body: KObj }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof k8s.ApiException) {
-      const body = (typeof err.body === 'string' ? JSON.parse(err.body) : err.body) as KObj;
-      return { code: err.code, body };
-    }
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
 
 describe('@kubernetes/client-node typed APIs', () => {
   it('CoreV1Api: create, read, list, replace, patch, delete configmaps', async () => {

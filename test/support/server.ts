@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeConfig } from '@kubernetes/client-node';
+import { ApiException, KubeConfig } from '@kubernetes/client-node';
 import type { Store } from '../../storage/interface.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { startEtcd, type LocalEtcd } from '../../tools/etcd-local.js';
@@ -113,4 +113,20 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     if (ownDir) await rm(dataDir, { recursive: true, force: true });
     throw err;
   }
+}
+
+/** The HTTP status and Status body of a client-node call that must fail (`Body`: the caller's view). */
+export async function clientFailure<Body = Record<string, unknown>>(
+  p: Promise<unknown>,
+): Promise<{ code: number; body: Body }> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof ApiException) {
+      const body = (typeof err.body === 'string' ? JSON.parse(err.body) : err.body) as Body;
+      return { code: err.code, body };
+    }
+    throw err;
+  }
+  throw new Error('expected the call to fail');
 }
