@@ -32,21 +32,37 @@ export function listMetaObject(meta: ListMetaValues): Record<string, unknown> {
   return out;
 }
 
-/** A JSON list body of `listKind` around already-encoded item JSON documents. */
+/**
+ * A JSON list body of `listKind` around item JSON documents, as parts to write in order. Lazy:
+ * each item is taken from `items` only when its part is reached, so a streamed list never holds
+ * more than the parts being written.
+ */
+export function* jsonListParts(
+  apiVersion: string,
+  listKind: string,
+  meta: ListMetaValues,
+  items: Iterable<Uint8Array>,
+): Generator<Uint8Array> {
+  yield Buffer.from(
+    `{"kind":${JSON.stringify(listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(listMetaObject(meta))},"items":[`,
+  );
+  let first = true;
+  for (const item of items) {
+    if (!first) yield COMMA;
+    first = false;
+    yield item;
+  }
+  yield LIST_TAIL;
+}
+
+/** {@link jsonListParts} as one buffer. */
 export function jsonList(
   apiVersion: string,
   listKind: string,
   meta: ListMetaValues,
-  items: readonly Uint8Array[],
+  items: Iterable<Uint8Array>,
 ): Buffer {
-  const head = `{"kind":${JSON.stringify(listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(listMetaObject(meta))},"items":[`;
-  const parts: Uint8Array[] = [Buffer.from(head)];
-  items.forEach((item, i) => {
-    if (i > 0) parts.push(COMMA);
-    parts.push(item);
-  });
-  parts.push(LIST_TAIL);
-  return Buffer.concat(parts);
+  return Buffer.concat([...jsonListParts(apiVersion, listKind, meta, items)]);
 }
 
 /** One JSON watch event line around an object's JSON. */
@@ -77,8 +93,16 @@ export class JsonRepresentation implements Representation {
     );
   }
 
+  listParts(meta: ListMetaValues, items: Iterable<ObjectSource>): Iterable<Uint8Array> {
+    return jsonListParts(this.#type.apiVersion, this.#type.listKind, meta, jsonOf(items));
+  }
+
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
     // Keyed by event type: a caching source frames each version once per type for all watchers.
     return source.encoded(`json;event=${type}`, () => jsonEvent(type, source.json()));
   }
+}
+
+function* jsonOf(sources: Iterable<ObjectSource>): Generator<Uint8Array> {
+  for (const source of sources) yield source.json();
 }

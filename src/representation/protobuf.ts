@@ -107,12 +107,13 @@ export class ProtobufRepresentation implements Representation {
     return this.#encoder.envelope(source.object(), this.#encoder.item(source));
   }
 
-  listParts(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array[] {
+  listParts(meta: ListMetaValues, items: Iterable<ObjectSource>): Iterable<Uint8Array> {
+    // The envelope's length comes first, so every item message is needed up front.
     return this.#encoder.listParts(
       this.#type.apiVersion,
       this.#type.listKind,
       meta,
-      items.map((s) => this.#encoder.item(s)),
+      Array.from(items, (s) => this.#encoder.item(s)),
     );
   }
 

@@ -65,7 +65,7 @@ export interface Representation {
    * The same body as {@link list}, as parts to write in order that reference the items' cached
    * encodings instead of copying them (forms that can stream large lists offer it).
    */
-  listParts?(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array[];
+  listParts?(meta: ListMetaValues, items: Iterable<ObjectSource>): Iterable<Uint8Array>;
   /** One watch event as it goes on the stream (a JSON line, a length-prefixed frame). */
   event(type: WatchEventType, source: ObjectSource): Uint8Array;
 }

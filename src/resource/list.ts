@@ -23,12 +23,12 @@ import { scoped } from '../watchcache/scope.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { requireRevision } from './freshness.js';
 import { collectionSpan } from './keys.js';
-import { listBuffer, listStream, partsStream } from './list-body.js';
+import { partsStream } from './list-body.js';
 import { decodeStored, withResourceVersion } from './object.js';
 import { planList, type ListPlan } from './read-plan.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';
-import { JsonRepresentation } from '../representation/json.js';
+import { jsonList, JsonRepresentation } from '../representation/json.js';
 import { StoredSource } from '../representation/source.js';
 import type { ListMetaValues, ObjectSource, Representation } from '../representation/types.js';
 
@@ -109,23 +109,15 @@ async function usableCache(
   return (await cache.waitConsistent(ctx.freshnessTimeoutMs)) ? cache : undefined;
 }
 
-function* storedItems(items: readonly KeyValue[]): Generator<Uint8Array> {
-  for (const kv of items) yield withResourceVersion(kv.value, kv.modRevision);
-}
-
 /** The JSON of a list of `kind` from stored items, as one buffer (deletecollection's answer). */
 export function listBody(listKind: string, apiVersion: string, page: ListPage): Buffer {
-  const meta = {
-    resourceVersion: page.revision,
-    ...(page.continue === undefined ? {} : { continue: page.continue }),
-    ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
-  };
-  return listBuffer(listKind, apiVersion, meta, storedItems(page.items));
+  const items = page.items.map((kv) => withResourceVersion(kv.value, kv.modRevision));
+  return jsonList(apiVersion, listKind, pageMeta(page), items);
 }
 
 /** The body of a list page in representation `rep` (issue 5: JSON, protobuf, Table, ...). */
 export function renderList(rep: Representation, page: ListPage): Uint8Array {
-  return rep.list(pageMeta(page), pageSources(page));
+  return rep.list(pageMeta(page), [...pageSources(page)]);
 }
 
 function pageMeta(page: ListPage): ListMetaValues {
@@ -136,17 +128,20 @@ function pageMeta(page: ListPage): ListMetaValues {
   };
 }
 
-function pageSources(page: ListPage): ObjectSource[] {
-  return page.items.map((kv) => new StoredSource(kv.value, kv.modRevision));
+function* pageSources(page: ListPage): Generator<ObjectSource> {
+  for (const kv of page.items) yield new StoredSource(kv.value, kv.modRevision);
 }
 
-/** A list answer in a non-JSON `rep`: streamed from parts when the form offers them. */
+/**
+ * A list answer in `rep`: streamed from parts when the form offers them (JSON and protobuf, from
+ * each version's cached or stored bytes), else built whole (Table, YAML, metadata-only).
+ */
 function renderFromSources(
   rep: Representation,
   meta: ListMetaValues,
-  sources: readonly ObjectSource[],
+  sources: Iterable<ObjectSource>,
 ): ResourceReply {
-  const body = rep.listParts ? partsStream(rep.listParts(meta, sources)) : rep.list(meta, sources);
+  const body = rep.listParts ? partsStream(rep.listParts(meta, sources)) : rep.list(meta, [...sources]);
   return { code: 200, body, contentType: rep.contentType };
 }
 
@@ -159,19 +154,12 @@ export async function listResource(
 ): Promise<ResourceReply> {
   const selection = Selection.fromQuery(query, target.type);
   const plan = planList(query);
-  const { listKind, apiVersion } = target.type;
   const cache = await usableCache(ctx, target, plan);
   if (cache !== undefined) {
     const { items, revision } = cache.snapshot();
     const prefix = collectionSpan(target.type, target.namespace);
     const scope = { prefix: 'prefix' in prefix ? prefix.prefix : '', selection };
-    if (!(rep instanceof JsonRepresentation)) {
-      return renderFromSources(rep, { resourceVersion: String(revision) }, [...scoped(items, scope)]);
-    }
-    const bytes = (function* () {
-      for (const version of scoped(items, scope)) yield cache.json(version);
-    })();
-    return { code: 200, body: listStream(listKind, apiVersion, { resourceVersion: revision }, bytes) };
+    return renderFromSources(rep, { resourceVersion: String(revision) }, scoped(items, scope));
   }
   let page: ListPage;
   try {
@@ -181,11 +169,5 @@ export async function listResource(
     if (err instanceof CompactedError) throw expired('The resourceVersion for the provided list is too old.');
     throw err;
   }
-  if (!(rep instanceof JsonRepresentation)) return renderFromSources(rep, pageMeta(page), pageSources(page));
-  const meta = {
-    resourceVersion: page.revision,
-    ...(page.continue === undefined ? {} : { continue: page.continue }),
-    ...(page.remaining === undefined ? {} : { remainingItemCount: page.remaining }),
-  };
-  return { code: 200, body: listStream(listKind, apiVersion, meta, storedItems(page.items)) };
+  return renderFromSources(rep, pageMeta(page), pageSources(page));
 }
