@@ -6,9 +6,13 @@
  * revision P is the store's revision. On servers that order that answer with the event stream
  * (see `server-version.ts`) it is emitted as it arrives. On older servers it may overtake events
  * still queued in the server or not yet replayed, so it is checked first:
- * - while the watcher may still be replaying history (created from a revision at or below the
- *   server's revision, and no event response has reached that revision yet), answers are
- *   ignored for up to {@link CATCH_UP_GRACE_MS} (etcd replays unsynced watchers every 100 ms);
+ * - while the watcher may still be replaying history, answers are ignored for up to
+ *   {@link CATCH_UP_GRACE_MS} after its creation (etcd replays unsynced watchers every 100 ms).
+ *   It may be replaying when it was created from a revision at or below the server's revision,
+ *   until an event response reaches that revision. The `created` answer's revision is only a
+ *   lower bound: etcd reads it before registering the watcher, and writes in between leave the
+ *   watcher replaying. So a watcher that looked current is judged again by the first answer:
+ *   if that answer's revision reaches the watcher's start, it may be replaying up to there;
  * - an answer P is then confirmed by a second request sent after P arrived: etcd answers
  *   requests in order, and by the time the second answer comes back the server has sent every
  *   event that was queued when P was computed (nothing competes with them for the stream).
@@ -49,6 +53,10 @@ export class ProgressTracker {
   #inFlight = 0;
   /** While set, the watcher may still be replaying history up to this revision. */
   #syncTarget: bigint | undefined;
+  /** The revision the current etcd watcher started from. */
+  #start = 0n;
+  /** The watcher looked current when created, but no answer or event has confirmed it yet. */
+  #startUnconfirmed = false;
   #graceUntil = 0;
   #timer: NodeJS.Timeout | undefined;
 
@@ -75,26 +83,43 @@ export class ProgressTracker {
    */
   onCreated(startRevision: bigint, serverRevision: bigint): void {
     this.#inFlight = 0;
+    this.#start = startRevision;
     this.#syncTarget = startRevision <= serverRevision ? serverRevision : undefined;
+    this.#startUnconfirmed = this.#syncTarget === undefined;
     this.#graceUntil = Date.now() + CATCH_UP_GRACE_MS;
     if (this.#state === 'confirming') this.#state = 'requested';
     if (this.#state !== 'idle') this.#send();
   }
 
-  /** An event response arrived whose header says the watcher is at `revision` (ordered). */
-  onEvents(revision: bigint): void {
+  /**
+   * An event response arrived showing the watcher complete up to `revision` (ordered).
+   * `replayDone`: the response was live or ended a replay (not a replay batch cut at etcd's limit).
+   */
+  onEvents(revision: bigint, replayDone: boolean): void {
+    if (!replayDone) {
+      // More history follows: still replaying, and the grace restarts with each batch.
+      this.#syncTarget ??= revision;
+      this.#graceUntil = Date.now() + CATCH_UP_GRACE_MS;
+      return;
+    }
+    this.#startUnconfirmed = false;
     if (this.#syncTarget !== undefined && revision >= this.#syncTarget) this.#syncTarget = undefined;
   }
 
   /** A trusted, ordered notification: everything up to `revision` was sent. */
   onOrdered(revision: bigint): void {
-    this.onEvents(revision);
+    this.onEvents(revision, true);
     if (this.#state !== 'idle') this.#finish(revision, true);
   }
 
   /** An answer to a `progress_request` (watch id -1) at `revision`. */
   onAnswer(revision: bigint): void {
     if (this.#inFlight > 0) this.#inFlight -= 1;
+    if (this.#startUnconfirmed) {
+      // Answers come after the watcher was registered: this revision bounds the server's then.
+      this.#startUnconfirmed = false;
+      if (this.#start <= revision) this.#syncTarget = revision;
+    }
     if (this.#state === 'idle') return;
     if (this.#ordered) {
       this.#finish(revision, true);

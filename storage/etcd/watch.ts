@@ -239,10 +239,11 @@ export class EtcdWatch implements Watch {
       if (revision > this.#lastDelivered) this.#lastDelivered = revision;
       this.#position = revision;
     }
-    // The header revision is ordered with the events: a replay batch carries the revision it
-    // replayed up to, a live response its own revision.
-    if (headerRev > this.#position) this.#position = headerRev;
-    this.#progress.onEvents(headerRev);
+    const replayDone = !mayBeCutReplay(events);
+    const last = events[events.length - 1];
+    const reached = replayDone || last === undefined ? headerRev : BigInt(last.kv.mod_revision);
+    if (reached > this.#position) this.#position = reached;
+    this.#progress.onEvents(reached, replayDone);
     if (this.#queue.size >= this.#transport.bufferLimit) {
       this.#dropStream();
       this.#state = 'paused';
@@ -331,6 +332,28 @@ export class EtcdWatch implements Watch {
  */
 function etcdStartRevision(position: bigint, observed: bigint): bigint {
   return position >= 1n && position < observed ? position : position + 1n;
+}
+
+/**
+ * etcd replays history in batches of at most this many distinct revisions (`watchBatchMaxRevs`
+ * in etcd's mvcc package, the same in 3.4, 3.5 and 3.6).
+ */
+const ETCD_REPLAY_BATCH_REVISIONS = 1_000;
+
+/**
+ * True when an event response may be a replay batch cut at etcd's limit. A live response, and a
+ * replay batch that finished the replay, carry the server's revision in their header and every
+ * event up to it was sent. A batch cut at the limit carries the server's revision too, though
+ * the rest of the history follows in later batches: it only shows its own last event.
+ */
+function mayBeCutReplay(events: readonly IEvent[]): boolean {
+  let distinct = 0;
+  let previous = '';
+  for (const ev of events) {
+    if (ev.kv.mod_revision !== previous) distinct += 1;
+    previous = ev.kv.mod_revision;
+  }
+  return distinct >= ETCD_REPLAY_BATCH_REVISIONS;
 }
 
 function toWatchEvent(ev: IEvent, revision: bigint): WatchEvent {

@@ -228,11 +228,53 @@ describe('progress tracker', () => {
   it('ends the replay wait at the first event response that reaches the server revision', () => {
     const tracker = new ProgressTracker(false, sink);
     tracker.onCreated(5n, 10n);
-    tracker.onEvents(10n);
+    tracker.onEvents(10n, true);
     tracker.request();
     tracker.onAnswer(10n);
     tracker.onAnswer(11n);
     expect(emitted).toEqual([[10n, false]]);
+  });
+
+  it("a replay batch cut at etcd's limit does not end the replay wait", () => {
+    const tracker = new ProgressTracker(false, sink);
+    tracker.onCreated(5n, 10n);
+    tracker.onEvents(12n, false); // stamped past the target, but more history follows
+    tracker.request();
+    tracker.onAnswer(12n);
+    expect(sent).toBe(1); // still waiting out the replay: no confirming request
+    expect(emitted).toEqual([]);
+  });
+
+  it('judges a watcher that looked current again by the first answer', () => {
+    // created at 11 over a server at 10, but writes landed before etcd registered the watcher
+    const tracker = new ProgressTracker(false, sink);
+    tracker.onCreated(11n, 10n);
+    tracker.request();
+    tracker.onAnswer(14n); // reaches the start: the watcher may be replaying up to 14
+    expect(sent).toBe(1);
+    vi.advanceTimersByTime(1_100);
+    tracker.onAnswer(14n);
+    tracker.onAnswer(15n);
+    expect(emitted).toEqual([[14n, false]]);
+  });
+
+  it('a watcher that looked current and whose first answer is below its start is current', () => {
+    const tracker = new ProgressTracker(false, sink);
+    tracker.onCreated(11n, 10n);
+    tracker.request();
+    tracker.onAnswer(10n);
+    expect(sent).toBe(2); // confirming at once
+    tracker.onAnswer(10n);
+    expect(emitted).toEqual([[10n, false]]);
+  });
+
+  it('an event response before the first answer confirms a watcher that looked current', () => {
+    const tracker = new ProgressTracker(false, sink);
+    tracker.onCreated(11n, 10n);
+    tracker.onEvents(13n, true);
+    tracker.request();
+    tracker.onAnswer(14n);
+    expect(sent).toBe(2);
   });
 
   it('emits at once on a notification ordered with the events', () => {
