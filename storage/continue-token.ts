@@ -6,16 +6,26 @@
  * was issued for and sealed with an HMAC-SHA256 tag (truncated to 128 bits) under the store's
  * secret, so a garbled, forged, or foreign token is rejected as invalid and never misread.
  *
- * Layout before base64url: `version(1) | revision(8, big-endian) | lastKey(utf8) | tag(16)`;
- * the tag covers the version, revision, key and the span's identity.
+ * A token may also carry how many live keys follow its last key at its revision, so that a
+ * store that counts by scanning (the embedded log) counts a paged read's rest once, on the first
+ * chunk, and each later chunk subtracts what it returned: paging through N keys stays O(N).
+ *
+ * Layout before base64url, version 2:
+ * `version(1) | revision(8, big-endian) | remaining+1(4, big-endian; 0: unknown) | lastKey(utf8) | tag(16)`;
+ * version 1 (still opened) lacks the remaining count. The tag covers everything before it and
+ * the span's identity.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { InvalidContinueError } from './errors.js';
 import type { KeySpan } from './interface.js';
 
-const VERSION = 1;
+const VERSION = 2;
+const VERSION_WITHOUT_COUNT = 1;
 const TAG_BYTES = 16;
-const HEADER_BYTES = 1 + 8;
+const HEADER_BYTES = 1 + 8 + 4;
+const HEADER_BYTES_WITHOUT_COUNT = 1 + 8;
+/** Counts at or above this are not carried (the field holds count + 1 in 32 bits). */
+const COUNT_LIMIT = 0xffff_ffff;
 
 /** What a continue token stands for. */
 export interface ContinuePosition {
@@ -23,6 +33,8 @@ export interface ContinuePosition {
   readonly revision: bigint;
   /** The last key already returned; the next chunk starts strictly after it. */
   readonly lastKey: string;
+  /** Live keys of the span after `lastKey` at `revision`, when the issuer knew it. */
+  readonly remaining?: number;
 }
 
 /** Seals and opens continue tokens under one secret. */
@@ -41,6 +53,10 @@ export class ContinueTokens {
     const body = Buffer.allocUnsafe(HEADER_BYTES + key.byteLength);
     body.writeUInt8(VERSION, 0);
     body.writeBigUInt64BE(position.revision, 1);
+    const remaining = position.remaining;
+    const known =
+      remaining !== undefined && Number.isInteger(remaining) && remaining >= 0 && remaining < COUNT_LIMIT;
+    body.writeUInt32BE(known ? remaining + 1 : 0, 9);
     key.copy(body, HEADER_BYTES);
     return Buffer.concat([body, this.#tag(span, body)]).toString('base64url');
   }
@@ -58,17 +74,22 @@ export class ContinueTokens {
     // Base64 decoding ignores trailing bits and stray characters; only the canonical encoding of
     // the decoded bytes is the token we issued.
     if (raw.toString('base64url') !== token) throw new InvalidContinueError('not a canonical token');
-    if (raw.byteLength < HEADER_BYTES + TAG_BYTES) throw new InvalidContinueError('token too short');
+    const version = raw.readUInt8(0);
+    if (version !== VERSION && version !== VERSION_WITHOUT_COUNT) {
+      throw new InvalidContinueError('unknown token version');
+    }
+    const header = version === VERSION ? HEADER_BYTES : HEADER_BYTES_WITHOUT_COUNT;
+    if (raw.byteLength < header + TAG_BYTES) throw new InvalidContinueError('token too short');
     const body = raw.subarray(0, raw.byteLength - TAG_BYTES);
     const tag = raw.subarray(raw.byteLength - TAG_BYTES);
-    if (body.readUInt8(0) !== VERSION) throw new InvalidContinueError('unknown token version');
     if (!timingSafeEqual(tag, this.#tag(span, body))) {
       throw new InvalidContinueError('token does not match this list');
     }
     const revision = body.readBigUInt64BE(1);
-    const lastKey = body.subarray(HEADER_BYTES).toString('utf8');
+    const lastKey = body.subarray(header).toString('utf8');
     if (!spanContains(span, lastKey)) throw new InvalidContinueError('token key outside the list');
-    return { revision, lastKey };
+    const count = version === VERSION ? body.readUInt32BE(9) : 0;
+    return count === 0 ? { revision, lastKey } : { revision, lastKey, remaining: count - 1 };
   }
 
   #tag(span: KeySpan, body: Uint8Array): Buffer {

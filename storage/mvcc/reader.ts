@@ -215,27 +215,44 @@ export interface RangeChunkOptions {
   readonly countOnly: boolean;
 }
 
+/** Where a continued range read resumes. */
+export interface RangeResume {
+  /** The last key already returned. */
+  readonly after: string;
+  /** Live keys after `after` at the read's revision, when the continue token carried it. */
+  readonly remaining: number | undefined;
+}
+
 /**
- * One chunk of a (possibly paged) range at `rev`, after `after` when continuing. With a limit
- * and more keys left, the rest of the span is counted keys-only and a continue token sealed.
+ * One chunk of a (possibly paged) range at `rev`, resuming after `resume.after` when continuing.
+ * With a limit and more keys left, a continue token is sealed carrying how many live keys follow:
+ * counted keys-only on a chunk that does not know it, else what the previous chunk left minus
+ * what this one returned (the data at `rev` never changes), so paging a span reads it once.
  */
 export async function rangeAt(
   db: LevelDb,
   tokens: ContinueTokens,
   span: KeySpan,
   rev: bigint,
-  after: string | undefined,
+  resume: RangeResume | undefined,
   options: RangeChunkOptions,
 ): Promise<RangeResult> {
-  const bounds = spanBounds(span, after);
+  const bounds = spanBounds(span, resume?.after);
   if (bounds === undefined) return { items: [], revision: rev, more: false, count: 0 };
-  if (options.countOnly)
-    return { items: [], revision: rev, more: false, count: await countAt(db, bounds, rev) };
+  const known = resume?.remaining;
+  if (options.countOnly) {
+    return { items: [], revision: rev, more: false, count: known ?? (await countAt(db, bounds, rev)) };
+  }
   const { items, more } = await scanAt(db, bounds, rev, options.limit, options.keysOnly);
   const last = items[items.length - 1];
   if (!more || last === undefined) return { items, revision: rev, more: false, count: items.length };
-  const rest = spanBounds(span, last.key);
-  const remaining = rest === undefined ? 0 : await countAt(db, rest, rev);
-  const token = tokens.seal(span, { revision: rev, lastKey: last.key });
+  let remaining: number;
+  if (known !== undefined && known >= items.length) {
+    remaining = known - items.length;
+  } else {
+    const rest = spanBounds(span, last.key);
+    remaining = rest === undefined ? 0 : await countAt(db, rest, rev);
+  }
+  const token = tokens.seal(span, { revision: rev, lastKey: last.key, remaining });
   return { items, revision: rev, more: true, count: items.length + remaining, continue: token };
 }

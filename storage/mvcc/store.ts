@@ -45,7 +45,7 @@ import { liveEntry, type IndexEntry, type KeyIndex } from './key-index.js';
 import { LeaseTable } from './leases.js';
 import { writeOptions, type LevelDb } from './level.js';
 import type { ResolvedOptions } from './options.js';
-import { getAt, rangeAt, readVersion, type ReadContext } from './reader.js';
+import { getAt, rangeAt, readVersion, type RangeResume, type ReadContext } from './reader.js';
 import { RecentLog } from './recent-log.js';
 import { recover, type RecoveredState } from './recovery.js';
 import { WatchHub } from './watch-hub.js';
@@ -163,14 +163,14 @@ export class MvccStore implements Store {
   async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
     this.#assertServing();
     let revision = options?.revision ?? this.#durable;
-    let after: string | undefined;
+    let resume: RangeResume | undefined;
     if (options?.continue !== undefined) {
       const position = this.#tokens.open(span, options.continue);
       if (options.revision !== undefined && options.revision !== position.revision) {
         throw new InvalidContinueError('the token was issued for another revision');
       }
       revision = position.revision;
-      after = position.lastKey;
+      resume = { after: position.lastKey, remaining: position.remaining };
     }
     this.#assertReadable(revision);
     const limit = options?.limit;
@@ -178,7 +178,7 @@ export class MvccStore implements Store {
       throw new RangeError('limit must be a positive integer');
     }
     const result = await this.#guardRead(() =>
-      rangeAt(this.#db, this.#tokens, span, revision, after, {
+      rangeAt(this.#db, this.#tokens, span, revision, resume, {
         limit: limit ?? Infinity,
         keysOnly: options?.keysOnly === true,
         countOnly: options?.countOnly === true,

@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { ContinueTokens, InvalidContinueError } from '../../storage/index.js';
@@ -14,6 +15,39 @@ describe('continue tokens', () => {
         expect(tokens.open(span, tokens.seal(span, { revision, lastKey }))).toEqual({ revision, lastKey });
       }),
     );
+  });
+
+  it('round-trip a remaining count when one is given', () => {
+    const tokens = new ContinueTokens(secret);
+    fc.assert(
+      fc.property(fc.nat({ max: 0xffff_fffe }), fc.string(), (remaining, rest) => {
+        const lastKey = span.prefix + rest;
+        const position = { revision: 9n, lastKey, remaining };
+        expect(tokens.open(span, tokens.seal(span, position))).toEqual(position);
+      }),
+    );
+    // a count too large to carry is left out, never wrapped
+    const big = tokens.open(
+      span,
+      tokens.seal(span, { revision: 9n, lastKey: `${span.prefix}a`, remaining: 2 ** 32 }),
+    );
+    expect(big.remaining).toBeUndefined();
+  });
+
+  it('open version 1 tokens (no remaining count) sealed before the upgrade', () => {
+    const key = Buffer.from(`${span.prefix}a`);
+    const body = Buffer.concat([Buffer.from([1]), Buffer.alloc(8), key]);
+    body.writeBigUInt64BE(42n, 1);
+    const tag = createHmac('sha256', secret)
+      .update(`p\u0000${span.prefix}`)
+      .update(body)
+      .digest()
+      .subarray(0, 16);
+    const token = Buffer.concat([body, tag]).toString('base64url');
+    expect(new ContinueTokens(secret).open(span, token)).toEqual({
+      revision: 42n,
+      lastKey: `${span.prefix}a`,
+    });
   });
 
   it('reject any single changed character', () => {
