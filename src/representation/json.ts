@@ -32,10 +32,15 @@ export function listMetaObject(meta: ListMetaValues): Record<string, unknown> {
   return out;
 }
 
+/** Lists are handed out in chunks of about this many bytes. */
+const LIST_CHUNK_BYTES = 64 * 1024;
+
 /**
- * A JSON list body of `listKind` around item JSON documents, as parts to write in order. Lazy:
- * each item is taken from `items` only when its part is reached, so a streamed list never holds
- * more than the parts being written.
+ * A JSON list body of `listKind` around item JSON documents, in chunks of about 64 KiB. Lazy: an
+ * item is taken from `items` only when its chunk is being built, so a streamed list never holds
+ * more than one chunk. The chunks are gathered here, in the loop over the items, rather than
+ * yielded item by item: one generator step per chunk instead of two per item keeps a list of
+ * 100,000 items cheap (and 10 such lists at once).
  */
 export function* jsonListParts(
   apiVersion: string,
@@ -43,16 +48,29 @@ export function* jsonListParts(
   meta: ListMetaValues,
   items: Iterable<Uint8Array>,
 ): Generator<Uint8Array> {
-  yield Buffer.from(
-    `{"kind":${JSON.stringify(listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(listMetaObject(meta))},"items":[`,
-  );
+  let parts: Uint8Array[] = [
+    Buffer.from(
+      `{"kind":${JSON.stringify(listKind)},"apiVersion":${JSON.stringify(apiVersion)},"metadata":${JSON.stringify(listMetaObject(meta))},"items":[`,
+    ),
+  ];
+  let bytes = parts[0]?.byteLength ?? 0;
   let first = true;
   for (const item of items) {
-    if (!first) yield COMMA;
+    if (!first) {
+      parts.push(COMMA);
+      bytes += 1;
+    }
     first = false;
-    yield item;
+    parts.push(item);
+    bytes += item.byteLength;
+    if (bytes >= LIST_CHUNK_BYTES) {
+      yield Buffer.concat(parts, bytes);
+      parts = [];
+      bytes = 0;
+    }
   }
-  yield LIST_TAIL;
+  parts.push(LIST_TAIL);
+  yield Buffer.concat(parts, bytes + LIST_TAIL.byteLength);
 }
 
 /** {@link jsonListParts} as one buffer. */
@@ -103,6 +121,19 @@ export class JsonRepresentation implements Representation {
   }
 }
 
-function* jsonOf(sources: Iterable<ObjectSource>): Generator<Uint8Array> {
-  for (const source of sources) yield source.json();
+/** The sources' JSON, as a plain iterator (no generator step per item). */
+function jsonOf(sources: Iterable<ObjectSource>): Iterable<Uint8Array> {
+  return {
+    [Symbol.iterator]: () => {
+      const inner = sources[Symbol.iterator]();
+      return {
+        next: (): IteratorResult<Uint8Array> => {
+          const step = inner.next();
+          return step.done === true
+            ? { done: true, value: undefined }
+            : { done: false, value: step.value.json() };
+        },
+      };
+    },
+  };
 }

@@ -21,6 +21,10 @@ function* gathered(parts: Iterable<Uint8Array>): Generator<Buffer> {
   let batch: Uint8Array[] = [];
   let bytes = 0;
   for (const part of parts) {
+    if (bytes === 0 && part.byteLength >= CHUNK_BYTES) {
+      yield Buffer.from(part.buffer, part.byteOffset, part.byteLength); // already a whole chunk
+      continue;
+    }
     batch.push(part);
     bytes += part.byteLength;
     if (bytes >= CHUNK_BYTES) {
