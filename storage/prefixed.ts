@@ -15,6 +15,7 @@
  * included. Kubernetes keys all start with `/`, so `/registry` is safe for them.
  */
 import { MappedWatch } from './mapped-watch.js';
+import { PassThroughStore } from './pass-through-store.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
 import type {
   CreateOptions,
@@ -26,7 +27,6 @@ import type {
   RangeOptions,
   RangeResult,
   Store,
-  StoreCapabilities,
   TxnRequest,
   UpdateOptions,
   Watch,
@@ -54,48 +54,35 @@ export function prefixed(store: Store, prefix: string): Store {
   return new PrefixedStore(store, prefix);
 }
 
-class PrefixedStore implements Store {
-  readonly #inner: Store;
+class PrefixedStore extends PassThroughStore {
   readonly #prefix: string;
 
   constructor(inner: Store, prefix: string) {
-    this.#inner = inner;
+    super(inner);
     this.#prefix = prefix;
   }
 
-  get capabilities(): StoreCapabilities {
-    return this.#inner.capabilities;
-  }
-
-  currentRevision(): Promise<bigint> {
-    return this.#inner.currentRevision();
-  }
-
-  compactedRevision(): Promise<bigint> {
-    return this.#inner.compactedRevision();
-  }
-
   async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#call(this.#inner.get(this.#in(key), options));
+    const result = await this.#call(this.inner.get(this.#in(key), options));
     return result.kv === undefined ? result : { kv: this.#outKv(result.kv), revision: result.revision };
   }
 
   async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
-    const result = await this.#inner.range(this.#inSpan(span), options);
+    const result = await this.inner.range(this.#inSpan(span), options);
     if (result.items.length === 0) return result;
     return { ...result, items: result.items.map((kv) => this.#outKv(kv)) };
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.create(this.#in(key), value, options)));
+    return this.#outWrite(await this.#call(this.inner.create(this.#in(key), value, options)));
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.update(this.#in(key), value, options)));
+    return this.#outWrite(await this.#call(this.inner.update(this.#in(key), value, options)));
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.delete(this.#in(key), options)));
+    return this.#outWrite(await this.#call(this.inner.delete(this.#in(key), options)));
   }
 
   async txn(request: TxnRequest): Promise<WriteResult> {
@@ -104,31 +91,11 @@ class PrefixedStore implements Store {
       ifModRevision: request.ifModRevision,
       then: request.then,
     };
-    return this.#outWrite(await this.#call(this.#inner.txn(inner)));
+    return this.#outWrite(await this.#call(this.inner.txn(inner)));
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.#inner.watch(this.#inSpan(span), options), (event) => this.#outEvent(event));
-  }
-
-  compact(revision: bigint): Promise<void> {
-    return this.#inner.compact(revision);
-  }
-
-  grantLease(ttlSeconds: number): Promise<bigint> {
-    return this.#inner.grantLease(ttlSeconds);
-  }
-
-  revokeLease(lease: bigint): Promise<void> {
-    return this.#inner.revokeLease(lease);
-  }
-
-  checkHealth(): Promise<void> {
-    return this.#inner.checkHealth();
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
+    return new MappedWatch(this.inner.watch(this.#inSpan(span), options), (event) => this.#outEvent(event));
   }
 
   #in(key: string): string {

@@ -15,7 +15,6 @@ import type {
   RangeOptions,
   RangeResult,
   Store,
-  StoreCapabilities,
   TxnRequest,
   UpdateOptions,
   Watch,
@@ -24,6 +23,7 @@ import type {
   WriteResult,
 } from '../../storage/interface.js';
 import { MappedWatch } from '../../storage/mapped-watch.js';
+import { PassThroughStore } from '../../storage/pass-through-store.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
@@ -34,8 +34,7 @@ export function transcodingStore(store: Store, codec: StorageCodec): Store {
 /** Decoded versions remembered (by key and mod revision), oldest forgotten first. */
 const MEMO_ENTRIES = 4096;
 
-class TranscodingStore implements Store {
-  readonly #inner: Store;
+class TranscodingStore extends PassThroughStore {
   readonly #codec: StorageCodec;
   /**
    * Recently decoded versions: a version (key, mod revision) never changes, and the same one is
@@ -45,45 +44,33 @@ class TranscodingStore implements Store {
   readonly #memo = new Map<string, Uint8Array>();
 
   constructor(inner: Store, codec: StorageCodec) {
-    this.#inner = inner;
+    super(inner);
     this.#codec = codec;
   }
 
-  get capabilities(): StoreCapabilities {
-    return this.#inner.capabilities;
-  }
-
-  currentRevision(): Promise<bigint> {
-    return this.#inner.currentRevision();
-  }
-
-  compactedRevision(): Promise<bigint> {
-    return this.#inner.compactedRevision();
-  }
-
   async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#call(this.#inner.get(key, options));
+    const result = await this.#call(this.inner.get(key, options));
     return result.kv === undefined ? result : { kv: this.#out(result.kv), revision: result.revision };
   }
 
   async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
-    const result = await this.#inner.range(span, options);
+    const result = await this.inner.range(span, options);
     if (result.items.length === 0 || options?.keysOnly === true) return result;
     return { ...result, items: result.items.map((kv) => this.#out(kv)) };
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.#inner.create(key, this.#codec.toStorage(value), options));
+    const written = await this.#call(this.inner.create(key, this.#codec.toStorage(value), options));
     return this.#asWritten(written, value);
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.#inner.update(key, this.#codec.toStorage(value), options));
+    const written = await this.#call(this.inner.update(key, this.#codec.toStorage(value), options));
     return this.#asWritten(written, value);
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.#inner.delete(key, options)));
+    return this.#outWrite(await this.#call(this.inner.delete(key, options)));
   }
 
   async txn(request: TxnRequest): Promise<WriteResult> {
@@ -91,32 +78,12 @@ class TranscodingStore implements Store {
       request.then.op === 'put'
         ? { ...request.then, value: this.#codec.toStorage(request.then.value) }
         : request.then;
-    const written = await this.#call(this.#inner.txn({ ...request, then }));
+    const written = await this.#call(this.inner.txn({ ...request, then }));
     return request.then.op === 'put' ? this.#asWritten(written, request.then.value) : this.#outWrite(written);
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.#inner.watch(span, options), (event) => this.#outEvent(event));
-  }
-
-  compact(revision: bigint): Promise<void> {
-    return this.#inner.compact(revision);
-  }
-
-  grantLease(ttlSeconds: number): Promise<bigint> {
-    return this.#inner.grantLease(ttlSeconds);
-  }
-
-  revokeLease(lease: bigint): Promise<void> {
-    return this.#inner.revokeLease(lease);
-  }
-
-  checkHealth(): Promise<void> {
-    return this.#inner.checkHealth();
-  }
-
-  close(): Promise<void> {
-    return this.#inner.close();
+    return new MappedWatch(this.inner.watch(span, options), (event) => this.#outEvent(event));
   }
 
   #out(kv: KeyValue): KeyValue {
