@@ -134,23 +134,8 @@ export async function writeScale(
 ): Promise<ResourceReply> {
   const { type } = target;
   const name = target.name ?? '';
-  if (patch?.patchType === 'apply') {
-    const config = scaleConfig(type, target, patch.patch);
-    const applied = await applyUpdate(ctx, {
-      type,
-      namespace: target.namespace,
-      name,
-      part: 'main',
-      allowCreate: false,
-      write,
-      subresource: 'scale',
-      applied: true,
-      build: (current) =>
-        ctx.fields.apply({ type, subresource: 'scale', live: current, config, write, now: ctx.now() }).object,
-    });
-    return { code: 200, body: JSON.stringify(toScale(type, applied.obj)) };
-  }
-  const updated = await applyUpdate(ctx, {
+  // The scale subresource writes the main object's spec.replicas; it never creates.
+  const base = {
     type,
     namespace: target.namespace,
     name,
@@ -158,6 +143,19 @@ export async function writeScale(
     allowCreate: false,
     write,
     subresource: 'scale',
+  } as const;
+  if (patch?.patchType === 'apply') {
+    const config = scaleConfig(type, target, patch.patch);
+    const applied = await applyUpdate(ctx, {
+      ...base,
+      applied: true,
+      build: (current) =>
+        ctx.fields.apply({ type, subresource: 'scale', live: current, config, write, now: ctx.now() }).object,
+    });
+    return { code: 200, body: JSON.stringify(toScale(type, applied.obj)) };
+  }
+  const updated = await applyUpdate(ctx, {
+    ...base,
     build: (current) => {
       if (current === undefined) throw new Error('scale without a current object');
       const requested =
