@@ -8,20 +8,10 @@
 import { bench, describe } from 'vitest';
 import { applyOperation, updateOperation } from '../../src/apply/index.js';
 import type { JsonMap } from '../../src/apply/value.js';
-import { DEPLOYMENT, deployment, podSpec } from './support.js';
+import { DEPLOYMENT, deployment, fiftyContainers, podSpec } from './support.js';
 
 function bigDeployment(image: (i: number) => string): JsonMap {
-  const containers = Array.from({ length: 50 }, (_, i) => ({
-    name: `c${i}`,
-    image: image(i),
-    args: ['--port', String(8000 + i)],
-    ports: [{ containerPort: 8000 + i }, { containerPort: 9000 + i, protocol: 'UDP', name: `m${i}` }],
-    env: [
-      { name: 'A', value: String(i) },
-      { name: 'B', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-    ],
-    resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '50m' } },
-  }));
+  const containers = fiftyContainers(image);
   return deployment(
     { replicas: 3, ...podSpec(containers) },
     { labels: { app: 'web', tier: 'x' } },

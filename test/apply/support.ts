@@ -54,3 +54,21 @@ export function podSpec(
     template: { metadata: { labels: { app: 'web' } }, spec: { containers, ...extra } },
   };
 }
+
+/**
+ * The containers of the benchmarks' large Deployment: 50, each with args, two ports, two env
+ * vars and resources; `image(i)` names container i's image.
+ */
+export function fiftyContainers(image: (i: number) => string): Record<string, unknown>[] {
+  return Array.from({ length: 50 }, (_, i) => ({
+    name: `c${i}`,
+    image: image(i),
+    args: ['--port', String(8000 + i)],
+    ports: [{ containerPort: 8000 + i }, { containerPort: 9000 + i, protocol: 'UDP', name: `m${i}` }],
+    env: [
+      { name: 'A', value: String(i) },
+      { name: 'B', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    ],
+    resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '50m' } },
+  }));
+}

@@ -6,22 +6,13 @@
  * Run: `npx vitest bench test/server/apply-handler.bench.ts --run`.
  */
 import { bench, describe } from 'vitest';
+import { fiftyContainers } from '../apply/support.js';
 import { startResourceApp, type ResourceApp } from './resources.support.js';
 
 const URL = '/apis/apps/v1/namespaces/default/deployments';
 
 function big(name: string, image: string): Record<string, unknown> {
-  const containers = Array.from({ length: 50 }, (_, i) => ({
-    name: `c${i}`,
-    image: i === 25 ? image : 'img:1',
-    args: ['--port', String(8000 + i)],
-    ports: [{ containerPort: 8000 + i }, { containerPort: 9000 + i, protocol: 'UDP', name: `m${i}` }],
-    env: [
-      { name: 'A', value: String(i) },
-      { name: 'B', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
-    ],
-    resources: { limits: { cpu: '100m', memory: '64Mi' }, requests: { cpu: '50m' } },
-  }));
+  const containers = fiftyContainers((i) => (i === 25 ? image : 'img:1'));
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
