@@ -14,7 +14,7 @@
  */
 import { request, Agent } from 'node:http';
 import fastify, { type FastifyInstance } from 'fastify';
-import type { Store } from '../storage/interface.js';
+import type { Store, WriteResult } from '../storage/interface.js';
 import { openMemoryStore } from '../storage/mvcc/index.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { registerResourceRoutes } from '../src/http/resource-routes.js';
@@ -75,19 +75,19 @@ function getBytes(url: string): Promise<number> {
   });
 }
 
+/** Stores ConfigMap `name` of namespace `default` with `data`, as the server would. */
+function createConfigMap(store: Store, name: string, data: Record<string, string>): Promise<WriteResult> {
+  return store.create(
+    `/configmaps/default/${name}`,
+    encodeForStorage({ kind: 'ConfigMap', apiVersion: 'v1', metadata: { name, namespace: 'default' }, data }),
+  );
+}
+
 async function fill(store: Store, n: number, from = 0): Promise<void> {
   const data = { v: 'x'.repeat(900) };
   for (let i = from; i < n; i++) {
     const name = `cm-${String(i).padStart(6, '0')}`;
-    await store.create(
-      `/configmaps/default/${name}`,
-      encodeForStorage({
-        kind: 'ConfigMap',
-        apiVersion: 'v1',
-        metadata: { name, namespace: 'default' },
-        data,
-      }),
-    );
+    await createConfigMap(store, name, data);
   }
 }
 
@@ -181,15 +181,7 @@ async function fanout(): Promise<void> {
         const i = seq++;
         const name = `f-${i}`;
         sentAt.set(i, process.hrtime.bigint());
-        void store.create(
-          `/configmaps/default/${name}`,
-          encodeForStorage({
-            kind: 'ConfigMap',
-            apiVersion: 'v1',
-            metadata: { name, namespace: 'default' },
-            data,
-          }),
-        );
+        void createConfigMap(store, name, data);
       }
       if (seq >= total) {
         clearInterval(timer);
