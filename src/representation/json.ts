@@ -121,19 +121,6 @@ export class JsonRepresentation implements Representation {
   }
 }
 
-/** The sources' JSON, as a plain iterator (no generator step per item). */
-function jsonOf(sources: Iterable<ObjectSource>): Iterable<Uint8Array> {
-  return {
-    [Symbol.iterator]: () => {
-      const inner = sources[Symbol.iterator]();
-      return {
-        next: (): IteratorResult<Uint8Array> => {
-          const step = inner.next();
-          return step.done === true
-            ? { done: true, value: undefined }
-            : { done: false, value: step.value.json() };
-        },
-      };
-    },
-  };
+function* jsonOf(sources: Iterable<ObjectSource>): Generator<Uint8Array> {
+  for (const source of sources) yield source.json();
 }
