@@ -17,7 +17,7 @@ import fastify, { type FastifyInstance } from 'fastify';
 import type { Store, WriteResult } from '../storage/interface.js';
 import { openMemoryStore } from '../storage/mvcc/index.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
-import { registerResourceRoutes } from '../src/http/resource-routes.js';
+import { mountResources } from '../src/server/resources.js';
 import { loadRegistry } from '../src/registry/registry.js';
 import { encodeForStorage } from '../src/resource/object.js';
 import { WatchCaches } from '../src/watchcache/cache-set.js';
@@ -38,7 +38,7 @@ async function app(
 ): Promise<{ app: FastifyInstance; base: string }> {
   const a = fastify({ logger: false, forceCloseConnections: true });
   installErrorHandler(a);
-  registerResourceRoutes(a, {
+  mountResources(a, {
     registry: loadRegistry(),
     store,
     eventTtlSeconds: 3600,

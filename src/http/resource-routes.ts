@@ -1,7 +1,8 @@
 /**
  * The resource endpoints of `capstan server`: one generic handler for every built-in kind, driven
- * by the registry, over the `Store`. Routes `/api/v1/*` and `/apis/{group}/{version}/*` (discovery
- * at `/api/v1` and `/apis/{group}/{version}` themselves is the foundation's), resolves the path
+ * by the registry, over the resource layer the server builds (src/server/resources.ts). Routes
+ * `/api/v1/*` and `/apis/{group}/{version}/*` (discovery at `/api/v1` and
+ * `/apis/{group}/{version}` themselves is the foundation's), resolves the path
  * (src/resource/target.ts) and dispatches on method and shape:
  *
  * | path                  | GET              | POST   | PUT    | PATCH  | DELETE           |
@@ -20,16 +21,7 @@
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Store } from '../../storage/interface.js';
-import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
-import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
-import type { Registry } from '../registry/types.js';
-import {
-  createResourceContext,
-  type ResourceContext,
-  type ResourceReply,
-  type Target,
-} from '../resource/context.js';
+import { type ResourceContext, type ResourceReply, type Target } from '../resource/context.js';
 import { createResource } from '../resource/create.js';
 import { deleteObject, parseDeleteOptions } from '../resource/delete.js';
 import { deleteCollection } from '../resource/deletecollection.js';
@@ -37,21 +29,16 @@ import { getResource } from '../resource/get.js';
 import { listResource } from '../resource/list.js';
 import { deleteNamespace, isNamespaceType } from '../resource/namespace-delete.js';
 import { patchResource, unsupportedPatchType, type PatchBody } from '../resource/patch.js';
-import type { PatchSchema } from '../resource/patch/schema.js';
 import { boolParam, param, type Query } from '../resource/query.js';
 import { getScale, writeScale } from '../resource/scale.js';
 import { resolveTarget } from '../resource/target.js';
 import { updateResource } from '../resource/update.js';
 import { openWatch } from '../resource/watch.js';
-import type { SchemaSet } from '../registry/schema.js';
-import { loadSchemas } from '../registry/schema.js';
 import type { Negotiated } from '../representation/negotiate.js';
 import { ProtobufBody } from '../representation/protobuf-body.js';
 import { DELETE_OPTIONS_MESSAGE } from '../representation/message-types.js';
 import { Representations, type RequestShape } from '../representation/representations.js';
 import { JsonSource } from '../representation/source.js';
-import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
-import { transcodingStore } from '../representation/transcoding-store.js';
 import type { Representation } from '../representation/types.js';
 import {
   readWriteOptions,
@@ -61,80 +48,12 @@ import {
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
-import { WatchCaches } from '../watchcache/cache-set.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
-/** What the resource endpoints need from the server. */
-export interface ResourceDeps {
-  readonly registry: Registry;
-  /** The store with keys already under `--etcd-prefix`. */
-  readonly store: Store;
-  /** `--event-ttl` in seconds (Events are stored with a lease of about this length; ≤ 0: none). */
-  readonly eventTtlSeconds: number;
-  /** `--min-request-timeout` in seconds (watch timeouts are randomized above it). */
-  readonly minRequestTimeoutSeconds: number;
-  /** Strategic merge patch schema; default: loaded from the generated schemas of the built-in kinds. */
-  readonly patchSchema?: PatchSchema;
-  /** The clock (tests inject one). */
-  readonly now?: () => Date;
-  /** Idle interval of watch bookmarks in milliseconds (default 60 000). */
-  readonly bookmarkIntervalMs?: number;
-  /**
-   * Create the system namespaces and run the namespace controller while the app is up (on
-   * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
-   */
-  readonly startControllers?: boolean;
-  /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
-  readonly schemas?: SchemaSet;
-  /**
-   * How objects are stored (`--storage-media-type`, whose default is protobuf); default here
-   * JSON. Reads accept either encoding whatever this says.
-   */
-  readonly storageMediaType?: StorageMediaType;
-  /**
-   * The watch cache (`--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`):
-   * `false` sends every read and watch to storage. Default: on, size 100, each type's cache
-   * started on first use. A {@link WatchCaches} instance is used as given (tests inspect it).
-   */
-  readonly watchCache?: false | WatchCacheDeps | WatchCaches;
-  /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
-  readonly freshnessTimeoutMs?: number;
-}
-
-/** Watch cache settings of {@link ResourceDeps}. */
-export interface WatchCacheDeps {
-  /** `--default-watch-cache-size` (default 100). */
-  readonly defaultSize?: number;
-  /** `--watch-cache-sizes` entries. */
-  readonly sizes?: readonly string[];
-  /** Start every type's cache when the app is ready (default: on first use). */
-  readonly startAll?: boolean;
-  /** Queue bound per client watcher (default 10,000). */
-  readonly watcherCapacity?: number;
-  /** Events younger than this are kept (ms, default 5 minutes). */
-  readonly minAgeMs?: number;
-  /** Failures of a type's storage watch. */
-  readonly onError?: (resource: string, err: unknown) => void;
-}
-
-/**
- * The watch caches `deps` ask for over `store`, or undefined with `watchCache: false`. `store`
- * must be the store the handlers read (values in the handlers' JSON layout), so that cached
- * versions and storage reads are the same bytes.
- */
-function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undefined {
-  if (deps.watchCache === false) return undefined;
-  if (deps.watchCache instanceof WatchCaches) return deps.watchCache;
-  const o = deps.watchCache ?? {};
-  return new WatchCaches({
-    store,
-    defaultSize: o.defaultSize ?? 100,
-    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
-    ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
-    ...(o.watcherCapacity === undefined ? {} : { watcherCapacity: o.watcherCapacity }),
-    ...(o.minAgeMs === undefined ? {} : { minAgeMs: o.minAgeMs }),
-    ...(o.onError === undefined ? {} : { onError: o.onError }),
-  });
+/** What the resource routes serve with: the handlers' context and the server's representations. */
+export interface ResourceRoutesDeps {
+  readonly ctx: ResourceContext;
+  readonly reps: Representations;
 }
 
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
@@ -427,43 +346,12 @@ function installStatusRendering(scope: FastifyInstance, reps: Representations): 
 }
 
 /**
- * Registers the resource endpoints on `app` (in their own plugin scope) and, unless
- * `deps.startControllers` is false, the system-namespace bootstrap and the namespace controller
- * on the app's `onReady`/`onClose` hooks. Errors are thrown as `ApiError`s for the app's error
- * handler (`installErrorHandler`) to render.
+ * Routes `/api/v1/*` and `/apis/{group}/{version}/*` to the resource handlers, with this
+ * plugin's body parsers and Status rendering. What they serve with is built and run by the
+ * server (src/server/resources.ts).
  */
-export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps): void {
-  const now = deps.now ?? ((): Date => new Date());
-  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
-  const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
-  // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
-  const store = transcodingStore(deps.store, storageCodec);
-  const watchCaches = buildWatchCaches(deps, store);
-  const ctx = createResourceContext({
-    registry: deps.registry,
-    store,
-    eventTtlSeconds: deps.eventTtlSeconds,
-    minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
-    ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
-    ...(deps.schemas === undefined ? {} : { schemas: deps.schemas }),
-    now,
-    ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
-    ...(watchCaches === undefined ? {} : { watchCaches }),
-    ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
-  });
-  if (watchCaches !== undefined) {
-    app.addHook('onReady', (done) => {
-      const o = deps.watchCache;
-      if (o !== undefined && o !== false && !(o instanceof WatchCaches) && o.startAll === true) {
-        watchCaches.startAll(deps.registry.all());
-      }
-      done();
-    });
-    app.addHook('onClose', (_instance, done) => {
-      watchCaches.close();
-      done();
-    });
-  }
+export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoutesDeps): void {
+  const { ctx, reps } = deps;
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);
@@ -483,14 +371,5 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceDeps)
         return handle(ctx, reps, group, version, request, reply);
       },
     });
-  });
-  if (deps.startControllers === false) return;
-  let controller: NamespaceController | undefined;
-  app.addHook('onReady', async () => {
-    await bootstrapNamespaces(ctx);
-    controller = startNamespaceController(ctx);
-  });
-  app.addHook('onClose', async () => {
-    await controller?.stop();
   });
 }

@@ -12,7 +12,7 @@ import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handl
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
-import { registerResourceRoutes } from '../http/resource-routes.js';
+import { mountResources } from './resources.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -119,7 +119,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
-  registerResourceRoutes(app, {
+  mountResources(app, {
     registry: deps.registry,
     store: deps.store,
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),

@@ -16,7 +16,7 @@ import fastify, {
 import type { Store } from '../../storage/interface.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { installErrorHandler } from '../../src/http/error-handler.js';
-import { registerResourceRoutes, type ResourceDeps } from '../../src/http/resource-routes.js';
+import { mountResources, type ResourceDeps } from '../../src/server/resources.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 
 /** Metadata of an object or a list, as these tests read it. */
@@ -95,7 +95,7 @@ export async function startResourceApp(overrides: Partial<ResourceDeps> = {}): P
   // Test clients may keep idle keep-alive sockets; closing must not wait for them.
   const app = fastify({ logger: false, forceCloseConnections: true });
   installErrorHandler(app);
-  registerResourceRoutes(app, {
+  mountResources(app, {
     registry,
     store,
     eventTtlSeconds: 3600,

@@ -1,0 +1,144 @@
+/**
+ * The resource layer of the server, built from the store and run with the app: the store the
+ * handlers see (values converted between the handlers' JSON and `--storage-media-type`), the
+ * watch caches over that same store, the representations, and the handlers' context. It is
+ * mounted on the app together with the resource routes (src/http/resource-routes.ts) and lives
+ * with it: the app's `onReady` starts the system-namespace bootstrap, the namespace controller
+ * and (when asked) every watch cache; its `onClose` stops them.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../storage/interface.js';
+import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
+import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
+import { registerResourceRoutes } from '../http/resource-routes.js';
+import type { Registry } from '../registry/types.js';
+import { loadSchemas, type SchemaSet } from '../registry/schema.js';
+import { Representations } from '../representation/representations.js';
+import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
+import { transcodingStore } from '../representation/transcoding-store.js';
+import { createResourceContext } from '../resource/context.js';
+import type { PatchSchema } from '../resource/patch/schema.js';
+import { WatchCaches } from '../watchcache/cache-set.js';
+
+/** What the resource layer is built from. */
+export interface ResourceDeps {
+  readonly registry: Registry;
+  /** The store with keys already under `--etcd-prefix`. */
+  readonly store: Store;
+  /** `--event-ttl` in seconds (Events are stored with a lease of about this length; ≤ 0: none). */
+  readonly eventTtlSeconds: number;
+  /** `--min-request-timeout` in seconds (watch timeouts are randomized above it). */
+  readonly minRequestTimeoutSeconds: number;
+  /** Strategic merge patch schema; default: loaded from the generated schemas of the built-in kinds. */
+  readonly patchSchema?: PatchSchema;
+  /** The clock (tests inject one). */
+  readonly now?: () => Date;
+  /** Idle interval of watch bookmarks in milliseconds (default 60 000). */
+  readonly bookmarkIntervalMs?: number;
+  /**
+   * Create the system namespaces and run the namespace controller while the app is up (on
+   * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
+   */
+  readonly startControllers?: boolean;
+  /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
+  readonly schemas?: SchemaSet;
+  /**
+   * How objects are stored (`--storage-media-type`, whose default is protobuf); default here
+   * JSON. Reads accept either encoding whatever this says.
+   */
+  readonly storageMediaType?: StorageMediaType;
+  /**
+   * The watch cache (`--watch-cache`, `--default-watch-cache-size`, `--watch-cache-sizes`):
+   * `false` sends every read and watch to storage. Default: on, size 100, each type's cache
+   * started on first use. A {@link WatchCaches} instance is used as given (tests inspect it).
+   */
+  readonly watchCache?: false | WatchCacheDeps | WatchCaches;
+  /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
+  readonly freshnessTimeoutMs?: number;
+}
+
+/** Watch cache settings of {@link ResourceDeps}. */
+export interface WatchCacheDeps {
+  /** `--default-watch-cache-size` (default 100). */
+  readonly defaultSize?: number;
+  /** `--watch-cache-sizes` entries. */
+  readonly sizes?: readonly string[];
+  /** Start every type's cache when the app is ready (default: on first use). */
+  readonly startAll?: boolean;
+  /** Queue bound per client watcher (default 10,000). */
+  readonly watcherCapacity?: number;
+  /** Events younger than this are kept (ms, default 5 minutes). */
+  readonly minAgeMs?: number;
+  /** Failures of a type's storage watch. */
+  readonly onError?: (resource: string, err: unknown) => void;
+}
+
+/**
+ * The watch caches `deps` ask for over `store`, or undefined with `watchCache: false`. `store`
+ * must be the store the handlers read (values in the handlers' JSON layout), so that cached
+ * versions and storage reads are the same bytes.
+ */
+function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undefined {
+  if (deps.watchCache === false) return undefined;
+  if (deps.watchCache instanceof WatchCaches) return deps.watchCache;
+  const o = deps.watchCache ?? {};
+  return new WatchCaches({
+    store,
+    defaultSize: o.defaultSize ?? 100,
+    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
+    ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
+    ...(o.watcherCapacity === undefined ? {} : { watcherCapacity: o.watcherCapacity }),
+    ...(o.minAgeMs === undefined ? {} : { minAgeMs: o.minAgeMs }),
+    ...(o.onError === undefined ? {} : { onError: o.onError }),
+  });
+}
+
+/**
+ * Builds the resource layer `deps` describe and mounts it on `app`: the resource routes (in
+ * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
+ * bootstrap and the namespace controller on the app's `onReady`/`onClose` hooks. Errors are
+ * thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to render.
+ */
+export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
+  const now = deps.now ?? ((): Date => new Date());
+  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
+  const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
+  // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
+  const store = transcodingStore(deps.store, storageCodec);
+  const watchCaches = buildWatchCaches(deps, store);
+  const ctx = createResourceContext({
+    registry: deps.registry,
+    store,
+    eventTtlSeconds: deps.eventTtlSeconds,
+    minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
+    ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
+    ...(deps.schemas === undefined ? {} : { schemas: deps.schemas }),
+    now,
+    ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
+    ...(watchCaches === undefined ? {} : { watchCaches }),
+    ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
+  });
+  if (watchCaches !== undefined) {
+    app.addHook('onReady', (done) => {
+      const o = deps.watchCache;
+      if (o !== undefined && o !== false && !(o instanceof WatchCaches) && o.startAll === true) {
+        watchCaches.startAll(deps.registry.all());
+      }
+      done();
+    });
+    app.addHook('onClose', (_instance, done) => {
+      watchCaches.close();
+      done();
+    });
+  }
+  registerResourceRoutes(app, { ctx, reps });
+  if (deps.startControllers === false) return;
+  let controller: NamespaceController | undefined;
+  app.addHook('onReady', async () => {
+    await bootstrapNamespaces(ctx);
+    controller = startNamespaceController(ctx);
+  });
+  app.addHook('onClose', async () => {
+    await controller?.stop();
+  });
+}
