@@ -22,8 +22,6 @@ const EXTRA: ReadonlyMap<string, string> = new Map([
 
 /** The message type of the meta.v1 Status. */
 export const STATUS_MESSAGE = `${META}.Status`;
-/** The message type of meta.v1 PartialObjectMetadata. */
-export const PARTIAL_MESSAGE = `${META}.PartialObjectMetadata`;
 /** The message type of meta.v1 DeleteOptions. */
 export const DELETE_OPTIONS_MESSAGE = `${META}.DeleteOptions`;
 

@@ -18,7 +18,7 @@
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import { conflict, invalid, notFound } from '../http/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
+import { qualified, type ResourceContext, type ResourceReply } from './context.js';
 import {
   invalid as fieldInvalid,
   notSupported as fieldNotSupported,
@@ -207,13 +207,4 @@ export async function deleteObject(
       if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
     }
   }
-}
-
-/** DELETE on an item (namespaces excepted: see namespace-delete.ts). */
-export async function deleteResource(
-  ctx: ResourceContext,
-  target: Target,
-  options: DeleteOptions,
-): Promise<ResourceReply> {
-  return deleteObject(ctx, target.type, target.namespace, target.name ?? '', options);
 }

@@ -115,11 +115,6 @@ export function listBody(listKind: string, apiVersion: string, page: ListPage): 
   return jsonList(apiVersion, listKind, pageMeta(page), items);
 }
 
-/** The body of a list page in representation `rep` (issue 5: JSON, protobuf, Table, ...). */
-export function renderList(rep: Representation, page: ListPage): Uint8Array {
-  return rep.list(pageMeta(page), [...pageSources(page)]);
-}
-
 function pageMeta(page: ListPage): ListMetaValues {
   return {
     resourceVersion: String(page.revision),

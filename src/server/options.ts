@@ -205,13 +205,6 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   return { help: false, options };
 }
 
-/** Options for an embedded server in tests and tools: every default, then `overrides`. */
-export function defaultServerOptions(overrides: Partial<ServerOptions> = {}): ServerOptions {
-  const parsed = parseServerArgs([]);
-  if (parsed.help) throw new Error('unreachable: no --help given');
-  return { ...parsed.options, ...overrides };
-}
-
 /** Warnings about flags that are accepted but do not act yet, for the start log. */
 export function notImplementedWarnings(options: ServerOptions): string[] {
   const warnings: string[] = [];
