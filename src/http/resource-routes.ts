@@ -50,15 +50,65 @@ import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from './errors.js';
 
+/** One call of a {@link CustomEndpoint}. */
+export interface EndpointCall {
+  readonly ctx: ResourceContext;
+  readonly target: Target;
+  /** GET, POST, PUT, PATCH or DELETE (HEAD arrives as GET). */
+  readonly method: string;
+  /** The request: its `user` and `requestInfo` are set by the pipeline. */
+  readonly request: FastifyRequest;
+  /**
+   * The object body of a POST or PUT, decoded from JSON, YAML or protobuf (as the endpoint's
+   * `messageType`); undefined for other methods.
+   */
+  readonly body: unknown;
+}
+
+/**
+ * A request the generic verbs do not serve: the create of a virtual kind (TokenReview,
+ * SubjectAccessReview, ...) or a subresource with its own behaviour (serviceaccounts/token,
+ * certificatesigningrequests/approval). Kube-apiserver gives these their own REST storage; here
+ * each is one function, registered by the module that owns the concern.
+ */
+export interface CustomEndpoint {
+  /** Methods it serves; any other is 405. */
+  readonly methods: readonly string[];
+  /** Protobuf message type of its request body (default: the kind's). */
+  readonly messageType?: string;
+  handle(call: EndpointCall): Promise<ResourceReply>;
+}
+
+/**
+ * Custom endpoints by `<group>/<resource>` (a virtual kind's collection) or
+ * `<group>/<resource>/<subresource>` (an item's subresource); the core group is ''.
+ */
+export type CustomEndpoints = ReadonlyMap<string, CustomEndpoint>;
+
 /** What the resource routes serve with: the handlers' context and the server's representations. */
 export interface ResourceRoutesDeps {
   readonly ctx: ResourceContext;
   readonly reps: Representations;
+  /** Endpoints the generic verbs do not serve (default none). */
+  readonly endpoints?: CustomEndpoints;
+}
+
+/** The custom endpoint `target` reaches, if any. */
+function customEndpointOf(endpoints: CustomEndpoints, target: Target): CustomEndpoint | undefined {
+  if (endpoints.size === 0) return undefined;
+  const { type } = target;
+  if (target.subresource !== undefined) {
+    return endpoints.get(`${type.group}/${type.plural}/${target.subresource}`);
+  }
+  return type.virtual && target.name === undefined
+    ? endpoints.get(`${type.group}/${type.plural}`)
+    : undefined;
 }
 
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
 interface Rendering {
   readonly reps: Representations;
+  readonly endpoints: CustomEndpoints;
   readonly negotiated: Negotiated;
   readonly rep: Representation;
 }
@@ -163,6 +213,15 @@ async function dispatch(
     );
   // --- end modifying options ---
   const { type } = target;
+  const custom = watchPrefix ? undefined : customEndpointOf(r.endpoints, target);
+  if (custom !== undefined) {
+    if (!custom.methods.includes(method)) throw methodNotAllowed(NOT_ALLOWED);
+    const body =
+      method === 'POST' || method === 'PUT'
+        ? objectBody(request.body, reps, custom.messageType ?? type.messageType)
+        : undefined;
+    return custom.handle({ ctx, target, method, request, body });
+  }
   const allNamespaces = type.namespaced && target.namespace === undefined;
   if (target.name === undefined) {
     if (method === 'GET') {
@@ -280,6 +339,7 @@ function shapeOf(request: FastifyRequest, watchPrefix: boolean): RequestShape {
 async function handle(
   ctx: ResourceContext,
   reps: Representations,
+  endpoints: CustomEndpoints,
   group: string,
   version: string,
   request: FastifyRequest,
@@ -307,7 +367,7 @@ async function handle(
     request,
     reply,
     watchPrefix,
-    { reps, negotiated, rep },
+    { reps, endpoints, negotiated, rep },
     warnings,
   );
   if (result === undefined) return;
@@ -352,6 +412,7 @@ function installStatusRendering(scope: FastifyInstance, reps: Representations): 
  */
 export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoutesDeps): void {
   const { ctx, reps } = deps;
+  const endpoints = deps.endpoints ?? new Map<string, CustomEndpoint>();
   const methods = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
   void app.register(async (scope) => {
     installBodyParsers(scope);
@@ -360,7 +421,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       method: [...methods],
       url: '/api/v1/*',
       bodyLimit: MAX_REQUEST_BODY_BYTES,
-      handler: (request, reply) => handle(ctx, reps, '', 'v1', request, reply),
+      handler: (request, reply) => handle(ctx, reps, endpoints, '', 'v1', request, reply),
     });
     scope.route({
       method: [...methods],
@@ -368,7 +429,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       bodyLimit: MAX_REQUEST_BODY_BYTES,
       handler: (request, reply) => {
         const { group, version } = request.params as { group: string; version: string };
-        return handle(ctx, reps, group, version, request, reply);
+        return handle(ctx, reps, endpoints, group, version, request, reply);
       },
     });
   });

@@ -10,7 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
 import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
-import { registerResourceRoutes } from '../http/resource-routes.js';
+import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
 import type { Registry } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
@@ -55,6 +55,8 @@ export interface ResourceDeps {
   readonly watchCache?: false | WatchCacheDeps | WatchCaches;
   /** How long reads wait for a resourceVersion not reached yet before 504 (ms, default 3000). */
   readonly freshnessTimeoutMs?: number;
+  /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
+  readonly endpoints?: CustomEndpoints;
 }
 
 /** Watch cache settings of {@link ResourceDeps}. */
@@ -131,7 +133,11 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
       done();
     });
   }
-  registerResourceRoutes(app, { ctx, reps });
+  registerResourceRoutes(app, {
+    ctx,
+    reps,
+    ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
+  });
   if (deps.startControllers === false) return;
   let controller: NamespaceController | undefined;
   app.addHook('onReady', async () => {
