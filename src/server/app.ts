@@ -95,10 +95,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.connections.onRequest(request, reply);
     done();
   });
-  app.addHook('onResponse', (request, _reply, done) => {
-    deps.connections.onResponse(request);
-    done();
-  });
 
   const healthLog: HealthFailureLog = (endpoint, failures) => {
     for (const f of failures) deps.log.error(`${endpoint} check ${f.name} failed: ${f.reason}`);

@@ -10,7 +10,13 @@
  * 2. long-running responses are ended cleanly (a watch client sees the stream end and resumes
  *    from its last resourceVersion, on another server);
  * 3. idle HTTP/1.1 connections are closed now, busy ones as soon as their request is answered;
+ *    connections that have not finished their TLS handshake carry no request and are dropped;
  * 4. whatever is still open at the deadline is destroyed.
+ *
+ * A connection with no request in flight never holds the drain up: idle ones are closed with
+ * `destroySoon` (a peer that never answers our FIN cannot keep them), and an HTTP/1.1 request is
+ * counted until its response closes, which also covers hijacked replies (watches) that never
+ * reach fastify's onResponse.
  */
 import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
 import type { Socket } from 'node:net';
@@ -29,6 +35,11 @@ export function isLongRunning(request: FastifyRequest): boolean {
   );
 }
 
+/** A connection's identity on a listening socket: the peer's address and port. */
+function peerKey(socket: Socket): string {
+  return `${socket.remoteAddress ?? ''}|${socket.remotePort ?? ''}`;
+}
+
 interface EndableResponse {
   end(): unknown;
   once(event: 'close', listener: () => void): unknown;
@@ -37,6 +48,8 @@ interface EndableResponse {
 
 /** See the module comment. One per listening server. */
 export class ConnectionTracker {
+  /** TCP connections whose TLS handshake has not completed, by peer address and port. */
+  readonly #handshaking = new Map<string, Socket>();
   readonly #sockets = new Set<Socket>();
   readonly #sessions = new Set<ServerHttp2Session>();
   /** In-flight HTTP/1.1 requests per connection. */
@@ -46,7 +59,19 @@ export class ConnectionTracker {
 
   /** Starts tracking `server`'s connections (call before it listens). */
   attach(server: Http2SecureServer): void {
+    server.on('connection', (raw: Socket) => {
+      if (this.#draining) {
+        raw.destroy();
+        return;
+      }
+      const key = peerKey(raw);
+      this.#handshaking.set(key, raw);
+      raw.once('close', () => {
+        if (this.#handshaking.get(key) === raw) this.#handshaking.delete(key);
+      });
+    });
     server.on('secureConnection', (socket: Socket) => {
+      this.#handshaking.delete(peerKey(socket));
       this.#sockets.add(socket);
       socket.once('close', () => {
         this.#sockets.delete(socket);
@@ -60,11 +85,15 @@ export class ConnectionTracker {
     });
   }
 
-  /** onRequest hook: counts HTTP/1.1 requests and registers long-running responses. */
+  /**
+   * onRequest hook: counts HTTP/1.1 requests until their response closes (hijacked or not) and
+   * registers long-running responses.
+   */
   onRequest(request: FastifyRequest, reply: FastifyReply): void {
     if (request.raw.httpVersionMajor === 1) {
       const socket = request.raw.socket;
       this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
+      reply.raw.once('close', () => this.#requestDone(socket));
     }
     if (isLongRunning(request)) {
       const res = reply.raw as unknown as EndableResponse;
@@ -73,17 +102,15 @@ export class ConnectionTracker {
     }
   }
 
-  /** onResponse hook: an HTTP/1.1 connection that is idle while draining is closed. */
-  onResponse(request: FastifyRequest): void {
-    if (request.raw.httpVersionMajor !== 1) return;
-    const socket = request.raw.socket;
+  /** An HTTP/1.1 response closed: a connection left idle while draining is closed. */
+  #requestDone(socket: Socket): void {
     const left = (this.#busy.get(socket) ?? 1) - 1;
     if (left > 0) {
       this.#busy.set(socket, left);
       return;
     }
     this.#busy.delete(socket);
-    if (this.#draining) socket.end();
+    if (this.#draining) socket.destroySoon();
   }
 
   /** Number of open TLS connections (tests and shutdown logging). */
@@ -99,15 +126,18 @@ export class ConnectionTracker {
       if (res.writableEnded !== true) res.end();
     }
     this.#longRunning.clear();
+    for (const raw of this.#handshaking.values()) raw.destroy();
+    this.#handshaking.clear();
     for (const socket of this.#sockets) {
       // HTTP/2 connections close with their session; HTTP/1.1 ones when idle.
       const isH2 = (socket as Socket & { alpnProtocol?: string | false }).alpnProtocol === 'h2';
-      if (!isH2 && (this.#busy.get(socket) ?? 0) === 0) socket.end();
+      if (!isH2 && (this.#busy.get(socket) ?? 0) === 0) socket.destroySoon();
     }
   }
 
   /** Step 4: destroys every connection still open. */
   destroyAll(): void {
+    for (const raw of this.#handshaking.values()) raw.destroy();
     for (const session of this.#sessions) session.destroy();
     for (const socket of this.#sockets) socket.destroy();
   }
