@@ -5,10 +5,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: etcd-server for the etcd backend, protobuf-compiler (protoc) as the independent
-# decoder of the protobuf golden tests.
+# decoder of the protobuf golden tests, python3-prometheus-client as the independent /metrics parser.
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+# The official Python client's parser reads /metrics in the metrics tests.
+/usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing+=(python3-prometheus-client)
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "installing Debian's ${missing[*]}"

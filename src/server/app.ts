@@ -10,6 +10,11 @@ import type { Store } from '../../storage/interface.js';
 import { installDiscoveryRoutes } from '../http/discovery.js';
 import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
+import { installMetricsRoute } from '../http/metrics.js';
+import { requestMetrics, requestRecorder } from '../metrics/apiserver.js';
+import { processMetrics } from '../metrics/process.js';
+import { MetricsRegistry } from '../metrics/registry.js';
+import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
 import { mountResources } from './resources.js';
@@ -18,11 +23,12 @@ import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { Authenticator } from './authentication.js';
-import type { ConnectionTracker } from './connections.js';
+import { isLongRunning, type ConnectionTracker } from './connections.js';
 import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import type { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
+import { InflightLimiter } from './inflight.js';
 import { installRequestPipeline } from './pipeline.js';
 
 /** TLS material of the listener. */
@@ -58,6 +64,19 @@ function refuseSchemas(): () => never {
   };
 }
 
+/** The resources `apiserver_storage_objects` counts: each storage resource once, by kube's name. */
+function countedResources(registry: KindRegistry): CountedResource[] {
+  const seen = new Map<string, CountedResource>();
+  for (const t of registry.all()) {
+    if (t.virtual || t.storageResource === '' || seen.has(t.storageResource)) continue;
+    seen.set(t.storageResource, {
+      resource: t.group === '' ? t.plural : `${t.plural}.${t.group}`,
+      storageResource: t.storageResource,
+    });
+  }
+  return [...seen.values()];
+}
+
 /** Builds the app; call `ready()` or `listen()` on the result. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { options } = deps;
@@ -90,7 +109,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
   installErrorHandler(app);
-  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }));
+  const metrics = new MetricsRegistry();
+  const limiter = new InflightLimiter({
+    readOnly: options.maxRequestsInflight,
+    mutating: options.maxMutatingRequestsInflight,
+    isLongRunning,
+  });
+  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }), {
+    observe: requestRecorder(requestMetrics(metrics), isLongRunning),
+    flowControl: limiter.admit,
+  });
+  const runtime = processMetrics(metrics);
+  app.addHook('onClose', (_instance, done) => {
+    runtime.stop();
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();
@@ -110,6 +143,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     healthLog,
   );
   installVersionRoute(app, deps.version);
+  installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
@@ -117,7 +151,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
   mountResources(app, {
     registry: deps.registry,
-    store: deps.store,
+    store: instrumentStore(metrics, deps.store, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),

@@ -3,8 +3,11 @@
  * the fixed order of the architecture:
  *
  * ```
- * request info -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
+ * request info -> (observe) -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
  * ```
+ *
+ * `observe` (metrics) sees every request that has request info, rejected ones included; it must
+ * not throw or wait.
  *
  * This version fills the first two; the others are named slots that later issues fill (audit and
  * flow control usually add their own onResponse hooks as well). Fastify runs hooks in
@@ -20,6 +23,8 @@ export type PipelineStep = (request: FastifyRequest, reply: FastifyReply) => voi
 
 /** The steps after authentication; unset slots cost nothing. */
 export interface PipelineSlots {
+  /** Runs synchronously right after request info (metrics); never rejects a request. */
+  readonly observe?: (request: FastifyRequest, reply: FastifyReply) => void;
   readonly audit?: PipelineStep;
   readonly flowControl?: PipelineStep;
   readonly impersonation?: PipelineStep;
@@ -40,13 +45,14 @@ export function installRequestPipeline(
   app.decorateRequest('requestInfo', null as never);
   app.decorateRequest('user', null as never);
 
-  app.addHook('onRequest', (request, _reply, done) => {
+  app.addHook('onRequest', (request, reply, done) => {
     const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);
     if (info === undefined) {
       done(badRequest(`malformed request path ${JSON.stringify(request.url.split('?')[0])}`));
       return;
     }
     request.requestInfo = info;
+    slots.observe?.(request, reply);
     done();
   });
 

@@ -1,0 +1,240 @@
+/**
+ * Prometheus metrics without a client library: counters, gauges and histograms with labels, and
+ * the text exposition format (version 0.0.4) that Prometheus and kube's tooling scrape. The hot
+ * path costs one Map lookup per observation: a metric keeps a series per joined label values.
+ *
+ * One {@link MetricsRegistry} per server (no global state); collectors computed at scrape time
+ * (process figures, object counts) register a callback instead of being updated on every event.
+ */
+
+/** The kind of a metric family, as the `# TYPE` line names it. */
+export type MetricType = 'counter' | 'gauge' | 'histogram';
+
+/** What every family shares. */
+interface Family {
+  readonly name: string;
+  readonly help: string;
+  readonly type: MetricType;
+  /** Appends the family's sample lines (without HELP/TYPE). */
+  render(out: string[]): void;
+}
+
+const SEP = '\u0000';
+
+/** Label values escaped as the text format wants (backslash, quote, newline). */
+function escapeLabel(value: string): string {
+  return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
+}
+
+function formatNumber(v: number): string {
+  if (Number.isNaN(v)) return 'NaN';
+  if (v === Infinity) return '+Inf';
+  if (v === -Infinity) return '-Inf';
+  return String(v);
+}
+
+/** `{a="x",b="y"}` for `names` and the joined `key`, plus an optional extra label. */
+function labelText(names: readonly string[], key: string, extra?: string): string {
+  const values = names.length === 0 ? [] : key.split(SEP);
+  const parts = names.map((n, i) => `${n}="${escapeLabel(values[i] ?? '')}"`);
+  if (extra !== undefined) parts.push(extra);
+  return parts.length === 0 ? '' : `{${parts.join(',')}}`;
+}
+
+abstract class Labelled<Series> implements Family {
+  readonly name: string;
+  readonly help: string;
+  abstract readonly type: MetricType;
+  readonly labelNames: readonly string[];
+  protected readonly series = new Map<string, Series>();
+
+  constructor(name: string, help: string, labelNames: readonly string[]) {
+    this.name = name;
+    this.help = help;
+    this.labelNames = labelNames;
+  }
+
+  /** The series of `values` (one per label name, in order), created on first use. */
+  protected seriesOf(values: readonly string[]): Series {
+    if (values.length !== this.labelNames.length) {
+      throw new Error(
+        `metric ${this.name} takes ${this.labelNames.length} label values, got ${values.length}`,
+      );
+    }
+    const key = values.join(SEP);
+    let s = this.series.get(key);
+    if (s === undefined) {
+      s = this.create();
+      this.series.set(key, s);
+    }
+    return s;
+  }
+
+  protected abstract create(): Series;
+  abstract render(out: string[]): void;
+}
+
+/** A value that only goes up. */
+export class Counter extends Labelled<{ value: number }> {
+  readonly type = 'counter';
+
+  protected create(): { value: number } {
+    return { value: 0 };
+  }
+
+  inc(values: readonly string[] = [], by = 1): void {
+    this.seriesOf(values).value += by;
+  }
+
+  /** The current value of one series (tests). */
+  get(values: readonly string[] = []): number {
+    return this.series.get(values.join(SEP))?.value ?? 0;
+  }
+
+  render(out: string[]): void {
+    for (const [key, s] of this.series) {
+      out.push(`${this.name}${labelText(this.labelNames, key)} ${formatNumber(s.value)}`);
+    }
+  }
+}
+
+/** A value that goes up and down. */
+export class Gauge extends Labelled<{ value: number }> {
+  readonly type = 'gauge';
+
+  protected create(): { value: number } {
+    return { value: 0 };
+  }
+
+  set(values: readonly string[], value: number): void {
+    this.seriesOf(values).value = value;
+  }
+
+  inc(values: readonly string[] = [], by = 1): void {
+    this.seriesOf(values).value += by;
+  }
+
+  dec(values: readonly string[] = [], by = 1): void {
+    this.seriesOf(values).value -= by;
+  }
+
+  /** Drops every series (collectors that recompute all values at scrape time). */
+  reset(): void {
+    this.series.clear();
+  }
+
+  get(values: readonly string[] = []): number {
+    return this.series.get(values.join(SEP))?.value ?? 0;
+  }
+
+  render(out: string[]): void {
+    for (const [key, s] of this.series) {
+      out.push(`${this.name}${labelText(this.labelNames, key)} ${formatNumber(s.value)}`);
+    }
+  }
+}
+
+interface HistogramSeries {
+  /** Per bucket (not cumulative); the last slot is +Inf. */
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+/** Observations counted into fixed buckets. */
+export class Histogram extends Labelled<HistogramSeries> {
+  readonly type = 'histogram';
+  readonly buckets: readonly number[];
+
+  constructor(name: string, help: string, labelNames: readonly string[], buckets: readonly number[]) {
+    super(name, help, labelNames);
+    this.buckets = [...buckets].sort((a, b) => a - b);
+  }
+
+  protected create(): HistogramSeries {
+    return { counts: new Array<number>(this.buckets.length + 1).fill(0), sum: 0, count: 0 };
+  }
+
+  observe(values: readonly string[], value: number): void {
+    const s = this.seriesOf(values);
+    let i = 0;
+    while (i < this.buckets.length && value > (this.buckets[i] as number)) i++;
+    s.counts[i] = (s.counts[i] ?? 0) + 1;
+    s.sum += value;
+    s.count += 1;
+  }
+
+  /** Number of observations of one series (tests). */
+  count(values: readonly string[] = []): number {
+    return this.series.get(values.join(SEP))?.count ?? 0;
+  }
+
+  render(out: string[]): void {
+    for (const [key, s] of this.series) {
+      let cumulative = 0;
+      for (let i = 0; i <= this.buckets.length; i++) {
+        cumulative += s.counts[i] ?? 0;
+        const le = i === this.buckets.length ? '+Inf' : formatNumber(this.buckets[i] as number);
+        out.push(`${this.name}_bucket${labelText(this.labelNames, key, `le="${le}"`)} ${cumulative}`);
+      }
+      out.push(`${this.name}_sum${labelText(this.labelNames, key)} ${formatNumber(s.sum)}`);
+      out.push(`${this.name}_count${labelText(this.labelNames, key)} ${s.count}`);
+    }
+  }
+}
+
+/** The metric families of one server, and the collectors that refresh some of them at scrape time. */
+export class MetricsRegistry {
+  readonly #families = new Map<string, Family>();
+  readonly #collectors: Array<() => void | Promise<void>> = [];
+
+  #add<F extends Family>(family: F): F {
+    if (this.#families.has(family.name)) throw new Error(`metric ${family.name} is registered twice`);
+    this.#families.set(family.name, family);
+    return family;
+  }
+
+  counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
+    return this.#add(new Counter(name, help, labelNames));
+  }
+
+  gauge(name: string, help: string, labelNames: readonly string[] = []): Gauge {
+    return this.#add(new Gauge(name, help, labelNames));
+  }
+
+  histogram(
+    name: string,
+    help: string,
+    labelNames: readonly string[],
+    buckets: readonly number[],
+  ): Histogram {
+    return this.#add(new Histogram(name, help, labelNames, buckets));
+  }
+
+  /** Runs `collect` before every scrape (it sets gauges); a failing collector is skipped. */
+  collectOnScrape(collect: () => void | Promise<void>): void {
+    this.#collectors.push(collect);
+  }
+
+  /** The text exposition of every family, families sorted by name. */
+  async expose(): Promise<string> {
+    await Promise.all(
+      this.#collectors.map(async (c) => {
+        try {
+          await c();
+        } catch {
+          // A collector that cannot read its source leaves its last values in place.
+        }
+      }),
+    );
+    const out: string[] = [];
+    for (const name of [...this.#families.keys()].sort()) {
+      const f = this.#families.get(name) as Family;
+      out.push(`# HELP ${f.name} ${f.help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n')}`);
+      out.push(`# TYPE ${f.name} ${f.type}`);
+      f.render(out);
+    }
+    out.push('');
+    return out.join('\n');
+  }
+}

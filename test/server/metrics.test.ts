@@ -1,0 +1,176 @@
+/**
+ * `/metrics` in the Prometheus text format, read by a real parser: request counts match the
+ * requests made, storage object counts match the store; and the max-in-flight filter: a flood
+ * over the limit gets only successes and 429s with `Retry-After`, `system:masters` is never limited.
+ */
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { connect } from 'node:http2';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
+import { parsePrometheus, sampleValue, type PromFamily } from '../support/prometheus.js';
+import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let admin: AdminTls;
+let alice: AdminTls;
+
+async function userTls(name: string): Promise<AdminTls> {
+  const ca = server.server.pki.ca;
+  const caKey = createPrivateKey(ca.keyPem);
+  const keys = await generateKeyPair();
+  const cert = issueCertificate({
+    subject: { commonName: name },
+    publicKey: keys.publicKey,
+    usage: 'client',
+    notBefore: new Date(Date.now() - 60_000),
+    notAfter: new Date(Date.now() + 3_600_000),
+    issuer: {
+      subjectDer: subjectDerOf(new X509Certificate(ca.certPem).raw),
+      privateKey: caKey,
+      publicKey: createPublicKey(caKey),
+    },
+  });
+  return { ca: admin.ca, cert, key: privateKeyPem(keys.privateKey) };
+}
+
+async function scrape(): Promise<Map<string, PromFamily>> {
+  const res = await adminFetch(`${server.url}/metrics`, admin);
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('text/plain; version=0.0.4; charset=utf-8');
+  return parsePrometheus(res.body);
+}
+
+/** `n` concurrent GETs of `path` on one HTTP/2 connection; their status codes and Retry-After headers. */
+function flood(
+  tls: AdminTls,
+  path: string,
+  n: number,
+): Promise<Array<{ status: number; retryAfter?: string }>> {
+  const session = connect(server.url, tls);
+  session.on('error', () => undefined);
+  const one = (): Promise<{ status: number; retryAfter?: string }> =>
+    new Promise((resolve, reject) => {
+      const stream = session.request({ ':path': path });
+      let status = 0;
+      let retryAfter: string | undefined;
+      stream.on('response', (h) => {
+        status = Number(h[':status']);
+        retryAfter = h['retry-after'] as string | undefined;
+      });
+      stream.on('data', () => undefined);
+      stream.on('end', () => resolve(retryAfter === undefined ? { status } : { status, retryAfter }));
+      stream.on('error', reject);
+    });
+  return Promise.all(Array.from({ length: n }, one)).finally(() => session.close());
+}
+
+beforeAll(async () => {
+  server = await startTestServer({
+    args: ['--max-requests-inflight=4', '--max-mutating-requests-inflight=2'],
+  });
+  admin = adminTls(server.kubeconfigPath);
+  alice = await userTls('alice');
+});
+afterAll(() => server.close());
+
+describe('/metrics', () => {
+  it('counts requests by verb, resource, scope and code, and stored objects by resource', async () => {
+    const base = `${server.url}/api/v1/namespaces/default/configmaps`;
+    for (let i = 0; i < 3; i++) {
+      const res = await adminFetch(base, admin, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ metadata: { name: `m${i}` } }),
+      });
+      expect(res.status).toBe(201);
+    }
+    for (let i = 0; i < 5; i++) expect((await adminFetch(`${base}/m0`, admin)).status).toBe(200);
+    expect((await adminFetch(`${base}/absent`, admin)).status).toBe(404);
+    expect((await adminFetch(base, admin)).status).toBe(200);
+
+    const m = await scrape();
+    expect(m.get('apiserver_request')?.type).toBe('counter');
+    const common = {
+      group: '',
+      version: 'v1',
+      resource: 'configmaps',
+      subresource: '',
+      component: 'apiserver',
+    };
+    const total = (labels: Record<string, string>): number | undefined =>
+      sampleValue(m, 'apiserver_request', 'apiserver_request_total', { ...common, ...labels });
+    expect(total({ verb: 'POST', scope: 'resource', code: '201' })).toBe(3);
+    expect(total({ verb: 'GET', scope: 'resource', code: '200' })).toBe(5);
+    expect(total({ verb: 'GET', scope: 'resource', code: '404' })).toBe(1);
+    expect(total({ verb: 'LIST', scope: 'namespace', code: '200' })).toBe(1);
+    expect(m.get('apiserver_request_duration_seconds')?.type).toBe('histogram');
+    const getCount = { ...common, verb: 'GET', scope: 'resource', dry_run: '' };
+    expect(
+      sampleValue(
+        m,
+        'apiserver_request_duration_seconds',
+        'apiserver_request_duration_seconds_count',
+        getCount,
+      ),
+    ).toBe(6);
+    expect(
+      sampleValue(m, 'apiserver_request_duration_seconds', 'apiserver_request_duration_seconds_bucket', {
+        ...getCount,
+        le: '+Inf',
+      }),
+    ).toBe(6);
+    const objects = (resource: string): number =>
+      sampleValue(m, 'apiserver_storage_objects', 'apiserver_storage_objects', { resource }) ?? -1;
+    expect(objects('configmaps')).toBeGreaterThanOrEqual(3);
+    expect(objects('namespaces')).toBeGreaterThanOrEqual(4);
+    expect(
+      sampleValue(m, 'etcd_request_duration_seconds', 'etcd_request_duration_seconds_count', {
+        operation: 'create',
+        type: 'configmaps',
+      }),
+    ).toBe(3);
+    expect(sampleValue(m, 'process_resident_memory_bytes', 'process_resident_memory_bytes')).toBeGreaterThan(
+      1e6,
+    );
+    expect(sampleValue(m, 'process_start_time_seconds', 'process_start_time_seconds')).toBeGreaterThan(1.7e9);
+  });
+
+  it('tracks open watches as long-running requests, not in flight', async () => {
+    const session = connect(server.url, admin);
+    const stream = session.request({ ':path': '/api/v1/namespaces/default/configmaps?watch=1' });
+    stream.on('data', () => undefined);
+    await new Promise<void>((resolve) => stream.once('response', () => resolve()));
+    const m = await scrape();
+    const watch = sampleValue(m, 'apiserver_longrunning_requests', 'apiserver_longrunning_requests', {
+      verb: 'WATCH',
+      resource: 'configmaps',
+      scope: 'namespace',
+    });
+    expect(watch).toBe(1);
+    stream.close();
+    session.close();
+  });
+});
+
+describe('--max-requests-inflight', () => {
+  it('answers a flood over the limit with successes and 429s only, and serves again afterwards', async () => {
+    const results = await flood(alice, '/api/v1/namespaces/default/configmaps', 400);
+    const codes = new Set(results.map((r) => r.status));
+    expect([...codes].every((c) => c === 200 || c === 429)).toBe(true);
+    const limited = results.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    expect(limited.every((r) => r.retryAfter === '1')).toBe(true);
+    expect(results.some((r) => r.status === 200)).toBe(true);
+    // Every slot was given back: one request at a time is served.
+    for (let i = 0; i < 10; i++) {
+      expect((await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, alice)).status).toBe(
+        200,
+      );
+    }
+  });
+
+  it('never limits system:masters', async () => {
+    const results = await flood(admin, '/api/v1/namespaces/default/configmaps', 400);
+    expect(results.every((r) => r.status === 200)).toBe(true);
+  });
+});
