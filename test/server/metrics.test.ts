@@ -55,7 +55,7 @@ function flood(
       let retryAfter: string | undefined;
       stream.on('response', (h) => {
         status = Number(h[':status']);
-        retryAfter = h['retry-after'] as string | undefined;
+        retryAfter = h['retry-after'];
       });
       stream.on('data', () => undefined);
       stream.on('end', () => resolve(retryAfter === undefined ? { status } : { status, retryAfter }));
