@@ -10,7 +10,13 @@ cd "$(dirname "$0")/.."
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
   npm ci --no-audit --no-fund
 fi
-npm run --silent build
+# Rebuild only when a source, the build settings or the packages changed since the last build,
+# so a second start takes about a second.
+stamp=dist/.build-stamp
+if [ ! -f "$stamp" ] || [ -n "$(find src storage tools proto package.json package-lock.json tsconfig.json tsconfig.build.json -newer "$stamp" -print -quit)" ]; then
+  npm run --silent build
+  touch "$stamp"
+fi
 
 defaults=()
 case " $* " in
