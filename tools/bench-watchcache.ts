@@ -19,7 +19,7 @@ import { openMemoryStore } from '../storage/mvcc/index.js';
 import { installErrorHandler } from '../src/http/error-handler.js';
 import { mountResources } from '../src/server/resources.js';
 import { loadRegistry } from '../src/registry/registry.js';
-import { encodeForStorage } from '../src/resource/object.js';
+import { encodeForStorage } from '../src/api/object.js';
 import { WatchCaches } from '../src/watchcache/cache-set.js';
 import type { TypeCache } from '../src/watchcache/type-cache.js';
 import { fmt, msSince, percentile } from '../src/bench/stats.js';

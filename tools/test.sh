@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine: installs what the tests need (npm packages, Debian's
-# etcd-server for the etcd backend), type-checks, lints, builds, then runs the vitest suites.
+# etcd-server for the etcd backend), type-checks, lints, checks formatting, builds, checks the
+# folder import graph, then runs the vitest suites.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,5 +29,8 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
 fi
 npm run --silent typecheck
 npm run --silent lint
+npm run --silent format:check
 npm run --silent build
+# No import cycle between the folders of src/ and storage/, and the layering kept.
+node dist/tools/check-imports.js
 npx vitest run "$@"

@@ -5,7 +5,7 @@
  * still leaves the others' figures in the reports).
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { FlagError } from '../cli/flags.js';
+import { FlagError } from '../flags/flags.js';
 import { BenchError } from './errors.js';
 import { benchHelp, parseBenchArgs } from './options.js';
 import { markdownReport, textTables, type RunReport } from './report.js';

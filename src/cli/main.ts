@@ -3,7 +3,7 @@
  * The `capstan` command: pick the subcommand, hand off, map the outcome to an exit status.
  * Subcommands are imported lazily so that each loads only what it needs.
  */
-import { packageVersion } from './package-version.js';
+import { packageVersion } from '../server/package-version.js';
 
 const USAGE = `usage: capstan <command> [flags]
 

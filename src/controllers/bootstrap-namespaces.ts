@@ -3,7 +3,7 @@
  * bootstrap-controller and the kube-node-lease namespace): `default`, `kube-system`,
  * `kube-public`, `kube-node-lease`. Idempotent, and safe when several servers start at once.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import type { ResourceContext } from '../resource/context.js';
 import { createObject } from '../resource/create.js';
 import { namespaceType } from '../resource/namespace-lifecycle.js';

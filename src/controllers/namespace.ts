@@ -11,14 +11,14 @@
  * `stop()` ends it from any state. Several servers over one store may each run it: every write
  * is conditional, and losing a race only means another server did the work.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
 import { deleteObject } from '../resource/delete.js';
 import { collectionSpan } from '../resource/keys.js';
 import { NAMESPACE_FINALIZER } from '../resource/kind-rules.js';
 import { namespaceType } from '../resource/namespace-lifecycle.js';
-import { decodeStored, isJsonObject } from '../resource/object.js';
+import { decodeStored, isJsonObject } from '../api/object.js';
 import { applyUpdate } from '../resource/update.js';
 import type { Watch } from '../../storage/interface.js';
 

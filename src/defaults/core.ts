@@ -9,18 +9,12 @@ import {
   defaultString,
   eachObject,
   ensureObject,
-  nonEmpty,
   objectAt,
   type JsonObject,
 } from './mutate.js';
 import { defaultClaimSpec } from './pod.js';
 import { defaultResourceList } from './resources.js';
-
-/** kube's `ExternallyAccessible`: NodePort, LoadBalancer, or ClusterIP with external IPs. */
-export function externallyAccessible(spec: JsonObject): boolean {
-  const t = spec['type'];
-  return t === 'LoadBalancer' || t === 'NodePort' || (t === 'ClusterIP' && nonEmpty(spec, 'externalIPs'));
-}
+import { externallyAccessible } from '../validation/core/facts.js';
 
 /**
  * core/v1 Service (`SetDefaults_Service`): sessionAffinity None (dropping any affinity config)

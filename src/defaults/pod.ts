@@ -18,40 +18,7 @@ import {
   type JsonObject,
 } from './mutate.js';
 import { canonicalizeQuantity, defaultResourceList } from './resources.js';
-
-/** Every volume source key of `v1.VolumeSource`; a volume with none of them gets `emptyDir: {}`. */
-export const VOLUME_SOURCES: readonly string[] = [
-  'hostPath',
-  'emptyDir',
-  'gcePersistentDisk',
-  'awsElasticBlockStore',
-  'gitRepo',
-  'secret',
-  'nfs',
-  'iscsi',
-  'glusterfs',
-  'persistentVolumeClaim',
-  'rbd',
-  'flexVolume',
-  'cinder',
-  'cephfs',
-  'flocker',
-  'downwardAPI',
-  'fc',
-  'azureFile',
-  'configMap',
-  'vsphereVolume',
-  'quobyte',
-  'azureDisk',
-  'photonPersistentDisk',
-  'projected',
-  'portworxVolume',
-  'scaleIO',
-  'storageos',
-  'csi',
-  'ephemeral',
-  'image',
-];
+import { VOLUME_SOURCES } from '../validation/core/facts.js';
 
 /** 0644, the default file mode of secret, configMap, downwardAPI and projected volumes. */
 const DEFAULT_FILE_MODE = 420;

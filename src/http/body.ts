@@ -22,7 +22,7 @@ import { createRequire } from 'node:module';
 import type { PatchType } from '../resource/patch.js';
 import { ProtobufBody } from '../representation/protobuf-body.js';
 import { MAX_REQUEST_BODY_BYTES } from './error-handler.js';
-import { badRequest, unsupportedMediaType } from './errors.js';
+import { badRequest, unsupportedMediaType } from '../api/errors.js';
 
 /** A parsed request body and the format it came in. */
 export interface RequestBody {

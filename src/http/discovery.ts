@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { notAcceptable } from './errors.js';
+import { notAcceptable } from '../api/errors.js';
 import type { KindRegistry } from '../registry/registry.js';
 import type { ResourceType } from '../registry/types.js';
 

@@ -5,45 +5,23 @@
  * generic message (details go to the log, never to the client).
  */
 import type { FastifyError, FastifyInstance } from 'fastify';
-import { isStorageError, RevisionTooLargeError } from '../../storage/errors.js';
 import {
   ApiError,
   badRequest,
-  expired,
   internalError,
   requestEntityTooLarge,
-  serviceUnavailable,
-  tooLargeResourceVersion,
   unsupportedMediaType,
   type StatusBody,
-} from './errors.js';
+} from '../api/errors.js';
+import { storageApiError } from '../api/storage-errors.js';
 
 /** Body size limit for requests, as kube-apiserver's 3 MiB. */
 export const MAX_REQUEST_BODY_BYTES = 3 * 1024 * 1024;
 
 /** Maps any thrown value to the ApiError the client sees. */
 export function toApiError(err: unknown): ApiError {
-  if (err instanceof ApiError) return err;
-  if (err instanceof RevisionTooLargeError) {
-    return tooLargeResourceVersion(err.requestedRevision, err.currentRevision);
-  }
-  if (isStorageError(err)) {
-    switch (err.code) {
-      case 'STORAGE_COMPACTED':
-        return expired(`The resourceVersion for the provided list is too old.`);
-      case 'STORAGE_INVALID_CONTINUE':
-        return badRequest(`continue key is not valid: ${err.message}`);
-      case 'STORAGE_UNAVAILABLE':
-        return serviceUnavailable('storage is unavailable');
-      case 'STORAGE_LEASE_NOT_FOUND':
-        // An event lease revoked behind our back; kube-apiserver answers etcd's refusal the same way.
-        return internalError('storage lease not found');
-      default:
-        // NotFound, AlreadyExists and Conflict carry no resource name here: handlers must map
-        // them with context. Reaching this line is a handler bug.
-        return internalError('unexpected storage outcome');
-    }
-  }
+  const known = storageApiError(err);
+  if (known !== undefined) return known;
   const fe = err as Partial<FastifyError>;
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     if (fe.statusCode === 413) return requestEntityTooLarge(MAX_REQUEST_BODY_BYTES);

@@ -16,7 +16,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OpenApiDocuments, serverRelativeUrl, type RenderedDocument } from '../openapi/documents.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { Registry } from '../registry/types.js';
-import { ApiError, notAcceptable } from './errors.js';
+import { ApiError, notAcceptable } from '../api/errors.js';
 import { KUBERNETES_MAJOR, KUBERNETES_MINOR } from './version.js';
 
 const JSON_TYPE = 'application/json';

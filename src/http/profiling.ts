@@ -16,7 +16,7 @@
  */
 import { Session } from 'node:inspector/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError, badRequest, forbidden } from './errors.js';
+import { ApiError, badRequest, forbidden } from '../api/errors.js';
 
 /** The group whose members may profile the server. */
 export const PROFILING_GROUP = 'system:masters';

@@ -48,7 +48,7 @@ import {
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
-import { ApiError, badRequest, methodNotAllowed } from './errors.js';
+import { ApiError, badRequest, methodNotAllowed } from '../api/errors.js';
 
 /** One call of a {@link CustomEndpoint}. */
 export interface EndpointCall {

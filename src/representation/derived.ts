@@ -3,7 +3,7 @@
  * its encodings are cached on the base source under a prefixed key, so a caching base encodes
  * each view of each version once too.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import type { ObjectSource } from './types.js';
 
 const encoder = new TextEncoder();

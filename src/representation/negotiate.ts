@@ -15,7 +15,7 @@
  * A clause asking for something this endpoint cannot give is skipped, so `Table, JSON` falls
  * back to JSON. An absent or empty header means JSON. Nothing acceptable is kube's 406.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import { parseAccept, type MediaRange } from './accept.js';
 
 /** Wire formats of response bodies. */

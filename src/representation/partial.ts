@@ -6,8 +6,8 @@
  * `PartialObjectMetadataList` on a single object are 406; watches take either and send
  * `PartialObjectMetadata` events. ERROR events carry their Status unchanged.
  */
-import { notAcceptable } from '../http/errors.js';
-import type { KubeObject } from '../resource/object.js';
+import { notAcceptable } from '../api/errors.js';
+import type { KubeObject } from '../api/object.js';
 import { DerivedSource } from './derived.js';
 import type { Transform } from './negotiate.js';
 import type { ListMetaValues, ObjectSource, Representation, WatchEventType } from './types.js';

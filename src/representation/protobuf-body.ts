@@ -6,8 +6,8 @@
  */
 import type { Envelope, ProtobufCodec } from '../codec/index.js';
 import { decodeEnvelope, isCodecError } from '../codec/index.js';
-import { badRequest } from '../http/errors.js';
-import type { JsonObject } from '../resource/object.js';
+import { badRequest } from '../api/errors.js';
+import type { JsonObject } from '../api/object.js';
 
 /** A protobuf request body whose envelope has been read. */
 export class ProtobufBody {

@@ -11,8 +11,8 @@ import {
   PROTOBUF_MEDIA_TYPE,
   PROTOBUF_WATCH_MEDIA_TYPE,
 } from '../codec/index.js';
-import { internalError } from '../http/errors.js';
-import type { KubeObject } from '../resource/object.js';
+import { internalError } from '../api/errors.js';
+import type { KubeObject } from '../api/object.js';
 import { listMetaObject } from './json.js';
 import type { MessageTypes } from './message-types.js';
 import type {

@@ -6,10 +6,10 @@
  */
 import type { ProtobufCodec } from '../codec/index.js';
 import { ProtobufCodec as Codec, PROTOBUF_MEDIA_TYPE } from '../codec/index.js';
-import type { StatusBody } from '../http/errors.js';
+import type { StatusBody } from '../api/errors.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { Registry, ResourceType } from '../registry/types.js';
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { printerFor } from '../table/index.js';
 import { JSON_MEDIA_TYPE, JsonRepresentation } from './json.js';
 import { MessageTypes, STATUS_MESSAGE } from './message-types.js';

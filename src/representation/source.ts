@@ -3,7 +3,7 @@
  * None caches encodings across requests (the watch cache's versions do that); each computes its
  * JSON and its parse at most once.
  */
-import { decodeStored, withResourceVersion, type KubeObject } from '../resource/object.js';
+import { decodeStored, withResourceVersion, type KubeObject } from '../api/object.js';
 import type { ObjectSource } from './types.js';
 
 const encoder = new TextEncoder();

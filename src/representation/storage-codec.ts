@@ -6,11 +6,11 @@
  * either encoding (by Capstan under another flag, or by kube-apiserver) stay readable.
  *
  * The handlers work with JSON bytes in the storage layout (`kind`, `apiVersion`, `metadata`
- * first, no resourceVersion: see src/resource/object.ts); this codec converts that layout to and
+ * first, no resourceVersion: see src/api/object.ts); this codec converts that layout to and
  * from the chosen encoding at the storage boundary (see transcoding-store.ts).
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
-import { isJsonObject, type JsonObject } from '../resource/object.js';
+import { isJsonObject, type JsonObject } from '../api/object.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
 /** The storage media types `--storage-media-type` accepts. */

@@ -11,8 +11,8 @@
  * Table carries the list metadata. In a watch every event's object is a one-row Table (with the
  * column definitions, which clients print once); ERROR events carry their Status unchanged.
  */
-import { badRequest } from '../http/errors.js';
-import type { KubeObject } from '../resource/object.js';
+import { badRequest } from '../api/errors.js';
+import type { KubeObject } from '../api/object.js';
 import type { TablePrinter } from '../table/index.js';
 import { listMetaObject } from './json.js';
 import type { Transform } from './negotiate.js';

@@ -5,7 +5,7 @@
  * frame bytes), so a cache of encoded object versions (the watch cache's `encoded(format, ...)`)
  * can hold the per-item part and lists and watch frames are assembled from it.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 
 /** Watch event types on the wire. */
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

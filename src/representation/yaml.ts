@@ -3,7 +3,7 @@
  * negotiation never picks it for a watch. The yaml package is loaded on first use.
  */
 import { createRequire } from 'node:module';
-import { internalError } from '../http/errors.js';
+import { internalError } from '../api/errors.js';
 import { listMetaObject } from './json.js';
 import type { ListMetaValues, ObjectSource, Representation, RepresentedType } from './types.js';
 

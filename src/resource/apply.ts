@@ -11,12 +11,12 @@
  * - a lost race reapplies to the newer object; a `metadata.resourceVersion` in the
  *   configuration pins the version (409 when stale).
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import type { JsonMap } from '../apply/value.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { bindNamespace, decodeObject } from './decode.js';
 import { duplicateProblems, report } from './field-validation.js';
-import { isJsonObject } from './object.js';
+import { isJsonObject } from '../api/object.js';
 import { applyUpdate } from './update.js';
 import type { WriteOptions } from './write-options.js';
 

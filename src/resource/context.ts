@@ -5,9 +5,9 @@
  */
 import type { Readable } from 'node:stream';
 import type { Store } from '../../storage/interface.js';
-import { EventLeases } from '../controllers/event-ttl.js';
+import { EventLeases } from './event-leases.js';
 import type { WatchCaches } from '../watchcache/cache-set.js';
-import type { Qualified } from '../http/errors.js';
+import type { Qualified } from '../api/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';

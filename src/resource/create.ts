@@ -6,7 +6,7 @@
  * answers the object that would have been stored, without a resourceVersion (as kube does).
  */
 import { AlreadyExistsError } from '../../storage/errors.js';
-import { alreadyExists, ApiError, internalError, methodNotAllowed } from '../http/errors.js';
+import { alreadyExists, ApiError, internalError, methodNotAllowed } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { bindNamespace, decodeObject } from './decode.js';
@@ -14,7 +14,13 @@ import { validateFields } from './field-validation.js';
 import { objectKey } from './keys.js';
 import { generateName, prepareForCreate, validateForWrite } from './metadata.js';
 import { admitCreateInNamespace } from './namespace-lifecycle.js';
-import { cloneJson, decodeStored, encodeForStorage, withResourceVersion, type KubeObject } from './object.js';
+import {
+  cloneJson,
+  decodeStored,
+  encodeForStorage,
+  withResourceVersion,
+  type KubeObject,
+} from '../api/object.js';
 import { leaseFor } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 

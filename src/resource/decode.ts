@@ -4,9 +4,9 @@
  * name or namespace that disagrees with the URL. Missing `kind`/`apiVersion` take the endpoint's,
  * as kube's decoder defaults them.
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import { isJsonObject, type KubeObject } from './object.js';
+import { isJsonObject, type KubeObject } from '../api/object.js';
 import { checkMetaShape } from './meta-shape.js';
 
 /** Kube's message when the body's namespace disagrees with the URL's. */

@@ -16,7 +16,7 @@
  * too adds no `orphan`/`foregroundDeletion` finalizer.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
-import { conflict, invalid, notFound } from '../http/errors.js';
+import { conflict, invalid, notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply } from './context.js';
 import {
@@ -31,7 +31,7 @@ import {
   rfc3339Seconds,
   withResourceVersion,
   type KubeObject,
-} from './object.js';
+} from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
 import { readObject, staleConflict, type StoredObject } from './store-ops.js';
 

@@ -4,11 +4,11 @@
  * already gone are skipped). Like kube-apiserver, it is not atomic, and the reply is the list of
  * the objects selected, as they were before the deletion.
  */
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { deleteObject, type DeleteOptions } from './delete.js';
 import { listBody, readPage } from './list.js';
-import { decodeStored } from './object.js';
+import { decodeStored } from '../api/object.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';
 

@@ -19,10 +19,10 @@ import {
   type StructType,
 } from '../apply/index.js';
 import type { JsonMap } from '../apply/value.js';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { ResourceType } from '../registry/types.js';
-import type { KubeObject } from './object.js';
+import type { KubeObject } from '../api/object.js';
 import { ResetFields } from './reset-fields.js';
 import type { WriteOptions } from './write-options.js';
 

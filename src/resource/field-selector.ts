@@ -5,10 +5,10 @@
  * per-kind `GetAttrs` / field label conversion functions). Any other field is a 400 with kube's
  * `field label not supported: <field>`.
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { ruleKey } from './kind-rules.js';
-import { isJsonObject, type KubeObject } from './object.js';
+import { isJsonObject, type KubeObject } from '../api/object.js';
 
 interface Term {
   readonly field: string;

@@ -13,7 +13,7 @@
  *
  * Kinds the schema set does not describe are not checked.
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import {
@@ -23,7 +23,7 @@ import {
   yamlDuplicateMessage,
 } from './fields/duplicates.js';
 import { pruneUnknownFields } from './fields/unknown.js';
-import type { JsonObject } from './object.js';
+import type { JsonObject } from '../api/object.js';
 import type { WriteOptions } from './write-options.js';
 
 /** What the body was, for the error message: a whole object (create, update) or a patch. */

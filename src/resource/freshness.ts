@@ -5,7 +5,7 @@
  * that read from one replica and asks another must not fail at once.
  */
 import type { Store } from '../../storage/interface.js';
-import { tooLargeResourceVersion } from '../http/errors.js';
+import { tooLargeResourceVersion } from '../api/errors.js';
 import type { ResourceContext } from './context.js';
 
 /**

@@ -6,11 +6,11 @@
  * from the cache once it reached N (from storage while the cache warms). A version the server
  * has not reached after a short wait is kube's 504 `Too large resource version` (Retry-After 1).
  */
-import { notFound, tooLargeResourceVersion } from '../http/errors.js';
+import { notFound, tooLargeResourceVersion } from '../api/errors.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { requireRevision } from './freshness.js';
 import { objectKey } from './keys.js';
-import { withResourceVersion } from './object.js';
+import { withResourceVersion } from '../api/object.js';
 import { param, revisionParam, type Query } from './query.js';
 
 function asBuffer(bytes: Uint8Array): Buffer {

@@ -9,7 +9,7 @@
  * and `storage/storage.go`).
  */
 import type { ResourceType } from '../registry/types.js';
-import { isJsonObject, type KubeObject } from './object.js';
+import { isJsonObject, type KubeObject } from '../api/object.js';
 
 /** One kind's deviations from the generic behaviour. Every field is optional. */
 export interface KindRule {

@@ -4,7 +4,7 @@
  * `k>1`, `k<1`. Keys must be qualified names and values label values, as kube's parser checks.
  * `!=` and `notin` also match objects without the key, as in kube.
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import { isLabelValue, isQualifiedName } from '../validation/formats.js';
 
 type Operator = 'exists' | '!' | '=' | '!=' | 'in' | 'notin' | 'gt' | 'lt';

@@ -17,14 +17,14 @@
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, RangeOptions } from '../../storage/interface.js';
-import { expired, tooLargeResourceVersion } from '../http/errors.js';
+import { expired, tooLargeResourceVersion } from '../api/errors.js';
 import type { TypeCache } from '../watchcache/type-cache.js';
 import { scoped } from '../watchcache/scope.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { requireRevision } from './freshness.js';
 import { collectionSpan } from './keys.js';
 import { partsStream } from './list-body.js';
-import { decodeStored, withResourceVersion } from './object.js';
+import { decodeStored, withResourceVersion } from '../api/object.js';
 import { planList, type ListPlan } from './read-plan.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';

@@ -3,8 +3,8 @@
  * as kube's decoder rejects it before any validation. The rules on the values (names, labels,
  * annotations, finalizers, ...) are src/validation/meta.ts's, run at write time.
  */
-import { badRequest } from '../http/errors.js';
-import { isJsonObject, type ObjectMeta } from './object.js';
+import { badRequest } from '../api/errors.js';
+import { isJsonObject, type ObjectMeta } from '../api/object.js';
 
 const STRING_FIELDS = [
   'name',

@@ -19,16 +19,15 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
-import { invalid } from '../http/errors.js';
+import { invalid } from '../api/errors.js';
+import { validateObject, type FieldError } from '../validation/index.js';
+import { defaultObject } from '../defaults/index.js';
 import {
-  defaultObject,
   prepareForCreate as prepareKindForCreate,
   prepareForUpdate as prepareKindForUpdate,
-  validateObject,
-  type FieldError,
-} from '../validation/index.js';
+} from '../defaults/prepare.js';
 import type { ResolvedRule } from './kind-rules.js';
-import { jsonEqual, rfc3339Seconds, type KubeObject } from './object.js';
+import { jsonEqual, rfc3339Seconds, type KubeObject } from '../api/object.js';
 
 /** Kube's name generator alphabet (no vowels, no confusable characters). */
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -17,7 +17,7 @@
  */
 import type { ResourceType } from '../registry/types.js';
 import type { ObjectVersion } from '../watchcache/object-version.js';
-import { decodeStored, isJsonObject } from './object.js';
+import { decodeStored, isJsonObject } from '../api/object.js';
 
 /** How long after a local namespace DELETE its lookups go to storage (kube: 30 s). */
 export const FORCE_LIVE_LOOKUP_MS = 30_000;

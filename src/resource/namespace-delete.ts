@@ -7,13 +7,13 @@
  * (metadata finalizers still hold it). `default`, `kube-system` and `kube-public` are refused.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
-import { notFound } from '../http/errors.js';
+import { notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply } from './context.js';
 import { checkPreconditions, deleteObject, type DeleteOptions } from './delete.js';
 import { objectKey } from './keys.js';
 import { admitNamespaceDelete } from './namespace-lifecycle.js';
-import { encodeForStorage, isJsonObject, rfc3339Seconds, withResourceVersion } from './object.js';
+import { encodeForStorage, isJsonObject, rfc3339Seconds, withResourceVersion } from '../api/object.js';
 import { readObject, staleConflict } from './store-ops.js';
 
 const MAX_ATTEMPTS = 16;

@@ -4,11 +4,11 @@
  * `NamespaceTerminating`), and the system namespaces `default`, `kube-system` and `kube-public`
  * can never be deleted (403).
  */
-import { ApiError, notFound } from '../http/errors.js';
+import { ApiError, notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
-import { decodeStored, isJsonObject } from './object.js';
+import { decodeStored, isJsonObject } from '../api/object.js';
 
 /** Namespaces that can never be deleted (kube's `immortalNamespaces`). */
 export const IMMORTAL_NAMESPACES: ReadonlySet<string> = new Set(['default', 'kube-system', 'kube-public']);

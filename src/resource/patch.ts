@@ -11,11 +11,11 @@
  *
  * Non-apply patches record an `Update` entry of the request's manager in managedFields.
  */
-import { ApiError, badRequest } from '../http/errors.js';
+import { ApiError, badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
-import type { KubeObject } from './object.js';
+import type { KubeObject } from '../api/object.js';
 import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from './patch/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';

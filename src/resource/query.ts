@@ -3,7 +3,7 @@
  * repeated parameter wins; booleans accept `true`/`1` (and `false`/`0`); malformed numbers and
  * resource versions are 400s.
  */
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 
 /** Parsed query string as fastify gives it (repeated keys become arrays). */
 export type Query = Readonly<Record<string, string | readonly string[] | undefined>>;

@@ -19,7 +19,7 @@
  * `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks=true`; `sendInitialEvents` on a
  * list is forbidden.
  */
-import { badRequest, invalid } from '../http/errors.js';
+import { badRequest, invalid } from '../api/errors.js';
 import { forbidden, invalid as fieldInvalid, type FieldError } from '../validation/field-error.js';
 import { boolParam, intParam, param, revisionParam, type Query } from './query.js';
 

@@ -6,11 +6,11 @@
  * in the object's managedFields with subresource `scale`; an apply of a Scale applies its
  * `spec.replicas` to the object as that manager's `scale` entry.
  */
-import { badRequest, invalid } from '../http/errors.js';
+import { badRequest, invalid } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { invalid as fieldInvalid, NEGATIVE } from '../validation/field-error.js';
-import { isJsonObject, type JsonObject, type KubeObject } from './object.js';
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import { applyPatch, type PatchBody } from './patch.js';
 import { mustReadObject } from './store-ops.js';
 import { applyUpdate } from './update.js';

@@ -4,7 +4,7 @@
 import type { ResourceType } from '../registry/types.js';
 import { FieldSelector } from './field-selector.js';
 import { LabelSelector } from './label-selector.js';
-import type { KubeObject } from './object.js';
+import type { KubeObject } from '../api/object.js';
 import { param, type Query } from './query.js';
 
 /** Label selector and field selector together; `everything` lets callers skip parsing objects. */

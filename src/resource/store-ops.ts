@@ -5,12 +5,12 @@
  */
 import type { KeyValue } from '../../storage/interface.js';
 import { isStorageError } from '../../storage/errors.js';
-import { conflict, notFound, type ApiError } from '../http/errors.js';
+import { conflict, notFound, type ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import { isEventType } from '../controllers/event-ttl.js';
+import { isEventType } from './event-leases.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
-import { decodeStored, type KubeObject } from './object.js';
+import { decodeStored, type KubeObject } from '../api/object.js';
 
 /** Kube's optimistic-concurrency message (`OptimisticLockErrorMsg`). */
 export const OPTIMISTIC_LOCK_MESSAGE =

@@ -15,7 +15,7 @@
  *   stored, with the current resourceVersion.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
-import { ApiError, invalid, methodNotAllowed, notFound } from '../http/errors.js';
+import { ApiError, invalid, methodNotAllowed, notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { createObject } from './create.js';
@@ -31,7 +31,7 @@ import {
   jsonEqual,
   withResourceVersion,
   type KubeObject,
-} from './object.js';
+} from '../api/object.js';
 import { leaseFor, readObject, staleConflict } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 

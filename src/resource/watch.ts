@@ -24,8 +24,8 @@
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeySpan, KeyValue, Watch } from '../../storage/interface.js';
-import { toApiError } from '../http/error-handler.js';
-import { expired, tooLargeResourceVersion } from '../http/errors.js';
+import { storageApiError } from '../api/storage-errors.js';
+import { expired, internalError, tooLargeResourceVersion } from '../api/errors.js';
 import { JsonRepresentation } from '../representation/json.js';
 import { StoredSource, ValueSource } from '../representation/source.js';
 import type { Representation, WatchEventType } from '../representation/types.js';
@@ -34,7 +34,7 @@ import type { CacheScope } from '../watchcache/scope.js';
 import type { ResourceContext, Target } from './context.js';
 import { requireRevision } from './freshness.js';
 import { collectionSpan, objectKey } from './keys.js';
-import { decodeStored, type KubeObject } from './object.js';
+import { decodeStored, type KubeObject } from '../api/object.js';
 import type { Query } from './query.js';
 import { INITIAL_EVENTS_END_ANNOTATION, planWatch, type WatchPlan } from './read-plan.js';
 import { Selection } from './selection.js';
@@ -49,7 +49,7 @@ function errorFrame(rep: Representation, err: unknown): Uint8Array {
   const apiError =
     err instanceof CompactedError
       ? expired(`too old resource version: ${err.requestedRevision} (${err.compactedRevision})`)
-      : toApiError(err);
+      : (storageApiError(err) ?? internalError());
   return rep.event('ERROR', new ValueSource(apiError.toStatus() as unknown as KubeObject));
 }
 

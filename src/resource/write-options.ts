@@ -16,7 +16,7 @@
  * {@link WriteOptions.warnings}; the route writes them out.
  */
 import { FIELD_MANAGER_MAX_LENGTH, defaultManagerName } from '../apply/index.js';
-import { invalid } from '../http/errors.js';
+import { invalid } from '../api/errors.js';
 import {
   forbidden,
   invalid as fieldInvalid,

@@ -13,7 +13,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 
 /** The authenticated identity of a request (kube's `user.Info`). */
 export interface UserInfo {

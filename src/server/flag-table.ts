@@ -4,7 +4,7 @@
  * `--data-dir`. Flags whose feature arrives in a later version are accepted and stored
  * (`notImplemented`), and `--help` says so.
  */
-import type { FlagSpec } from '../cli/flags.js';
+import type { FlagSpec } from '../flags/flags.js';
 
 const SERVING = 'Secure serving';
 const ETCD = 'Etcd';

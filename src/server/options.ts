@@ -4,7 +4,7 @@
  */
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
-import { FlagError, FlagSet, type FlagValue } from '../cli/flags.js';
+import { FlagError, FlagSet, type FlagValue } from '../flags/flags.js';
 import {
   STORAGE_MEDIA_TYPES,
   storageMediaType,

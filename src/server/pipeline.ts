@@ -14,7 +14,7 @@
  * registration order, so installing the slots here, in order, fixes the order for good.
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
-import { badRequest } from '../http/errors.js';
+import { badRequest } from '../api/errors.js';
 import { parseRequestInfo, type QueryValues } from '../http/request-info.js';
 import type { Authenticator } from './authentication.js';
 

@@ -4,7 +4,7 @@
  * `--help`), 2 for bad flags, 1 when the server cannot start. A second signal during shutdown
  * exits at once with status 1, as kube-apiserver does.
  */
-import { FlagError } from '../cli/flags.js';
+import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
 import { startServer } from './server.js';

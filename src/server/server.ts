@@ -16,7 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
-import { packageVersion } from '../cli/package-version.js';
+import { packageVersion } from './package-version.js';
 import { versionInfo } from '../http/version.js';
 import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
 import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';

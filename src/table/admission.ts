@@ -2,7 +2,7 @@
  * Printers of `admissionregistration.k8s.io` and `apiregistration.k8s.io` (API services, served by
  * the aggregator with its own columns).
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
 import { list, obj, str, objectAge as age, objectName as name } from './fields.js';
 import { selectorString } from './format.js';

@@ -1,5 +1,5 @@
 /** Printers of the `apps` group: deployments, replica sets, stateful sets, daemon sets, revisions. */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
 import { int, list, obj, optInt, str, objectAge as age, objectName as name } from './fields.js';
 import {

@@ -1,5 +1,5 @@
 /** Printers of the `batch` group: jobs and cron jobs. */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
 import { humanDuration, parseTime, since } from './duration.js';
 import { int, list, obj, optBool, optInt, optStr, str, type Fields } from './fields.js';

@@ -1,5 +1,5 @@
 /** Printers of `certificates.k8s.io`: certificate signing requests and cluster trust bundles. */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
 import { humanDuration, since } from './duration.js';
 import { list, obj, optInt, str } from './fields.js';

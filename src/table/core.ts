@@ -3,7 +3,7 @@
  * their own. Cells follow kube-apiserver's printers with the wide options on, as the server always
  * computes every column and kubectl hides priority-1 columns itself.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR, wide } from './columns.js';
 import {
   int,

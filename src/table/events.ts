@@ -3,7 +3,7 @@
  * under other field names). kube-apiserver converts both to one internal Event before printing, so
  * both resources print the same columns.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { column, columns, wide } from './columns.js';
 import { parseTime, since } from './duration.js';
 import { int, obj, optInt, str, type Fields } from './fields.js';

@@ -5,7 +5,7 @@
  * prints from typed structs where a missing field simply is its zero value.
  */
 
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { since } from './duration.js';
 
 /** The NAME cell of every printer. */

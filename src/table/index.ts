@@ -8,7 +8,7 @@
  * other kind, custom resources and CRDs included, gets the default two columns (`Name`,
  * `Created At`), as kube-apiserver's default table convertor does.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { ADMISSION_PRINTERS, API_REGISTRATION_PRINTERS } from './admission.js';
 import { APPS_PRINTERS } from './apps.js';
 import { AUTOSCALING_PRINTERS } from './autoscaling.js';

@@ -3,7 +3,7 @@
  * `printPod` does (kubectl 1.33 server), including sidecar (restartable init) containers, the
  * `Init:` reasons, `SchedulingGated`, `Terminating`, and the `(5m ago)` restart suffix.
  */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, NAME, wide } from './columns.js';
 import { humanDuration, parseTime, since } from './duration.js';
 import { int, list, obj, optBool, str, type Fields } from './fields.js';

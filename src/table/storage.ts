@@ -1,5 +1,5 @@
 /** Printers of `storage.k8s.io`. */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, NAME } from './columns.js';
 import {
   list,

@@ -1,5 +1,5 @@
 /** Printers of PersistentVolumes and PersistentVolumeClaims (core group). */
-import type { KubeObject } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
 import { AGE, column, columns, NAME, wide } from './columns.js';
 import { since } from './duration.js';
 import { obj, optStr, str, stringMap } from './fields.js';

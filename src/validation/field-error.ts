@@ -3,7 +3,7 @@
  * kube's notation (`spec.template.spec.containers[0].image`), a machine reason (the
  * `StatusCause.reason` clients switch on) and kube's human message (`Required value`,
  * `Invalid value: "Foo": <detail>`, ...). The HTTP layer turns a non-empty list into a 422 with
- * `invalid()` from `src/http/errors.ts`, one cause per error.
+ * `invalid()` from `src/api/errors.ts`, one cause per error.
  */
 
 /** The `StatusCause.reason` values validation produces (kube's `field.ErrorType`). */

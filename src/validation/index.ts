@@ -1,7 +1,7 @@
 /**
- * Defaulting and validation of the built-in kinds, as kube-apiserver does them.
- *
- * The resource handler calls, for a create:
+ * Validation of the built-in kinds, as kube-apiserver does it. Defaulting and strategy
+ * preparation are src/defaults (`defaultObject`, `prepareForCreate`, `prepareForUpdate`), which
+ * sits above this folder. The resource handler calls, for a create:
  *
  * ```ts
  * defaultObject(group, kind, obj);               // kube's defaulters (on decode)
@@ -15,9 +15,6 @@
  * generic carry-overs from `old` (uid, creationTimestamp, deletion fields, status),
  * `prepareForUpdate(group, kind, obj, old)`, then `validateObject(group, kind, obj, old)`.
  */
-export { defaultObject } from '../defaults/index.js';
-export { prepareForCreate, prepareForUpdate, podQOSClass, type PrepareOptions } from '../defaults/prepare.js';
-export type { IPFamily } from '../defaults/service-ip.js';
 export type { FieldError, FieldErrorReason } from './field-error.js';
 export { validateObject } from './validate.js';
 export { validateName } from './names.js';

@@ -6,8 +6,8 @@
  * (`withResourceVersion`), so no parse and no stringify happen on the way out.
  */
 import type { ObjectSource } from '../representation/types.js';
-import type { KubeObject } from '../resource/object.js';
-import { decodeStored, withResourceVersion } from '../resource/object.js';
+import type { KubeObject } from '../api/object.js';
+import { decodeStored, withResourceVersion } from '../api/object.js';
 
 /** The format name of the JSON encoding in {@link ObjectVersion.encoded}. */
 export const JSON_FORMAT = 'json';

@@ -3,9 +3,20 @@
  * type, or one namespace), optionally one key (a watch pinned by `metadata.name`), and the label
  * and field selectors. Key checks come first so that objects outside the scope are never parsed.
  */
-import type { Selection } from '../resource/selection.js';
+import type { JsonObject } from '../api/object.js';
 import { lowerBound } from './cache-state.js';
 import type { ObjectVersion } from './object-version.js';
+
+/**
+ * The label and field selectors of a read, as the cache applies them (the resource layer's
+ * `Selection` is one).
+ */
+export interface ObjectFilter {
+  /** True when the filter selects every object (no parse needed). */
+  readonly everything: boolean;
+  /** True when `obj` is selected. */
+  matches(obj: JsonObject): boolean;
+}
 
 /** The scope of one read. */
 export interface CacheScope {
@@ -13,7 +24,7 @@ export interface CacheScope {
   readonly prefix: string;
   /** When set, only this key. */
   readonly key?: string;
-  readonly selection: Selection;
+  readonly selection: ObjectFilter;
 }
 
 /** True when `version` is inside the key range of `scope` (selectors not applied). */

@@ -18,7 +18,7 @@ import {
   encodeForStorage,
   withResourceVersion,
   type KubeObject,
-} from '../../src/resource/object.js';
+} from '../../src/api/object.js';
 
 /** Short runs: the machine is shared; compare within one run, not across runs. */
 const OPTS = { time: 300, warmupTime: 100 };

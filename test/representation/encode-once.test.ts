@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { loadSchemas } from '../../src/registry/schema.js';
-import type { KubeObject } from '../../src/resource/object.js';
+import type { KubeObject } from '../../src/api/object.js';
 import { Representations } from '../../src/representation/representations.js';
 import type { ObjectSource } from '../../src/representation/types.js';
 

@@ -7,7 +7,7 @@
  */
 import { bench, describe } from 'vitest';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
-import { encodeForStorage, type KubeObject } from '../../src/resource/object.js';
+import { encodeForStorage, type KubeObject } from '../../src/api/object.js';
 import { configMap1KiB } from '../codec/bench-objects.js';
 import { startResourceApp, type ResourceApp } from '../server/resources.support.js';
 import { StorageCodec } from '../../src/representation/storage-codec.js';

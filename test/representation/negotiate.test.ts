@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/api/errors.js';
 import { contentMediaType, parseAccept } from '../../src/representation/accept.js';
 import { negotiate, statusFormat, type EndpointCapabilities } from '../../src/representation/negotiate.js';
 

@@ -6,8 +6,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatDuration, parseDuration, DurationError } from '../../src/cli/duration.js';
-import { FlagError, FlagSet } from '../../src/cli/flags.js';
+import { formatDuration, parseDuration, DurationError } from '../../src/flags/duration.js';
+import { FlagError, FlagSet } from '../../src/flags/flags.js';
 import { SERVER_FLAGS } from '../../src/server/flag-table.js';
 import {
   notImplementedWarnings,

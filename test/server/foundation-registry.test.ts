@@ -14,7 +14,8 @@ const MODULE_PATH = new URL('../../src/registry/kinds.ts', import.meta.url);
 describe('kind table', () => {
   it('generated src/registry/kinds.ts matches proto/kinds.yaml', () => {
     const parsed = parseKindsYaml(readFileSync(YAML_PATH, 'utf8'));
-    if (process.env['CAPSTAN_UPDATE_GENERATED'] === '1') writeFileSync(MODULE_PATH, renderKindsModule(parsed));
+    if (process.env['CAPSTAN_UPDATE_GENERATED'] === '1')
+      writeFileSync(MODULE_PATH, renderKindsModule(parsed));
     // Compared as data, so that reformatting the generated file (prettier) is not drift.
     expect(KINDS).toEqual(parsed);
   });

@@ -3,7 +3,7 @@
  * table, and dry run of every verb, through the resource routes (`app.inject`).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/api/errors.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { createResourceContext } from '../../src/resource/context.js';
 import { applyPatch } from '../../src/resource/patch.js';

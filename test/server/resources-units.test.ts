@@ -3,7 +3,7 @@
  * resolution, generated names.
  */
 import { describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/http/errors.js';
+import { ApiError } from '../../src/api/errors.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { FieldSelector } from '../../src/resource/field-selector.js';
 import { LabelSelector } from '../../src/resource/label-selector.js';
@@ -13,7 +13,7 @@ import {
   encodeForStorage,
   withResourceVersion,
   type KubeObject,
-} from '../../src/resource/object.js';
+} from '../../src/api/object.js';
 import { selectorString } from '../../src/resource/scale.js';
 import { resolveTarget } from '../../src/resource/target.js';
 

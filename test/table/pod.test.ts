@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { KubeObject } from '../../src/resource/object.js';
+import type { KubeObject } from '../../src/api/object.js';
 import { printerFor } from '../../src/table/index.js';
 
 const now = new Date('2024-05-01T12:00:00Z');

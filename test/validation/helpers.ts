@@ -3,12 +3,9 @@
  * validate) and pick errors by field and reason.
  */
 import { expect } from 'vitest';
-import {
-  defaultObject,
-  prepareForCreate,
-  validateObject,
-  type FieldError,
-} from '../../src/validation/index.js';
+import { validateObject, type FieldError } from '../../src/validation/index.js';
+import { defaultObject } from '../../src/defaults/index.js';
+import { prepareForCreate } from '../../src/defaults/prepare.js';
 
 /** A deep copy, so table cases never share nested objects. */
 export function clone<T>(v: T): T {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { defaultObject, prepareForCreate, validateObject } from '../../src/validation/index.js';
+import { validateObject } from '../../src/validation/index.js';
+import { defaultObject } from '../../src/defaults/index.js';
+import { prepareForCreate } from '../../src/defaults/prepare.js';
 
 /** Every kind that has a defaulter, and a few that do not. */
 const KINDS: readonly (readonly [string, string])[] = [

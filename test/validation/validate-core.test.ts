@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import {
-  defaultObject,
   validateAnnotations,
   validateLabels,
   validateLabelSelector,
   validateObject,
   validateObjectMeta,
 } from '../../src/validation/index.js';
+import { defaultObject } from '../../src/defaults/index.js';
 import {
   clone,
   container,

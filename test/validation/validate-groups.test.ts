@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { prepareForCreate, prepareForUpdate, validateObject } from '../../src/validation/index.js';
+import { validateObject } from '../../src/validation/index.js';
+import { prepareForCreate, prepareForUpdate } from '../../src/defaults/prepare.js';
 import { clone, createErrors, defaulted, expectError, expectValid, updateErrors } from './helpers.js';
 
 const ns = { name: 'x', namespace: 'default' };

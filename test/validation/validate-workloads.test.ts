@@ -1,10 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  defaultObject,
-  prepareForCreate,
-  prepareForUpdate,
-  validateObject,
-} from '../../src/validation/index.js';
+import { validateObject } from '../../src/validation/index.js';
+import { defaultObject } from '../../src/defaults/index.js';
+import { prepareForCreate, prepareForUpdate } from '../../src/defaults/prepare.js';
 import {
   clone,
   container,

@@ -1,6 +1,6 @@
 /** ObjectVersion: encodings are made once per format and shared; JSON carries the resourceVersion. */
 import { describe, expect, it } from 'vitest';
-import { encodeForStorage } from '../../src/resource/object.js';
+import { encodeForStorage } from '../../src/api/object.js';
 import { ObjectVersion } from '../../src/watchcache/object-version.js';
 
 describe('ObjectVersion', () => {

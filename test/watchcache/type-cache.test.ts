@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Store } from '../../storage/interface.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
-import { encodeForStorage } from '../../src/resource/object.js';
+import { encodeForStorage } from '../../src/api/object.js';
 import { FieldSelector } from '../../src/resource/field-selector.js';
 import { LabelSelector } from '../../src/resource/label-selector.js';
 import { Selection } from '../../src/resource/selection.js';

@@ -4,7 +4,7 @@
  * items `[i]`, map entries `[key]`; untyped values (RawExtension, JSON) are not descended.
  */
 import type { StructType, TypeNode } from '../../apply/index.js';
-import { isJsonObject, type JsonObject } from '../object.js';
+import { isJsonObject, type JsonObject } from '../../api/object.js';
 
 function join(path: string, key: string): string {
   return path === '' ? key : `${path}.${key}`;

@@ -2,7 +2,7 @@
  * JSON Merge Patch (RFC 7386): objects merge key by key, `null` deletes a key, anything else
  * (arrays included) replaces. The target is never modified.
  */
-import { cloneJson, isJsonObject, type JsonObject } from '../object.js';
+import { cloneJson, isJsonObject, type JsonObject } from '../../api/object.js';
 
 /** `target` with `patch` merged in (RFC 7386 `MergePatch`). */
 export function applyMergePatch(target: unknown, patch: unknown): unknown {

@@ -12,7 +12,7 @@
  *
  * The original is never modified. Malformed patches are {@link StrategicMergePatchError}s.
  */
-import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../object.js';
+import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../../api/object.js';
 import type { PatchFieldInfo, PatchSchema } from './schema.js';
 
 /** The patch is not a valid strategic merge patch for the object. */

@@ -2,7 +2,7 @@
  * The remaining core/v1 kinds: Namespace, Node, PersistentVolume, PersistentVolumeClaim,
  * ResourceQuota, LimitRange and the legacy core Event.
  */
-import { VOLUME_SOURCES } from '../../defaults/pod.js';
+import { VOLUME_SOURCES } from './facts.js';
 import { duplicate, forbidden, invalid, notSupported, required, type FieldError } from '../field-error.js';
 import { byteLength, cidrErrors, isDNS1123Subdomain, isLabelValue, isQualifiedName } from '../formats.js';
 import { has, obj, objects, optStr, semanticEqual, str, strings, type JsonObject } from '../json.js';

@@ -5,7 +5,7 @@
  * Validation runs after IP-family initialisation (`prepareForCreate`) and cluster IP
  * allocation, as in kube; an unallocated `clusterIP` (`""` with no `clusterIPs`) is accepted.
  */
-import { externallyAccessible } from '../../defaults/core.js';
+import { externallyAccessible } from './facts.js';
 import {
   duplicate,
   forbidden,

@@ -96,7 +96,9 @@ describe('leases', () => {
     expect(event).toMatchObject({ type: 'delete', kv: { key: 'short' } });
     expect((await second.get('long')).kv?.lease).toBe(long);
     // The lease record is gone with its keys: attaching to it fails.
-    await expect(second.create('again', Buffer.from('x'), { lease })).rejects.toBeInstanceOf(LeaseNotFoundError);
+    await expect(second.create('again', Buffer.from('x'), { lease })).rejects.toBeInstanceOf(
+      LeaseNotFoundError,
+    );
     await second.revokeLease(long);
     expect((await second.get('long')).kv).toBeUndefined();
   });
