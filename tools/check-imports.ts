@@ -37,7 +37,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   // Its clients: controllers and the HTTP routes.
   ['src/controllers', 'src/http'],
   // Wiring: the server (authn hands the server's user info to it), the load generator.
-  ['src/server', 'src/authn', 'src/bench'],
+  ['src/server', 'src/authn', 'src/metrics', 'src/bench'],
   // The command line.
   ['src/cli'],
 ];

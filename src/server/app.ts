@@ -10,7 +10,7 @@ import type { Store } from '../../storage/interface.js';
 import { installDiscoveryRoutes } from '../http/discovery.js';
 import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
-import { installMetricsRoute } from '../http/metrics.js';
+import { installMetricsRoute } from '../metrics/route.js';
 import { requestMetrics, requestRecorder } from '../metrics/apiserver.js';
 import { processMetrics } from '../metrics/process.js';
 import { MetricsRegistry } from '../metrics/registry.js';

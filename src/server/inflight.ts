@@ -9,7 +9,7 @@
  * aborted requests give theirs back too.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../http/errors.js';
+import { ApiError } from '../api/errors.js';
 import { isMutating } from '../metrics/apiserver.js';
 
 /** The 429 kube answers when a limit is reached. */

@@ -3,7 +3,7 @@
  * them (who may read them is authorization's call: `system:monitoring` in kube's policy).
  */
 import type { FastifyInstance } from 'fastify';
-import type { MetricsRegistry } from '../metrics/registry.js';
+import type { MetricsRegistry } from './registry.js';
 
 const CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
