@@ -93,7 +93,8 @@ export const KIND_RULES: Readonly<Record<string, KindRule>> = {
   Event: createOnUpdate,
   LimitRange: createOnUpdate,
   'Event.events.k8s.io': createOnUpdate,
-  'Deployment.apps': generation,
+  // kube's deployment status strategy keeps the stored labels.
+  'Deployment.apps': { tracksGeneration: true, statusKeepsMetadata: ['labels'] },
   'ReplicaSet.apps': generation,
   'StatefulSet.apps': generation,
   'DaemonSet.apps': generation,
