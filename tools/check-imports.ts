@@ -24,7 +24,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   // The served kinds and their schemas.
   ['src/registry'],
   // Libraries over the schemas: structured merge, the protobuf codec, validation, OpenAPI.
-  ['src/apply', 'src/codec', 'src/validation', 'src/openapi'],
+  ['src/apply', 'src/codec', 'src/validation', 'src/openapi', 'src/conversion'],
   // Defaulting (uses validation's helpers) and table printers.
   ['src/defaults', 'src/table'],
   // Per-kind behaviour, composed from the layers below.

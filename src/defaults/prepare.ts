@@ -120,6 +120,8 @@ function prepareCRD(crd: JsonObject): void {
  *   `kubernetes.io/metadata.name` label (also for generated names).
  * - Service: `clusterIPs` from `clusterIP`, `ipFamilyPolicy` and `ipFamilies` (the allocator
  *   then assigns the IPs and node ports).
+ * - PersistentVolumeClaim: `status` = phase Pending; PersistentVolume: phase Pending and its
+ *   `lastPhaseTransitionTime`.
  * - Job: the generated selector and template labels (needs `metadata.uid`).
  * - DaemonSet: the `deprecated.daemonset.template.generation: "1"` annotation.
  * - CustomResourceDefinition: `status.storedVersions` = the storage version.
@@ -142,6 +144,16 @@ export function prepareForCreate(
       break;
     case '/Service':
       return prepareServiceIPs(obj, undefined, opts.serviceIPFamilies ?? ['IPv4']);
+    case '/PersistentVolumeClaim':
+      // The status was dropped; kube's read-back defaulting gives phase Pending.
+      obj['status'] = { phase: 'Pending' };
+      break;
+    case '/PersistentVolume':
+      obj['status'] = {
+        phase: 'Pending',
+        lastPhaseTransitionTime: new Date().toISOString().replace(/\.\d{3}Z$/, 'Z'),
+      };
+      break;
     case 'batch/Job':
       prepareJob(obj);
       break;

@@ -12,6 +12,7 @@
  * | `application/strategic-merge-patch+json`   | JSON  | strategic merge patch            |
  * | `application/apply-patch+yaml`             | YAML  | server-side apply                |
  * | `application/vnd.kubernetes.protobuf`      | envelope | ProtobufBody (decoded by route) |
+ * | none (no `Content-Type`)                   | JSON  | object body, as kube-apiserver   |
  * | anything else                              |   –   | 415 UnsupportedMediaType         |
  *
  * Bodies over {@link MAX_REQUEST_BODY_BYTES} are refused with 413 before parsing; malformed
@@ -132,8 +133,23 @@ export function installBodyParsers(scope: FastifyInstance): void {
   scope.addContentTypeParser(
     '*',
     { parseAs: 'buffer', bodyLimit: MAX_REQUEST_BODY_BYTES },
-    (request, _body, done) => {
-      done(unsupportedMediaType(String(request.headers['content-type'] ?? '')));
+    (request, body: Buffer, done: (err: Error | null, body?: RequestBody) => void) => {
+      const contentType = request.headers['content-type'];
+      if (contentType !== undefined && contentType !== '') {
+        done(unsupportedMediaType(contentType));
+        return;
+      }
+      // No Content-Type: kube reads the body in its first serializer's media type, JSON.
+      try {
+        done(null, {
+          mediaType: 'application/json',
+          patchType: undefined,
+          value: parseJson(body),
+          raw: body,
+        });
+      } catch (err) {
+        done(err as Error);
+      }
     },
   );
 }

@@ -27,6 +27,7 @@ import { deleteObject, parseDeleteOptions } from '../resource/delete.js';
 import { deleteCollection } from '../resource/deletecollection.js';
 import { getResource } from '../resource/get.js';
 import { listResource } from '../resource/list.js';
+import { ConvertingRepresentation } from '../representation/converting.js';
 import { deleteNamespace, isNamespaceType } from '../resource/namespace-delete.js';
 import { patchResource, unsupportedPatchType, type PatchBody } from '../resource/patch.js';
 import { boolParam, param, type Query } from '../resource/query.js';
@@ -374,7 +375,11 @@ async function handle(
   if (warnings.length > 0) void reply.header('warning', warnings.map(warningHeader));
   if (result.contentType !== undefined) {
     await reply.code(result.code).type(result.contentType).send(result.body);
-  } else if (negotiated.format === 'json' && negotiated.transform === undefined) {
+  } else if (
+    negotiated.format === 'json' &&
+    negotiated.transform === undefined &&
+    !(rep instanceof ConvertingRepresentation)
+  ) {
     await reply.code(result.code).type('application/json').send(result.body);
   } else {
     // Only JSON lists stream; every other form was rendered by the handler (contentType set).

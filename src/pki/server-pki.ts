@@ -10,6 +10,11 @@
  * expiry, it is signed by the CA in use, and (serving) it still names every required host and
  * IP; otherwise that pair alone is regenerated. A CA that fails its checks is replaced together
  * with both leaves (they would no longer verify).
+ *
+ * A serving pair in `apiserver.crt`/`apiserver.key` that Capstan did not issue (envtest writes its
+ * own, signed by its CA) is served unchanged and never rewritten, as kube-apiserver does; the
+ * admin kubeconfig then trusts the root at the end of that file's chain, or the certificate
+ * itself (see {@link trustFor}).
  */
 import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -150,6 +155,53 @@ function coversNames(cert: X509Certificate, names: { dnsNames: string[]; ipAddre
   );
 }
 
+/** The subject CN of the serving certificates Capstan issues. */
+const SERVING_COMMON_NAME = 'capstan-apiserver';
+/** How the subject CN of Capstan's own CAs begins. */
+const CA_COMMON_NAME_PREFIX = 'capstan-ca@';
+
+/** True for a serving certificate Capstan issued (its own CN, issued by one of its CAs). */
+function issuedByCapstan(cert: X509Certificate): boolean {
+  const cn = (dn: string): string => /(?:^|\n)CN=([^\n]*)/.exec(dn)?.[1] ?? '';
+  return cn(cert.subject) === SERVING_COMMON_NAME && cn(cert.issuer).startsWith(CA_COMMON_NAME_PREFIX);
+}
+
+/** True when the CA in use issued `serving` (clients then trust that CA). */
+function issuedBy(serving: CertKeyPair, ca: Loaded): boolean {
+  try {
+    return new X509Certificate(serving.certPem).verify(ca.cert.publicKey);
+  } catch {
+    return false;
+  }
+}
+
+/** The PEM blocks of a certificate file, in order. */
+function pemBlocks(pem: string): string[] {
+  return pem.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+}
+
+/**
+ * What a client should trust for a serving certificate Capstan did not issue: the self-signed
+ * root at the end of the file's chain when the file carries one (kube-apiserver's own generated
+ * `apiserver.crt` is the certificate followed by its CA), else the certificate itself (Go
+ * clients accept a leaf found in their root pool as it is; the issuing CA is not Capstan's to
+ * know).
+ */
+export function trustFor(certPem: string): string {
+  const blocks = pemBlocks(certPem);
+  const last = blocks[blocks.length - 1];
+  if (last !== undefined && blocks.length > 1) {
+    try {
+      const root = new X509Certificate(last);
+      if (root.issuer === root.subject && root.verify(root.publicKey)) return `${last}\n`;
+    } catch {
+      // not a usable root: fall back to the leaf
+    }
+  }
+  const leaf = blocks[0];
+  return leaf === undefined ? certPem : `${leaf}\n`;
+}
+
 function issuerOf(ca: Loaded): Issuer {
   return {
     subjectDer: subjectDerOf(ca.cert.raw),
@@ -224,10 +276,16 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
       return loadUserServingPair(options.tlsCertFile, options.tlsPrivateKeyFile);
     }
     const names = servingNames(options);
-    const existing = caChanged ? undefined : await loadPair(dir, 'apiserver');
-    return existing !== undefined && usable(existing.cert, now, caCert) && coversNames(existing.cert, names)
+    const existing = await loadPair(dir, 'apiserver');
+    // A pair Capstan did not issue (envtest's, an operator's) is served as it is, as
+    // kube-apiserver serves whatever pair it finds in --cert-dir.
+    if (existing !== undefined && !issuedByCapstan(existing.cert)) return existing.pair;
+    return existing !== undefined &&
+      !caChanged &&
+      usable(existing.cert, now, caCert) &&
+      coversNames(existing.cert, names)
       ? existing.pair
-      : issueLeaf('apiserver', 'server', { commonName: 'capstan-apiserver' }, names);
+      : issueLeaf('apiserver', 'server', { commonName: SERVING_COMMON_NAME }, names);
   })();
   const adminPromise = (async (): Promise<CertKeyPair> => {
     const existing = caChanged ? undefined : await loadPair(dir, 'admin');
@@ -240,8 +298,7 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
   if (adminResult.status === 'rejected') throw adminResult.reason;
   const serving = servingResult.value;
   const admin = adminResult.value;
-  const servingTrustPem =
-    options.tlsCertFile !== undefined && options.tlsCertFile !== '' ? serving.certPem : ca.pair.certPem;
+  const servingTrustPem = issuedBy(serving, ca) ? ca.pair.certPem : trustFor(serving.certPem);
 
   const clientCaPems = [ca.pair.certPem];
   if (options.clientCaFile !== undefined && options.clientCaFile !== '') {

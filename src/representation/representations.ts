@@ -21,6 +21,8 @@ import {
   type Negotiated,
 } from './negotiate.js';
 import { PartialRepresentation } from './partial.js';
+import { ConvertingRepresentation } from './converting.js';
+import { conversionTo } from '../conversion/index.js';
 import { ProtobufEncoder, ProtobufRepresentation } from './protobuf.js';
 import { parseIncludeObject, TableRepresentation } from './table.js';
 import type { Representation, RepresentedType } from './types.js';
@@ -114,10 +116,21 @@ export class Representations {
 
   /**
    * The representation of a negotiation outcome for `type`; `includeObject` is the request's
-   * query parameter (Tables only).
+   * query parameter (Tables only). A type sharing storage with another version of its kind
+   * converts the objects it is given first (see converting.ts).
    * @throws ApiError 400 for an invalid `includeObject` of a Table request.
    */
   representation(
+    negotiated: Negotiated,
+    type: RepresentedType,
+    includeObject: string | undefined,
+  ): Representation {
+    const inner = this.#transformed(negotiated, type, includeObject);
+    const convert = conversionTo(type);
+    return convert === undefined ? inner : new ConvertingRepresentation(inner, type.apiVersion, convert);
+  }
+
+  #transformed(
     negotiated: Negotiated,
     type: RepresentedType,
     includeObject: string | undefined,

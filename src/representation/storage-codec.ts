@@ -5,12 +5,16 @@
  * `application/json` is chosen. Reads detect the encoding by the magic, so values written in
  * either encoding (by Capstan under another flag, or by kube-apiserver) stay readable.
  *
+ * Objects are stored in their storage version (src/conversion: events.k8s.io/v1 Events as core
+ * v1 Events, as kube-apiserver); readers convert them back to their own type's form.
+ *
  * The handlers work with JSON bytes in the storage layout (`kind`, `apiVersion`, `metadata`
  * first, no resourceVersion: see src/api/object.ts); this codec converts that layout to and
  * from the chosen encoding at the storage boundary (see transcoding-store.ts).
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
-import { isJsonObject, type JsonObject } from '../api/object.js';
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
+import { toStorageVersion } from '../conversion/index.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
 /** The storage media types `--storage-media-type` accepts. */
@@ -41,6 +45,14 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
+/** How the handlers' storage layout of an events.k8s.io/v1 Event begins (`kind`, `apiVersion` first). */
+const EVENTS_PREFIX = Buffer.from('{"kind":"Event","apiVersion":"events.k8s.io/v1"');
+
+function hasPrefix(bytes: Uint8Array, prefix: Buffer): boolean {
+  if (bytes.byteLength < prefix.byteLength) return false;
+  return prefix.equals(Buffer.from(bytes.buffer, bytes.byteOffset, prefix.byteLength));
+}
+
 function dropNull(_key: string, value: unknown): unknown {
   return value === null ? undefined : value;
 }
@@ -62,9 +74,13 @@ export class StorageCodec {
    * as JSON: still readable, never lost.
    */
   toStorage(json: Uint8Array): Uint8Array {
-    if (this.mediaType === 'application/json') return json;
-    const obj = parseJson(json);
-    if (!isJsonObject(obj)) return json;
+    const converted = hasPrefix(json, EVENTS_PREFIX);
+    if (this.mediaType === 'application/json' && !converted) return json;
+    const parsed = parseJson(json);
+    if (!isJsonObject(parsed)) return json;
+    // kube's storage version: events.k8s.io/v1 Events are stored as core v1 Events.
+    const obj = converted ? toStorageVersion(parsed as KubeObject) : parsed;
+    if (this.mediaType === 'application/json') return Buffer.from(JSON.stringify(obj));
     const { apiVersion, kind } = obj;
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') return json;
     const encoder = this.#protobuf();

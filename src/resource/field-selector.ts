@@ -9,6 +9,7 @@ import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { ruleKey } from './kind-rules.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
+import { conversionTo, type Conversion } from '../conversion/index.js';
 
 interface Term {
   readonly field: string;
@@ -67,7 +68,11 @@ const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>
     'involvedObject.fieldPath': involved('fieldPath'),
     reason: path('reason'),
     reportingComponent: path('reportingComponent'),
-    source: path('source', 'component'),
+    // kube's selectable `source`: the source component, else the reporting controller.
+    source: (obj) => {
+      const component = path('source', 'component')(obj);
+      return component === '' ? path('reportingComponent')(obj) : component;
+    },
     type: path('type'),
   },
   'Event.events.k8s.io': {
@@ -94,9 +99,12 @@ const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>
 /** A parsed field selector, bound to the fields of one kind. */
 export class FieldSelector {
   readonly #terms: readonly (Term & { read: FieldReader })[];
+  /** Brings objects stored by another version of the kind to this kind's form first. */
+  readonly #convert: Conversion;
 
-  private constructor(terms: readonly (Term & { read: FieldReader })[]) {
+  private constructor(terms: readonly (Term & { read: FieldReader })[], convert: Conversion = (o) => o) {
     this.#terms = terms;
+    this.#convert = convert;
   }
 
   get empty(): boolean {
@@ -105,7 +113,9 @@ export class FieldSelector {
 
   /** Whether `obj` is selected. */
   matches(obj: KubeObject): boolean {
-    return this.#terms.every((t) => (t.read(obj) === t.value) === t.equal);
+    if (this.#terms.length === 0) return true;
+    const own = this.#convert(obj);
+    return this.#terms.every((t) => (t.read(own) === t.value) === t.equal);
   }
 
   /** The name this selector pins (`metadata.name=x`), if any: a watch or list of one object. */
@@ -127,6 +137,7 @@ export class FieldSelector {
         if (read === undefined) throw badRequest(`field label not supported: ${parsed.field}`);
         return { ...parsed, read };
       }),
+      conversionTo(type),
     );
   }
 }

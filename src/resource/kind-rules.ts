@@ -30,6 +30,12 @@ export interface KindRule {
   readonly gracePeriodSeconds?: (obj: KubeObject, requested: number | undefined) => number;
   /** Extra condition for removing an object whose last finalizer an update removed. */
   readonly canDeleteOnUpdate?: (obj: KubeObject) => boolean;
+  /**
+   * The user-set metadata fields a `status` write keeps from the stored object (kube's status
+   * strategies: most take labels, annotations, finalizers and owner references from the request;
+   * some call `ResetObjectMetaForStatus` or keep the whole metadata).
+   */
+  readonly statusKeepsMetadata?: readonly string[];
 }
 
 /** The rule of a type, with its key. */
@@ -68,12 +74,15 @@ const podRule: KindRule = {
 };
 
 const createOnUpdate: KindRule = { allowCreateOnUpdate: true };
+/** kube's `ResetObjectMetaForStatus`: a status write changes no user-set metadata. */
+const STATUS_RESETS_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
 const generation: KindRule = { tracksGeneration: true };
 
 /** Per-kind rules; kinds not listed behave generically. */
 export const KIND_RULES: Readonly<Record<string, KindRule>> = {
   Namespace: namespaceRule,
-  Pod: podRule,
+  // kube's pod status strategy keeps the owner references (old kubelets corrupted them).
+  Pod: { ...podRule, statusKeepsMetadata: ['ownerReferences'] },
   Node: { keepStatusOnCreate: true },
   Service: { allowCreateOnUpdate: true, returnDeletedObject: true },
   ServiceAccount: { returnDeletedObject: true },
@@ -84,7 +93,8 @@ export const KIND_RULES: Readonly<Record<string, KindRule>> = {
   Event: createOnUpdate,
   LimitRange: createOnUpdate,
   'Event.events.k8s.io': createOnUpdate,
-  'Deployment.apps': generation,
+  // kube's deployment status strategy keeps the stored labels.
+  'Deployment.apps': { tracksGeneration: true, statusKeepsMetadata: ['labels'] },
   'ReplicaSet.apps': generation,
   'StatefulSet.apps': generation,
   'DaemonSet.apps': generation,
@@ -101,12 +111,28 @@ export const KIND_RULES: Readonly<Record<string, KindRule>> = {
   'ClusterRole.rbac.authorization.k8s.io': createOnUpdate,
   'ClusterRoleBinding.rbac.authorization.k8s.io': createOnUpdate,
   'StorageClass.storage.k8s.io': { returnDeletedObject: true },
-  'VolumeAttachment.storage.k8s.io': { returnDeletedObject: true },
-  'CustomResourceDefinition.apiextensions.k8s.io': { tracksGeneration: true, returnDeletedObject: true },
+  'VolumeAttachment.storage.k8s.io': {
+    returnDeletedObject: true,
+    statusKeepsMetadata: STATUS_RESETS_METADATA,
+  },
+  'CustomResourceDefinition.apiextensions.k8s.io': {
+    tracksGeneration: true,
+    returnDeletedObject: true,
+    statusKeepsMetadata: ['labels', 'annotations', 'ownerReferences'],
+  },
+  'APIService.apiregistration.k8s.io': { statusKeepsMetadata: STATUS_RESETS_METADATA },
+  'ServiceCIDR.networking.k8s.io': { statusKeepsMetadata: STATUS_RESETS_METADATA },
   'MutatingWebhookConfiguration.admissionregistration.k8s.io': generation,
   'ValidatingWebhookConfiguration.admissionregistration.k8s.io': generation,
-  'FlowSchema.flowcontrol.apiserver.k8s.io': generation,
-  'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io': generation,
+  // Their status strategies keep the whole stored metadata (managedFields aside).
+  'FlowSchema.flowcontrol.apiserver.k8s.io': {
+    tracksGeneration: true,
+    statusKeepsMetadata: STATUS_RESETS_METADATA,
+  },
+  'PriorityLevelConfiguration.flowcontrol.apiserver.k8s.io': {
+    tracksGeneration: true,
+    statusKeepsMetadata: STATUS_RESETS_METADATA,
+  },
 };
 
 /** Resolves the rules of resource types, from a table ({@link KIND_RULES} unless given). */

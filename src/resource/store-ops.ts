@@ -11,6 +11,7 @@ import { isEventType } from './event-leases.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
 import { decodeStored, type KubeObject } from '../api/object.js';
+import { conversionTo } from '../conversion/index.js';
 
 /** Kube's optimistic-concurrency message (`OptimisticLockErrorMsg`). */
 export const OPTIMISTIC_LOCK_MESSAGE =
@@ -31,7 +32,10 @@ export async function readObject(
 ): Promise<StoredObject | undefined> {
   const { kv } = await ctx.store.get(objectKey(type, namespace, name));
   if (kv === undefined) return undefined;
-  return { kv, obj: decodeStored(kv.value, kv.modRevision) };
+  const obj = decodeStored(kv.value, kv.modRevision);
+  // An object stored by another version of the kind (core/events.k8s.io Events), in this one's form.
+  const convert = conversionTo(type);
+  return { kv, obj: convert === undefined ? obj : convert(obj) };
 }
 
 /** Like {@link readObject}, but a missing object is the 404 of `type`/`name`. */

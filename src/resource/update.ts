@@ -24,6 +24,7 @@ import { validateFields } from './field-validation.js';
 import { invalid as fieldInvalid } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
 import { prepareForUpdate, validateForWrite } from './metadata.js';
+import type { ResolvedRule } from './kind-rules.js';
 import {
   cloneJson,
   encodeForStorage,
@@ -93,13 +94,29 @@ function checkResourceVersion(
   if (rv !== current.metadata.resourceVersion) throw staleConflict(type, name);
 }
 
+/**
+ * The metadata a `status` write takes from the request (kube's status strategies keep the
+ * request's object metadata, then reset the kind's sealed fields; server-owned fields come from
+ * the stored object as on any update).
+ */
+const STATUS_USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
+
 /** The object to store for `part`, from the requested one and the current one. */
-function merge(part: UpdatePart, requested: KubeObject, current: KubeObject): KubeObject {
+function merge(part: UpdatePart, requested: KubeObject, current: KubeObject, rule: ResolvedRule): KubeObject {
   if (part === 'main') return requested;
   const next = cloneJson(current);
   if (part === 'status') {
     if (requested['status'] === undefined) delete next['status'];
     else next['status'] = requested['status'];
+    const kept = rule.statusKeepsMetadata ?? [];
+    for (const field of STATUS_USER_METADATA) {
+      if (kept.includes(field)) continue;
+      const from: Record<string, unknown> = requested.metadata;
+      const to: Record<string, unknown> = next.metadata;
+      const value = from[field];
+      if (value === undefined || value === null) delete to[field];
+      else to[field] = value;
+    }
     if (requested.metadata.managedFields !== undefined)
       next.metadata.managedFields = requested.metadata.managedFields;
     return next;
@@ -151,7 +168,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       current,
       rule.requireResourceVersionOnUpdate === true && part === 'main',
     );
-    const next = merge(part, requested, current);
+    const next = merge(part, requested, current, rule);
     const prepared = part === 'main' ? prepareForUpdate(type, rule, next, current) : [];
     if (plan.applied !== true)
       ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());

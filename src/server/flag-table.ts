@@ -26,7 +26,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   // Secure serving
   { section: SERVING, name: 'secure-port', type: 'int', default: 6443, usage: 'The port on which to serve HTTPS with authentication and authorization. 0 picks a free port (Capstan extension).' },
   { section: SERVING, name: 'bind-address', type: 'string', default: '0.0.0.0', usage: 'The IP address on which to listen for the --secure-port port. 0.0.0.0 or :: (or blank) mean all interfaces.' },
-  { section: SERVING, name: 'cert-dir', type: 'string', default: '/var/run/capstan', usage: 'The directory where the TLS certs are located. If --tls-cert-file and --tls-private-key-file are provided, this flag is only used for the CA and the admin client certificate.' },
+  { section: SERVING, name: 'cert-dir', type: 'string', default: '/var/run/capstan', usage: 'The directory where the TLS certs are located. An apiserver.crt/apiserver.key pair found there that Capstan did not issue is served as it is; a missing pair is generated (with a CA). If --tls-cert-file and --tls-private-key-file are provided, this flag is only used for the CA and the admin client certificate.' },
   { section: SERVING, name: 'tls-cert-file', type: 'string', default: '', usage: 'File containing the default x509 certificate for HTTPS (CA cert, if any, concatenated after server cert). If not provided, a CA and a serving certificate are generated in --cert-dir.' },
   { section: SERVING, name: 'tls-private-key-file', type: 'string', default: '', usage: 'File containing the default x509 private key matching --tls-cert-file.' },
   { section: SERVING, name: 'tls-min-version', type: 'string', default: '', usage: 'Minimum TLS version supported. Possible values: VersionTLS10, VersionTLS11, VersionTLS12, VersionTLS13.' },
