@@ -6,14 +6,14 @@
  * request info -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
  * ```
  *
- * This version fills the first two; the others are named slots that later issues fill (audit and
+ * Request info and authentication (src/authn/) are filled; the others are named slots that later issues fill (audit and
  * flow control usually add their own onResponse hooks as well). Fastify runs hooks in
  * registration order, so installing the slots here, in order, fixes the order for good.
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import { badRequest } from '../http/errors.js';
 import { parseRequestInfo, type QueryValues } from '../http/request-info.js';
-import type { Authenticator } from './authentication.js';
+import type { RequestAuthenticator } from '../authn/request-authenticator.js';
 
 /** A pipeline step: throw an ApiError to reject the request. */
 export type PipelineStep = (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
@@ -33,7 +33,7 @@ export const SLOT_ORDER = ['audit', 'flowControl', 'impersonation', 'authorizati
 /** Installs the pipeline on `app` (before any route is registered). */
 export function installRequestPipeline(
   app: FastifyInstance,
-  authenticator: Authenticator,
+  authenticator: RequestAuthenticator,
   slots: PipelineSlots = {},
 ): void {
   // Shape-stable request objects: declare the fields before hooks assign them.
@@ -50,13 +50,28 @@ export function installRequestPipeline(
     done();
   });
 
+  // Certificate, proxy and cached-token requests are decided synchronously (no promise); only a
+  // token the cache does not know waits for its authenticators.
   app.addHook('onRequest', (request, _reply, done) => {
+    let outcome;
     try {
-      request.user = authenticator.authenticate(request);
-      done();
+      outcome = authenticator.authenticate(request);
     } catch (err) {
       done(err as Error);
+      return;
     }
+    if (!(outcome instanceof Promise)) {
+      request.user = outcome;
+      done();
+      return;
+    }
+    outcome.then(
+      (user) => {
+        request.user = user;
+        done();
+      },
+      (err: unknown) => done(err as Error),
+    );
   });
 
   for (const name of SLOT_ORDER) {
