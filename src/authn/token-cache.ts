@@ -10,6 +10,8 @@ import type { TokenAuthentication } from './token-authenticator.js';
 /** A cached outcome: the authentication, or undefined for "no authenticator accepted it". */
 export interface CachedOutcome {
   readonly result: TokenAuthentication | undefined;
+  /** Why a failure failed (an authenticator's message), if one said. */
+  readonly error?: string;
 }
 
 interface Entry {
@@ -59,14 +61,15 @@ export class TokenCache {
   }
 
   /** Remembers an outcome (no-op when its side's TTL is 0). */
-  set(key: string, result: TokenAuthentication | undefined): void {
+  set(key: string, result: TokenAuthentication | undefined, error?: string): void {
     const ttl = result === undefined ? this.#options.failureTtlMs : this.#options.successTtlMs;
     if (ttl <= 0) return;
     if (this.#entries.size >= this.#max) {
       const oldest = this.#entries.keys().next();
       if (oldest.done !== true) this.#entries.delete(oldest.value);
     }
-    this.#entries.set(key, { outcome: Object.freeze({ result }), expires: this.#now() + ttl });
+    const outcome = error === undefined ? { result } : { result, error };
+    this.#entries.set(key, { outcome: Object.freeze(outcome), expires: this.#now() + ttl });
   }
 
   /** Entries held (tests). */

@@ -71,7 +71,7 @@ export class TokenChain {
     if (key !== undefined) {
       const hit = this.#cache?.get(key);
       if (hit !== undefined) {
-        if (hit.result === undefined) throw new TokenRejected(INVALID_BEARER_TOKEN);
+        if (hit.result === undefined) throw new TokenRejected(hit.error ?? INVALID_BEARER_TOKEN);
         return hit.result;
       }
     }
@@ -82,7 +82,7 @@ export class TokenChain {
     } catch (err) {
       error = err;
     }
-    if (key !== undefined) this.#cache?.set(key, result);
+    if (key !== undefined) this.#cache?.set(key, result, error instanceof Error ? error.message : undefined);
     if (result !== undefined) return result;
     if (error instanceof Error) throw new TokenRejected(error.message, { cause: error });
     throw new TokenRejected(INVALID_BEARER_TOKEN);
