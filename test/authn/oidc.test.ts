@@ -78,7 +78,7 @@ async function sign(
   return new SignJWT({ hd: 'example.com', ...claims })
     .setProtectedHeader({ alg: opts.alg ?? 'RS256', kid: opts.kid ?? 'k1' })
     .setIssuedAt()
-    .setIssuer((claims.iss) ?? issuerUrl)
+    .setIssuer(claims.iss ?? issuerUrl)
     .setAudience((claims.aud as string | undefined) ?? 'capstan')
     .setExpirationTime(opts.expiresIn ?? '10m')
     .sign((opts.key ?? key1).privateKey);
