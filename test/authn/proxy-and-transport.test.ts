@@ -212,7 +212,7 @@ function handshake(opts: {
       socket.end();
       resolve(result);
     });
-    socket.once('error', (err) => resolve({ error: err.message }));
+    socket.once('error', (err: Error) => resolve({ error: err.message }));
   });
 }
 
