@@ -38,6 +38,20 @@ export class AuthnConfigError extends Error {
 export const ANONYMOUS_ALWAYS_ALLOW_WARNING =
   'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer';
 
+/**
+ * The loud start-up warning for a server that lets anonymous requests in while no authorizer
+ * restricts anything (undefined when that is not the case).
+ * @param implementedModes the authorization modes this build enforces.
+ */
+export function anonymousExposureWarning(
+  anonymous: boolean,
+  modes: readonly string[],
+  implementedModes: readonly string[],
+): string | undefined {
+  if (!anonymous || modes.some((m) => m !== 'AlwaysAllow' && implementedModes.includes(m))) return undefined;
+  return 'WARNING: anonymous requests are enabled and no authorizer restricts them: anyone who can reach this server has full access to its API. Use --anonymous-auth=false or an enforcing --authorization-mode.';
+}
+
 /** Kube's cache of token outcomes in front of the token authenticators (webhook aside). */
 export const TOKEN_SUCCESS_TTL_MS = 10_000;
 export const TOKEN_FAILURE_TTL_MS = 10_000;

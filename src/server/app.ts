@@ -18,7 +18,7 @@ import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
-import { buildAuthentication } from '../authn/config.js';
+import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
 import { startTokenCleaner, type TokenCleaner } from '../controllers/token-cleaner.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
@@ -102,11 +102,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
   });
   for (const w of authn.warnings) deps.log.warn(w);
-  if (authn.anonymous && options.authorizationModes.every((m) => !IMPLEMENTED_AUTHORIZERS.includes(m))) {
-    deps.log.warn(
-      'WARNING: anonymous requests are enabled and no authorizer restricts them: anyone who can reach this server has full access to its API. Use --anonymous-auth=false or a real --authorization-mode.',
-    );
-  }
+  const exposure = anonymousExposureWarning(
+    authn.anonymous,
+    options.authorizationModes,
+    IMPLEMENTED_AUTHORIZERS,
+  );
+  if (exposure !== undefined) deps.log.warn(exposure);
   const ciphers = opensslCiphers(flagList('tls-cipher-suites'));
   const servingTls = new ServingTls({
     certPem: deps.tls.certPem,
