@@ -7,7 +7,7 @@
  * token wins; an authenticator that recognises a token but finds it invalid throws; a token that
  * no authenticator accepts is a 401 ("invalid bearer token"), never an anonymous request.
  */
-import type { UserInfo } from '../server/authentication.js';
+import type { UserInfo } from './user.js';
 
 /** A recognised, valid token. */
 export interface TokenAuthentication {
@@ -21,6 +21,13 @@ export interface TokenAuthentication {
 
 /** Authenticates bearer tokens. */
 export interface TokenAuthenticator {
+  /**
+   * True when the authenticator checks audiences itself (service-account JWTs) and answers the
+   * ones the token is good for. Otherwise (token file, bootstrap, OIDC, webhook) the chain does
+   * kube's audience-agnostic wrapping: the token is good for the server's `--api-audiences`, so
+   * a review asking only for other audiences does not recognise it.
+   */
+  readonly audienceAware?: boolean;
   /**
    * The token's identity, or undefined when this authenticator does not recognise the token (the
    * chain then asks the next one).

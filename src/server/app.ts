@@ -5,6 +5,7 @@
  *
  * Nothing here listens or opens storage (see server.ts); the app can be driven with `inject`.
  */
+import { resolve } from 'node:path';
 import fastify, { type FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { installDiscoveryRoutes } from '../http/discovery.js';
@@ -22,7 +23,13 @@ import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
-import { Authenticator } from './authentication.js';
+import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
+import type { SecretLike } from '../authn/bootstrap-token.js';
+import { startTokenCleaner, type TokenCleaner } from '../controllers/token-cleaner.js';
+import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
+import { opensslCiphers } from '../tls/cipher-suites.js';
+import { ServingTls } from '../tls/serving.js';
+import { parseSniCertKey } from '../tls/sni.js';
 import { isLongRunning, type ConnectionTracker } from './connections.js';
 import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
@@ -35,8 +42,13 @@ import { installRequestPipeline } from './pipeline.js';
 export interface AppTls {
   readonly certPem: string;
   readonly keyPem: string;
-  /** CAs that verify client certificates. */
+  /** CAs that verify client certificates (the cluster CA first, then `--client-ca-file`'s). */
   readonly clientCaPems: readonly string[];
+  /** The cluster CA (default: the first of `clientCaPems`). */
+  readonly clusterCaPem?: string;
+  /** `--tls-cert-file`/`--tls-private-key-file`, reloaded when they change. */
+  readonly certFile?: string;
+  readonly keyFile?: string;
 }
 
 /** Everything the app is built from. */
@@ -56,6 +68,12 @@ export interface AppDeps {
   /** Run the resource controllers (namespace lifecycle); default true. */
   readonly startControllers?: boolean;
 }
+
+/** Authorization modes that restrict requests in this build (none yet: see options.ts). */
+const IMPLEMENTED_AUTHORIZERS: readonly string[] = [];
+
+/** How often TLS and CA files are checked for changes. */
+const CERT_RELOAD_INTERVAL_MS = 2_000;
 
 /** A fastify schema compiler factory whose compilers refuse every schema. */
 function refuseSchemas(): () => never {
@@ -80,17 +98,56 @@ function countedResources(registry: KindRegistry): CountedResource[] {
 /** Builds the app; call `ready()` or `listen()` on the result. */
 export function buildApp(deps: AppDeps): FastifyInstance {
   const { options } = deps;
+  const flags = options.flags;
+  const flagList = (name: string): string[] =>
+    ((flags.get(name) as string[] | undefined) ?? []).filter((v) => v !== '');
+  // The handlers' store (JSON values) once the resource layer is mounted; bootstrap tokens read
+  // their Secrets through it, and only at request time.
+  const resourceStore: { current?: Store } = {};
+  const authn = buildAuthentication({
+    flags,
+    anonymousAuth: options.anonymousAuth,
+    authorizationModes: options.authorizationModes,
+    clientCaFile: options.clientCaFile,
+    clusterCaPem: deps.tls.clusterCaPem ?? deps.tls.clientCaPems[0] ?? '',
+    resolvePath: (p) => resolve(p),
+    secrets: async (name) => {
+      const store = resourceStore.current;
+      if (store === undefined) return undefined;
+      const { kv } = await store.get(`/secrets/kube-system/${name}`);
+      return kv === undefined
+        ? undefined
+        : (JSON.parse(Buffer.from(kv.value).toString('utf8')) as SecretLike);
+    },
+  });
+  for (const w of authn.warnings) deps.log.warn(w);
+  const exposure = anonymousExposureWarning(
+    authn.anonymous,
+    options.authorizationModes,
+    IMPLEMENTED_AUTHORIZERS,
+  );
+  if (exposure !== undefined) deps.log.warn(exposure);
+  const ciphers = opensslCiphers(flagList('tls-cipher-suites'));
+  const servingTls = new ServingTls({
+    certPem: deps.tls.certPem,
+    keyPem: deps.tls.keyPem,
+    ...(deps.tls.certFile === undefined || deps.tls.keyFile === undefined
+      ? {}
+      : { certFile: deps.tls.certFile, keyFile: deps.tls.keyFile }),
+    caBundles:
+      authn.requestHeaderCas === undefined ? [authn.clientCas] : [authn.clientCas, authn.requestHeaderCas],
+    ...(options.tlsMinVersion === undefined ? {} : { minVersion: options.tlsMinVersion }),
+    ...(ciphers === undefined ? {} : { ciphers }),
+    sni: flagList('tls-sni-cert-key').map(parseSniCertKey),
+  });
   const app = fastify({
     http2: true,
     https: {
       allowHTTP1: true,
-      key: deps.tls.keyPem,
-      cert: deps.tls.certPem,
-      ca: [...deps.tls.clientCaPems],
+      ...servingTls.listenerOptions(),
       requestCert: true,
       // Unverified or absent client certificates are the authenticator's call (401 or anonymous).
       rejectUnauthorized: false,
-      ...(options.tlsMinVersion === undefined ? {} : { minVersion: options.tlsMinVersion }),
       ...(options.http2MaxStreamsPerConnection > 0
         ? { settings: { maxConcurrentStreams: options.http2MaxStreamsPerConnection } }
         : {}),
@@ -109,18 +166,27 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
   installErrorHandler(app);
+  installCorsAndHsts(
+    app,
+    compileOrigins(flagList('cors-allowed-origins')),
+    hstsHeaderValue(flagList('strict-transport-security-directives')),
+  );
   const metrics = new MetricsRegistry();
   const limiter = new InflightLimiter({
     readOnly: options.maxRequestsInflight,
     mutating: options.maxMutatingRequestsInflight,
     isLongRunning,
   });
-  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }), {
+  installRequestPipeline(app, authn.authenticator, {
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
     flowControl: limiter.admit,
   });
+  servingTls.watch(app.server as unknown as import('node:tls').Server, CERT_RELOAD_INTERVAL_MS, (err) =>
+    deps.log.error('reloading TLS files failed; the previous certificates stay in use', err),
+  );
   const runtime = processMetrics(metrics);
   app.addHook('onClose', (_instance, done) => {
+    servingTls.stop();
     runtime.stop();
     done();
   });
@@ -149,7 +215,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
-  mountResources(app, {
+  const mounted = mountResources(app, {
     registry: deps.registry,
     store: instrumentStore(metrics, deps.store, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
@@ -169,6 +235,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+    endpoints: authn.endpoints,
   });
+  resourceStore.current = mounted.store;
+  if (authn.bootstrapTokens && deps.startControllers !== false) {
+    let cleaner: TokenCleaner | undefined;
+    app.addHook('onReady', (done) => {
+      cleaner = startTokenCleaner({
+        store: mounted.store,
+        onError: (err) => deps.log.error('bootstrap token cleaner failed', err),
+      });
+      done();
+    });
+    app.addHook('onClose', async () => {
+      await cleaner?.stop();
+    });
+  }
   return app;
 }

@@ -10,6 +10,9 @@ import {
   storageMediaType,
   type StorageMediaType,
 } from '../representation/storage-codec.js';
+import { compileOrigins, hstsHeaderValue } from '../http/cors.js';
+import { opensslCiphers } from '../tls/cipher-suites.js';
+import { parseSniCertKey } from '../tls/sni.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
@@ -163,6 +166,16 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     'request-timeout',
   ]) {
     if (int(name) < 0) throw new FlagError(`--${name} must not be negative`);
+  }
+  // Transport flags read again where the listener is built (src/server/app.ts); checked here so
+  // that a bad value is a flag error (exit status 2), as kube-apiserver's validation makes it.
+  try {
+    opensslCiphers(list('tls-cipher-suites'));
+    hstsHeaderValue(list('strict-transport-security-directives'));
+    compileOrigins(list('cors-allowed-origins'));
+    for (const v of list('tls-sni-cert-key')) parseSniCertKey(v);
+  } catch (err) {
+    throw new FlagError((err as Error).message);
   }
   const etcdPrefix = str('etcd-prefix').replace(/\/+$/, '');
   const resolvePath = (p: string): string => (p === '' ? '' : resolve(cwd, p));

@@ -9,14 +9,14 @@
  * `observe` (metrics) sees every request that has request info, rejected ones included; it must
  * not throw or wait.
  *
- * This version fills the first two; the others are named slots that later issues fill (audit and
+ * Request info and authentication (src/authn/) are filled; the others are named slots that later issues fill (audit and
  * flow control usually add their own onResponse hooks as well). Fastify runs hooks in
  * registration order, so installing the slots here, in order, fixes the order for good.
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import { badRequest } from '../api/errors.js';
 import { parseRequestInfo, type QueryValues } from '../http/request-info.js';
-import type { Authenticator } from './authentication.js';
+import type { RequestAuthenticator } from '../authn/request-authenticator.js';
 
 /** A pipeline step: throw an ApiError to reject the request. */
 export type PipelineStep = (request: FastifyRequest, reply: FastifyReply) => void | Promise<void>;
@@ -38,7 +38,7 @@ export const SLOT_ORDER = ['audit', 'flowControl', 'impersonation', 'authorizati
 /** Installs the pipeline on `app` (before any route is registered). */
 export function installRequestPipeline(
   app: FastifyInstance,
-  authenticator: Authenticator,
+  authenticator: RequestAuthenticator,
   slots: PipelineSlots = {},
 ): void {
   // Shape-stable request objects: declare the fields before hooks assign them.
@@ -56,13 +56,28 @@ export function installRequestPipeline(
     done();
   });
 
+  // Certificate, proxy and cached-token requests are decided synchronously (no promise); only a
+  // token the cache does not know waits for its authenticators.
   app.addHook('onRequest', (request, _reply, done) => {
+    let outcome;
     try {
-      request.user = authenticator.authenticate(request);
-      done();
+      outcome = authenticator.authenticate(request);
     } catch (err) {
       done(err as Error);
+      return;
     }
+    if (!(outcome instanceof Promise)) {
+      request.user = outcome;
+      done();
+      return;
+    }
+    outcome.then(
+      (user) => {
+        request.user = user;
+        done();
+      },
+      (err: unknown) => done(err as Error),
+    );
   });
 
   for (const name of SLOT_ORDER) {

@@ -95,13 +95,19 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
   });
 }
 
+/** What the mounted resource layer offers the rest of the server. */
+export interface MountedResources {
+  /** The handlers' store: keys under `--etcd-prefix`, values in the handlers' JSON layout. */
+  readonly store: Store;
+}
+
 /**
  * Builds the resource layer `deps` describe and mounts it on `app`: the resource routes (in
  * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
  * bootstrap and the namespace controller on the app's `onReady`/`onClose` hooks. Errors are
  * thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to render.
  */
-export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
+export function mountResources(app: FastifyInstance, deps: ResourceDeps): MountedResources {
   const now = deps.now ?? ((): Date => new Date());
   const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
@@ -138,7 +144,7 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
     reps,
     ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
   });
-  if (deps.startControllers === false) return;
+  if (deps.startControllers === false) return { store };
   let controller: NamespaceController | undefined;
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
@@ -147,4 +153,5 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   app.addHook('onClose', async () => {
     await controller?.stop();
   });
+  return { store };
 }

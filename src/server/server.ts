@@ -121,7 +121,15 @@ export async function startServer(
       registry,
       store: opened.resources,
       lifecycle,
-      tls: { certPem: pki.serving.certPem, keyPem: pki.serving.keyPem, clientCaPems: pki.clientCaPems },
+      tls: {
+        certPem: pki.serving.certPem,
+        keyPem: pki.serving.keyPem,
+        clientCaPems: pki.clientCaPems,
+        clusterCaPem: pki.ca.certPem,
+        ...(options.tlsCertFile === ''
+          ? {}
+          : { certFile: options.tlsCertFile, keyFile: options.tlsPrivateKeyFile }),
+      },
       version: versionInfo(packageVersion()),
       connections,
       serverAddress: () => {

@@ -3,6 +3,7 @@
  * client-certificate authentication and anonymous access, the etcd backend under `--etcd-prefix`,
  * and watches ending cleanly on shutdown.
  */
+import { X509Certificate } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, stat } from 'node:fs/promises';
 import { connect } from 'node:http2';
@@ -11,7 +12,9 @@ import { join } from 'node:path';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensureServerPki } from '../../src/pki/server-pki.js';
-import { Authenticator, userFromSubject } from '../../src/server/authentication.js';
+import { CaBundle } from '../../src/authn/ca-bundle.js';
+import { RequestAuthenticator, userFromSubject } from '../../src/authn/request-authenticator.js';
+import { TokenChain } from '../../src/authn/token-chain.js';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const ETCD_AVAILABLE = existsSync(process.env['CAPSTAN_ETCD_BIN'] ?? '/usr/bin/etcd');
@@ -84,17 +87,25 @@ describe('authentication', () => {
   });
 
   it('answers anonymous requests when allowed, and rejects unverifiable certificates even then', async () => {
-    const server = await start();
+    // Kube turns anonymous requests off with the AlwaysAllow authorizer (the default mode).
+    const server = await start({ args: ['--authorization-mode=RBAC'] });
     const { ca } = adminTls(server.kubeconfigPath);
-    expect((await adminFetch(`${server.url}/api/v1/namespaces`, { ca })).status).toBe(200);
+    expect((await adminFetch(`${server.url}/healthz`, { ca })).status).toBe(200);
     const foreign = await ensureServerPki({ certDir: await tempDir() });
-    const res = await adminFetch(`${server.url}/api/v1/namespaces`, {
+    const res = await adminFetch(`${server.url}/healthz`, {
       ca,
       cert: foreign.admin.certPem,
       key: foreign.admin.keyPem,
     });
     expect(res.status).toBe(401);
     expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'Unauthorized', code: 401 });
+  });
+
+  it('turns anonymous requests off under the AlwaysAllow authorizer, as kube-apiserver does', async () => {
+    const server = await start();
+    const { ca } = adminTls(server.kubeconfigPath);
+    expect((await adminFetch(`${server.url}/healthz`, { ca })).status).toBe(401);
+    expect(server.logs.join('\n')).toContain('AnonymousAuth is not allowed with the AlwaysAllow authorizer');
   });
 
   it('with --anonymous-auth=false, requires a certificate from a trusted CA (its own or --client-ca-file)', async () => {
@@ -117,19 +128,30 @@ describe('authentication', () => {
     expect(viaClientCa.status).toBe(200);
   });
 
-  it('caches the identity per connection', () => {
+  it('caches the identity per connection', async () => {
+    const pki = await ensureServerPki({ certDir: await tempDir() });
     let lookups = 0;
     const socket = {
       authorized: true,
       getPeerCertificate: () => {
         lookups++;
-        return { subject: { CN: 'jane', O: 'dev' } };
+        return { subject: { CN: 'system:admin', O: 'system:masters' } };
       },
+      getPeerX509Certificate: () => new X509Certificate(pki.admin.certPem),
     };
-    const request = { raw: { socket } } as never;
-    const authn = new Authenticator({ anonymousAuth: false });
-    expect(authn.authenticate(request).name).toBe('jane');
-    expect(authn.authenticate(request).groups).toEqual(['dev', 'system:authenticated']);
+    const request = { raw: { socket, rawHeaders: [] }, headers: {} } as never;
+    const authn = new RequestAuthenticator({
+      anonymous: false,
+      clientCas: new CaBundle([{ pem: pki.ca.certPem }]),
+      tokens: new TokenChain({ authenticators: [], apiAudiences: [] }),
+    });
+    const first = authn.authenticate(request);
+    expect(first).not.toBeInstanceOf(Promise);
+    expect((first as { name: string }).name).toBe('system:admin');
+    expect((authn.authenticate(request) as { groups: readonly string[] }).groups).toEqual([
+      'system:masters',
+      'system:authenticated',
+    ]);
     expect(lookups).toBe(1);
   });
 });

@@ -55,12 +55,12 @@ describe('profiling endpoints', () => {
     expect(profile.head.callFrame).toBeDefined();
   });
 
-  it('403 for users outside system:masters and for anonymous requests', async () => {
+  it('403 for users outside system:masters; requests without credentials are 401 (anonymous is off under AlwaysAllow)', async () => {
     const other = await adminFetch(`${server.url}/debug/pprof/profile?seconds=1`, alice);
     expect(other.status).toBe(403);
     expect((JSON.parse(other.body) as { reason: string }).reason).toBe('Forbidden');
     const anonymous = await adminFetch(`${server.url}/debug/pprof/heap`, { ca: admin.ca });
-    expect(anonymous.status).toBe(403);
+    expect(anonymous.status).toBe(401);
   });
 
   it('400 for a bad duration', async () => {
