@@ -17,6 +17,8 @@ import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
+import { ServiceAccounts } from '../serviceaccount/service-accounts.js';
+import type { ServiceAccountKeys } from '../serviceaccount/keys.js';
 import { Authenticator } from './authentication.js';
 import type { ConnectionTracker } from './connections.js';
 import { serverHealthChecks } from './health-checks.js';
@@ -49,6 +51,11 @@ export interface AppDeps {
   readonly log: ServerLog;
   /** Run the resource controllers (namespace lifecycle); default true. */
   readonly startControllers?: boolean;
+  /**
+   * Service-account token keys and the cluster CA; without them the app has no service-account
+   * tokens, TokenRequest, issuer discovery, pod ServiceAccount admission or their controllers.
+   */
+  readonly serviceAccounts?: { readonly keys: ServiceAccountKeys; readonly caPem: string };
 }
 
 /** A fastify schema compiler factory whose compilers refuse every schema. */
@@ -90,7 +97,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
   installErrorHandler(app);
-  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }));
+  const serviceAccounts =
+    deps.serviceAccounts === undefined
+      ? undefined
+      : new ServiceAccounts({
+          flags: options.serviceAccount,
+          keys: deps.serviceAccounts.keys,
+          caPem: deps.serviceAccounts.caPem,
+          externalAddress: deps.serverAddress,
+        });
+  installRequestPipeline(
+    app,
+    new Authenticator({
+      anonymousAuth: options.anonymousAuth,
+      ...(serviceAccounts === undefined ? {} : { tokenAuthenticators: [serviceAccounts.authenticator] }),
+    }),
+  );
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();
@@ -119,7 +141,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
-  mountResources(app, {
+  serviceAccounts?.installRoutes(app);
+  const ctx = mountResources(app, {
     registry: deps.registry,
     store: deps.store,
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
@@ -139,6 +162,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+    ...(serviceAccounts === undefined
+      ? {}
+      : {
+          endpoints: serviceAccounts.endpoints,
+          createAdmission: serviceAccounts.admission,
+          controllers: serviceAccounts.controllers,
+        }),
   });
+  serviceAccounts?.attach(ctx);
   return app;
 }

@@ -13,6 +13,7 @@
  */
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
+import type { TokenAuthenticator } from '../authn/token-authenticator.js';
 import { ApiError } from '../http/errors.js';
 
 /** The authenticated identity of a request (kube's `user.Info`). */
@@ -71,13 +72,29 @@ function tlsSocketOf(request: FastifyRequest): TLSSocket | undefined {
     : undefined;
 }
 
+/** The token of an `Authorization: Bearer <token>` header (scheme case-insensitive), if any. */
+function bearerToken(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const m = /^bearer\s+(\S+)\s*$/i.exec(header);
+  return m?.[1];
+}
+
 /** Authenticates requests; one per server (its cache is per connection). */
 export class Authenticator {
   readonly #anonymous: boolean;
   readonly #byConnection = new WeakMap<object, CertIdentity>();
+  readonly #tokens: readonly TokenAuthenticator[];
 
-  constructor(options: { readonly anonymousAuth: boolean }) {
+  /**
+   * @param options.tokenAuthenticators tried in order for `Authorization: Bearer` requests
+   *   without a verified client certificate (a minimal stand-in for the authenticator chain).
+   */
+  constructor(options: {
+    readonly anonymousAuth: boolean;
+    readonly tokenAuthenticators?: readonly TokenAuthenticator[];
+  }) {
     this.#anonymous = options.anonymousAuth;
+    this.#tokens = options.tokenAuthenticators ?? [];
   }
 
   #certIdentity(socket: TLSSocket): CertIdentity {
@@ -103,11 +120,33 @@ export class Authenticator {
    * @throws ApiError Unauthorized (401) for an unverifiable client certificate, or for no
    *   credentials when anonymous requests are disabled.
    */
-  authenticate(request: FastifyRequest): UserInfo {
+  authenticate(request: FastifyRequest): UserInfo | Promise<UserInfo> {
     const socket = tlsSocketOf(request);
     const identity = socket === undefined ? NONE : this.#certIdentity(socket);
     if (identity.kind === 'user') return identity.user;
+    if (identity.kind === 'none' && this.#tokens.length > 0) {
+      const token = bearerToken(request.headers.authorization);
+      if (token !== undefined) return this.#fromToken(token);
+    }
     if (identity.kind === 'none' && this.#anonymous) return ANONYMOUS;
+    throw new ApiError('Unauthorized', 'Unauthorized');
+  }
+
+  /** The user of a bearer token: the first authenticator that recognises it, else 401. */
+  async #fromToken(token: string): Promise<UserInfo> {
+    for (const authenticator of this.#tokens) {
+      let result;
+      try {
+        result = await authenticator.authenticateToken(token, []);
+      } catch {
+        throw new ApiError('Unauthorized', 'Unauthorized');
+      }
+      if (result === undefined) continue;
+      const { user } = result;
+      return user.groups.includes('system:authenticated')
+        ? user
+        : { ...user, groups: [...user.groups, 'system:authenticated'] };
+    }
     throw new ApiError('Unauthorized', 'Unauthorized');
   }
 }

@@ -10,6 +10,7 @@ import {
   storageMediaType,
   type StorageMediaType,
 } from '../representation/storage-codec.js';
+import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceaccount/flags.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
@@ -62,6 +63,10 @@ export interface ServerOptions {
   readonly shutdownDelayMs: number;
   /** Absolute. */
   readonly dataDir: string;
+  /** The `--service-account-*` and `--api-audiences` flags. */
+  readonly serviceAccount: ServiceAccountFlags;
+  /** `--encryption-provider-config` (absolute), or ''. */
+  readonly encryptionProviderConfig: string;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -199,6 +204,8 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     runtimeConfig: v.get('runtime-config') as Readonly<Record<string, string>>,
     shutdownDelayMs: int('shutdown-delay-duration'),
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
+    serviceAccount: parseServiceAccountFlags(v, resolvePath),
+    encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
     flags: v,
     changed: parsed.changed,
   };

@@ -52,7 +52,18 @@ export function installRequestPipeline(
 
   app.addHook('onRequest', (request, _reply, done) => {
     try {
-      request.user = authenticator.authenticate(request);
+      const user = authenticator.authenticate(request);
+      if (user instanceof Promise) {
+        user.then(
+          (u) => {
+            request.user = u;
+            done();
+          },
+          (err: unknown) => done(err as Error),
+        );
+        return;
+      }
+      request.user = user;
       done();
     } catch (err) {
       done(err as Error);

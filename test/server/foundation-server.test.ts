@@ -117,7 +117,7 @@ describe('authentication', () => {
     expect(viaClientCa.status).toBe(200);
   });
 
-  it('caches the identity per connection', () => {
+  it('caches the identity per connection', async () => {
     let lookups = 0;
     const socket = {
       authorized: true,
@@ -128,8 +128,8 @@ describe('authentication', () => {
     };
     const request = { raw: { socket } } as never;
     const authn = new Authenticator({ anonymousAuth: false });
-    expect(authn.authenticate(request).name).toBe('jane');
-    expect(authn.authenticate(request).groups).toEqual(['dev', 'system:authenticated']);
+    expect((await authn.authenticate(request)).name).toBe('jane');
+    expect((await authn.authenticate(request)).groups).toEqual(['dev', 'system:authenticated']);
     expect(lookups).toBe(1);
   });
 });
