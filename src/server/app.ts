@@ -19,6 +19,8 @@ import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { ServiceAccounts } from '../serviceaccount/service-accounts.js';
 import type { ServiceAccountKeys } from '../serviceaccount/keys.js';
+import type { EncryptionConfig } from '../encryption/config.js';
+import { chainsByPrefix, encryptingStore } from '../encryption/encrypting-store.js';
 import { Authenticator } from './authentication.js';
 import type { ConnectionTracker } from './connections.js';
 import { serverHealthChecks } from './health-checks.js';
@@ -56,6 +58,8 @@ export interface AppDeps {
    * tokens, TokenRequest, issuer discovery, pod ServiceAccount admission or their controllers.
    */
   readonly serviceAccounts?: { readonly keys: ServiceAccountKeys; readonly caPem: string };
+  /** `--encryption-provider-config`, parsed: the listed resources are stored encrypted. */
+  readonly encryption?: EncryptionConfig;
 }
 
 /** A fastify schema compiler factory whose compilers refuse every schema. */
@@ -144,7 +148,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   serviceAccounts?.installRoutes(app);
   const ctx = mountResources(app, {
     registry: deps.registry,
-    store: deps.store,
+    store:
+      deps.encryption === undefined
+        ? deps.store
+        : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),

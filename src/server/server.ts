@@ -20,6 +20,7 @@ import { packageVersion } from '../cli/package-version.js';
 import { versionInfo } from '../http/version.js';
 import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
 import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
+import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import { loadRegistry } from '../registry/registry.js';
 import { startCompactor, type Compactor } from './compactor.js';
@@ -98,6 +99,10 @@ export async function startServer(
       certDir: options.certDir,
     }),
   );
+  const encryptionPromise: Promise<EncryptionConfig | undefined> =
+    options.encryptionProviderConfig === ''
+      ? Promise.resolve(undefined)
+      : loadEncryptionConfig(options.encryptionProviderConfig);
   const storePromise: Promise<OpenedStore> =
     overrides.store === undefined
       ? openStore(options)
@@ -105,20 +110,24 @@ export async function startServer(
           storeViews(overrides.store, options.etcdPrefix, overrides.store.capabilities.backend),
         );
   const appModule = import('./app.js');
-  const [pkiResult, storeResult, appResult, keysResult] = await Promise.allSettled([
+  const [pkiResult, storeResult, appResult, keysResult, encryptionResult] = await Promise.allSettled([
     pkiPromise,
     storePromise,
     appModule,
     keysPromise,
+    encryptionPromise,
   ]);
   if (
     pkiResult.status === 'rejected' ||
     storeResult.status === 'rejected' ||
     appResult.status === 'rejected' ||
-    keysResult.status === 'rejected'
+    keysResult.status === 'rejected' ||
+    encryptionResult.status === 'rejected'
   ) {
     if (storeResult.status === 'fulfilled') await storeResult.value.root.close();
-    const failed = [pkiResult, storeResult, appResult, keysResult].find((r) => r.status === 'rejected');
+    const failed = [pkiResult, storeResult, appResult, keysResult, encryptionResult].find(
+      (r) => r.status === 'rejected',
+    );
     throw (failed as PromiseRejectedResult).reason;
   }
   const { buildApp } = appResult.value;
@@ -146,6 +155,7 @@ export async function startServer(
       log,
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
+      ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });
   } catch (err) {
     await opened.root.close();
