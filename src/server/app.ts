@@ -173,7 +173,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ? {}
       : {
           endpoints: serviceAccounts.endpoints,
-          createAdmission: serviceAccounts.admission,
+          // The admission step needs the controller that makes `default` accounts.
+          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
           controllers: serviceAccounts.controllers,
         }),
   });

@@ -5,7 +5,10 @@
  * 2. `spec.serviceAccountName` defaults to `default`, and the deprecated `spec.serviceAccount`
  *    follows it (kube's conversion keeps the two equal);
  * 3. the service account must exist (403: `service account <ns>/<name> was not found, retry after
- *    the service account is created`);
+ *    the service account is created`); a missing `default` account is waited for up to
+ *    {@link DEFAULT_ACCOUNT_WAIT_MS} first, since the controller makes it a moment after its
+ *    namespace (kube answers 403 at once; clients that create a namespace and a pod back to back
+ *    would otherwise see that race far more often against a server this fast);
  * 4. unless `automountServiceAccountToken` is false (the pod's, else the account's), a projected
  *    volume `kube-api-access-<5 random>` (a bound token for 3607 s, the `kube-root-ca.crt`
  *    ConfigMap's `ca.crt`, the namespace through the downward API; defaultMode 0644) is added, and
@@ -25,6 +28,21 @@ export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** Prefix of the projected volume's name. */
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
 const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+/** How long a pod create waits for a namespace's `default` account to appear. */
+export const DEFAULT_ACCOUNT_WAIT_MS = 2000;
+
+async function lookupAccount(
+  lookup: ObjectGetter,
+  namespace: string,
+  name: string,
+): Promise<KubeObject | undefined> {
+  const until = Date.now() + (name === 'default' ? DEFAULT_ACCOUNT_WAIT_MS : 0);
+  for (let delay = 10; ; delay = Math.min(delay * 2, 200)) {
+    const sa = await lookup.get('ServiceAccount', namespace, name);
+    if (sa !== undefined || Date.now() >= until) return sa;
+    await new Promise((resolve) => setTimeout(resolve, delay));
+  }
+}
 /** The alphabet of kube's random name suffixes (`utilrand.String`). */
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
 
@@ -82,7 +100,7 @@ export function serviceAccountAdmission(lookup: ObjectGetter): CreateAdmission {
     }
     spec['serviceAccountName'] = saName;
     spec['serviceAccount'] = saName;
-    const sa = await lookup.get('ServiceAccount', namespace, saName);
+    const sa = await lookupAccount(lookup, namespace, saName);
     if (sa === undefined) {
       throw podRefused(
         pod,
