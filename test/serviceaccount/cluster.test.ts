@@ -174,6 +174,17 @@ describe('pod admission', () => {
     }
   });
 
+  it('admits a pod created right after its namespace (waits for the default account)', async () => {
+    const ns = await admin(server, '/api/v1/namespaces', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Namespace', metadata: { name: 'fresh' } },
+    });
+    expect(ns.status).toBe(201);
+    const r = await admin(server, '/api/v1/namespaces/fresh/pods', { method: 'POST', body: pod('first') });
+    expect(r.status).toBe(201);
+    expect((r.json['spec'] as Record<string, unknown>)['serviceAccountName']).toBe('default');
+  });
+
   it("refuses a pod whose account does not exist, with kube's message", async () => {
     const r = await admin(server, '/api/v1/namespaces/apps/pods', {
       method: 'POST',
