@@ -30,12 +30,12 @@ export const LAYERS: readonly (readonly string[])[] = [
   // Per-kind behaviour, composed from the layers below.
   ['src/kinds'],
   // Response representations and the storage encoding; the watch cache.
-  ['src/representation'],
+  ['src/representation', 'src/encryption'],
   ['src/watchcache'],
   // The generic resource handler.
   ['src/resource'],
   // Its clients: controllers, the HTTP routes, authentication (its review endpoints are routes).
-  ['src/controllers', 'src/http', 'src/authn', 'src/tls'],
+  ['src/controllers', 'src/http', 'src/authn', 'src/tls', 'src/serviceaccount'],
   // Wiring: the server, its metrics, the load generator.
   ['src/server', 'src/metrics', 'src/bench'],
   // The command line.

@@ -23,6 +23,9 @@ const AGGREGATED_KIND = 'APIGroupDiscoveryList';
 const AGGREGATED_GROUP = 'apidiscovery.k8s.io';
 const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
 
+/** The kind of the `serviceaccounts/token` subresource (kube lists it so). */
+const TOKEN_REQUEST = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } as const;
+
 /** Which representation a discovery request gets. */
 export type DiscoveryFormat = 'v2' | 'v2beta1' | 'legacy';
 
@@ -118,17 +121,27 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
       entries.push({
         name,
         entry:
-          sub === 'scale'
+          sub === 'token'
             ? {
                 name,
                 singularName: '',
                 namespaced: t.namespaced,
-                group: 'autoscaling',
-                version: 'v1',
-                kind: 'Scale',
-                verbs: SUBRESOURCE_VERBS,
+                group: TOKEN_REQUEST.group,
+                version: TOKEN_REQUEST.version,
+                kind: TOKEN_REQUEST.kind,
+                verbs: ['create'],
               }
-            : { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUBRESOURCE_VERBS },
+            : sub === 'scale'
+              ? {
+                  name,
+                  singularName: '',
+                  namespaced: t.namespaced,
+                  group: 'autoscaling',
+                  version: 'v1',
+                  kind: 'Scale',
+                  verbs: SUBRESOURCE_VERBS,
+                }
+              : { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUBRESOURCE_VERBS },
       });
     }
   }
@@ -140,10 +153,12 @@ function aggregatedResource(t: ResourceType): object {
   const subresources = [...t.subresources].sort().map((sub) => ({
     subresource: sub,
     responseKind:
-      sub === 'scale'
-        ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
-        : { group: t.group, version: t.version, kind: t.kind },
-    verbs: SUBRESOURCE_VERBS,
+      sub === 'token'
+        ? TOKEN_REQUEST
+        : sub === 'scale'
+          ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
+          : { group: t.group, version: t.version, kind: t.kind },
+    verbs: sub === 'token' ? ['create'] : SUBRESOURCE_VERBS,
   }));
   return {
     resource: t.plural,

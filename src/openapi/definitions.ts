@@ -31,6 +31,9 @@ import {
   type SchemaSet,
 } from '../registry/schema.js';
 import type { Registry } from '../registry/types.js';
+
+/** The protobuf message of a TokenRequest (the body and answer of serviceaccounts/token). */
+export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
 import { definitionName, gvkJson, type Gvk } from './names.js';
 import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 
@@ -99,6 +102,13 @@ export class DefinitionBuilder {
       this.#addKind(t.messageType, { group: t.group, version: t.version, kind: t.kind });
       if (schemas.message(`${t.messageType}List`) !== undefined) {
         this.#addKind(`${t.messageType}List`, { group: t.group, version: t.version, kind: t.listKind });
+      }
+      if (t.subresources.includes('token')) {
+        this.#addKind(TOKEN_REQUEST_MESSAGE, {
+          group: 'authentication.k8s.io',
+          version: 'v1',
+          kind: 'TokenRequest',
+        });
       }
       if (t.subresources.includes('scale')) {
         this.#addKind(META_TYPES.scale, { group: 'autoscaling', version: 'v1', kind: 'Scale' });

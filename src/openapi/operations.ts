@@ -11,8 +11,8 @@
  * `fieldValidation` parameter on PATCH as "the server validates fields" and then leaves
  * validation to the server; `kubectl diff` and `--dry-run=server` look for `dryRun`.
  */
-import type { ResourceType } from '../registry/types.js';
-import { META_TYPES } from './definitions.js';
+import type { ResourceType, Subresource } from '../registry/types.js';
+import { META_TYPES, TOKEN_REQUEST_MESSAGE } from './definitions.js';
 import { groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
@@ -370,10 +370,34 @@ function addSubresource(
   out: PathCollector,
   t: ResourceType,
   op: OpFactory,
-  sub: 'status' | 'scale',
+  sub: Subresource,
   c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
 ): void {
   const path = `${c.item}/${sub}`;
+  if (sub === 'token') {
+    const gvk: Gvk = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' };
+    out.add(
+      path,
+      [{ name: 'name', description: 'name of the TokenRequest' }, ...c.itemParams.slice(1)],
+      op({
+        method: 'post',
+        action: 'post',
+        operationId: `create${c.stem}${c.scope}${t.kind}Token`,
+        description: `create token of a ${t.kind}`,
+        query: WRITE_QUERY,
+        body: { type: TOKEN_REQUEST_MESSAGE, mediaTypes: ANY_BODY, required: true },
+        responses: [
+          ok(TOKEN_REQUEST_MESSAGE),
+          { code: '201', description: 'Created', type: TOKEN_REQUEST_MESSAGE },
+          { code: '202', description: 'Accepted', type: TOKEN_REQUEST_MESSAGE },
+          UNAUTHORIZED,
+        ],
+        produces: JSON_ONLY,
+        gvk,
+      }),
+    );
+    return;
+  }
   const suffix = sub === 'status' ? 'Status' : 'Scale';
   const type = sub === 'status' ? t.messageType : META_TYPES.scale;
   const gvk: Gvk | undefined =

@@ -9,7 +9,7 @@
  * regeneration import this module.
  */
 import { parse } from 'yaml';
-import type { ResourceType } from './types.js';
+import type { ResourceType, Subresource } from './types.js';
 
 /** One API group and its served versions, preferred first. */
 export interface GroupEntry {
@@ -49,7 +49,7 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale']);
+const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token']);
 const KIND_KEYS = new Set([
   'group',
   'version',
@@ -127,9 +127,11 @@ function parseKind(where: string, raw: unknown, groups: ReadonlyMap<string, Grou
   const virtual = bool(`${where}.virtual`, raw['virtual'], false);
   const verbs = strList(`${where}.verbs`, raw['verbs'], KNOWN_VERBS);
   if (verbs.length === 0) throw new KindsFileError(`${where}.verbs`, 'must not be empty');
-  const subresources = strList(`${where}.subresources`, raw['subresources'], KNOWN_SUBRESOURCES) as readonly (
-    'status' | 'scale'
-  )[];
+  const subresources = strList(
+    `${where}.subresources`,
+    raw['subresources'],
+    KNOWN_SUBRESOURCES,
+  ) as readonly Subresource[];
   let storageResource = '';
   if (virtual) {
     if (raw['storageResource'] !== undefined)

@@ -27,7 +27,7 @@ export interface ResourceType {
   /** Discovery verbs: get, list, watch, create, update, patch, delete, deletecollection. */
   readonly verbs: readonly string[];
   /** Subresources served under the item path. */
-  readonly subresources: readonly ('status' | 'scale')[];
+  readonly subresources: readonly Subresource[];
   /**
    * Key segment under the storage prefix, as kube-apiserver lays it out: usually the plural,
    * with exceptions (`services/specs`, `services/endpoints`, `minions`, `controllers`, `ingress`,
@@ -50,3 +50,9 @@ export interface Registry {
   /** By group, version and kind. */
   byKind(group: string, version: string, kind: string): ResourceType | undefined;
 }
+
+/**
+ * Subresources with their own routes: `status` and `scale` are served by the generic verbs,
+ * `token` (serviceaccounts/token, TokenRequest) by a custom endpoint.
+ */
+export type Subresource = 'status' | 'scale' | 'token';

@@ -1,7 +1,7 @@
 /**
  * Which protobuf message encodes an object of a given `apiVersion`/`kind`: the served kinds from
  * the registry, plus the kinds that appear in responses without being served resources (Status,
- * Scale, the metadata-only kinds, DeleteOptions in request bodies).
+ * Scale, TokenRequest, the metadata-only kinds, DeleteOptions in request bodies).
  */
 import type { Registry } from '../registry/types.js';
 
@@ -12,6 +12,8 @@ const EXTRA: ReadonlyMap<string, string> = new Map([
   ['v1/Status', `${META}.Status`],
   ['meta.k8s.io/v1/Status', `${META}.Status`],
   ['autoscaling/v1/Scale', 'k8s.io.api.autoscaling.v1.Scale'],
+  // The answer of serviceaccounts/token.
+  ['authentication.k8s.io/v1/TokenRequest', 'k8s.io.api.authentication.v1.TokenRequest'],
   ['meta.k8s.io/v1/PartialObjectMetadata', `${META}.PartialObjectMetadata`],
   ['meta.k8s.io/v1beta1/PartialObjectMetadata', `${META}.PartialObjectMetadata`],
   ['meta.k8s.io/v1/PartialObjectMetadataList', `${META}.PartialObjectMetadataList`],

@@ -13,6 +13,7 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';
 import { KindRules } from './kind-rules.js';
 import { NamespaceAdmission } from './namespace-admission.js';
+import type { KubeObject } from '../api/object.js';
 import type { PatchSchema } from './patch/schema.js';
 import { patchSchemaFrom } from './patch/schema-adapter.js';
 
@@ -38,7 +39,16 @@ export interface ResourceContext {
   readonly freshnessTimeoutMs: number;
   /** NamespaceLifecycle's lookups: the namespaces cache, or storage (namespace-admission.ts). */
   readonly namespaceAdmission: NamespaceAdmission;
+  /** Mutating admission of creates (the ServiceAccount step for pods), if any. */
+  readonly createAdmission: CreateAdmission | undefined;
 }
+
+/**
+ * A create admission step: may mutate `obj` (decoded, bound to its namespace, before defaulting
+ * and validation) or throw an ApiError to refuse it. A stand-in until admission has its own
+ * module.
+ */
+export type CreateAdmission = (ctx: ResourceContext, type: ResourceType, obj: KubeObject) => Promise<void>;
 
 /** The inputs of {@link createResourceContext}. */
 export interface ResourceContextOptions {
@@ -58,6 +68,7 @@ export interface ResourceContextOptions {
   readonly watchCaches?: WatchCaches;
   /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
   readonly freshnessTimeoutMs?: number;
+  readonly createAdmission?: CreateAdmission;
 }
 
 /**
@@ -82,6 +93,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     watchCaches: options.watchCaches,
     freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
+    createAdmission: options.createAdmission,
   };
 }
 

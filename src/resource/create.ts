@@ -65,6 +65,7 @@ export async function createObject(
   if (namespace !== undefined && namespace !== '') {
     await admitCreateInNamespace(ctx, type, namespace, obj.metadata.name ?? '');
   }
+  if (ctx.createAdmission !== undefined) await ctx.createAdmission(ctx, type, obj);
   const template = generate ? cloneJson(obj) : obj;
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;

@@ -30,6 +30,10 @@ import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cor
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { ServingTls } from '../tls/serving.js';
 import { parseSniCertKey } from '../tls/sni.js';
+import { ServiceAccounts } from './service-accounts.js';
+import type { ServiceAccountKeys } from '../serviceaccount/keys.js';
+import type { EncryptionConfig } from '../encryption/config.js';
+import { chainsByPrefix, encryptingStore } from '../encryption/encrypting-store.js';
 import { isLongRunning, type ConnectionTracker } from './connections.js';
 import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
@@ -67,6 +71,13 @@ export interface AppDeps {
   readonly log: ServerLog;
   /** Run the resource controllers (namespace lifecycle); default true. */
   readonly startControllers?: boolean;
+  /**
+   * Service-account token keys and the cluster CA; without them the app has no service-account
+   * tokens, TokenRequest, issuer discovery, pod ServiceAccount admission or their controllers.
+   */
+  readonly serviceAccounts?: { readonly keys: ServiceAccountKeys; readonly caPem: string };
+  /** `--encryption-provider-config`, parsed: the listed resources are stored encrypted. */
+  readonly encryption?: EncryptionConfig;
 }
 
 /** Authorization modes that restrict requests in this build (none yet: see options.ts). */
@@ -104,8 +115,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // The handlers' store (JSON values) once the resource layer is mounted; bootstrap tokens read
   // their Secrets through it, and only at request time.
   const resourceStore: { current?: Store } = {};
+  const serviceAccounts =
+    deps.serviceAccounts === undefined
+      ? undefined
+      : new ServiceAccounts({
+          flags: options.serviceAccount,
+          keys: deps.serviceAccounts.keys,
+          caPem: deps.serviceAccounts.caPem,
+          externalAddress: deps.serverAddress,
+        });
   const authn = buildAuthentication({
     flags,
+    ...(serviceAccounts === undefined ? {} : { serviceAccounts: serviceAccounts.authenticator }),
     anonymousAuth: options.anonymousAuth,
     authorizationModes: options.authorizationModes,
     clientCaFile: options.clientCaFile,
@@ -215,9 +236,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
+  serviceAccounts?.installRoutes(app);
+  const encrypted =
+    deps.encryption === undefined
+      ? deps.store
+      : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
   const mounted = mountResources(app, {
     registry: deps.registry,
-    store: instrumentStore(metrics, deps.store, countedResources(deps.registry)),
+    store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     patchSchema: patchSchemaFrom(schemas),
@@ -235,8 +261,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    endpoints: authn.endpoints,
+    endpoints: new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? [])]),
+    ...(serviceAccounts === undefined
+      ? {}
+      : {
+          // The admission step needs the controller that makes `default` accounts.
+          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
+          controllers: serviceAccounts.controllers,
+        }),
   });
+  serviceAccounts?.attach(mounted.ctx);
   resourceStore.current = mounted.store;
   if (authn.bootstrapTokens && deps.startControllers !== false) {
     let cleaner: TokenCleaner | undefined;

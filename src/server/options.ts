@@ -11,6 +11,7 @@ import {
   type StorageMediaType,
 } from '../representation/storage-codec.js';
 import { compileOrigins, hstsHeaderValue } from '../http/cors.js';
+import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceaccount/flags.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
 import { SERVER_FLAGS } from './flag-table.js';
@@ -65,6 +66,10 @@ export interface ServerOptions {
   readonly shutdownDelayMs: number;
   /** Absolute. */
   readonly dataDir: string;
+  /** The `--service-account-*` and `--api-audiences` flags. */
+  readonly serviceAccount: ServiceAccountFlags;
+  /** `--encryption-provider-config` (absolute), or ''. */
+  readonly encryptionProviderConfig: string;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -212,6 +217,8 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     runtimeConfig: v.get('runtime-config') as Readonly<Record<string, string>>,
     shutdownDelayMs: int('shutdown-delay-duration'),
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
+    serviceAccount: parseServiceAccountFlags(v, resolvePath),
+    encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
     flags: v,
     changed: parsed.changed,
   };

@@ -16,7 +16,7 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
-import { createResourceContext } from '../resource/context.js';
+import { createResourceContext, type CreateAdmission, type ResourceContext } from '../resource/context.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
 import { WatchCaches } from '../watchcache/cache-set.js';
 
@@ -57,7 +57,17 @@ export interface ResourceDeps {
   readonly freshnessTimeoutMs?: number;
   /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
   readonly endpoints?: CustomEndpoints;
+  /** Mutating admission of creates (the ServiceAccount step for pods); default none. */
+  readonly createAdmission?: CreateAdmission;
+  /**
+   * Controllers started with the namespace controller (after the system namespaces exist) and
+   * stopped on close, when controllers run.
+   */
+  readonly controllers?: readonly ControllerFactory[];
 }
+
+/** Starts a controller over the resource layer. */
+export type ControllerFactory = (ctx: ResourceContext) => { stop(): Promise<void> };
 
 /** Watch cache settings of {@link ResourceDeps}. */
 export interface WatchCacheDeps {
@@ -99,6 +109,8 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
 export interface MountedResources {
   /** The handlers' store: keys under `--etcd-prefix`, values in the handlers' JSON layout. */
   readonly store: Store;
+  /** The handlers' context (its watch caches serve lookups of other modules). */
+  readonly ctx: ResourceContext;
 }
 
 /**
@@ -125,6 +137,7 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): Mounte
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
     ...(watchCaches === undefined ? {} : { watchCaches }),
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
+    ...(deps.createAdmission === undefined ? {} : { createAdmission: deps.createAdmission }),
   });
   if (watchCaches !== undefined) {
     app.addHook('onReady', (done) => {
@@ -144,14 +157,17 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): Mounte
     reps,
     ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
   });
-  if (deps.startControllers === false) return { store };
+  if (deps.startControllers === false) return { store, ctx };
   let controller: NamespaceController | undefined;
+  const others: { stop(): Promise<void> }[] = [];
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
     controller = startNamespaceController(ctx);
+    for (const start of deps.controllers ?? []) others.push(start(ctx));
   });
   app.addHook('onClose', async () => {
+    await Promise.all(others.map((c) => c.stop()));
     await controller?.stop();
   });
-  return { store };
+  return { store, ctx };
 }

@@ -20,6 +20,8 @@ import { packageVersion } from './package-version.js';
 import { versionInfo } from '../http/version.js';
 import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
 import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
+import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
+import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import { loadRegistry } from '../registry/registry.js';
 import { startCompactor, type Compactor } from './compactor.js';
 import { ConnectionTracker } from './connections.js';
@@ -90,6 +92,17 @@ export async function startServer(
       : { tlsCertFile: options.tlsCertFile, tlsPrivateKeyFile: options.tlsPrivateKeyFile }),
     ...(options.clientCaFile === '' ? {} : { clientCaFile: options.clientCaFile }),
   });
+  const keysPromise = pkiPromise.then(() =>
+    loadServiceAccountKeys({
+      keyFiles: options.serviceAccount.keyFiles,
+      signingKeyFile: options.serviceAccount.signingKeyFile,
+      certDir: options.certDir,
+    }),
+  );
+  const encryptionPromise: Promise<EncryptionConfig | undefined> =
+    options.encryptionProviderConfig === ''
+      ? Promise.resolve(undefined)
+      : loadEncryptionConfig(options.encryptionProviderConfig);
   const storePromise: Promise<OpenedStore> =
     overrides.store === undefined
       ? openStore(options)
@@ -97,14 +110,24 @@ export async function startServer(
           storeViews(overrides.store, options.etcdPrefix, overrides.store.capabilities.backend),
         );
   const appModule = import('./app.js');
-  const [pkiResult, storeResult, appResult] = await Promise.allSettled([pkiPromise, storePromise, appModule]);
+  const [pkiResult, storeResult, appResult, keysResult, encryptionResult] = await Promise.allSettled([
+    pkiPromise,
+    storePromise,
+    appModule,
+    keysPromise,
+    encryptionPromise,
+  ]);
   if (
     pkiResult.status === 'rejected' ||
     storeResult.status === 'rejected' ||
-    appResult.status === 'rejected'
+    appResult.status === 'rejected' ||
+    keysResult.status === 'rejected' ||
+    encryptionResult.status === 'rejected'
   ) {
     if (storeResult.status === 'fulfilled') await storeResult.value.root.close();
-    const failed = [pkiResult, storeResult, appResult].find((r) => r.status === 'rejected');
+    const failed = [pkiResult, storeResult, appResult, keysResult, encryptionResult].find(
+      (r) => r.status === 'rejected',
+    );
     throw (failed as PromiseRejectedResult).reason;
   }
   const { buildApp } = appResult.value;
@@ -139,6 +162,8 @@ export async function startServer(
       },
       log,
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
+      serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
+      ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });
   } catch (err) {
     await opened.root.close();

@@ -10,7 +10,7 @@ import { parse as parseYaml } from 'yaml';
 import { kubectlPath, type KubectlVersion, type TestServer } from '../support/server.js';
 import { expectedApiResources, KUBE_ROWS, parseApiResources } from './support/api-resources.js';
 import { items, Kubectl, lines, nameColumn, pick } from './support/kubectl.js';
-import { APP_MANIFEST, INVALID_MANIFEST, manifestObjects } from './support/manifest.js';
+import { APP_MANIFEST, INVALID_MANIFEST, isClusterMade, manifestObjects } from './support/manifest.js';
 
 const NS = 'shop';
 const app = manifestObjects(APP_MANIFEST);
@@ -36,6 +36,7 @@ async function resourceVersions(k: Kubectl): Promise<Record<string, unknown>> {
   const ns = await k.json('get', 'namespace', NS);
   out[`Namespace/${NS}`] = pick(ns, 'metadata', 'resourceVersion');
   for (const item of items(await k.json('get', APP_RESOURCES, '-n', NS))) {
+    if (isClusterMade(item)) continue;
     out[`${String(pick(item, 'kind'))}/${String(pick(item, 'metadata', 'name'))}`] = pick(
       item,
       'metadata',

@@ -54,3 +54,17 @@ export function manifestObjects(path: string): ManifestObject[] {
     };
   });
 }
+
+/**
+ * True for what the cluster itself puts in every namespace (the `default` ServiceAccount and the
+ * `kube-root-ca.crt` ConfigMap, as kube's controllers do): not part of any manifest.
+ */
+export function isClusterMade(item: unknown): boolean {
+  if (typeof item !== 'object' || item === null) return false;
+  const o = item as { kind?: unknown; metadata?: { name?: unknown } };
+  const name = o.metadata?.name;
+  return (
+    (o.kind === 'ServiceAccount' && name === 'default') ||
+    (o.kind === 'ConfigMap' && name === 'kube-root-ca.crt')
+  );
+}
