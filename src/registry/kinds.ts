@@ -247,7 +247,7 @@ export const KINDS: KindsDocument = {
       shortNames: ['sa'],
       categories: [],
       verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
-      subresources: [],
+      subresources: ['token'],
       storageResource: 'serviceaccounts',
       messageType: 'k8s.io.api.core.v1.ServiceAccount',
       virtual: false,
