@@ -12,7 +12,7 @@ import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handl
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
-import { mountResources } from './resources.js';
+import { createResourceLayer, mountResources, type ResourceDeps } from './resources.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -24,6 +24,8 @@ import type { ServerLifecycle } from './lifecycle.js';
 import type { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { installRequestPipeline } from './pipeline.js';
+import { buildAuthorization } from '../authz/setup.js';
+import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -47,6 +49,8 @@ export interface AppDeps {
   readonly serverAddress: () => string;
   /** Where failures worth an operator's attention go (health check reasons, 5xx causes). */
   readonly log: ServerLog;
+  /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
+  readonly plantedAuthzBug?: string;
   /** Run the resource controllers (namespace lifecycle); default true. */
   readonly startControllers?: boolean;
 }
@@ -90,7 +94,51 @@ export function buildApp(deps: AppDeps): FastifyInstance {
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
   installErrorHandler(app);
-  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }));
+  // The resource layer is built first: the authorizer's RBAC index watches its store.
+  const schemas = loadSchemas();
+  const resourceDeps: ResourceDeps = {
+    registry: deps.registry,
+    store: deps.store,
+    eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
+    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+    patchSchema: patchSchemaFrom(schemas),
+    schemas,
+    storageMediaType: options.storageMediaType,
+    watchCache: options.watchCache
+      ? {
+          defaultSize: options.defaultWatchCacheSize,
+          sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
+          // Each type's cache starts on first use: warming every type at boot replays the whole
+          // retained history once per type, which delayed the first request on big stores
+          // (100,000 objects: 2.9 s against 1.1 s); reads go to storage while a cache warms.
+          startAll: false,
+          onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
+        }
+      : false,
+    ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+  };
+  const layer = createResourceLayer(resourceDeps);
+  const authz = buildAuthorization({
+    modes: options.authorizationModes,
+    store: layer.store,
+    now: () => new Date(),
+    logError: (message, err) => deps.log.error(message, err),
+    ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
+  });
+  if (authz.rbacIndex !== undefined) deps.lifecycle.claimHook(RBAC_BOOTSTRAP_HOOK);
+  installRequestPipeline(app, new Authenticator({ anonymousAuth: options.anonymousAuth }), {
+    impersonation: authz.impersonation,
+    ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
+  });
+  app.addHook('onReady', (done) => {
+    // Not awaited: readyz reports the hook until the bootstrap policy is in place.
+    void authz.start(() => deps.lifecycle.completeHook(RBAC_BOOTSTRAP_HOOK));
+    done();
+  });
+  app.addHook('onClose', (_instance, done) => {
+    authz.stop();
+    done();
+  });
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();
@@ -116,29 +164,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installVersionRoute(app, deps.version);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
-  // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
-  const schemas = loadSchemas();
+  // One parse of the generated schemas (above) serves OpenAPI, protobuf, strategic merge patch and apply.
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
-  mountResources(app, {
-    registry: deps.registry,
-    store: deps.store,
-    eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
-    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
-    patchSchema: patchSchemaFrom(schemas),
-    schemas,
-    storageMediaType: options.storageMediaType,
-    watchCache: options.watchCache
-      ? {
-          defaultSize: options.defaultWatchCacheSize,
-          sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
-          // Each type's cache starts on first use: warming every type at boot replays the whole
-          // retained history once per type, which delayed the first request on big stores
-          // (100,000 objects: 2.9 s against 1.1 s); reads go to storage while a cache warms.
-          startAll: false,
-          onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
-        }
-      : false,
-    ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-  });
+  mountResources(app, { ...resourceDeps, endpoints: authz.endpoints }, layer);
   return app;
 }

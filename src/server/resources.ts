@@ -16,7 +16,7 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
-import { createResourceContext } from '../resource/context.js';
+import { createResourceContext, type ResourceContext } from '../resource/context.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
 import { WatchCaches } from '../watchcache/cache-set.js';
 
@@ -95,13 +95,20 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
   });
 }
 
+/** What {@link createResourceLayer} builds: the handlers' context and what serves it. */
+export interface ResourceLayer {
+  readonly ctx: ResourceContext;
+  readonly reps: Representations;
+  /** The handlers' store (values in the handlers' JSON layout, under `--etcd-prefix`). */
+  readonly store: Store;
+  readonly watchCaches: WatchCaches | undefined;
+}
+
 /**
- * Builds the resource layer `deps` describe and mounts it on `app`: the resource routes (in
- * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
- * bootstrap and the namespace controller on the app's `onReady`/`onClose` hooks. Errors are
- * thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to render.
+ * Builds the resource layer `deps` describe without mounting it: the server builds it first so
+ * that the parts wired before the routes (the authorizer's RBAC index) can read its store.
  */
-export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
+export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
   const now = deps.now ?? ((): Date => new Date());
   const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
@@ -120,6 +127,22 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
     ...(watchCaches === undefined ? {} : { watchCaches }),
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
   });
+  return { ctx, reps, store, watchCaches };
+}
+
+/**
+ * Builds the resource layer `deps` describe (or uses `layer`, built by
+ * {@link createResourceLayer} from the same deps) and mounts it on `app`: the resource routes (in
+ * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
+ * bootstrap and the namespace controller on the app's `onReady`/`onClose` hooks. Errors are
+ * thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to render.
+ */
+export function mountResources(
+  app: FastifyInstance,
+  deps: ResourceDeps,
+  layer: ResourceLayer = createResourceLayer(deps),
+): void {
+  const { ctx, reps, watchCaches } = layer;
   if (watchCaches !== undefined) {
     app.addHook('onReady', (done) => {
       const o = deps.watchCache;
