@@ -141,6 +141,11 @@ export class RbacIndex {
     return this.#roles.get(`${namespace}/${name}`);
   }
 
+  /** A RoleBinding (`namespace` set) or ClusterRoleBinding (`namespace` ''). */
+  binding(namespace: string, name: string): IndexedBinding | undefined {
+    return this.#bindings.get(`${namespace}/${name}`);
+  }
+
   /** Every ClusterRole (aggregation). */
   clusterRoles(): IterableIterator<IndexedRole> {
     return this.#clusterRoles.values();

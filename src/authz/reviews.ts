@@ -39,7 +39,7 @@ interface Review {
 }
 
 function asReview(body: unknown): Review {
-  return typeof body === 'object' && body !== null && !Array.isArray(body) ? (body) : {};
+  return typeof body === 'object' && body !== null && !Array.isArray(body) ? body : {};
 }
 
 function attributesFrom(kind: string, spec: ReviewSpec, user: UserInfo): Attributes {

@@ -12,6 +12,7 @@ import { AggregationController } from './aggregation.js';
 import { alwaysAllow, alwaysDeny, AuthorizerChain, type Authorizer } from './authorizer.js';
 import { authorizationStep } from './authorization-step.js';
 import { bootstrapPolicy } from './bootstrap-policy.js';
+import { escalationStep } from './escalation.js';
 import { impersonationStep } from './impersonation.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
 import { RbacIndex } from './rbac-index.js';
@@ -41,6 +42,8 @@ export interface AuthorizationSetup {
   /** Pipeline steps; `authorization` is unset under AlwaysAllow alone (it would cost for nothing). */
   readonly impersonation: PipelineStep;
   readonly authorization: PipelineStep | undefined;
+  /** RBAC's escalation check, a preHandler (RBAC mode only). */
+  readonly escalation: PipelineStep | undefined;
   /** The review endpoints. */
   readonly endpoints: ReadonlyMap<string, CustomEndpoint>;
   /** Starts the index and reconciles the bootstrap policy; calls `onBootstrapped` when done. */
@@ -86,6 +89,7 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
     rbac,
     impersonation: impersonationStep(chain),
     authorization: onlyAllow ? undefined : authorizationStep(chain),
+    escalation: rbac === undefined || index === undefined ? undefined : escalationStep(chain, rbac, index),
     endpoints: reviewEndpoints(chain),
     async start(onBootstrapped) {
       if (index === undefined) return;

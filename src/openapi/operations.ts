@@ -370,16 +370,16 @@ function addSubresource(
   out: PathCollector,
   t: ResourceType,
   op: OpFactory,
-  sub: 'status' | 'scale',
+  sub: 'status' | 'scale' | 'approval',
   c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
 ): void {
   const path = `${c.item}/${sub}`;
-  const suffix = sub === 'status' ? 'Status' : 'Scale';
-  const type = sub === 'status' ? t.messageType : META_TYPES.scale;
+  const suffix = sub === 'status' ? 'Status' : sub === 'approval' ? 'Approval' : 'Scale';
+  const type = sub === 'scale' ? META_TYPES.scale : t.messageType;
   const gvk: Gvk | undefined =
     sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : undefined;
   const params = [
-    { name: 'name', description: `name of the ${sub === 'status' ? t.kind : 'Scale'}` },
+    { name: 'name', description: `name of the ${sub === 'scale' ? 'Scale' : t.kind}` },
     ...c.itemParams.slice(1),
   ];
   const id = `${c.stem}${c.scope}${t.kind}${suffix}`;

@@ -49,7 +49,7 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale']);
+const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'approval']);
 const KIND_KEYS = new Set([
   'group',
   'version',
@@ -128,7 +128,7 @@ function parseKind(where: string, raw: unknown, groups: ReadonlyMap<string, Grou
   const verbs = strList(`${where}.verbs`, raw['verbs'], KNOWN_VERBS);
   if (verbs.length === 0) throw new KindsFileError(`${where}.verbs`, 'must not be empty');
   const subresources = strList(`${where}.subresources`, raw['subresources'], KNOWN_SUBRESOURCES) as readonly (
-    'status' | 'scale'
+    'status' | 'scale' | 'approval'
   )[];
   let storageResource = '';
   if (virtual) {

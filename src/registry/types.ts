@@ -27,7 +27,7 @@ export interface ResourceType {
   /** Discovery verbs: get, list, watch, create, update, patch, delete, deletecollection. */
   readonly verbs: readonly string[];
   /** Subresources served under the item path. */
-  readonly subresources: readonly ('status' | 'scale')[];
+  readonly subresources: readonly ('status' | 'scale' | 'approval')[];
   /**
    * Key segment under the storage prefix, as kube-apiserver lays it out: usually the plural,
    * with exceptions (`services/specs`, `services/endpoints`, `minions`, `controllers`, `ingress`,

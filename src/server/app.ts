@@ -26,6 +26,9 @@ import type { ServerOptions } from './options.js';
 import { installRequestPipeline } from './pipeline.js';
 import { buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
+import { approvalEndpoint } from '../certificates/approval.js';
+import { ClientSigner } from '../certificates/signer.js';
+import type { CertKeyPair } from '../pki/certificate.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -49,6 +52,8 @@ export interface AppDeps {
   readonly serverAddress: () => string;
   /** Where failures worth an operator's attention go (health check reasons, 5xx causes). */
   readonly log: ServerLog;
+  /** The cluster CA: signs approved `kubernetes.io/kube-apiserver-client` CSRs (none: no signer). */
+  readonly ca?: CertKeyPair;
   /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
   readonly plantedAuthzBug?: string;
   /** Run the resource controllers (namespace lifecycle); default true. */
@@ -130,6 +135,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     impersonation: authz.impersonation,
     ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
   });
+  const escalation = authz.escalation;
+  if (escalation !== undefined) {
+    app.addHook('preHandler', async (request, reply) => {
+      await escalation(request, reply);
+    });
+  }
   app.addHook('onReady', (done) => {
     // Not awaited: readyz reports the hook until the bootstrap policy is in place.
     void authz.start(() => deps.lifecycle.completeHook(RBAC_BOOTSTRAP_HOOK));
@@ -139,6 +150,25 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     authz.stop();
     done();
   });
+  const signer =
+    deps.ca === undefined || deps.startControllers === false
+      ? undefined
+      : new ClientSigner(
+          layer.store,
+          deps.ca,
+          () => new Date(),
+          (m, e) => deps.log.error(m, e),
+        );
+  if (signer !== undefined) {
+    app.addHook('onReady', (done) => {
+      signer.start();
+      done();
+    });
+    app.addHook('onClose', (_instance, done) => {
+      signer.stop();
+      done();
+    });
+  }
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();
@@ -166,6 +196,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
   // One parse of the generated schemas (above) serves OpenAPI, protobuf, strategic merge patch and apply.
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
-  mountResources(app, { ...resourceDeps, endpoints: authz.endpoints }, layer);
+  const endpoints = new Map(authz.endpoints);
+  endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
+  mountResources(app, { ...resourceDeps, endpoints }, layer);
   return app;
 }

@@ -124,6 +124,7 @@ export async function startServer(
       registry,
       store: opened.resources,
       lifecycle,
+      ca: pki.ca,
       tls: { certPem: pki.serving.certPem, keyPem: pki.serving.keyPem, clientCaPems: pki.clientCaPems },
       version: versionInfo(packageVersion()),
       connections,
