@@ -14,7 +14,10 @@ import { authorizationStep } from './authorization-step.js';
 import { bootstrapPolicy } from './bootstrap-policy.js';
 import { escalationStep } from './escalation.js';
 import { impersonationStep } from './impersonation.js';
+import { NodeAuthorizer } from './node-authorizer.js';
+import { NodeGraph } from './node-graph.js';
 import { RbacAuthorizer } from './rbac-authorizer.js';
+import type { PolicyRule } from './rbac-rules.js';
 import { RbacIndex } from './rbac-index.js';
 import { reconcilePolicy } from './reconcile.js';
 import { reviewEndpoints } from './reviews.js';
@@ -55,6 +58,7 @@ export interface AuthorizationSetup {
 export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup {
   let index: RbacIndex | undefined;
   let rbac: RbacAuthorizer | undefined;
+  let graph: NodeGraph | undefined;
   const authorizers: Authorizer[] = [];
   for (const mode of deps.modes) {
     switch (mode) {
@@ -64,6 +68,16 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
       case 'AlwaysDeny':
         authorizers.push(alwaysDeny);
         break;
+      case 'Node': {
+        graph = new NodeGraph(deps.store, (err) => deps.logError('Node authorizer: pods watch failed', err));
+        const nodeRole = bootstrapPolicy().find(
+          (p) => p.resource === 'clusterroles' && p.name === 'system:node',
+        );
+        authorizers.push(
+          new NodeAuthorizer(graph, (nodeRole?.object['rules'] as PolicyRule[] | undefined) ?? []),
+        );
+        break;
+      }
       case 'RBAC':
         index = new RbacIndex(deps.store, (err) => deps.logError('RBAC index: storage watch failed', err));
         rbac = new RbacAuthorizer(
@@ -92,6 +106,7 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
     escalation: rbac === undefined || index === undefined ? undefined : escalationStep(chain, rbac, index),
     endpoints: reviewEndpoints(chain),
     async start(onBootstrapped) {
+      graph?.start();
       if (index === undefined) return;
       index.start();
       aggregation = new AggregationController(index, deps.store, deps.logError);
@@ -110,6 +125,7 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
     },
     stop() {
       stopped = true;
+      graph?.close();
       aggregation?.stop();
       index?.close();
     },
