@@ -22,7 +22,7 @@ async function until(check: () => Promise<boolean>, timeoutMs = 5_000): Promise<
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ args: ['--authorization-mode=RBAC'] });
+  server = await startTestServer({ args: ['--authorization-mode=Node,RBAC'] });
   admin = adminTls(server.kubeconfigPath);
   issuer = await clusterIssuer(server);
   alice = await clientTls(server, issuer, 'alice', ['devs']);
@@ -196,5 +196,264 @@ describe('RBAC', () => {
       'Impersonate-Group': 'devs',
     });
     expect(groupOnly.status).toBe(400);
+  });
+});
+
+const R = '/apis/rbac.authorization.k8s.io/v1/namespaces/esc';
+const role = (name: string, rules: object[]): object => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'Role',
+  metadata: { name, namespace: 'esc' },
+  rules,
+});
+const binding = (name: string, roleName: string, user: string): object => ({
+  apiVersion: 'rbac.authorization.k8s.io/v1',
+  kind: 'RoleBinding',
+  metadata: { name, namespace: 'esc' },
+  roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: roleName },
+  subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: user }],
+});
+
+describe('escalation prevention', () => {
+  let erin: AdminTls;
+  beforeAll(async () => {
+    erin = await clientTls(server, issuer, 'erin');
+    await call(server, admin, 'POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'esc' },
+    });
+    // erin may manage roles and bindings in esc and read pods, nothing more.
+    await call(
+      server,
+      admin,
+      'POST',
+      `${R}/roles`,
+      role('rbac-manager', [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles', 'rolebindings'],
+          verbs: ['create', 'update', 'patch', 'get'],
+        },
+        { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list'] },
+      ]),
+    );
+    await call(server, admin, 'POST', `${R}/rolebindings`, binding('erin-manager', 'rbac-manager', 'erin'));
+    await call(
+      server,
+      admin,
+      'POST',
+      `${R}/roles`,
+      role('secret-reader', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+    );
+    await until(async () => (await call(server, erin, 'GET', '/api/v1/namespaces/esc/pods')).status === 200);
+  });
+
+  it('lets a user grant what they hold, and refuses more', async () => {
+    const ok = await call(
+      server,
+      erin,
+      'POST',
+      `${R}/roles`,
+      role('pod-reader', [{ apiGroups: [''], resources: ['pods'], verbs: ['get'] }]),
+    );
+    expect(ok.status).toBe(201);
+    const more = await call(
+      server,
+      erin,
+      'POST',
+      `${R}/roles`,
+      role('secret-getter', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+    );
+    expect(more.status).toBe(403);
+    expect(more.body['message']).toContain(
+      'roles.rbac.authorization.k8s.io "secret-getter" is forbidden: user "erin" (groups=["system:authenticated"]) is attempting to grant RBAC permissions not currently held:\n{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}',
+    );
+    const patched = await call(
+      server,
+      erin,
+      'PATCH',
+      `${R}/roles/pod-reader`,
+      { rules: [{ apiGroups: ['*'], resources: ['*'], verbs: ['*'] }] },
+      { 'content-type': 'application/merge-patch+json' },
+    );
+    expect(patched.status).toBe(403);
+    const bindOwn = await call(
+      server,
+      erin,
+      'POST',
+      `${R}/rolebindings`,
+      binding('erin-pods', 'pod-reader', 'frank'),
+    );
+    expect(bindOwn.status).toBe(201);
+    const bindMore = await call(
+      server,
+      erin,
+      'POST',
+      `${R}/rolebindings`,
+      binding('frank-secrets', 'secret-reader', 'frank'),
+    );
+    expect(bindMore.status).toBe(403);
+    expect(bindMore.body['message']).toContain('is attempting to grant RBAC permissions not currently held');
+  });
+
+  it('allows with the bind and escalate verbs', async () => {
+    await call(
+      server,
+      admin,
+      'POST',
+      `${R}/roles`,
+      role('binder', [
+        {
+          apiGroups: ['rbac.authorization.k8s.io'],
+          resources: ['roles'],
+          verbs: ['bind'],
+          resourceNames: ['secret-reader'],
+        },
+        { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'], verbs: ['escalate'] },
+      ]),
+    );
+    await call(server, admin, 'POST', `${R}/rolebindings`, binding('erin-binder', 'binder', 'erin'));
+    await until(
+      async () =>
+        (
+          await call(
+            server,
+            erin,
+            'POST',
+            `${R}/rolebindings`,
+            binding('frank-secrets', 'secret-reader', 'frank'),
+          )
+        ).status === 201,
+    );
+    const escalated = await call(
+      server,
+      erin,
+      'POST',
+      `${R}/roles`,
+      role('secret-getter', [{ apiGroups: [''], resources: ['secrets'], verbs: ['get'] }]),
+    );
+    expect(escalated.status).toBe(201);
+  });
+});
+
+describe('Node authorizer', () => {
+  let kubelet: AdminTls;
+  const pod = (name: string, node: string, secret: string, cm: string): object => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: {
+      nodeName: node,
+      serviceAccountName: 'default',
+      containers: [
+        {
+          name: 'c',
+          image: 'busybox',
+          env: [{ name: 'X', valueFrom: { configMapKeyRef: { name: cm, key: 'k' } } }],
+        },
+      ],
+      volumes: [{ name: 's', secret: { secretName: secret } }],
+    },
+  });
+  beforeAll(async () => {
+    kubelet = await clientTls(server, issuer, 'system:node:n1', ['system:nodes']);
+    for (const name of ['s-n1', 's-n2']) {
+      await call(server, admin, 'POST', '/api/v1/namespaces/default/secrets', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name },
+      });
+    }
+    await call(server, admin, 'POST', '/api/v1/namespaces/default/configmaps', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'cm-n1' },
+    });
+    await call(server, admin, 'POST', '/api/v1/namespaces/default/pods', pod('p1', 'n1', 's-n1', 'cm-n1'));
+    await call(server, admin, 'POST', '/api/v1/namespaces/default/pods', pod('p2', 'n2', 's-n2', 'cm-n2'));
+    for (const n of ['n1', 'n2']) {
+      await call(server, admin, 'POST', '/api/v1/nodes', {
+        apiVersion: 'v1',
+        kind: 'Node',
+        metadata: { name: n },
+      });
+    }
+  });
+
+  it('reads only what pods bound to the node reference', async () => {
+    await until(
+      async () =>
+        (await call(server, kubelet, 'GET', '/api/v1/namespaces/default/secrets/s-n1')).status === 200,
+    );
+    expect((await call(server, kubelet, 'GET', '/api/v1/namespaces/default/configmaps/cm-n1')).status).toBe(
+      200,
+    );
+    const other = await call(server, kubelet, 'GET', '/api/v1/namespaces/default/secrets/s-n2');
+    expect(other.status).toBe(403);
+    expect(other.body['message']).toBe(
+      `secrets "s-n2" is forbidden: User "system:node:n1" cannot get resource "secrets" in API group "" in the namespace "default": no relationship found between node 'n1' and this object`,
+    );
+    expect((await call(server, kubelet, 'GET', '/api/v1/namespaces/default/secrets')).status).toBe(403);
+    expect((await call(server, kubelet, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(200);
+    const token = {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { audiences: ['x'] },
+    };
+    expect(
+      (
+        await call(
+          server,
+          kubelet,
+          'POST',
+          '/api/v1/namespaces/kube-system/serviceaccounts/default/token',
+          token,
+        )
+      ).status,
+    ).toBe(403);
+  });
+
+  it('writes only its own Node and Lease', async () => {
+    const patch = { 'content-type': 'application/merge-patch+json' };
+    expect(
+      (await call(server, kubelet, 'PATCH', '/api/v1/nodes/n1', { metadata: { labels: { a: 'b' } } }, patch))
+        .status,
+    ).toBe(200);
+    expect(
+      (await call(server, kubelet, 'PATCH', '/api/v1/nodes/n2', { metadata: { labels: { a: 'b' } } }, patch))
+        .status,
+    ).toBe(403);
+    const lease = (name: string): object => ({
+      apiVersion: 'coordination.k8s.io/v1',
+      kind: 'Lease',
+      metadata: { name, namespace: 'kube-node-lease' },
+    });
+    expect(
+      (
+        await call(
+          server,
+          kubelet,
+          'POST',
+          '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases',
+          lease('n1'),
+        )
+      ).status,
+    ).toBe(201);
+    expect(
+      (
+        await call(
+          server,
+          kubelet,
+          'PUT',
+          '/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n2',
+          lease('n2'),
+        )
+      ).status,
+    ).toBe(403);
+    expect(
+      (await call(server, kubelet, 'GET', '/apis/coordination.k8s.io/v1/namespaces/default/leases/n1'))
+        .status,
+    ).toBe(403);
   });
 });
