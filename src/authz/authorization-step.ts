@@ -3,6 +3,7 @@
  * once) go to the authorizer chain; anything but allow is kube's 403 Status.
  */
 import type { FastifyRequest } from 'fastify';
+import { internalError } from '../http/errors.js';
 import { attributesOf } from './attributes.js';
 import { forbiddenError, type AuthorizerChain } from './authorizer.js';
 
@@ -11,6 +12,8 @@ export function authorizationStep(chain: AuthorizerChain): (request: FastifyRequ
   return async (request) => {
     const attrs = attributesOf(request.user, request.requestInfo);
     const answer = await chain.authorize(attrs);
-    if (answer.decision !== 'allow') throw forbiddenError(attrs, answer.reason);
+    if (answer.decision === 'allow') return;
+    if (answer.decision === 'noOpinion' && answer.failed !== undefined) throw internalError(answer.failed);
+    throw forbiddenError(attrs, answer.reason);
   };
 }

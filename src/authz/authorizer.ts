@@ -17,6 +17,11 @@ export interface Authorization {
   readonly reason: string;
   /** An error met while deciding (a missing role, a failed webhook): SubjectAccessReview's evaluationError. */
   readonly evaluationError?: string;
+  /**
+   * The authorizer could not decide (a webhook that failed): when nothing allows the request,
+   * it fails with 500 rather than 403, as kube-apiserver answers.
+   */
+  readonly failed?: string;
 }
 
 /** One resource or non-resource rule as SelfSubjectRulesReview reports it. */
@@ -73,16 +78,19 @@ export class AuthorizerChain {
     if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return ALLOW;
     const reasons: string[] = [];
     const errors: string[] = [];
+    const failures: string[] = [];
     for (const a of this.#authorizers) {
       const answer = await a.authorize(attrs);
       if (answer.decision !== 'noOpinion') return answer;
       if (answer.reason !== '') reasons.push(answer.reason);
       if (answer.evaluationError !== undefined) errors.push(answer.evaluationError);
+      if (answer.failed !== undefined) failures.push(answer.failed);
     }
     return {
       decision: 'noOpinion',
       reason: reasons.join('\n'),
       ...(errors.length === 0 ? {} : { evaluationError: errors.join('\n') }),
+      ...(failures.length === 0 ? {} : { failed: failures.join('; ') }),
     };
   }
 

@@ -12,7 +12,9 @@ import { AggregationController } from './aggregation.js';
 import { alwaysAllow, alwaysDeny, AuthorizerChain, type Authorizer } from './authorizer.js';
 import { authorizationStep } from './authorization-step.js';
 import { bootstrapPolicy } from './bootstrap-policy.js';
+import { AbacAuthorizer } from './abac.js';
 import { escalationStep } from './escalation.js';
+import { WebhookAuthorizer, type WebhookOptions } from './webhook.js';
 import { impersonationStep } from './impersonation.js';
 import { NodeAuthorizer } from './node-authorizer.js';
 import { NodeGraph } from './node-graph.js';
@@ -30,6 +32,10 @@ export interface AuthorizationDeps {
   readonly store: Store;
   readonly now: () => Date;
   readonly logError: (message: string, err?: unknown) => void;
+  /** `--authorization-policy-file` (ABAC). */
+  readonly policyFile?: string;
+  /** The webhook's settings (Webhook). */
+  readonly webhook?: WebhookOptions;
   /** Further authorizers by mode name (Node, ABAC, Webhook), built by their own modules. */
   readonly extraAuthorizers?: ReadonlyMap<string, Authorizer>;
   /** Test hook: plant an RBAC evaluation bug (see {@link RbacAuthorizer}). */
@@ -78,6 +84,18 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
         );
         break;
       }
+      case 'ABAC':
+        if (deps.policyFile === undefined || deps.policyFile === '') {
+          throw new Error('authorization-mode ABAC requires --authorization-policy-file');
+        }
+        authorizers.push(AbacAuthorizer.fromFile(deps.policyFile));
+        break;
+      case 'Webhook':
+        if (deps.webhook === undefined || deps.webhook.configFile === '') {
+          throw new Error('authorization-mode Webhook requires --authorization-webhook-config-file');
+        }
+        authorizers.push(new WebhookAuthorizer(deps.webhook));
+        break;
       case 'RBAC':
         index = new RbacIndex(deps.store, (err) => deps.logError('RBAC index: storage watch failed', err));
         rbac = new RbacAuthorizer(

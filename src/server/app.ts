@@ -126,6 +126,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const authz = buildAuthorization({
     modes: options.authorizationModes,
     store: layer.store,
+    policyFile: options.flags.get('authorization-policy-file') as string,
+    webhook: {
+      configFile: options.flags.get('authorization-webhook-config-file') as string,
+      version: options.flags.get('authorization-webhook-version') as string,
+      authorizedTtlMs: options.flags.get('authorization-webhook-cache-authorized-ttl') as number,
+      unauthorizedTtlMs: options.flags.get('authorization-webhook-cache-unauthorized-ttl') as number,
+    },
     now: () => new Date(),
     logError: (message, err) => deps.log.error(message, err),
     ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
