@@ -52,15 +52,15 @@ export function parseAbacPolicies(text: string, file = 'policy file'): Policy[] 
     }
     const o = value as Record<string, unknown>;
     if (o['apiVersion'] === undefined) {
-      out.push({ spec: o as PolicySpec, v0: true });
+      out.push({ spec: o, v0: true });
       return;
     }
     if (o['apiVersion'] !== 'abac.authorization.kubernetes.io/v1beta1' || o['kind'] !== 'Policy') {
       throw new AbacPolicyError(
-        `${file}:${i + 1}: unknown apiVersion/kind ${String(o['apiVersion'])}/${String(o['kind'])}`,
+        `${file}:${i + 1}: unknown apiVersion/kind ${JSON.stringify(o['apiVersion'])}/${JSON.stringify(o['kind'])}`,
       );
     }
-    out.push({ spec: (o['spec'] ?? {}) as PolicySpec, v0: false });
+    out.push({ spec: (o['spec'] ?? {}), v0: false });
   });
   return out;
 }

@@ -142,7 +142,7 @@ describe('Webhook', () => {
           apiVersion: string;
           spec: { user: string; resourceAttributes?: { verb: string } };
         };
-        reviews.push(review as unknown as Record<string, unknown>);
+        reviews.push(review);
         const user = review.spec.user;
         const status =
           user === 'wanda'
