@@ -35,7 +35,15 @@ export const LAYERS: readonly (readonly string[])[] = [
   // The generic resource handler.
   ['src/resource'],
   // Its clients: controllers, the HTTP routes, authentication (its review endpoints are routes).
-  ['src/controllers', 'src/http', 'src/authn', 'src/tls', 'src/serviceaccount'],
+  [
+    'src/controllers',
+    'src/http',
+    'src/authn',
+    'src/tls',
+    'src/serviceaccount',
+    'src/authz',
+    'src/certificates',
+  ],
   // Wiring: the server, its metrics, the load generator.
   ['src/server', 'src/metrics', 'src/bench'],
   // The command line.

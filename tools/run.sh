@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs Capstan's main job on a fresh machine: installs the npm packages, builds, and starts
-# `capstan server` on the embedded LevelDB store. Extra arguments go to `capstan server`.
+# `capstan server --authorization-mode=Node,RBAC` on the embedded LevelDB store. Extra arguments
+# go to `capstan server`.
 #
 # Everything the server writes stays under .capstan/ in the repository: the store
 # (.capstan/store), the CA and certificates (.capstan/pki, unless --cert-dir is given), and the
@@ -18,7 +19,13 @@ if [ ! -f "$stamp" ] || [ -n "$(find src storage tools proto package.json packag
   touch "$stamp"
 fi
 
+# Secure default, as a kubeadm cluster: the Node and RBAC authorizers (the admin kubeconfig is in
+# system:masters; anonymous requests reach only health, version and discovery).
 defaults=()
+case " $* " in
+  *" --authorization-mode"*) ;;
+  *) defaults+=(--authorization-mode=Node,RBAC) ;;
+esac
 case " $* " in
   *" --cert-dir"*) ;;
   *) defaults+=(--cert-dir=.capstan/pki) ;;

@@ -398,12 +398,12 @@ function addSubresource(
     );
     return;
   }
-  const suffix = sub === 'status' ? 'Status' : 'Scale';
-  const type = sub === 'status' ? t.messageType : META_TYPES.scale;
+  const suffix = sub === 'status' ? 'Status' : sub === 'approval' ? 'Approval' : 'Scale';
+  const type = sub === 'scale' ? META_TYPES.scale : t.messageType;
   const gvk: Gvk | undefined =
     sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : undefined;
   const params = [
-    { name: 'name', description: `name of the ${sub === 'status' ? t.kind : 'Scale'}` },
+    { name: 'name', description: `name of the ${sub === 'scale' ? 'Scale' : t.kind}` },
     ...c.itemParams.slice(1),
   ];
   const id = `${c.stem}${c.scope}${t.kind}${suffix}`;

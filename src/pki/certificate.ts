@@ -124,7 +124,8 @@ export function ipToBytes(ip: string): Uint8Array {
   return out;
 }
 
-function encodeName(subject: Subject): Uint8Array {
+/** The DER of a subject Name (organizations, then the common name). */
+export function encodeName(subject: Subject): Uint8Array {
   // One RDN per attribute, organizations first and the common name last, as Go orders them.
   const rdns = (subject.organizations ?? []).map((o) =>
     der.set(der.sequence(der.oid(OID_O), der.utf8String(o))),

@@ -18,7 +18,7 @@ import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
-import { mountResources } from './resources.js';
+import { createResourceLayer, mountResources, type ResourceDeps } from './resources.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -41,6 +41,11 @@ import type { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { InflightLimiter } from './inflight.js';
 import { installRequestPipeline } from './pipeline.js';
+import { buildAuthorization } from '../authz/setup.js';
+import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
+import { approvalEndpoint } from '../certificates/approval.js';
+import { ClientSigner } from '../certificates/signer.js';
+import type { CertKeyPair } from '../pki/certificate.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -78,10 +83,14 @@ export interface AppDeps {
   readonly serviceAccounts?: { readonly keys: ServiceAccountKeys; readonly caPem: string };
   /** `--encryption-provider-config`, parsed: the listed resources are stored encrypted. */
   readonly encryption?: EncryptionConfig;
+  /** The cluster CA: signs approved `kubernetes.io/kube-apiserver-client` CSRs (none: no signer). */
+  readonly ca?: CertKeyPair;
+  /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
+  readonly plantedAuthzBug?: string;
 }
 
-/** Authorization modes that restrict requests in this build (none yet: see options.ts). */
-const IMPLEMENTED_AUTHORIZERS: readonly string[] = [];
+/** Authorization modes that restrict requests (every mode but AlwaysAllow). */
+const IMPLEMENTED_AUTHORIZERS: readonly string[] = ['AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'];
 
 /** How often TLS and CA files are checked for changes. */
 const CERT_RELOAD_INTERVAL_MS = 2_000;
@@ -193,6 +202,58 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     hstsHeaderValue(flagList('strict-transport-security-directives')),
   );
   const metrics = new MetricsRegistry();
+  // The resource layer is built first: the authorizer's RBAC index watches its store.
+  // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
+  const schemas = loadSchemas();
+  const encrypted =
+    deps.encryption === undefined
+      ? deps.store
+      : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
+  const resourceDeps: ResourceDeps = {
+    registry: deps.registry,
+    store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
+    eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
+    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
+    patchSchema: patchSchemaFrom(schemas),
+    schemas,
+    storageMediaType: options.storageMediaType,
+    watchCache: options.watchCache
+      ? {
+          defaultSize: options.defaultWatchCacheSize,
+          sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
+          // Each type's cache starts on first use: warming every type at boot replays the whole
+          // retained history once per type, which delayed the first request on big stores
+          // (100,000 objects: 2.9 s against 1.1 s); reads go to storage while a cache warms.
+          startAll: false,
+          onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
+        }
+      : false,
+    ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+    ...(serviceAccounts === undefined
+      ? {}
+      : {
+          // The admission step needs the controller that makes `default` accounts.
+          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
+          controllers: serviceAccounts.controllers,
+        }),
+  };
+  const layer = createResourceLayer(resourceDeps);
+  resourceStore.current = layer.store;
+  const authz = buildAuthorization({
+    modes: options.authorizationModes,
+    store: layer.store,
+    policyFile: options.flags.get('authorization-policy-file') as string,
+    webhook: {
+      configFile: options.flags.get('authorization-webhook-config-file') as string,
+      version: options.flags.get('authorization-webhook-version') as string,
+      authorizedTtlMs: options.flags.get('authorization-webhook-cache-authorized-ttl') as number,
+      unauthorizedTtlMs: options.flags.get('authorization-webhook-cache-unauthorized-ttl') as number,
+    },
+    now: () => new Date(),
+    logError: (message, err) => deps.log.error(message, err),
+    ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
+  });
+  if (authz.rbacIndex !== undefined) deps.lifecycle.claimHook(RBAC_BOOTSTRAP_HOOK);
   const limiter = new InflightLimiter({
     readOnly: options.maxRequestsInflight,
     mutating: options.maxMutatingRequestsInflight,
@@ -201,16 +262,49 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installRequestPipeline(app, authn.authenticator, {
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
     flowControl: limiter.admit,
+    impersonation: authz.impersonation,
+    ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
+  });
+  const escalation = authz.escalation;
+  if (escalation !== undefined) {
+    app.addHook('preHandler', async (request, reply) => {
+      await escalation(request, reply);
+    });
+  }
+  app.addHook('onReady', (done) => {
+    // Not awaited: readyz reports the hook until the bootstrap policy is in place.
+    void authz.start(() => deps.lifecycle.completeHook(RBAC_BOOTSTRAP_HOOK));
+    done();
   });
   servingTls.watch(app.server as unknown as import('node:tls').Server, CERT_RELOAD_INTERVAL_MS, (err) =>
     deps.log.error('reloading TLS files failed; the previous certificates stay in use', err),
   );
   const runtime = processMetrics(metrics);
   app.addHook('onClose', (_instance, done) => {
+    authz.stop();
     servingTls.stop();
     runtime.stop();
     done();
   });
+  const signer =
+    deps.ca === undefined || deps.startControllers === false
+      ? undefined
+      : new ClientSigner(
+          layer.store,
+          deps.ca,
+          () => new Date(),
+          (m, e) => deps.log.error(m, e),
+        );
+  if (signer !== undefined) {
+    app.addHook('onReady', (done) => {
+      signer.start();
+      done();
+    });
+    app.addHook('onClose', (_instance, done) => {
+      signer.stop();
+      done();
+    });
+  }
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();
@@ -233,50 +327,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
-  // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
-  const schemas = loadSchemas();
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
   serviceAccounts?.installRoutes(app);
-  const encrypted =
-    deps.encryption === undefined
-      ? deps.store
-      : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
-  const mounted = mountResources(app, {
-    registry: deps.registry,
-    store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
-    eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
-    minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
-    patchSchema: patchSchemaFrom(schemas),
-    schemas,
-    storageMediaType: options.storageMediaType,
-    watchCache: options.watchCache
-      ? {
-          defaultSize: options.defaultWatchCacheSize,
-          sizes: (options.flags.get('watch-cache-sizes') as readonly string[] | undefined) ?? [],
-          // Each type's cache starts on first use: warming every type at boot replays the whole
-          // retained history once per type, which delayed the first request on big stores
-          // (100,000 objects: 2.9 s against 1.1 s); reads go to storage while a cache warms.
-          startAll: false,
-          onError: (resource, err) => deps.log.error(`watch cache of ${resource}: storage watch failed`, err),
-        }
-      : false,
-    ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    endpoints: new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? [])]),
-    ...(serviceAccounts === undefined
-      ? {}
-      : {
-          // The admission step needs the controller that makes `default` accounts.
-          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
-          controllers: serviceAccounts.controllers,
-        }),
-  });
-  serviceAccounts?.attach(mounted.ctx);
-  resourceStore.current = mounted.store;
+  const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
+  endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
+  mountResources(app, { ...resourceDeps, endpoints }, layer);
+  serviceAccounts?.attach(layer.ctx);
   if (authn.bootstrapTokens && deps.startControllers !== false) {
     let cleaner: TokenCleaner | undefined;
     app.addHook('onReady', (done) => {
       cleaner = startTokenCleaner({
-        store: mounted.store,
+        store: layer.store,
         onError: (err) => deps.log.error('bootstrap token cleaner failed', err),
       });
       done();

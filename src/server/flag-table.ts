@@ -104,12 +104,12 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: AUTHN, name: 'requestheader-extra-headers-prefix', type: 'stringSlice', default: [], usage: 'List of request header prefixes to inspect. X-Remote-Extra- is suggested.' },
 
   // Authorization
-  { section: AUTHZ, name: 'authorization-mode', type: 'stringSlice', default: ['AlwaysAllow'], usage: 'Ordered list of plug-ins to do authorization on secure port: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node. Only AlwaysAllow is implemented yet; other modes are accepted and warned about.' },
-  { section: AUTHZ, name: 'authorization-policy-file', type: 'string', default: '', usage: 'File with authorization policy in json line by line format, used with --authorization-mode=ABAC.', ...later },
-  { section: AUTHZ, name: 'authorization-webhook-config-file', type: 'string', default: '', usage: 'File with webhook configuration in kubeconfig format, used with --authorization-mode=Webhook.', ...later },
-  { section: AUTHZ, name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', default: 300_000, usage: "The duration to cache 'authorized' responses from the webhook authorizer.", ...later },
-  { section: AUTHZ, name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', default: 30_000, usage: "The duration to cache 'unauthorized' responses from the webhook authorizer.", ...later },
-  { section: AUTHZ, name: 'authorization-webhook-version', type: 'string', default: 'v1beta1', usage: 'The API version of the authorization.k8s.io SubjectAccessReview to send to and expect from the webhook.', ...later },
+  { section: AUTHZ, name: 'authorization-mode', type: 'stringSlice', default: ['AlwaysAllow'], usage: 'Ordered list of plug-ins to do authorization on secure port: AlwaysAllow, AlwaysDeny, ABAC, Webhook, RBAC, Node.' },
+  { section: AUTHZ, name: 'authorization-policy-file', type: 'string', default: '', usage: 'File with authorization policy in json line by line format, used with --authorization-mode=ABAC.' },
+  { section: AUTHZ, name: 'authorization-webhook-config-file', type: 'string', default: '', usage: 'File with webhook configuration in kubeconfig format, used with --authorization-mode=Webhook.' },
+  { section: AUTHZ, name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', default: 300_000, usage: "The duration to cache 'authorized' responses from the webhook authorizer." },
+  { section: AUTHZ, name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', default: 30_000, usage: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
+  { section: AUTHZ, name: 'authorization-webhook-version', type: 'string', default: 'v1beta1', usage: 'The API version of the authorization.k8s.io SubjectAccessReview to send to and expect from the webhook.' },
   { section: AUTHZ, name: 'authorization-config', type: 'string', default: '', usage: 'File with Authorization Configuration to configure the authorizer chain.', ...later },
 
   // Auditing

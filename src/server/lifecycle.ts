@@ -28,6 +28,9 @@ export const POST_START_HOOKS = [
   'apiservice-openapi-controller',
 ] as const;
 
+/** The post-start hook of the RBAC bootstrap policy. */
+export const RBAC_BOOTSTRAP_HOOK = 'rbac/bootstrap-roles';
+
 /** Where a server is in its life; see the module comment for the transitions. */
 export type LifecyclePhase = 'starting' | 'running' | 'shuttingDown' | 'stopped';
 
@@ -35,6 +38,7 @@ export type LifecyclePhase = 'starting' | 'running' | 'shuttingDown' | 'stopped'
 export class ServerLifecycle {
   #phase: LifecyclePhase = 'starting';
   readonly #completedHooks = new Set<string>();
+  readonly #claimedHooks = new Set<string>();
   readonly #pendingHooks: ReadonlySet<string>;
   readonly #abort = new AbortController();
 
@@ -55,6 +59,18 @@ export class ServerLifecycle {
   /** Names of every post-start hook, in registration order. */
   postStartHooks(): readonly string[] {
     return [...this.#pendingHooks];
+  }
+
+  /**
+   * Marks a hook as completed by its owner (e.g. the RBAC bootstrap), not by the server's
+   * blanket completion after listening ({@link ServerLifecycle.isHookClaimed}).
+   */
+  claimHook(name: string): void {
+    if (this.#pendingHooks.has(name)) this.#claimedHooks.add(name);
+  }
+
+  isHookClaimed(name: string): boolean {
+    return this.#claimedHooks.has(name);
   }
 
   /** Records a finished post-start hook (idempotent; unknown names are ignored). */

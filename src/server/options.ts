@@ -233,11 +233,5 @@ export function notImplementedWarnings(options: ServerOptions): string[] {
       warnings.push(`flag --${spec.name} is accepted but not implemented yet; it has no effect`);
     }
   }
-  const unimplementedModes = options.authorizationModes.filter((m) => m !== 'AlwaysAllow');
-  if (unimplementedModes.length > 0) {
-    warnings.push(
-      `authorization modes ${unimplementedModes.join(',')} are not implemented yet: every authenticated request is allowed`,
-    );
-  }
   return warnings;
 }

@@ -105,21 +105,20 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
   });
 }
 
-/** What the mounted resource layer offers the rest of the server. */
-export interface MountedResources {
-  /** The handlers' store: keys under `--etcd-prefix`, values in the handlers' JSON layout. */
-  readonly store: Store;
-  /** The handlers' context (its watch caches serve lookups of other modules). */
+/** What {@link createResourceLayer} builds: the handlers' context and what serves it. */
+export interface ResourceLayer {
   readonly ctx: ResourceContext;
+  readonly reps: Representations;
+  /** The handlers' store (values in the handlers' JSON layout, under `--etcd-prefix`). */
+  readonly store: Store;
+  readonly watchCaches: WatchCaches | undefined;
 }
 
 /**
- * Builds the resource layer `deps` describe and mounts it on `app`: the resource routes (in
- * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
- * bootstrap and the namespace controller on the app's `onReady`/`onClose` hooks. Errors are
- * thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to render.
+ * Builds the resource layer `deps` describe without mounting it: the server builds it first so
+ * that the parts wired before the routes (the authorizer's RBAC index) can read its store.
  */
-export function mountResources(app: FastifyInstance, deps: ResourceDeps): MountedResources {
+export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
   const now = deps.now ?? ((): Date => new Date());
   const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
@@ -139,6 +138,23 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): Mounte
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
     ...(deps.createAdmission === undefined ? {} : { createAdmission: deps.createAdmission }),
   });
+  return { ctx, reps, store, watchCaches };
+}
+
+/**
+ * Builds the resource layer `deps` describe (or uses `layer`, built by
+ * {@link createResourceLayer} from the same deps) and mounts it on `app`: the resource routes (in
+ * their own plugin scope) and, unless `deps.startControllers` is false, the system-namespace
+ * bootstrap, the namespace controller and `deps.controllers` on the app's `onReady`/`onClose`
+ * hooks. Errors are thrown as `ApiError`s for the app's error handler (`installErrorHandler`) to
+ * render. Returns the layer.
+ */
+export function mountResources(
+  app: FastifyInstance,
+  deps: ResourceDeps,
+  layer: ResourceLayer = createResourceLayer(deps),
+): ResourceLayer {
+  const { ctx, reps, watchCaches } = layer;
   if (watchCaches !== undefined) {
     app.addHook('onReady', (done) => {
       const o = deps.watchCache;
@@ -157,7 +173,7 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): Mounte
     reps,
     ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
   });
-  if (deps.startControllers === false) return { store, ctx };
+  if (deps.startControllers === false) return layer;
   let controller: NamespaceController | undefined;
   const others: { stop(): Promise<void> }[] = [];
   app.addHook('onReady', async () => {
@@ -169,5 +185,5 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): Mounte
     await Promise.all(others.map((c) => c.stop()));
     await controller?.stop();
   });
-  return { store, ctx };
+  return layer;
 }

@@ -25,7 +25,7 @@ import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import { loadRegistry } from '../registry/registry.js';
 import { startCompactor, type Compactor } from './compactor.js';
 import { ConnectionTracker } from './connections.js';
-import { ServerLifecycle } from './lifecycle.js';
+import { POST_START_HOOKS, RBAC_BOOTSTRAP_HOOK, ServerLifecycle } from './lifecycle.js';
 import { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
@@ -79,7 +79,10 @@ export async function startServer(
   overrides: StartOverrides = {},
 ): Promise<RunningServer> {
   const log = overrides.log ?? new ServerLog();
-  const lifecycle = new ServerLifecycle();
+  // kube-apiserver runs the RBAC bootstrap hook only with the RBAC authorizer.
+  const lifecycle = new ServerLifecycle(
+    POST_START_HOOKS.filter((h) => h !== RBAC_BOOTSTRAP_HOOK || options.authorizationModes.includes('RBAC')),
+  );
   const registry = loadRegistry();
   await mkdir(options.dataDir, { recursive: true });
 
@@ -144,6 +147,7 @@ export async function startServer(
       registry,
       store: opened.resources,
       lifecycle,
+      ca: pki.ca,
       tls: {
         certPem: pki.serving.certPem,
         keyPem: pki.serving.keyPem,
@@ -161,6 +165,10 @@ export async function startServer(
         return `${host}:${port}`;
       },
       log,
+      // Test hook of the authorization matrix (test/authz): plants a known RBAC evaluation bug.
+      ...(process.env['CAPSTAN_AUTHZ_BUG'] === undefined
+        ? {}
+        : { plantedAuthzBug: process.env['CAPSTAN_AUTHZ_BUG'] }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
@@ -185,7 +193,9 @@ export async function startServer(
       clientCertPem: pki.admin.certPem,
       clientKeyPem: pki.admin.keyPem,
     });
-    for (const hook of lifecycle.postStartHooks()) lifecycle.completeHook(hook);
+    for (const hook of lifecycle.postStartHooks()) {
+      if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
+    }
     lifecycle.markStarted();
 
     let stopping: Promise<void> | undefined;

@@ -187,9 +187,8 @@ describe('capstan server options', () => {
     expect(notImplementedWarnings(o).join('\n')).toMatch(
       /--runtime-config is accepted but not implemented yet/,
     );
-    expect(notImplementedWarnings(o).join('\n')).toMatch(
-      /authorization modes RBAC,Node are not implemented yet/,
-    );
+    // Every authorization mode is implemented now: no warning about them.
+    expect(notImplementedWarnings(o).join('\n')).not.toMatch(/authorization mode/);
   });
 
   it('accepts the flags later versions implement, and stores them', () => {

@@ -74,8 +74,12 @@ describe('server health checks', () => {
   });
 
   it('lists the checks kube-apiserver lists, with shutdown in readyz only', async () => {
-    server = await startTestServer();
+    // With RBAC: kube-apiserver runs the rbac/bootstrap-roles hook only with the RBAC authorizer.
+    server = await startTestServer({ args: ['--authorization-mode=RBAC'] });
     const tls = adminTls(server.kubeconfigPath);
+    for (let i = 0; i < 200 && (await adminFetch(`${server.url}/readyz`, tls)).status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
     const names = (body: string): string[] =>
       body
         .split('\n')

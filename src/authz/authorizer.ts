@@ -1,0 +1,142 @@
+/**
+ * The authorizer contract and the chain of `--authorization-mode`: each authorizer answers
+ * allow, deny or no opinion; the chain asks them in order and stops at the first allow or deny,
+ * as kube's union authorizer does. Before the chain, members of `system:masters` are allowed
+ * whatever the modes (kube's privileged-groups authorizer). No opinion from every authorizer is
+ * a denial.
+ */
+import { ApiError } from '../api/errors.js';
+import { forbiddenMessage, type Attributes } from './attributes.js';
+
+/** An authorizer's answer. */
+export type Decision = 'allow' | 'deny' | 'noOpinion';
+
+/** The answer with kube's reason text (shown after the forbidden message, and in reviews). */
+export interface Authorization {
+  readonly decision: Decision;
+  readonly reason: string;
+  /** An error met while deciding (a missing role, a failed webhook): SubjectAccessReview's evaluationError. */
+  readonly evaluationError?: string;
+  /**
+   * The authorizer could not decide (a webhook that failed): when nothing allows the request,
+   * it fails with 500 rather than 403, as kube-apiserver answers.
+   */
+  readonly failed?: string;
+}
+
+/** One resource or non-resource rule as SelfSubjectRulesReview reports it. */
+export interface ResourceRuleInfo {
+  readonly verbs: readonly string[];
+  readonly apiGroups: readonly string[];
+  readonly resources: readonly string[];
+  readonly resourceNames: readonly string[];
+}
+export interface NonResourceRuleInfo {
+  readonly verbs: readonly string[];
+  readonly nonResourceURLs: readonly string[];
+}
+
+/** The rules a user holds in a namespace (kube's `RuleResolver`). */
+export interface RulesInfo {
+  readonly resourceRules: readonly ResourceRuleInfo[];
+  readonly nonResourceRules: readonly NonResourceRuleInfo[];
+  readonly incomplete: boolean;
+  readonly evaluationError?: string;
+}
+
+/** One authorization mode. */
+export interface Authorizer {
+  readonly name: string;
+  authorize(attrs: Attributes): Authorization | Promise<Authorization>;
+  /** The rules the user holds in `namespace` (modes that cannot list rules report incomplete). */
+  rulesFor?(user: Attributes['user'], namespace: string): RulesInfo;
+}
+
+export const NO_OPINION: Authorization = Object.freeze({ decision: 'noOpinion', reason: '' });
+const ALLOW: Authorization = Object.freeze({ decision: 'allow', reason: '' });
+
+/** `AlwaysAllow`. */
+export const alwaysAllow: Authorizer = { name: 'AlwaysAllow', authorize: () => ALLOW };
+/** `AlwaysDeny`. */
+export const alwaysDeny: Authorizer = {
+  name: 'AlwaysDeny',
+  authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }),
+};
+
+const PRIVILEGED_GROUP = 'system:masters';
+
+/** The ordered chain of `--authorization-mode`. */
+export class AuthorizerChain {
+  readonly #authorizers: readonly Authorizer[];
+
+  constructor(authorizers: readonly Authorizer[]) {
+    this.#authorizers = authorizers;
+  }
+
+  /** The answer of the first authorizer with an opinion (no opinion from all: noOpinion). */
+  async authorize(attrs: Attributes): Promise<Authorization> {
+    if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return ALLOW;
+    const reasons: string[] = [];
+    const errors: string[] = [];
+    const failures: string[] = [];
+    for (const a of this.#authorizers) {
+      const answer = await a.authorize(attrs);
+      if (answer.decision !== 'noOpinion') return answer;
+      if (answer.reason !== '') reasons.push(answer.reason);
+      if (answer.evaluationError !== undefined) errors.push(answer.evaluationError);
+      if (answer.failed !== undefined) failures.push(answer.failed);
+    }
+    return {
+      decision: 'noOpinion',
+      reason: reasons.join('\n'),
+      ...(errors.length === 0 ? {} : { evaluationError: errors.join('\n') }),
+      ...(failures.length === 0 ? {} : { failed: failures.join('; ') }),
+    };
+  }
+
+  /** The union of every mode's rules for SelfSubjectRulesReview. */
+  rulesFor(user: Attributes['user'], namespace: string): RulesInfo {
+    const resourceRules: ResourceRuleInfo[] = [];
+    const nonResourceRules: NonResourceRuleInfo[] = [];
+    let incomplete = false;
+    const errors: string[] = [];
+    if (user.groups.includes(PRIVILEGED_GROUP)) {
+      resourceRules.push({ verbs: ['*'], apiGroups: ['*'], resources: ['*'], resourceNames: [] });
+      nonResourceRules.push({ verbs: ['*'], nonResourceURLs: ['*'] });
+    }
+    for (const a of this.#authorizers) {
+      if (a.rulesFor === undefined) {
+        if (a.name !== 'AlwaysDeny') incomplete = true;
+        continue;
+      }
+      const r = a.rulesFor(user, namespace);
+      resourceRules.push(...r.resourceRules);
+      nonResourceRules.push(...r.nonResourceRules);
+      incomplete ||= r.incomplete;
+      if (r.evaluationError !== undefined) errors.push(r.evaluationError);
+    }
+    return {
+      resourceRules,
+      nonResourceRules,
+      incomplete,
+      ...(errors.length === 0 ? {} : { evaluationError: errors.join('; ') }),
+    };
+  }
+}
+
+/** kube's 403 for a denied request: `<resource> "<name>" is forbidden: <message>[: <reason>]`. */
+export function forbiddenError(attrs: Attributes, reason: string): ApiError {
+  let message = forbiddenMessage(attrs);
+  if (reason !== '') message += `: ${reason}`;
+  if (!attrs.isResourceRequest || attrs.resource === '') {
+    return new ApiError('Forbidden', `forbidden: ${message}`, {});
+  }
+  const qualified = attrs.apiGroup === '' ? attrs.resource : `${attrs.resource}.${attrs.apiGroup}`;
+  const prefix =
+    attrs.name === '' ? `${qualified} is forbidden` : `${qualified} "${attrs.name}" is forbidden`;
+  return new ApiError('Forbidden', `${prefix}: ${message}`, {
+    ...(attrs.name === '' ? {} : { name: attrs.name }),
+    ...(attrs.apiGroup === '' ? {} : { group: attrs.apiGroup }),
+    kind: attrs.resource,
+  });
+}
