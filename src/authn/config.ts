@@ -39,6 +39,12 @@ export const ANONYMOUS_ALWAYS_ALLOW_WARNING =
   'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer';
 
 /**
+ * Authorization modes that restrict requests in this build (none yet: options.ts warns that the
+ * others allow everything). The authorization module updates this list when it enforces modes.
+ */
+export const ENFORCED_AUTHORIZATION_MODES: readonly string[] = [];
+
+/**
  * The loud start-up warning for a server that lets anonymous requests in while no authorizer
  * restricts anything (undefined when that is not the case).
  * @param implementedModes the authorization modes this build enforces.
