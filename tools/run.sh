@@ -5,7 +5,8 @@
 #
 # Everything the server writes stays under .capstan/ in the repository: the store
 # (.capstan/store), the CA and certificates (.capstan/pki, unless --cert-dir is given), and the
-# admin kubeconfig (.capstan/admin.kubeconfig), whose path the server prints on start.
+# admin kubeconfig (.capstan/admin.kubeconfig), whose path the server prints on start. It listens
+# on 127.0.0.1 only unless --bind-address is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
@@ -29,5 +30,11 @@ esac
 case " $* " in
   *" --cert-dir"*) ;;
   *) defaults+=(--cert-dir=.capstan/pki) ;;
+esac
+# Secure by default: only this machine can connect unless --bind-address says otherwise (the
+# flag's own default stays kube-apiserver's 0.0.0.0).
+case " $* " in
+  *" --bind-address"*) ;;
+  *) defaults+=(--bind-address=127.0.0.1) ;;
 esac
 exec node dist/src/cli/main.js server "${defaults[@]}" "$@"

@@ -38,6 +38,15 @@ export class AuthnConfigError extends Error {
 export const ANONYMOUS_ALWAYS_ALLOW_WARNING =
   'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer';
 
+/** Authorization modes that restrict requests: every mode but AlwaysAllow (src/authz/). */
+export const ENFORCED_AUTHORIZATION_MODES: readonly string[] = [
+  'AlwaysDeny',
+  'ABAC',
+  'Webhook',
+  'RBAC',
+  'Node',
+];
+
 /**
  * The loud start-up warning for a server that lets anonymous requests in while no authorizer
  * restricts anything (undefined when that is not the case).

@@ -20,6 +20,7 @@ import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } fr
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
+import { servedAddresses } from '../server/served-addresses.js';
 import { join } from 'node:path';
 import {
   generateKeyPair,
@@ -36,7 +37,7 @@ export interface ServerPkiOptions {
   readonly certDir: string;
   /** `--advertise-address`: added to the serving certificate (as IP, or DNS name if not an IP). */
   readonly advertiseAddress?: string;
-  /** `--bind-address`: added when it is a specific address (not 0.0.0.0 or ::). */
+  /** `--bind-address`: added when it is a specific address; a wildcard adds every interface address. */
   readonly bindAddress?: string;
   /** `--tls-cert-file` and `--tls-private-key-file`: serve with these instead of generating. */
   readonly tlsCertFile?: string;
@@ -137,7 +138,15 @@ export function servingNames(options: Pick<ServerPkiOptions, 'advertiseAddress' 
   if (/^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/.test(host) && host !== 'localhost') dnsNames.push(host);
   dnsNames.push(...SERVICE_NAMES);
   const ipAddresses = ['127.0.0.1', '::1'];
-  for (const addr of [options.advertiseAddress, options.bindAddress]) {
+  const bind = options.bindAddress;
+  // A wildcard bind serves every interface address: the certificate names each of them.
+  const served =
+    bind === undefined
+      ? []
+      : bind === '' || bind === '0.0.0.0' || bind === '::'
+        ? servedAddresses(bind)
+        : [bind];
+  for (const addr of [options.advertiseAddress, ...served]) {
     if (addr === undefined || addr === '' || addr === '0.0.0.0' || addr === '::') continue;
     if (isIP(addr) !== 0) {
       if (!ipAddresses.includes(addr)) ipAddresses.push(addr);

@@ -23,7 +23,11 @@ import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
-import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
+import {
+  anonymousExposureWarning,
+  buildAuthentication,
+  ENFORCED_AUTHORIZATION_MODES,
+} from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
 import { startTokenCleaner, type TokenCleaner } from '../controllers/token-cleaner.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
@@ -89,9 +93,6 @@ export interface AppDeps {
   readonly plantedAuthzBug?: string;
 }
 
-/** Authorization modes that restrict requests (every mode but AlwaysAllow). */
-const IMPLEMENTED_AUTHORIZERS: readonly string[] = ['AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'];
-
 /** How often TLS and CA files are checked for changes. */
 const CERT_RELOAD_INTERVAL_MS = 2_000;
 
@@ -154,7 +155,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const exposure = anonymousExposureWarning(
     authn.anonymous,
     options.authorizationModes,
-    IMPLEMENTED_AUTHORIZERS,
+    ENFORCED_AUTHORIZATION_MODES,
   );
   if (exposure !== undefined) deps.log.warn(exposure);
   const ciphers = opensslCiphers(flagList('tls-cipher-suites'));

@@ -7,6 +7,7 @@
 import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
+import { servedUrls } from './served-addresses.js';
 import { startServer } from './server.js';
 
 /** Output streams of the command (tests pass their own). */
@@ -51,7 +52,9 @@ export async function runServerCommand(argv: readonly string[], io: CommandIo = 
     return 1;
   }
   io.out(`admin kubeconfig: ${server.kubeconfigPath}`);
-  io.out(`serving on ${server.url} (store: ${server.storeLocation})`);
+  io.out(
+    `serving on ${servedUrls(options.bindAddress, server.port).join(', ')} (store: ${server.storeLocation})`,
+  );
   io.out(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`);
 
   const running = server;
