@@ -7,7 +7,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FlagError } from '../../src/cli/flags.js';
+import { FlagError } from '../../src/flags/flags.js';
 import { parseAuthorization } from '../../src/authn/bearer.js';
 import { TokenCache } from '../../src/authn/token-cache.js';
 import { TokenFileAuthenticator, TokenFileError, parseCsvLine } from '../../src/authn/token-file.js';
