@@ -36,6 +36,9 @@ export const EXTRA = {
   nodeUid: 'authentication.kubernetes.io/node-uid',
 } as const;
 
+/** The label kube's legacy-token clean-up puts on token Secrets it has invalidated. */
+const INVALID_SINCE_LABEL = 'kubernetes.io/legacy-token-invalid-since';
+
 /** Leeway on `exp` and `nbf`, and on deletions of bound objects (kube: one minute). */
 const LEEWAY_SECONDS = 60;
 
@@ -208,6 +211,10 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
       const secret = await this.#objects.get('Secret', namespace, secretName);
       if (secret === undefined || secret.metadata.deletionTimestamp)
         fail(`secret ${namespace}/${secretName} has been deleted`);
+      // Kube's legacy token clean-up marks unused token Secrets invalid before deleting them.
+      if ((secret.metadata.labels ?? {})[INVALID_SINCE_LABEL] !== undefined) {
+        fail(`secret ${namespace}/${secretName} holds a token marked invalid`);
+      }
       const data = isJsonObject(secret['data']) ? secret['data'] : {};
       const stored =
         typeof data['token'] === 'string' ? Buffer.from(data['token'], 'base64').toString('utf8') : '';
