@@ -151,7 +151,6 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
     if (alg === undefined || !this.#algorithms.includes(alg)) fail(`token signed with unsupported algorithm`);
     const byKid = this.#keys.filter((k) => k.kid === header.kid && k.alg === alg);
     const ordered = [...byKid, ...this.#keys.filter((k) => k.alg === alg && k.kid !== header.kid)];
-    let lastError: unknown;
     for (const key of ordered) {
       try {
         await jwtVerify(token, key.publicKey, {
@@ -167,10 +166,8 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
         const code = (err as { code?: string }).code;
         if (code === 'ERR_JWT_EXPIRED') fail('service account token has expired');
         if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') fail('service account token is not valid yet');
-        lastError = err;
       }
     }
-    void lastError;
     fail('token signature could not be verified');
   }
 
