@@ -5,6 +5,11 @@
  * - the `kube-root-ca.crt` ConfigMap, key `ca.crt` = the cluster CA (recreated when deleted,
  *   restored when changed).
  *
+ * Servers over one store that hold different CAs (separate `--cert-dir`s) must not fight over
+ * the ConfigMap: writes are made as kube's field manager `root-ca-cert-publisher`, and a
+ * `ca.crt` owned by that manager alone (another server's publisher) is left as it is; only
+ * a value someone else wrote, or a deleted ConfigMap, is put back.
+ *
  * Driven by three watch loops (namespaces, serviceaccounts, configmaps); work is per namespace,
  * queued and coalesced, one namespace at a time. Terminating namespaces are left alone (their
  * creates are refused anyway). Every write is conditional or a create, so several servers over one
@@ -17,6 +22,7 @@ import { createObject } from '../resource/create.js';
 import { collectionSpan } from '../resource/keys.js';
 import { isJsonObject, jsonEqual, type KubeObject } from '../api/object.js';
 import { readObject } from '../resource/store-ops.js';
+import { serverWrite } from '../resource/write-options.js';
 import { applyUpdate } from '../resource/update.js';
 import { watchLoop, type WatchLoop } from './watch-loop.js';
 
@@ -25,6 +31,27 @@ export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
 /** The annotation kube's root-CA publisher sets on it. */
 export const ROOT_CA_DESCRIPTION =
   'Contains a CA bundle that can be used to verify the kube-apiserver when using internal endpoints such as the internal service IP or kubernetes.default.svc. No other usage is guaranteed across distributions of Kubernetes clusters.';
+
+/** The field manager of the root-CA publisher's writes (kube's controller name). */
+export const ROOT_CA_PUBLISHER = 'root-ca-cert-publisher';
+
+const PUBLISHER_WRITE = { ...serverWrite(), manager: ROOT_CA_PUBLISHER };
+
+/** True when `ca.crt` was last set by a root-CA publisher (this server's or another's). */
+function ownedByPublisher(cm: KubeObject): boolean {
+  const owners = (cm.metadata.managedFields ?? []).filter((e) => {
+    if (!isJsonObject(e) || !isJsonObject(e['fieldsV1'])) return false;
+    const data = e['fieldsV1']['f:data'];
+    return isJsonObject(data) && 'f:ca.crt' in data;
+  });
+  return owners.length > 0 && owners.every((e) => isJsonObject(e) && e['manager'] === ROOT_CA_PUBLISHER);
+}
+
+/** True when `cm` needs putting back to `data`. */
+function needsRestore(cm: KubeObject, data: Record<string, string>): boolean {
+  if (jsonEqual(cm['data'], data) && cm['binaryData'] === undefined) return false;
+  return !ownedByPublisher(cm);
+}
 
 function coreType(ctx: ResourceContext, kind: string): ResourceType {
   const t = ctx.registry.byKind('', 'v1', kind);
@@ -77,21 +104,27 @@ export function startServiceAccountsController(
     const cm = await readObject(ctx, configMaps, ns, ROOT_CA_CONFIGMAP);
     if (cm === undefined) {
       try {
-        await createObject(ctx, configMaps, {
-          kind: 'ConfigMap',
-          apiVersion: 'v1',
-          metadata: {
-            name: ROOT_CA_CONFIGMAP,
-            namespace: ns,
-            annotations: { 'kubernetes.io/description': ROOT_CA_DESCRIPTION },
+        await createObject(
+          ctx,
+          configMaps,
+          {
+            kind: 'ConfigMap',
+            apiVersion: 'v1',
+            metadata: {
+              name: ROOT_CA_CONFIGMAP,
+              namespace: ns,
+              annotations: { 'kubernetes.io/description': ROOT_CA_DESCRIPTION },
+            },
+            data,
           },
-          data,
-        });
+          { write: PUBLISHER_WRITE },
+        );
       } catch (err) {
         if (!ignorable(err)) throw err;
       }
-    } else if (!jsonEqual(cm.obj['data'], data) || cm.obj['binaryData'] !== undefined) {
+    } else if (needsRestore(cm.obj, data)) {
       await applyUpdate(ctx, {
+        write: PUBLISHER_WRITE,
         type: configMaps,
         namespace: ns,
         name: ROOT_CA_CONFIGMAP,
@@ -144,7 +177,7 @@ export function startServiceAccountsController(
     watchLoop(ctx, collectionSpan(configMaps, undefined), async (c) => {
       const o = c.obj ?? c.previous;
       if (o?.metadata.name !== ROOT_CA_CONFIGMAP) return;
-      if (c.obj === undefined || !jsonEqual(c.obj['data'], { 'ca.crt': caPem })) {
+      if (c.obj === undefined || needsRestore(c.obj, { 'ca.crt': caPem })) {
         enqueue(o.metadata.namespace ?? '');
       }
     }),

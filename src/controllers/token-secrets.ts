@@ -4,14 +4,15 @@
  * `kubernetes.io/service-account.name` annotation gets that account's uid in
  * `kubernetes.io/service-account.uid` and data `token` (a legacy JWT, see
  * src/serviceaccount/claims.ts), `ca.crt` (the cluster CA) and `namespace`. A Secret whose account
- * does not exist (or has another uid than the annotation says) is deleted, as kube does.
+ * does not exist (or has another uid than the annotation says) is deleted, as kube does, and so
+ * are an account's token Secrets when the account is deleted.
  */
 import { ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
 import { deleteObject } from '../resource/delete.js';
 import { collectionSpan } from '../resource/keys.js';
-import { isJsonObject, type KubeObject } from '../api/object.js';
+import { decodeStored, isJsonObject, type KubeObject } from '../api/object.js';
 import { readObject } from '../resource/store-ops.js';
 import { applyUpdate } from '../resource/update.js';
 import { legacyClaims } from '../serviceaccount/claims.js';
@@ -100,8 +101,36 @@ export function startTokenSecretsController(
     });
   };
 
-  const loop = watchLoop(ctx, collectionSpan(secrets, undefined), async (c) => {
-    if (c.obj !== undefined) await sync(c.obj);
-  });
-  return { stop: () => loop.stop() };
+  /** Deletes the token Secrets of a deleted account. */
+  const sweep = async (sa: KubeObject): Promise<void> => {
+    const ns = sa.metadata.namespace ?? '';
+    const { items } = await ctx.store.range(collectionSpan(secrets, ns));
+    for (const kv of items) {
+      const secret = decodeStored(kv.value, kv.modRevision);
+      const ann = secret.metadata.annotations ?? {};
+      if (secret['type'] !== SERVICE_ACCOUNT_TOKEN_TYPE || ann[SA_NAME_ANNOTATION] !== sa.metadata.name)
+        continue;
+      const uid = ann[SA_UID_ANNOTATION] ?? '';
+      if (uid !== '' && uid !== sa.metadata.uid) continue;
+      try {
+        await deleteObject(ctx, secrets, ns, secret.metadata.name ?? '', {});
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'NotFound')) throw err;
+      }
+    }
+  };
+
+  const loops = [
+    watchLoop(ctx, collectionSpan(secrets, undefined), async (c) => {
+      if (c.obj !== undefined) await sync(c.obj);
+    }),
+    watchLoop(ctx, collectionSpan(accounts, undefined), async (c) => {
+      if (c.obj === undefined && c.previous !== undefined) await sweep(c.previous);
+    }),
+  ];
+  return {
+    stop: async () => {
+      await Promise.all(loops.map((l) => l.stop()));
+    },
+  };
 }

@@ -36,6 +36,9 @@ export const EXTRA = {
   nodeUid: 'authentication.kubernetes.io/node-uid',
 } as const;
 
+/** The label kube's legacy-token clean-up puts on token Secrets it has invalidated. */
+const INVALID_SINCE_LABEL = 'kubernetes.io/legacy-token-invalid-since';
+
 /** Leeway on `exp` and `nbf`, and on deletions of bound objects (kube: one minute). */
 const LEEWAY_SECONDS = 60;
 
@@ -148,7 +151,6 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
     if (alg === undefined || !this.#algorithms.includes(alg)) fail(`token signed with unsupported algorithm`);
     const byKid = this.#keys.filter((k) => k.kid === header.kid && k.alg === alg);
     const ordered = [...byKid, ...this.#keys.filter((k) => k.alg === alg && k.kid !== header.kid)];
-    let lastError: unknown;
     for (const key of ordered) {
       try {
         await jwtVerify(token, key.publicKey, {
@@ -164,10 +166,8 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
         const code = (err as { code?: string }).code;
         if (code === 'ERR_JWT_EXPIRED') fail('service account token has expired');
         if (code === 'ERR_JWT_CLAIM_VALIDATION_FAILED') fail('service account token is not valid yet');
-        lastError = err;
       }
     }
-    void lastError;
     fail('token signature could not be verified');
   }
 
@@ -208,6 +208,10 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
       const secret = await this.#objects.get('Secret', namespace, secretName);
       if (secret === undefined || secret.metadata.deletionTimestamp)
         fail(`secret ${namespace}/${secretName} has been deleted`);
+      // Kube's legacy token clean-up marks unused token Secrets invalid before deleting them.
+      if ((secret.metadata.labels ?? {})[INVALID_SINCE_LABEL] !== undefined) {
+        fail(`secret ${namespace}/${secretName} holds a token marked invalid`);
+      }
       const data = isJsonObject(secret['data']) ? secret['data'] : {};
       const stored =
         typeof data['token'] === 'string' ? Buffer.from(data['token'], 'base64').toString('utf8') : '';

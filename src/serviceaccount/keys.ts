@@ -162,16 +162,17 @@ export async function loadServiceAccountKeys(options: KeyOptions): Promise<Servi
     signing = signingKeyOf(await defaultKey(options.certDir));
   }
   if (signing !== undefined) verifying.push(signing);
+  const pems: string[] = [];
   for (const file of options.keyFiles) {
     const pem = await readKeyFile(file, '--service-account-key-file');
+    pems.push(pem);
     verifying.push(...publicKeysOfPem(pem, `--service-account-key-file ${file}`));
   }
   // A key file that holds a private key signs too when no signing key file was given (kube's
   // legacy token controller signs with --service-account-private-key-file; envtest passes one
   // file to both flags).
   if (signing === undefined) {
-    for (const file of options.keyFiles) {
-      const pem = await readKeyFile(file, '--service-account-key-file');
+    for (const pem of pems) {
       const priv = [...pem.matchAll(PEM_BLOCK)].find((m) => (m[1] ?? '').endsWith('PRIVATE KEY'));
       if (priv !== undefined) {
         signing = signingKeyOf(createPrivateKey(priv[0]));

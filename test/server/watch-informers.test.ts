@@ -23,6 +23,8 @@ import { H2Session } from '../support/h2-session.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const NS = 'default';
+/** The ConfigMap the cluster puts in every namespace (not one of the test's writes). */
+const ROOT_CA = 'kube-root-ca.crt';
 const CREATES = 10_000;
 /** Every UPDATE_EVERY-th object is replaced once after its create. */
 const UPDATE_EVERY = 3;
@@ -61,6 +63,8 @@ class Recorder {
       return core.listNamespacedConfigMap({ namespace: NS });
     });
     const record = (verb: string) => (obj: k8s.V1ConfigMap) => {
+      // The root-CA publisher's ConfigMap appears in every namespace, as in kube.
+      if (obj.metadata?.name === ROOT_CA) return;
       const rv = obj.metadata?.resourceVersion ?? '0';
       this.events.push(`${verb}:${obj.metadata?.name ?? ''}:${rv}`);
       this.revisions.push(BigInt(rv));
@@ -88,7 +92,10 @@ class Recorder {
   /** name → resourceVersion of the informer's cache. */
   state(): Map<string, string> {
     return new Map(
-      this.informer.list(NS).map((o) => [o.metadata?.name ?? '', o.metadata?.resourceVersion ?? '']),
+      this.informer
+        .list(NS)
+        .filter((o) => o.metadata?.name !== ROOT_CA)
+        .map((o) => [o.metadata?.name ?? '', o.metadata?.resourceVersion ?? '']),
     );
   }
 }
@@ -117,7 +124,11 @@ async function write(sessions: H2Session[], prefix: string, from: number, to: nu
 
 async function serverState(core: k8s.CoreV1Api): Promise<Map<string, string>> {
   const list = await core.listNamespacedConfigMap({ namespace: NS });
-  return new Map(list.items.map((o) => [o.metadata?.name ?? '', o.metadata?.resourceVersion ?? '']));
+  return new Map(
+    list.items
+      .filter((o) => o.metadata?.name !== ROOT_CA)
+      .map((o) => [o.metadata?.name ?? '', o.metadata?.resourceVersion ?? '']),
+  );
 }
 
 async function converged(recorders: Recorder[], core: k8s.CoreV1Api): Promise<Map<string, string>> {

@@ -112,6 +112,40 @@ describe('controllers', () => {
     );
   });
 
+  it("delete an account's token Secrets with the account", async () => {
+    const sa = await admin(server, '/api/v1/namespaces/apps/serviceaccounts', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'shortlived' } },
+    });
+    expect(sa.status).toBe(201);
+    const created = await admin(server, '/api/v1/namespaces/apps/secrets', {
+      method: 'POST',
+      body: {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: {
+          name: 'shortlived-token',
+          annotations: { 'kubernetes.io/service-account.name': 'shortlived' },
+        },
+        type: 'kubernetes.io/service-account-token',
+      },
+    });
+    expect(created.status).toBe(201);
+    await eventually(async () => {
+      const s = await get('/api/v1/namespaces/apps/secrets/shortlived-token');
+      return (s?.['data'] as Record<string, string> | undefined)?.['token'] !== undefined ? true : undefined;
+    });
+    expect(
+      (await admin(server, '/api/v1/namespaces/apps/serviceaccounts/shortlived', { method: 'DELETE' }))
+        .status,
+    ).toBe(200);
+    await eventually(async () =>
+      (await admin(server, '/api/v1/namespaces/apps/secrets/shortlived-token')).status === 404
+        ? true
+        : undefined,
+    );
+  });
+
   it('delete token Secrets of accounts that do not exist', async () => {
     const created = await admin(server, '/api/v1/namespaces/apps/secrets', {
       method: 'POST',

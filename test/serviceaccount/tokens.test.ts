@@ -235,6 +235,67 @@ describe('revocation and refusal', () => {
     );
   });
 
+  it("tokens bound to a Secret or a Node die with it; pod-bound tokens name the pod's node", async () => {
+    const secret = await admin(server, '/api/v1/namespaces/team/secrets', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'anchor' }, stringData: { a: 'b' } },
+    });
+    expect(secret.status).toBe(201);
+    const node = await admin(server, '/api/v1/nodes', {
+      method: 'POST',
+      body: { apiVersion: 'v1', kind: 'Node', metadata: { name: 'n1' } },
+    });
+    expect(node.status).toBe(201);
+    const nodeUid = (node.json['metadata'] as { uid: string }).uid;
+    const bySecret = tokenOf(
+      await requestToken(server, 'team', 'robot', {
+        boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 'anchor' },
+      }),
+    );
+    const byNode = tokenOf(
+      await requestToken(server, 'team', 'robot', {
+        boundObjectRef: { kind: 'Node', apiVersion: 'v1', name: 'n1' },
+      }),
+    );
+    expect((decodeJwt(byNode)['kubernetes.io'] as { node: unknown }).node).toEqual({
+      name: 'n1',
+      uid: nodeUid,
+    });
+    const pod = await admin(server, '/api/v1/namespaces/team/pods', {
+      method: 'POST',
+      body: {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name: 'placed' },
+        spec: { serviceAccountName: 'robot', nodeName: 'n1', containers: [{ name: 'c', image: 'busybox' }] },
+      },
+    });
+    expect(pod.status).toBe(201);
+    const byPod = tokenOf(
+      await requestToken(server, 'team', 'robot', {
+        boundObjectRef: { kind: 'Pod', apiVersion: 'v1', name: 'placed' },
+      }),
+    );
+    expect((decodeJwt(byPod)['kubernetes.io'] as { node: unknown }).node).toEqual({
+      name: 'n1',
+      uid: nodeUid,
+    });
+    for (const t of [bySecret, byNode, byPod]) {
+      expect((await tokenFetch(server, '/api/v1/namespaces/team/pods', t)).status).toBe(200);
+    }
+    expect((await admin(server, '/api/v1/namespaces/team/secrets/anchor', { method: 'DELETE' })).status).toBe(
+      200,
+    );
+    expect((await admin(server, '/api/v1/nodes/n1', { method: 'DELETE' })).status).toBe(200);
+    for (const t of [bySecret, byNode]) {
+      await eventually(async () =>
+        (await tokenFetch(server, '/api/v1/namespaces/team/pods', t)).status === 401 ? true : undefined,
+      );
+    }
+    // A pod-bound token lives with its pod, not with the node the pod ran on.
+    expect((await tokenFetch(server, '/api/v1/namespaces/team/pods', byPod)).status).toBe(200);
+  });
+
   it('refuses expired, wrong-audience, unknown-key, alg none and tampered tokens with 401', async () => {
     const pem = await readFile(join(server.certDir, 'sa.key'), 'utf8');
     const key = await importPKCS8(pem, 'ES256');
