@@ -20,7 +20,7 @@ import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } fr
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { isIP } from 'node:net';
-import { servedAddresses } from '../server/served-addresses.js';
+import { servedAddresses } from './served-addresses.js';
 import { join } from 'node:path';
 import {
   generateKeyPair,

@@ -7,7 +7,7 @@
 import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
-import { servedUrls } from './served-addresses.js';
+import { servedUrls } from '../pki/served-addresses.js';
 import { startServer } from './server.js';
 
 /** Output streams of the command (tests pass their own). */

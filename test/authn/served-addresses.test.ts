@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { ENFORCED_AUTHORIZATION_MODES } from '../../src/authn/config.js';
 import { ensureServerPki } from '../../src/pki/server-pki.js';
 import { runServerCommand } from '../../src/server/run.js';
-import { servedAddresses, servedUrls } from '../../src/server/served-addresses.js';
+import { servedAddresses, servedUrls } from '../../src/pki/served-addresses.js';
 
 const ipv4 = Object.values(networkInterfaces())
   .flatMap((l) => l ?? [])
