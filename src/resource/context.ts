@@ -15,6 +15,7 @@ import { KindRules } from './kind-rules.js';
 import { NamespaceAdmission } from './namespace-admission.js';
 import type { PatchSchema } from './patch/schema.js';
 import { patchSchemaFrom } from './patch/schema-adapter.js';
+import type { KubeObject } from './object.js';
 
 /** The shared state of the resource handlers of one server (no global state: one per app). */
 export interface ResourceContext {
@@ -38,9 +39,41 @@ export interface ResourceContext {
   readonly freshnessTimeoutMs: number;
   /** NamespaceLifecycle's lookups: the namespaces cache, or storage (namespace-admission.ts). */
   readonly namespaceAdmission: NamespaceAdmission;
+  /** Side effects of writes outside the written object (Service cluster IPs and node ports). */
+  readonly writeHooks: WriteHooks | undefined;
+  /** The IP families of `--service-cluster-ip-range`, primary first. */
+  readonly serviceIPFamilies: readonly ('IPv4' | 'IPv6')[];
 }
 
 /** The inputs of {@link createResourceContext}. */
+/** Allocations a write made before it is stored: finished when stored, undone when it fails. */
+export interface PendingWrite {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/**
+ * Side effects of writes of some kinds beyond their own object (kube's `BeginCreate`,
+ * `BeginUpdate` and after-delete hooks). Called after validation, before the store write; they
+ * may fill fields of the object (allocated IPs and ports) or refuse it with a 422.
+ */
+export interface WriteHooks {
+  beginCreate(
+    ctx: ResourceContext,
+    type: ResourceType,
+    obj: KubeObject,
+    dryRun: boolean,
+  ): Promise<PendingWrite | undefined>;
+  beginUpdate(
+    ctx: ResourceContext,
+    type: ResourceType,
+    next: KubeObject,
+    current: KubeObject,
+    dryRun: boolean,
+  ): Promise<PendingWrite | undefined>;
+  afterDelete(ctx: ResourceContext, type: ResourceType, obj: KubeObject): Promise<void>;
+}
+
 export interface ResourceContextOptions {
   readonly registry: Registry;
   readonly store: Store;
@@ -58,6 +91,10 @@ export interface ResourceContextOptions {
   readonly watchCaches?: WatchCaches;
   /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
   readonly freshnessTimeoutMs?: number;
+  /** Write hooks (Service allocations); none by default. */
+  readonly writeHooks?: WriteHooks;
+  /** Service IP families (default single-stack IPv4). */
+  readonly serviceIPFamilies?: readonly ('IPv4' | 'IPv6')[];
 }
 
 /**
@@ -82,6 +119,8 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     watchCaches: options.watchCaches,
     freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
+    writeHooks: options.writeHooks,
+    serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
   };
 }
 

@@ -13,6 +13,7 @@ import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
 import { mountResources } from './resources.js';
+import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -127,6 +128,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     patchSchema: patchSchemaFrom(schemas),
     schemas,
     storageMediaType: options.storageMediaType,
+    services: {
+      ranges: options.serviceClusterIPRanges,
+      nodePorts: options.serviceNodePortRange,
+      advertiseAddress: advertiseAddressOf(options.advertiseAddress, options.bindAddress),
+    },
     watchCache: options.watchCache
       ? {
           defaultSize: options.defaultWatchCacheSize,

@@ -6,6 +6,12 @@
  * with it: the app's `onReady` starts the system-namespace bootstrap, the namespace controller
  * and (when asked) every watch cache; its `onClose` stops them.
  */
+import { reconcileKubernetesService } from '../controllers/kubernetes-service.js';
+import type { Cidr } from '../ipam/cidr.js';
+import { ClusterIPAllocator } from '../ipam/cluster-ips.js';
+import { NodePortAllocator, type PortRange } from '../ipam/node-ports.js';
+import { repairServiceAllocations } from '../ipam/repair.js';
+import { ServiceAllocations } from '../ipam/service-allocation.js';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
@@ -57,6 +63,21 @@ export interface ResourceDeps {
   readonly freshnessTimeoutMs?: number;
   /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
   readonly endpoints?: CustomEndpoints;
+  /**
+   * Service networking: allocation of cluster IPs and node ports, the start-time repair, and
+   * the kubernetes ServiceCIDR and Service (with the controllers). None: Services get no IPs.
+   */
+  readonly services?: ServiceNetworkDeps;
+}
+
+/** Service networking settings of {@link ResourceDeps}. */
+export interface ServiceNetworkDeps {
+  /** `--service-cluster-ip-range`, primary first. */
+  readonly ranges: readonly Cidr[];
+  /** `--service-node-port-range`. */
+  readonly nodePorts: PortRange;
+  /** The address the kubernetes Service's endpoints carry. */
+  readonly advertiseAddress: string;
 }
 
 /** Watch cache settings of {@link ResourceDeps}. */
@@ -108,7 +129,17 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
   const store = transcodingStore(deps.store, storageCodec);
   const watchCaches = buildWatchCaches(deps, store);
+  const net = deps.services;
+  const clusterIPs = net === undefined ? undefined : new ClusterIPAllocator(deps.registry, net.ranges);
+  const nodePorts = net === undefined ? undefined : new NodePortAllocator(net.nodePorts);
+  const allocations =
+    clusterIPs === undefined || nodePorts === undefined
+      ? undefined
+      : new ServiceAllocations(clusterIPs, nodePorts);
   const ctx = createResourceContext({
+    ...(allocations === undefined
+      ? {}
+      : { writeHooks: allocations, serviceIPFamilies: allocations.families }),
     registry: deps.registry,
     store,
     eventTtlSeconds: deps.eventTtlSeconds,
@@ -142,8 +173,19 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   let controller: NamespaceController | undefined;
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
+    if (clusterIPs !== undefined && nodePorts !== undefined) {
+      await repairServiceAllocations(ctx, clusterIPs, nodePorts);
+    }
     controller = startNamespaceController(ctx);
   });
+  if (net !== undefined) {
+    // The kubernetes Service needs the port actually bound (--secure-port=0 picks one).
+    app.addHook('onListen', async () => {
+      const address = app.server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      await reconcileKubernetesService(ctx, { ranges: net.ranges, address: net.advertiseAddress, port });
+    });
+  }
   app.addHook('onClose', async () => {
     await controller?.stop();
   });
