@@ -133,6 +133,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       nodePorts: options.serviceNodePortRange,
       advertiseAddress: advertiseAddressOf(options.advertiseAddress, options.bindAddress),
     },
+    onListening: (task) => deps.lifecycle.onListening(task),
     watchCache: options.watchCache
       ? {
           defaultSize: options.defaultWatchCacheSize,

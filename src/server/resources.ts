@@ -68,6 +68,8 @@ export interface ResourceDeps {
    * the kubernetes ServiceCIDR and Service (with the controllers). None: Services get no IPs.
    */
   readonly services?: ServiceNetworkDeps;
+  /** Registers work to run once the listener is bound (the server awaits it before it is ready). */
+  readonly onListening?: (task: (port: number) => Promise<void>) => void;
 }
 
 /** Service networking settings of {@link ResourceDeps}. */
@@ -180,11 +182,9 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   });
   if (net !== undefined) {
     // The kubernetes Service needs the port actually bound (--secure-port=0 picks one).
-    app.addHook('onListen', async () => {
-      const address = app.server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      await reconcileKubernetesService(ctx, { ranges: net.ranges, address: net.advertiseAddress, port });
-    });
+    deps.onListening?.((port) =>
+      reconcileKubernetesService(ctx, { ranges: net.ranges, address: net.advertiseAddress, port }),
+    );
   }
   app.addHook('onClose', async () => {
     await controller?.stop();

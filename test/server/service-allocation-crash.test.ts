@@ -129,7 +129,7 @@ it('100 concurrent Service creates across a SIGKILL and two restarts: ClusterIPs
     expect(addresses.map((a) => a.metadata?.name).sort()).toEqual([...ips].sort());
     for (const a of addresses) {
       const owner = services.find((s) => (s.spec?.clusterIPs ?? []).includes(a.metadata?.name ?? ''));
-      expect(a.spec.parentRef.name).toBe(owner?.metadata?.name);
+      expect(a.spec?.parentRef.name).toBe(owner?.metadata?.name);
     }
   } finally {
     third.proc.kill('SIGTERM');
