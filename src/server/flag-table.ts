@@ -53,7 +53,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: ETCD, name: 'etcd-servers-overrides', type: 'stringSlice', default: [], usage: 'Per-resource etcd servers overrides, comma separated: group/resource#servers.', ...later },
 
   // Generic
-  { section: GENERIC, name: 'advertise-address', type: 'string', default: '', usage: 'The IP address on which to advertise the apiserver to members of the cluster. Added to the generated serving certificate.' },
+  { section: GENERIC, name: 'advertise-address', type: 'string', default: '', usage: 'The IP address on which to advertise the apiserver to members of the cluster. Added to the generated serving certificate; the kubernetes Service\'s Endpoints and EndpointSlice carry it (unset: the bind address, else the first non-loopback address).' },
   { section: GENERIC, name: 'external-hostname', type: 'string', default: '', usage: 'The hostname to use when generating externalized URLs for this master.', ...later },
   { section: GENERIC, name: 'event-ttl', type: 'duration', default: 3_600_000, usage: 'Amount of time to retain events.', ...later },
   { section: GENERIC, name: 'request-timeout', type: 'duration', default: 60_000, usage: 'An optional field indicating the duration a handler must keep a request open before timing it out.', ...later },
