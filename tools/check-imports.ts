@@ -34,7 +34,10 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['src/watchcache'],
   // The generic resource handler.
   ['src/resource'],
-  // Its clients: controllers, the HTTP routes, authentication (its review endpoints are routes).
+  // Service networking: cluster IP and node port allocation over the resource layer.
+  ['src/ipam'],
+  // Its clients: controllers, the HTTP routes, authentication and authorization (their review
+  // endpoints are routes), service accounts, certificate signing.
   [
     'src/controllers',
     'src/http',

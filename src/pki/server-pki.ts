@@ -14,7 +14,8 @@
  * A serving pair in `apiserver.crt`/`apiserver.key` that Capstan did not issue (envtest writes its
  * own, signed by its CA) is served unchanged and never rewritten, as kube-apiserver does; the
  * admin kubeconfig then trusts the root at the end of that file's chain, or the certificate
- * itself (see {@link trustFor}).
+ * itself (see {@link trustFor}). Likewise a `ca.crt` that is not Capstan's and comes without its
+ * key is left alone (Capstan's CA is then `capstan-ca.crt`/`capstan-ca.key`).
  */
 import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -175,6 +176,18 @@ function issuedByCapstan(cert: X509Certificate): boolean {
   return cn(cert.subject) === SERVING_COMMON_NAME && cn(cert.issuer).startsWith(CA_COMMON_NAME_PREFIX);
 }
 
+/** True when `ca.crt` exists, is not one of Capstan's CAs, and has no usable `ca.key`. */
+async function foreignCaFile(dir: string): Promise<boolean> {
+  const pem = await readIfExists(join(dir, 'ca.crt'));
+  if (pem === undefined || (await loadPair(dir, 'ca')) !== undefined) return false;
+  try {
+    const cn = /(?:^|\n)CN=([^\n]*)/.exec(new X509Certificate(pem).subject)?.[1] ?? '';
+    return !cn.startsWith(CA_COMMON_NAME_PREFIX);
+  } catch {
+    return false; // garbled: Capstan's own file, regenerated as before
+  }
+}
+
 /** True when the CA in use issued `serving` (clients then trust that CA). */
 function issuedBy(serving: CertKeyPair, ca: Loaded): boolean {
   try {
@@ -237,7 +250,10 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
     written.push(`${base}.crt`, `${base}.key`);
   };
 
-  let ca = await loadPair(dir, 'ca');
+  // A `ca.crt` Capstan cannot use and did not write (a tool's own file, without its key) is left
+  // alone: Capstan's CA then lives in `capstan-ca.crt`/`capstan-ca.key`.
+  const caBase = (await foreignCaFile(dir)) ? 'capstan-ca' : 'ca';
+  let ca = await loadPair(dir, caBase);
   if (ca === undefined || !ca.cert.ca || !usable(ca.cert, now, ca.cert)) {
     const keys = await generateKeyPair();
     const commonName = `capstan-ca@${Math.floor(now.getTime() / 1000)}`;
@@ -250,7 +266,7 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
       notAfter: new Date(now.getTime() + CA_LIFETIME_MS),
     });
     const pair = { certPem, keyPem: privateKeyPem(keys.privateKey) };
-    await save('ca', pair);
+    await save(caBase, pair);
     ca = { pair, cert: new X509Certificate(certPem), privateKey: keys.privateKey };
   }
   const issuer = issuerOf(ca);

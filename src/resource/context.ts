@@ -41,6 +41,10 @@ export interface ResourceContext {
   readonly namespaceAdmission: NamespaceAdmission;
   /** Mutating admission of creates (the ServiceAccount step for pods), if any. */
   readonly createAdmission: CreateAdmission | undefined;
+  /** Side effects of writes outside the written object (Service cluster IPs and node ports). */
+  readonly writeHooks: WriteHooks | undefined;
+  /** The IP families of `--service-cluster-ip-range`, primary first. */
+  readonly serviceIPFamilies: readonly ('IPv4' | 'IPv6')[];
 }
 
 /**
@@ -51,6 +55,34 @@ export interface ResourceContext {
 export type CreateAdmission = (ctx: ResourceContext, type: ResourceType, obj: KubeObject) => Promise<void>;
 
 /** The inputs of {@link createResourceContext}. */
+/** Allocations a write made before it is stored: finished when stored, undone when it fails. */
+export interface PendingWrite {
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/**
+ * Side effects of writes of some kinds beyond their own object (kube's `BeginCreate`,
+ * `BeginUpdate` and after-delete hooks). Called after validation, before the store write; they
+ * may fill fields of the object (allocated IPs and ports) or refuse it with a 422.
+ */
+export interface WriteHooks {
+  beginCreate(
+    ctx: ResourceContext,
+    type: ResourceType,
+    obj: KubeObject,
+    dryRun: boolean,
+  ): Promise<PendingWrite | undefined>;
+  beginUpdate(
+    ctx: ResourceContext,
+    type: ResourceType,
+    next: KubeObject,
+    current: KubeObject,
+    dryRun: boolean,
+  ): Promise<PendingWrite | undefined>;
+  afterDelete(ctx: ResourceContext, type: ResourceType, obj: KubeObject): Promise<void>;
+}
+
 export interface ResourceContextOptions {
   readonly registry: Registry;
   readonly store: Store;
@@ -69,6 +101,10 @@ export interface ResourceContextOptions {
   /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
   readonly freshnessTimeoutMs?: number;
   readonly createAdmission?: CreateAdmission;
+  /** Write hooks (Service allocations); none by default. */
+  readonly writeHooks?: WriteHooks;
+  /** Service IP families (default single-stack IPv4). */
+  readonly serviceIPFamilies?: readonly ('IPv4' | 'IPv6')[];
 }
 
 /**
@@ -94,6 +130,8 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
     createAdmission: options.createAdmission,
+    writeHooks: options.writeHooks,
+    serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
   };
 }
 

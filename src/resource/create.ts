@@ -75,6 +75,8 @@ export async function createObject(
       ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
     validateForWrite(type, candidate, undefined, prepared);
     const name = candidate.metadata.name ?? '';
+    // Allocations (Service IPs and ports) fill the object before it is encoded.
+    const pending = await ctx.writeHooks?.beginCreate(ctx, type, candidate, write.dryRun);
     const bytes = encodeForStorage(candidate);
     try {
       if (write.dryRun) {
@@ -83,11 +85,18 @@ export async function createObject(
         return { revision: 0n, body: Buffer.from(bytes), obj: candidate };
       }
       const lease = await leaseFor(ctx, type);
-      const written = await ctx.store.create(
-        objectKey(type, namespace, name),
-        bytes,
-        lease === undefined ? {} : { lease },
-      );
+      let written;
+      try {
+        written = await ctx.store.create(
+          objectKey(type, namespace, name),
+          bytes,
+          lease === undefined ? {} : { lease },
+        );
+      } catch (err) {
+        await pending?.rollback();
+        throw err;
+      }
+      await pending?.commit();
       candidate.metadata.resourceVersion = String(written.revision);
       return {
         revision: written.revision,

@@ -196,7 +196,10 @@ export async function deleteObject(
         const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
         return { code: 200, body: withResourceVersion(bytes, written.revision), removed: false };
       }
-      if (options.dryRun !== true) await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+      if (options.dryRun !== true) {
+        await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+        await ctx.writeHooks?.afterDelete(ctx, type, obj);
+      }
       return {
         ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
         removed: true,

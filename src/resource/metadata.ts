@@ -76,7 +76,7 @@ export function prepareForCreate(
   delete meta.selfLink;
   if (rule.tracksGeneration) meta.generation = 1;
   if (hasStatusSubresource(type) && !rule.keepStatusOnCreate) delete obj['status'];
-  return prepareKindForCreate(type.group, type.kind, obj);
+  return prepareKindForCreate(type.group, type.kind, obj, { serviceIPFamilies: ctx.serviceIPFamilies });
 }
 
 /**
@@ -90,6 +90,7 @@ export function prepareForUpdate(
   rule: ResolvedRule,
   obj: KubeObject,
   old: KubeObject,
+  serviceIPFamilies: readonly ('IPv4' | 'IPv6')[] = ['IPv4'],
 ): FieldError[] {
   defaultObject(type.group, type.kind, obj);
   const meta = obj.metadata;
@@ -105,7 +106,7 @@ export function prepareForUpdate(
     if (old['status'] === undefined) delete obj['status'];
     else obj['status'] = structuredClone(old['status']);
   }
-  const errs = prepareKindForUpdate(type.group, type.kind, obj, old);
+  const errs = prepareKindForUpdate(type.group, type.kind, obj, old, { serviceIPFamilies });
   if (rule.tracksGeneration && !jsonEqual(specPart(obj), specPart(old))) {
     meta.generation = (typeof oldMeta.generation === 'number' ? oldMeta.generation : 0) + 1;
   }

@@ -169,7 +169,8 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       rule.requireResourceVersionOnUpdate === true && part === 'main',
     );
     const next = merge(part, requested, current, rule);
-    const prepared = part === 'main' ? prepareForUpdate(type, rule, next, current) : [];
+    const prepared =
+      part === 'main' ? prepareForUpdate(type, rule, next, current, ctx.serviceIPFamilies) : [];
     if (plan.applied !== true)
       ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
     validateForWrite(type, next, current, prepared);
@@ -180,6 +181,9 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       (next.metadata.finalizers ?? []).length === 0 &&
       (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
       (rule.canDeleteOnUpdate?.(next) ?? true);
+    const pending = removable
+      ? undefined
+      : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
     try {
       if (write.dryRun) {
         next.metadata.resourceVersion = String(kv.modRevision);
@@ -187,10 +191,12 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       }
       if (removable) {
         await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+        await ctx.writeHooks?.afterDelete(ctx, type, current);
         next.metadata.resourceVersion = String(kv.modRevision);
         return { code: 200, body: JSON.stringify(next), obj: next, deleted: true };
       }
       if (sameContent(next, current)) {
+        await pending?.rollback();
         return {
           code: 200,
           body: withResourceVersion(kv.value, kv.modRevision),
@@ -204,9 +210,11 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         ifModRevision: kv.modRevision,
         ...(lease === undefined ? {} : { lease }),
       });
+      await pending?.commit();
       next.metadata.resourceVersion = String(written.revision);
       return { code: 200, body: withResourceVersion(bytes, written.revision), obj: next, deleted: false };
     } catch (err) {
+      await pending?.rollback();
       const raced = err instanceof ConflictError || err instanceof NotFoundError;
       if (!raced) throw err;
       if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);

@@ -19,6 +19,7 @@ import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
 import { createResourceLayer, mountResources, type ResourceDeps } from './resources.js';
+import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -218,6 +219,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     patchSchema: patchSchemaFrom(schemas),
     schemas,
     storageMediaType: options.storageMediaType,
+    services: {
+      ranges: options.serviceClusterIPRanges,
+      nodePorts: options.serviceNodePortRange,
+      advertiseAddress: advertiseAddressOf(options.advertiseAddress, options.bindAddress),
+    },
+    onListening: (task) => deps.lifecycle.onListening(task),
     watchCache: options.watchCache
       ? {
           defaultSize: options.defaultWatchCacheSize,

@@ -53,7 +53,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: ETCD, name: 'etcd-servers-overrides', type: 'stringSlice', default: [], usage: 'Per-resource etcd servers overrides, comma separated: group/resource#servers.', ...later },
 
   // Generic
-  { section: GENERIC, name: 'advertise-address', type: 'string', default: '', usage: 'The IP address on which to advertise the apiserver to members of the cluster. Added to the generated serving certificate.' },
+  { section: GENERIC, name: 'advertise-address', type: 'string', default: '', usage: 'The IP address on which to advertise the apiserver to members of the cluster. Added to the generated serving certificate; the kubernetes Service\'s Endpoints and EndpointSlice carry it (unset: the bind address, else the first non-loopback address).' },
   { section: GENERIC, name: 'external-hostname', type: 'string', default: '', usage: 'The hostname to use when generating externalized URLs for this master.', ...later },
   { section: GENERIC, name: 'event-ttl', type: 'duration', default: 3_600_000, usage: 'Amount of time to retain events.', ...later },
   { section: GENERIC, name: 'request-timeout', type: 'duration', default: 60_000, usage: 'An optional field indicating the duration a handler must keep a request open before timing it out.', ...later },
@@ -133,8 +133,8 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
 
   // Misc
   { section: MISC, name: 'allow-privileged', type: 'bool', default: false, usage: 'If true, allow privileged containers.', ...later },
-  { section: MISC, name: 'service-cluster-ip-range', type: 'string', default: '', usage: 'A CIDR notation IP range from which to assign service cluster IPs (at most two, dual-stack).', ...later },
-  { section: MISC, name: 'service-node-port-range', type: 'string', default: '30000-32767', usage: 'A port range to reserve for services with NodePort visibility, inclusive: N1-N2.', ...later },
+  { section: MISC, name: 'service-cluster-ip-range', type: 'string', default: '', usage: 'A CIDR notation IP range from which to assign service cluster IPs (at most two, dual-stack). Unset: 10.0.0.0/24. Served as the "kubernetes" ServiceCIDR; each allocated IP is an IPAddress object.' },
+  { section: MISC, name: 'service-node-port-range', type: 'string', default: '30000-32767', usage: 'A port range to reserve for services with NodePort visibility, inclusive: N1-N2.' },
   { section: MISC, name: 'feature-gates', type: 'mapStringBool', default: {}, usage: 'A set of key=value pairs that describe feature gates for alpha/experimental features.', ...later },
   { section: MISC, name: 'proxy-client-cert-file', type: 'string', default: '', usage: 'Client certificate used to prove the identity of the aggregator or kube-apiserver when it must call out during a request.', ...later },
   { section: MISC, name: 'proxy-client-key-file', type: 'string', default: '', usage: 'Private key for the client certificate in --proxy-client-cert-file.', ...later },

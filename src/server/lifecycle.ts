@@ -41,6 +41,7 @@ export class ServerLifecycle {
   readonly #claimedHooks = new Set<string>();
   readonly #pendingHooks: ReadonlySet<string>;
   readonly #abort = new AbortController();
+  readonly #listeningTasks: ((port: number) => Promise<void>)[] = [];
 
   /** @param hooks names of the post-start hooks this server runs. */
   constructor(hooks: readonly string[] = POST_START_HOOKS) {
@@ -54,6 +55,16 @@ export class ServerLifecycle {
   /** Aborted when shutdown begins: long-running requests end their responses. */
   get shutdownSignal(): AbortSignal {
     return this.#abort.signal;
+  }
+
+  /** Registers work that needs the bound port (the kubernetes Service's endpoints). */
+  onListening(task: (port: number) => Promise<void>): void {
+    this.#listeningTasks.push(task);
+  }
+
+  /** Runs the {@link onListening} tasks in order, once the listener is bound to `port`. */
+  async listening(port: number): Promise<void> {
+    for (const task of this.#listeningTasks) await task(port);
   }
 
   /** Names of every post-start hook, in registration order. */

@@ -2,6 +2,9 @@
  * `capstan server` options: the parsed flags of `flag-table.ts`, validated and typed. Durations
  * are milliseconds. Flags that later versions implement are kept in {@link ServerOptions.flags}.
  */
+import type { Cidr } from '../ipam/cidr.js';
+import { parseServiceClusterIPRange, parseServiceNodePortRange } from '../ipam/flags.js';
+import type { PortRange } from '../ipam/node-ports.js';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { FlagError, FlagSet, type FlagValue } from '../flags/flags.js';
@@ -31,6 +34,10 @@ export interface ServerOptions {
   readonly securePort: number;
   readonly bindAddress: string;
   readonly advertiseAddress: string;
+  /** `--service-cluster-ip-range`, primary first (10.0.0.0/24 when unset). */
+  readonly serviceClusterIPRanges: readonly Cidr[];
+  /** `--service-node-port-range`. */
+  readonly serviceNodePortRange: PortRange;
   /** Absolute. */
   readonly certDir: string;
   readonly tlsCertFile: string;
@@ -127,6 +134,14 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   if (advertiseAddress !== '' && isIP(advertiseAddress) === 0) {
     throw new FlagError(`--advertise-address ${JSON.stringify(advertiseAddress)} must be a valid IP address`);
   }
+  let serviceClusterIPRanges: Cidr[];
+  let serviceNodePortRange: PortRange;
+  try {
+    serviceClusterIPRanges = parseServiceClusterIPRange(str('service-cluster-ip-range'));
+    serviceNodePortRange = parseServiceNodePortRange(str('service-node-port-range'));
+  } catch (err) {
+    throw new FlagError((err as Error).message);
+  }
   const tlsMin = str('tls-min-version');
   const tlsMinVersion = tlsMin === '' ? undefined : TLS_VERSIONS[tlsMin];
   if (tlsMin !== '' && tlsMinVersion === undefined) {
@@ -189,6 +204,8 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     securePort,
     bindAddress,
     advertiseAddress,
+    serviceClusterIPRanges,
+    serviceNodePortRange,
     certDir: resolvePath(str('cert-dir')),
     tlsCertFile: resolvePath(str('tls-cert-file')),
     tlsPrivateKeyFile: resolvePath(str('tls-private-key-file')),

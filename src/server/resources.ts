@@ -6,6 +6,12 @@
  * with it: the app's `onReady` starts the system-namespace bootstrap, the namespace controller
  * and (when asked) every watch cache; its `onClose` stops them.
  */
+import { reconcileKubernetesService } from '../controllers/kubernetes-service.js';
+import type { Cidr } from '../ipam/cidr.js';
+import { ClusterIPAllocator } from '../ipam/cluster-ips.js';
+import { NodePortAllocator, type PortRange } from '../ipam/node-ports.js';
+import { repairServiceAllocations } from '../ipam/repair.js';
+import { ServiceAllocations } from '../ipam/service-allocation.js';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
@@ -64,6 +70,23 @@ export interface ResourceDeps {
    * stopped on close, when controllers run.
    */
   readonly controllers?: readonly ControllerFactory[];
+  /**
+   * Service networking: allocation of cluster IPs and node ports, the start-time repair, and
+   * the kubernetes ServiceCIDR and Service (with the controllers). None: Services get no IPs.
+   */
+  readonly services?: ServiceNetworkDeps;
+  /** Registers work to run once the listener is bound (the server awaits it before it is ready). */
+  readonly onListening?: (task: (port: number) => Promise<void>) => void;
+}
+
+/** Service networking settings of {@link ResourceDeps}. */
+export interface ServiceNetworkDeps {
+  /** `--service-cluster-ip-range`, primary first. */
+  readonly ranges: readonly Cidr[];
+  /** `--service-node-port-range`. */
+  readonly nodePorts: PortRange;
+  /** The address the kubernetes Service's endpoints carry. */
+  readonly advertiseAddress: string;
 }
 
 /** Starts a controller over the resource layer. */
@@ -112,6 +135,9 @@ export interface ResourceLayer {
   /** The handlers' store (values in the handlers' JSON layout, under `--etcd-prefix`). */
   readonly store: Store;
   readonly watchCaches: WatchCaches | undefined;
+  /** Service cluster IP and node port allocation, with `deps.services`. */
+  readonly allocators:
+    { readonly clusterIPs: ClusterIPAllocator; readonly nodePorts: NodePortAllocator } | undefined;
 }
 
 /**
@@ -125,7 +151,17 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
   const store = transcodingStore(deps.store, storageCodec);
   const watchCaches = buildWatchCaches(deps, store);
+  const net = deps.services;
+  const clusterIPs = net === undefined ? undefined : new ClusterIPAllocator(deps.registry, net.ranges);
+  const nodePorts = net === undefined ? undefined : new NodePortAllocator(net.nodePorts);
+  const allocations =
+    clusterIPs === undefined || nodePorts === undefined
+      ? undefined
+      : new ServiceAllocations(clusterIPs, nodePorts);
   const ctx = createResourceContext({
+    ...(allocations === undefined
+      ? {}
+      : { writeHooks: allocations, serviceIPFamilies: allocations.families }),
     registry: deps.registry,
     store,
     eventTtlSeconds: deps.eventTtlSeconds,
@@ -138,7 +174,13 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
     ...(deps.createAdmission === undefined ? {} : { createAdmission: deps.createAdmission }),
   });
-  return { ctx, reps, store, watchCaches };
+  return {
+    ctx,
+    reps,
+    store,
+    watchCaches,
+    allocators: clusterIPs === undefined || nodePorts === undefined ? undefined : { clusterIPs, nodePorts },
+  };
 }
 
 /**
@@ -154,7 +196,7 @@ export function mountResources(
   deps: ResourceDeps,
   layer: ResourceLayer = createResourceLayer(deps),
 ): ResourceLayer {
-  const { ctx, reps, watchCaches } = layer;
+  const { ctx, reps, watchCaches, allocators } = layer;
   if (watchCaches !== undefined) {
     app.addHook('onReady', (done) => {
       const o = deps.watchCache;
@@ -178,9 +220,19 @@ export function mountResources(
   const others: { stop(): Promise<void> }[] = [];
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
+    if (allocators !== undefined) {
+      await repairServiceAllocations(ctx, allocators.clusterIPs, allocators.nodePorts);
+    }
     controller = startNamespaceController(ctx);
     for (const start of deps.controllers ?? []) others.push(start(ctx));
   });
+  const net = deps.services;
+  if (net !== undefined) {
+    // The kubernetes Service needs the port actually bound (--secure-port=0 picks one).
+    deps.onListening?.((port) =>
+      reconcileKubernetesService(ctx, { ranges: net.ranges, address: net.advertiseAddress, port }),
+    );
+  }
   app.addHook('onClose', async () => {
     await Promise.all(others.map((c) => c.stop()));
     await controller?.stop();

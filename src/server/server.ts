@@ -184,6 +184,11 @@ export async function startServer(
     const address = app.server.address();
     if (address === null || typeof address === 'string') throw new Error('the listener has no TCP address');
     port = address.port;
+    try {
+      await lifecycle.listening(port);
+    } catch (err) {
+      log.error('reconciling the kubernetes Service failed', err);
+    }
     compactor = startCompactor(opened.root, options.etcdCompactionIntervalMs, (m, e) => log.error(m, e));
     const url = localServerUrl(options.bindAddress, port);
     const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');

@@ -14,6 +14,7 @@ import {
   validateVolumeAttachment,
 } from './infrastructure.js';
 import { validateIngress, validateIngressClass, validateNetworkPolicy } from './networking.js';
+import { validateIPAddress, validateServiceCIDR } from './ipam.js';
 import { validateLease, validatePodDisruptionBudget } from './policy.js';
 import {
   validateClusterRole,
@@ -28,6 +29,8 @@ export const GROUP_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<stri
   ['networking.k8s.io/Ingress', validateIngress],
   ['networking.k8s.io/IngressClass', validateIngressClass],
   ['networking.k8s.io/NetworkPolicy', validateNetworkPolicy],
+  ['networking.k8s.io/ServiceCIDR', validateServiceCIDR],
+  ['networking.k8s.io/IPAddress', validateIPAddress],
   ['policy/PodDisruptionBudget', validatePodDisruptionBudget],
   ['coordination.k8s.io/Lease', validateLease],
   ['rbac.authorization.k8s.io/Role', validateRole],

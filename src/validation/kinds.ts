@@ -62,7 +62,8 @@ const TABLE: ReadonlyMap<string, KindInfo> = new Map<string, KindInfo>([
   ['networking.k8s.io/IngressClass', CL_SUB],
   ['networking.k8s.io/NetworkPolicy', NS_SUB],
   ['networking.k8s.io/ServiceCIDR', CL_SUB],
-  ['networking.k8s.io/IPAddress', CL_SUB],
+  // kube checks the name itself (a canonical IP address) in ValidateIPAddress.
+  ['networking.k8s.io/IPAddress', { namespaced: false, name: 'any' }],
   ['policy/PodDisruptionBudget', NS_SUB],
   ['rbac.authorization.k8s.io/Role', NS_PATH],
   ['rbac.authorization.k8s.io/RoleBinding', NS_PATH],

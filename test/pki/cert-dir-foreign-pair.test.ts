@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -185,9 +185,12 @@ describe('--cert-dir with a serving pair Capstan did not issue', () => {
     mkdirSync(certDir);
     mkdirSync(caDir);
     foreignCa(certDir, caDir);
+    // A tool's own CA certificate beside the pair (no key): left as it is too.
+    copyFileSync(join(caDir, 'ca.crt'), join(certDir, 'ca.crt'));
     const before = [
       await digest(join(certDir, 'apiserver.crt')),
       await digest(join(certDir, 'apiserver.key')),
+      await digest(join(certDir, 'ca.crt')),
     ];
     const caPem = await readFile(join(caDir, 'ca.crt'), 'utf8');
     const expected = new X509Certificate(await readFile(join(certDir, 'apiserver.crt'), 'utf8'))
@@ -221,6 +224,7 @@ describe('--cert-dir with a serving pair Capstan did not issue', () => {
     expect([
       await digest(join(certDir, 'apiserver.crt')),
       await digest(join(certDir, 'apiserver.key')),
+      await digest(join(certDir, 'ca.crt')),
     ]).toEqual(before);
   });
 

@@ -195,7 +195,11 @@ describe.skipIf(!ETCD_AVAILABLE && !REQUIRE_ETCD)('on etcd', () => {
     const keys = (
       await root.range({ prefix: '/registry/services/specs/default/' }, { keysOnly: true })
     ).items.map((kv) => kv.key);
-    expect(keys).toEqual(['/registry/services/specs/default/web']);
+    // kube-apiserver's own default/kubernetes Service sits beside it.
+    expect(keys).toEqual([
+      '/registry/services/specs/default/kubernetes',
+      '/registry/services/specs/default/web',
+    ]);
     const ns = (await root.range({ prefix: '/registry/namespaces/' }, { keysOnly: true })).items.map(
       (kv) => kv.key,
     );

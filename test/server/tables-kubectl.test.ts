@@ -169,7 +169,7 @@ let tls: AdminTls;
 let samples: Manifest[];
 beforeAll(async () => {
   if (VERSIONS.length === 0) return;
-  server = await startTestServer();
+  server = await startTestServer({ args: ['--service-cluster-ip-range=10.96.0.0/16'] });
   tls = adminTls(server.kubeconfigPath);
   samples = await createSamples(server, tls);
 });
