@@ -81,14 +81,18 @@ const name = fc.constantFrom(...NAMES);
 const value = fc.constantFrom(...VALUES);
 const tier = fc.constantFrom(...TIERS);
 
-const writes: fc.Arbitrary<Op>[] = [
-  fc.record({ op: fc.constant('create' as const), name, value, tier }),
-  fc.record({ op: fc.constant('update' as const), name, value, tier }),
-  fc.record({ op: fc.constant('delete' as const), name }),
-  fc.record({
-    op: fc.constant('deleteCollection' as const),
-    selector: fc.integer({ min: 0, max: SELECTORS.length - 1 }),
-  }),
+/** Writes with their weights: more creates than deletes, so that lists have pages to read. */
+const writes: [fc.Arbitrary<Op>, number][] = [
+  [fc.record({ op: fc.constant('create' as const), name, value, tier }), 60],
+  [fc.record({ op: fc.constant('update' as const), name, value, tier }), 40],
+  [fc.record({ op: fc.constant('delete' as const), name }), 20],
+  [
+    fc.record({
+      op: fc.constant('deleteCollection' as const),
+      selector: fc.integer({ min: 0, max: SELECTORS.length - 1 }),
+    }),
+    10,
+  ],
 ];
 
 const list = (rvs: readonly ListRv[]): fc.Arbitrary<Op> =>
@@ -115,7 +119,8 @@ const watch: fc.Arbitrary<Op> = fc.record({
 export function opArbitrary(groups: ReadonlySet<Group>): fc.Arbitrary<Op> {
   const arbs: fc.WeightedArbitrary<Op>[] = [];
   // Writes are always generated: reads of an empty namespace check little.
-  for (const w of writes) arbs.push({ arbitrary: w, weight: groups.has('writes') ? 40 : 20 });
+  for (const [w, weight] of writes)
+    arbs.push({ arbitrary: w, weight: groups.has('writes') ? weight : weight / 2 });
   if (groups.has('writes'))
     arbs.push({ arbitrary: fc.record({ op: fc.constant('updateStale' as const), name }), weight: 10 });
   if (groups.has('lists')) arbs.push({ arbitrary: list(['unset', '0', 'point']), weight: 60 });
