@@ -81,8 +81,8 @@ describe('capstan verify --in-process=memory', () => {
   it('checks the 410 and 504 cells', async () => {
     const r = await verify([
       '--in-process=memory',
-      '--runs=15',
-      '--seed=5',
+      '--runs=20',
+      '--seed=2',
       '--only=errors',
       `--json=${join(dir, 'err.json')}`,
     ]);
