@@ -50,7 +50,7 @@ export async function runList(ctx: RunContext, o: ListOp): Promise<void> {
   let match = o.match;
   let limit = o.limit;
   if (o.rv === '0') rv = '0';
-  else if (o.rv === 'point') rv = String(model.point(o.point % (model.steps.length + 1)));
+  else if (o.rv === 'point') rv = String(model.point(Math.max(0, model.steps.length - o.point)));
   else if (o.rv === 'old') {
     rv = '1';
     match = 'Exact';

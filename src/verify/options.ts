@@ -38,7 +38,7 @@ const FLAGS: readonly FlagSpec[] = [
     [],
     `Operation groups to generate: ${GROUPS.join(', ')} (default: all; writes always run).`,
   ),
-  flag('max-steps', 'int', 12, 'Longest operation sequence of one run.'),
+  flag('max-steps', 'int', 20, 'Longest operation sequence of one run.'),
   flag('old-watch', 'string', 'either', 'A watch from a very old version: replay, gone (410) or either.'),
   flag(
     'any-limit',

@@ -45,7 +45,7 @@ export async function openWatch(ctx: RunContext, o: WatchOp): Promise<OpenWatch 
   let fromStep = model.steps.length;
   if (o.from === '0') rv = '0';
   else if (o.from === 'point') {
-    fromStep = o.point % (model.steps.length + 1);
+    fromStep = Math.max(0, model.steps.length - o.point);
     rv = String(model.point(fromStep));
   } else if (o.from === 'old') {
     rv = '1';
