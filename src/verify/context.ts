@@ -17,6 +17,12 @@ export interface Tolerances {
   readonly anyLimit: 'either' | 'honor' | 'ignore';
   /** `sendInitialEvents`: may be refused (the WatchList feature off), or must be served. */
   readonly initialEvents: 'optional' | 'required';
+  /**
+   * A Not-older-than read (list or watch) at a revision the server itself returned may answer
+   * 504 "Too large resource version": kube-apiserver's watch cache cannot see revisions written
+   * to other resources without etcd progress notifications (etcd < 3.4.31), and gives up after 3 s.
+   */
+  readonly staleCache: 'allow' | 'forbid';
   /** How long a watch may take to deliver the end marker. */
   readonly watchTimeoutMs: number;
 }
@@ -26,6 +32,7 @@ export const DEFAULT_TOLERANCES: Tolerances = {
   oldWatch: 'either',
   anyLimit: 'either',
   initialEvents: 'optional',
+  staleCache: 'allow',
   watchTimeoutMs: 10_000,
 };
 
@@ -41,6 +48,11 @@ export interface RunContext {
   maxRead: bigint;
   /** Features the server refused (e.g. sendInitialEvents), for the summary. */
   readonly unsupported: Set<string>;
+}
+
+/** Whether a response is the 504 "Too large resource version" Status. */
+export function tooLarge(status: number, body: { message?: string } | undefined): boolean {
+  return status === 504 && (body?.message ?? '').includes('Too large resource version');
 }
 
 /** Checks `ok`; a false one throws the rule's violation. */

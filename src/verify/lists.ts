@@ -2,7 +2,7 @@
  * The list operation of a run: the spec's list table (resourceVersion × resourceVersionMatch ×
  * paging) checked against the model, chunk by chunk.
  */
-import { expectRule, fromWire, revision, type RunContext } from './context.js';
+import { expectRule, fromWire, revision, tooLarge, type RunContext } from './context.js';
 import { compareNames, selected, stateMismatch, type ModelObject, type ModelSelector } from './model.js';
 import type { KubeJson } from './http.js';
 import { SELECTORS, selectorQuery, type Op } from './ops.js';
@@ -87,6 +87,14 @@ export async function runList(ctx: RunContext, o: ListOp): Promise<void> {
     return;
   }
   const rule = RULE_OF[sem];
+  if (
+    sem === 'not-older-than' &&
+    tooLarge(first.status, first.body) &&
+    ctx.tolerances.staleCache === 'allow'
+  ) {
+    ctx.unsupported.add('504 for a Not-older-than read at a revision the server returned (--stale-cache)');
+    return;
+  }
   if (o.rv === 'old' && first.status === 410) {
     expectRule(ctx, 'gone-410', first.body?.code === 410, () => `410 without a Status body of code 410`);
     return;

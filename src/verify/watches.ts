@@ -4,7 +4,7 @@
  * run's end marker, check what it delivered against the model: the start state, every change
  * once and in order, event types as the selection saw them, bookmarks never ahead of events.
  */
-import { expectRule, fromWire, revision, type RunContext } from './context.js';
+import { expectRule, fromWire, revision, tooLarge, type RunContext } from './context.js';
 import { eventLine, type WatchStream, type WireEvent } from './http.js';
 import {
   describeObject,
@@ -72,6 +72,15 @@ export async function openWatch(ctx: RunContext, o: WatchOp): Promise<OpenWatch 
       ctx.tolerances.initialEvents === 'optional'
     ) {
       ctx.unsupported.add('sendInitialEvents');
+      return undefined;
+    }
+    if (
+      o.from !== '0' &&
+      o.from !== 'unset' &&
+      stream.status === 504 &&
+      ctx.tolerances.staleCache === 'allow'
+    ) {
+      ctx.unsupported.add('504 for a Not-older-than read at a revision the server returned (--stale-cache)');
       return undefined;
     }
     if (o.from === 'old' && stream.status === 410) {
@@ -267,6 +276,15 @@ function checkWatch(ctx: RunContext, w: OpenWatch): void {
         ctx.tolerances.oldWatch !== 'replay',
         () => `${where}: 410 (--old-watch=replay)`,
       );
+      return;
+    }
+    if (
+      w.rv !== undefined &&
+      w.rv > 1n &&
+      tooLarge(code ?? 0, first.object) &&
+      ctx.tolerances.staleCache === 'allow'
+    ) {
+      ctx.unsupported.add('504 for a Not-older-than read at a revision the server returned (--stale-cache)');
       return;
     }
     throw new Violation(code === 410 ? 'gone-410' : 'watch-status', `${where}: ${eventLine(first)}`);
