@@ -23,6 +23,12 @@ export interface Tolerances {
    * to other resources without etcd progress notifications (etcd < 3.4.31), and gives up after 3 s.
    */
   readonly staleCache: 'allow' | 'forbid';
+  /**
+   * A list whose field selector names one object (`metadata.name=a`) may be served as a get:
+   * kube-apiserver's registry does, with a get's Not-older-than reading of a resourceVersion
+   * instead of the list table's Exact.
+   */
+  readonly nameSelectorGet: 'allow' | 'forbid';
   /** How long a watch may take to deliver the end marker. */
   readonly watchTimeoutMs: number;
 }
@@ -33,6 +39,7 @@ export const DEFAULT_TOLERANCES: Tolerances = {
   anyLimit: 'either',
   initialEvents: 'optional',
   staleCache: 'allow',
+  nameSelectorGet: 'allow',
   watchTimeoutMs: 10_000,
 };
 

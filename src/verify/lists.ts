@@ -59,7 +59,9 @@ export async function runList(ctx: RunContext, o: ListOp): Promise<void> {
     match = '';
     limit = 0;
   }
-  const sem = semantics(rv, match, limit, o.rv === 'future');
+  let sem = semantics(rv, match, limit, o.rv === 'future');
+  const singleName = sel?.field?.startsWith('metadata.name=') === true;
+  if (sem === 'exact' && singleName && ctx.tolerances.nameSelectorGet === 'allow') sem = 'not-older-than';
   const params = [
     rv === undefined ? undefined : `resourceVersion=${rv}`,
     match === '' ? undefined : `resourceVersionMatch=${match}`,
