@@ -29,6 +29,12 @@ export interface Tolerances {
    * instead of the list table's Exact.
    */
   readonly nameSelectorGet: 'allow' | 'forbid';
+  /**
+   * Where a watch with resourceVersion unset (and no sendInitialEvents) may start: `consistent`
+   * (at or after the last write, the spec's Most Recent) or `any` (kube-apiserver 1.33's legacy
+   * case: its watch cache starts such a watch at whatever it has seen, which may lag behind).
+   */
+  readonly unsetWatch: 'any' | 'consistent';
   /** How long a watch may take to deliver the end marker. */
   readonly watchTimeoutMs: number;
 }
@@ -40,6 +46,7 @@ export const DEFAULT_TOLERANCES: Tolerances = {
   initialEvents: 'optional',
   staleCache: 'allow',
   nameSelectorGet: 'allow',
+  unsetWatch: 'any',
   watchTimeoutMs: 10_000,
 };
 

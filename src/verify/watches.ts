@@ -342,7 +342,7 @@ function checkWatch(ctx: RunContext, w: OpenWatch): void {
     const lo = w.op.from === 'point' ? w.fromStep : w.openStep;
     candidates = range(lo, model.steps.length).map((i) => ({ i, counts: [split] }));
   } else if (w.op.from === 'unset' || w.op.from === '0') {
-    const lo = w.op.from === '0' ? 0 : w.openStep;
+    const lo = w.op.from === '0' || ctx.tolerances.unsetWatch === 'any' ? 0 : w.openStep;
     candidates = range(lo, model.steps.length).map((i) => {
       const n = selected(model.stateAfter(i), sel).length;
       return { i, counts: range(0, n).map((k) => n - k) };

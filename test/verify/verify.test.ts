@@ -53,6 +53,10 @@ describe('capstan verify --in-process=memory', () => {
       '--runs=60',
       '--seed=42',
       '--only=writes,lists,watch',
+      // Capstan's unset watches are consistent: hold it to the spec's rule, not kube's legacy.
+      '--unset-watch=consistent',
+      '--stale-cache=forbid',
+      '--name-selector-get=forbid',
       `--json=${join(dir, 'pass.json')}`,
     ]);
     expect(r.code, r.out).toBe(0);
