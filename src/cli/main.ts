@@ -10,6 +10,7 @@ const USAGE = `usage: capstan <command> [flags]
 commands:
   server    run the API server (capstan server --help for its flags)
   bench     measure an API server beside the raw stores (capstan bench --help)
+  verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
   version   print the version`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -27,6 +28,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'bench':
       return (await import('../bench/command.js')).runBenchCommand(rest);
+    case 'verify':
+      return (await import('../verify/command.js')).runVerifyCommand(rest);
     default:
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;

@@ -115,6 +115,8 @@ export class CacheWatcher {
     if (event.type === 'delete') return before ? 'DELETED' : undefined;
     const now = inScope(scope, event.object);
     if (now) return before ? 'MODIFIED' : 'ADDED';
+    // The planted bug: an object leaving the selection by an update is not sent as DELETED.
+    if (process.env['CAPSTAN_MODEL_BUG'] === 'watch-leave-selection') return undefined;
     return before ? 'DELETED' : undefined;
   }
 
