@@ -47,8 +47,8 @@ export const LAYERS: readonly (readonly string[])[] = [
     'src/authz',
     'src/certificates',
   ],
-  // Wiring: the server, its metrics, the load generator.
-  ['src/server', 'src/metrics', 'src/bench'],
+  // Wiring: the server, its metrics, the load generator, the semantics checker.
+  ['src/server', 'src/metrics', 'src/bench', 'src/verify'],
   // The command line.
   ['src/cli'],
 ];

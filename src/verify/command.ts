@@ -4,7 +4,7 @@
  * rule held, 1 for a broken rule or a tool failure, 2 for bad flags.
  */
 import { writeFileSync } from 'node:fs';
-import { FlagError } from '../cli/flags.js';
+import { FlagError } from '../flags/flags.js';
 import { parseVerifyArgs, verifyHelp } from './options.js';
 import { counterexampleText, jsonReport, summaryText } from './report.js';
 import { runVerify } from './runner.js';

@@ -1,7 +1,7 @@
 /**
  * Flags of `capstan verify` (pflag syntax, as the other subcommands) and the parsed options.
  */
-import { FlagError, FlagSet, type FlagSpec } from '../cli/flags.js';
+import { FlagError, FlagSet, type FlagSpec } from '../flags/flags.js';
 import { DEFAULT_TOLERANCES, type Tolerances } from './context.js';
 import { GROUPS, type Group } from './ops.js';
 
