@@ -69,22 +69,11 @@ export interface Updated extends ResourceReply {
   readonly deleted: boolean;
 }
 
-function checkResourceVersion(
-  type: ResourceType,
-  requested: KubeObject,
-  current: KubeObject,
-  requireIt: boolean,
-): void {
+function checkResourceVersion(type: ResourceType, requested: KubeObject, current: KubeObject): void {
   const rv = requested.metadata.resourceVersion;
   const name = current.metadata.name ?? '';
-  if (rv === undefined || rv === null || rv === '') {
-    if (requireIt) {
-      throw invalid(type.kind, type.group, name, [
-        fieldInvalid('metadata.resourceVersion', 0, 'must be specified for an update'),
-      ]);
-    }
-    return;
-  }
+  // Every served kind allows unconditional updates (kube's `AllowUnconditionalUpdate`).
+  if (rv === undefined || rv === null || rv === '') return;
   if (typeof rv !== 'string' || !/^[0-9]+$/.test(rv)) {
     throw invalid(type.kind, type.group, name, [
       fieldInvalid('metadata.resourceVersion', rv, 'must be a valid resource version'),
@@ -125,7 +114,7 @@ function sameContent(next: KubeObject, current: KubeObject): boolean {
 /** Runs an update plan to completion (see the module comment). */
 export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promise<Updated> {
   const { type, namespace, name, part } = plan;
-  const rule = ctx.rules.of(type);
+  const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
   const write = plan.write ?? serverWrite();
   for (let attempt = 1; ; attempt++) {
@@ -145,24 +134,19 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
     }
     const { kv, obj: current } = stored;
     const requested = await plan.build(cloneJson(current));
-    checkResourceVersion(
-      type,
-      requested,
-      current,
-      rule.requireResourceVersionOnUpdate === true && part === 'main',
-    );
+    checkResourceVersion(type, requested, current);
     const next = merge(part, requested, current);
-    const prepared = part === 'main' ? prepareForUpdate(type, rule, next, current) : [];
+    const prepared = part === 'main' ? prepareForUpdate(type, strategy, next, current) : [];
     if (plan.applied !== true)
       ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
-    validateForWrite(type, next, current, prepared);
+    validateForWrite(type, strategy, next, current, prepared);
 
     const meta = current.metadata;
     const removable =
       meta.deletionTimestamp &&
       (next.metadata.finalizers ?? []).length === 0 &&
       (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
-      (rule.canDeleteOnUpdate?.(next) ?? true);
+      strategy.canDeleteOnUpdate(next);
     try {
       if (write.dryRun) {
         next.metadata.resourceVersion = String(kv.modRevision);
@@ -213,13 +197,12 @@ export async function updateResource(
   checkName(requested, name);
   bindNamespace(requested, type, target.namespace);
   validateFields(ctx, type, requested, write, 'object');
-  const rule = ctx.rules.of(type);
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,
     name,
     part,
-    allowCreate: part === 'main' && rule.allowCreateOnUpdate === true,
+    allowCreate: part === 'main' && ctx.strategies.of(type).createOnUpdate,
     write,
     ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
     build: () => cloneJson(requested),

@@ -17,6 +17,8 @@ import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
 import { createResourceContext } from '../resource/context.js';
+import { KindStrategies } from '../kinds/index.js';
+import { printerFor } from '../table/index.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
 import { WatchCaches } from '../watchcache/cache-set.js';
 
@@ -103,7 +105,15 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
  */
 export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   const now = deps.now ?? ((): Date => new Date());
-  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
+  const strategies = KindStrategies.fromRegistry(deps.registry);
+  const reps = new Representations(
+    deps.registry,
+    () => deps.schemas ?? loadSchemas(),
+    now,
+    (type) =>
+      // Types without a kind strategy (PartialObjectMetadata) get the default columns.
+      strategies.has(type) ? strategies.of(type).table : printerFor(type.group, type.plural),
+  );
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
   const store = transcodingStore(deps.store, storageCodec);
@@ -111,6 +121,7 @@ export function mountResources(app: FastifyInstance, deps: ResourceDeps): void {
   const ctx = createResourceContext({
     registry: deps.registry,
     store,
+    strategies,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),
