@@ -10,7 +10,7 @@
  * from the chosen encoding at the storage boundary (see transcoding-store.ts).
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
-import { isJsonObject, type JsonObject } from '../api/object.js';
+import { isJsonObject, ObjectJson, type JsonObject } from '../api/object.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
 /** The storage media types `--storage-media-type` accepts. */
@@ -63,7 +63,8 @@ export class StorageCodec {
    */
   toStorage(json: Uint8Array): Uint8Array {
     if (this.mediaType === 'application/json') return json;
-    const obj = parseJson(json);
+    // A handler's bytes carry their object: no second parse.
+    const obj = json instanceof ObjectJson ? json.object : parseJson(json);
     if (!isJsonObject(obj)) return json;
     const { apiVersion, kind } = obj;
     if (typeof apiVersion !== 'string' || typeof kind !== 'string') return json;
