@@ -106,7 +106,7 @@ async function main(): Promise<void> {
       if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) files.add(file);
     }
     console.log(
-      `# ${verb.toUpperCase()} ${path} → ${status}: ${files.size} files, JSON.parse ×${counts.parse}, JSON.stringify ×${counts.stringify}`,
+      `# ${verb.toUpperCase()} ${verb === 'get' ? `${path}/cm-0` : path} → ${status}: ${files.size} files, JSON.parse ×${counts.parse}, JSON.stringify ×${counts.stringify}`,
     );
     for (const f of [...files].sort()) console.log(f);
   } finally {
