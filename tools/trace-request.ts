@@ -3,8 +3,9 @@
  * store), warms it up with a few of the same request, then records V8's precise coverage around
  * one more and prints every file of `src/` and `storage/` in which some function ran.
  *
- * Usage: `npm run build && node dist/tools/trace-request.js [post|get]` (default `post`: a
- * ConfigMap create). The list is what "a POST passes through" means in docs/architecture.md.
+ * Usage: `npm run build && node dist/tools/trace-request.js [post|get] [--stacks]` (default `post`: a
+ * ConfigMap create). The header line counts the `JSON.parse` and `JSON.stringify` calls (server and
+ * client, one process; `--stacks` prints where each came from). The list is what "a POST passes through" means in docs/architecture.md.
  */
 import { request } from 'node:https';
 import { Session } from 'node:inspector/promises';
@@ -41,6 +42,7 @@ function send(url: string, tls: Tls, method: string, path: string, body?: string
 
 async function main(): Promise<void> {
   const verb = process.argv[2] ?? 'post';
+  const stacks = process.argv.includes('--stacks');
   const dataDir = await mkdtemp(join(tmpdir(), 'capstan-trace-'));
   const store = await openMemoryStore();
   const parsed = parseServerArgs([
@@ -74,7 +76,24 @@ async function main(): Promise<void> {
     session.connect();
     await session.post('Profiler.enable');
     await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
-    const status = await once();
+    const counts = { parse: 0, stringify: 0 };
+    const { parse, stringify } = JSON;
+    const note = (what: 'parse' | 'stringify'): void => {
+      counts[what]++;
+      if (stacks) console.log(`${what}: ${new Error().stack?.split('\n').slice(3, 6).join(' <')}`);
+    };
+    JSON.parse = (...args: Parameters<typeof parse>): unknown => (note('parse'), parse(...args));
+    JSON.stringify = ((...args: Parameters<typeof stringify>) => (
+      note('stringify'),
+      stringify(...args)
+    )) as typeof stringify;
+    let status: number;
+    try {
+      status = await once();
+    } finally {
+      JSON.parse = parse;
+      JSON.stringify = stringify;
+    }
     const { result } = await session.post('Profiler.takePreciseCoverage');
     await session.post('Profiler.stopPreciseCoverage');
     session.disconnect();
@@ -86,7 +105,9 @@ async function main(): Promise<void> {
       if (!file.startsWith('src/') && !file.startsWith('storage/')) continue;
       if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) files.add(file);
     }
-    console.log(`# ${verb.toUpperCase()} ${path} → ${status}: ${files.size} files`);
+    console.log(
+      `# ${verb.toUpperCase()} ${verb === 'get' ? `${path}/cm-0` : path} → ${status}: ${files.size} files, JSON.parse ×${counts.parse}, JSON.stringify ×${counts.stringify}`,
+    );
     for (const f of [...files].sort()) console.log(f);
   } finally {
     await server.shutdown();

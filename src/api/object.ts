@@ -45,13 +45,34 @@ const encoder = new TextEncoder();
 const METADATA_OPEN = Buffer.from('"metadata":{');
 
 /**
- * The storage bytes of `obj`: `kind`, `apiVersion`, `metadata` first, and no
- * `metadata.resourceVersion` (the store's revision is the version). `obj` is not modified.
+ * JSON bytes that keep the object they were encoded from, so a later stage that needs the
+ * object (the protobuf storage codec) does not parse them again: one request, one parse. Both
+ * are treated as immutable. Slices and views of it are plain `Uint8Array`s.
  */
-export function encodeForStorage(obj: KubeObject): Uint8Array {
+export class ObjectJson extends Uint8Array {
+  /** The object `JSON.parse` of these bytes would give (up to key order). */
+  readonly object: JsonObject;
+
+  static get [Symbol.species](): Uint8ArrayConstructor {
+    return Uint8Array;
+  }
+
+  constructor(bytes: Uint8Array<ArrayBuffer>, object: JsonObject) {
+    super(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.object = object;
+  }
+}
+
+/**
+ * The storage bytes of `obj`: `kind`, `apiVersion`, `metadata` first, and no
+ * `metadata.resourceVersion` (the store's revision is the version), carrying that stored form of
+ * the object ({@link ObjectJson}). `obj` is not modified.
+ */
+export function encodeForStorage(obj: KubeObject): ObjectJson {
   const { kind, apiVersion, metadata, ...rest } = obj;
   const { resourceVersion: _rv, ...meta } = metadata;
-  return encoder.encode(JSON.stringify({ kind, apiVersion, metadata: meta, ...rest }));
+  const stored = { kind, apiVersion, metadata: meta, ...rest };
+  return new ObjectJson(encoder.encode(JSON.stringify(stored)), stored);
 }
 
 /**

@@ -16,7 +16,7 @@ import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
 import { deleteObject } from '../resource/delete.js';
 import { collectionSpan } from '../resource/keys.js';
-import { NAMESPACE_FINALIZER } from '../resource/kind-rules.js';
+import { NAMESPACE_FINALIZER } from '../kinds/index.js';
 import { namespaceType } from '../resource/namespace-lifecycle.js';
 import { decodeStored, isJsonObject } from '../api/object.js';
 import { applyUpdate } from '../resource/update.js';

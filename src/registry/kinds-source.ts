@@ -9,7 +9,7 @@
  * regeneration import this module.
  */
 import { parse } from 'yaml';
-import type { ResourceType, Subresource } from './types.js';
+import { NAME_RULES, type NameRule, type ResourceType, type Subresource } from './types.js';
 
 /** One API group and its served versions, preferred first. */
 export interface GroupEntry {
@@ -64,6 +64,12 @@ const KIND_KEYS = new Set([
   'storageResource',
   'messageType',
   'virtual',
+  'tracksGeneration',
+  'createOnUpdate',
+  'keepStatusOnCreate',
+  'returnDeletedObject',
+  'nameRule',
+  'eventTTL',
 ]);
 const DNS_LABEL_LIST = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
@@ -93,6 +99,13 @@ function bool(where: string, v: unknown, dflt: boolean): boolean {
   if (v === undefined) return dflt;
   if (typeof v !== 'boolean') throw new KindsFileError(where, 'must be true or false');
   return v;
+}
+
+function nameRule(where: string, v: unknown): NameRule {
+  if (v === undefined) return 'subdomain';
+  const rule = NAME_RULES.find((r) => r === v);
+  if (rule === undefined) throw new KindsFileError(where, `must be one of ${NAME_RULES.join(', ')}`);
+  return rule;
 }
 
 function parseGroup(where: string, raw: unknown): GroupEntry {
@@ -162,6 +175,12 @@ function parseKind(where: string, raw: unknown, groups: ReadonlyMap<string, Grou
       /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$/,
     ),
     virtual,
+    tracksGeneration: bool(`${where}.tracksGeneration`, raw['tracksGeneration'], false),
+    createOnUpdate: bool(`${where}.createOnUpdate`, raw['createOnUpdate'], false),
+    keepStatusOnCreate: bool(`${where}.keepStatusOnCreate`, raw['keepStatusOnCreate'], false),
+    returnDeletedObject: bool(`${where}.returnDeletedObject`, raw['returnDeletedObject'], false),
+    nameRule: nameRule(`${where}.nameRule`, raw['nameRule']),
+    eventTTL: bool(`${where}.eventTTL`, raw['eventTTL'], false),
   };
 }
 

@@ -6,6 +6,34 @@
  * layout) and the generated message schemas (`src/registry/generated/`).
  */
 
+/** kube's per-kind `ValidateNameFunc` choices (`nameRule` in proto/kinds.yaml). */
+export type NameRule =
+  /** `NameIsDNSSubdomain`: most kinds. */
+  | 'subdomain'
+  /** `NameIsDNSLabel`: Namespace, StatefulSet. */
+  | 'label'
+  /** `NameIsDNS1035Label`: Service. */
+  | 'dns1035'
+  /** `path.IsValidPathSegmentName`: RBAC, flow control, APIService. */
+  | 'path'
+  /** CSIDriver: at most 63 bytes, a DNS subdomain once lower-cased. */
+  | 'csidriver'
+  /** CertificateSigningRequest: any name. */
+  | 'any'
+  /** Review kinds: never stored, no metadata validation. */
+  | 'virtual';
+
+/** Every {@link NameRule}. */
+export const NAME_RULES: readonly NameRule[] = [
+  'subdomain',
+  'label',
+  'dns1035',
+  'path',
+  'csidriver',
+  'any',
+  'virtual',
+];
+
 /** A served group/version/resource, e.g. apps/v1 deployments. */
 export interface ResourceType {
   /** API group; `''` for the core group. */
@@ -39,6 +67,18 @@ export interface ResourceType {
   readonly messageType: string;
   /** Virtual types (reviews) are create-only and never stored. */
   readonly virtual: boolean;
+  /** `metadata.generation` is 1 on create and +1 on each change outside metadata and status. */
+  readonly tracksGeneration: boolean;
+  /** A PUT of a missing object creates it. */
+  readonly createOnUpdate: boolean;
+  /** A client-set `status` survives create (kinds with a status subresource drop it otherwise). */
+  readonly keepStatusOnCreate: boolean;
+  /** DELETE answers with the object; otherwise with a `Status` of `Success`. */
+  readonly returnDeletedObject: boolean;
+  /** The name rule of metadata validation. */
+  readonly nameRule: NameRule;
+  /** Objects are written with the `--event-ttl` storage lease (core and events.k8s.io Event). */
+  readonly eventTTL: boolean;
 }
 
 /** Lookup over every served resource type. */

@@ -10,7 +10,7 @@ import type { StatusBody } from '../api/errors.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import type { KubeObject } from '../api/object.js';
-import { printerFor } from '../table/index.js';
+import { printerFor, type TablePrinter } from '../table/index.js';
 import { JSON_MEDIA_TYPE, JsonRepresentation } from './json.js';
 import { MessageTypes, STATUS_MESSAGE } from './message-types.js';
 import {
@@ -52,14 +52,23 @@ export class Representations {
   readonly #types: MessageTypes;
   readonly #schemas: () => SchemaSet;
   readonly #now: () => Date;
+  readonly #printer: (type: RepresentedType) => TablePrinter;
   #encoder: ProtobufEncoder | undefined;
 
   /**
    * @param schemas gives the schema set on the first protobuf use.
    * @param now the clock of Table ages.
+   * @param printer the Table printer of a type (the server passes its kinds' strategies'; the
+   *   default looks the built-in printers up by group and resource).
    */
-  constructor(registry: Registry, schemas: () => SchemaSet, now: () => Date) {
+  constructor(
+    registry: Registry,
+    schemas: () => SchemaSet,
+    now: () => Date,
+    printer: (type: RepresentedType) => TablePrinter = (t) => printerFor(t.group, t.plural),
+  ) {
     this.#types = new MessageTypes(registry);
+    this.#printer = printer;
     this.#schemas = schemas;
     this.#now = now;
   }
@@ -140,7 +149,7 @@ export class Representations {
     if (t.kind === 'Table') {
       return new TableRepresentation(
         this.plain(negotiated.format, type),
-        printerFor(type.group, type.plural),
+        this.#printer(type),
         t,
         parseIncludeObject(includeObject),
         this.#now,

@@ -13,7 +13,7 @@
  * from the chosen encoding at the storage boundary (see transcoding-store.ts).
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
-import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
+import { isJsonObject, ObjectJson, type JsonObject, type KubeObject } from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
@@ -76,7 +76,8 @@ export class StorageCodec {
   toStorage(json: Uint8Array): Uint8Array {
     const converted = hasPrefix(json, EVENTS_PREFIX);
     if (this.mediaType === 'application/json' && !converted) return json;
-    const parsed = parseJson(json);
+    // A handler's bytes carry their object: no second parse.
+    const parsed = json instanceof ObjectJson ? json.object : parseJson(json);
     if (!isJsonObject(parsed)) return json;
     // kube's storage version: events.k8s.io/v1 Events are stored as core v1 Events.
     const obj = converted ? toStorageVersion(parsed as KubeObject) : parsed;

@@ -9,9 +9,9 @@ import { EventLeases } from './event-leases.js';
 import type { WatchCaches } from '../watchcache/cache-set.js';
 import type { Qualified } from '../api/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
+import { KindStrategies } from '../kinds/index.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';
-import { KindRules } from './kind-rules.js';
 import { NamespaceAdmission } from './namespace-admission.js';
 import type { KubeObject } from '../api/object.js';
 import type { PatchSchema } from './patch/schema.js';
@@ -21,7 +21,8 @@ import { patchSchemaFrom } from './patch/schema-adapter.js';
 export interface ResourceContext {
   readonly registry: Registry;
   readonly store: Store;
-  readonly rules: KindRules;
+  /** Per-kind behaviour (defaulting, validation, flags, reset fields, ...). */
+  readonly strategies: KindStrategies;
   /** The server's clock (tests inject one). */
   readonly now: () => Date;
   readonly eventLeases: EventLeases;
@@ -94,7 +95,8 @@ export interface ResourceContextOptions {
   /** The schema set of the built-in kinds (the server's one load); default: read on first use. */
   readonly schemas?: SchemaSet;
   readonly now?: () => Date;
-  readonly rules?: KindRules;
+  /** Default: the built-in strategies of every kind `registry` serves. */
+  readonly strategies?: KindStrategies;
   /** Default 60 000 (kube-apiserver sends bookmarks about once a minute). */
   readonly bookmarkIntervalMs?: number;
   readonly watchCaches?: WatchCaches;
@@ -116,14 +118,15 @@ export function createResourceContext(options: ResourceContextOptions): Resource
   // One parse of the schema file for both strategic merge patch and apply.
   let schemas = options.schemas;
   const load = (): SchemaSet => (schemas ??= loadSchemas());
+  const strategies = options.strategies ?? KindStrategies.fromRegistry(options.registry);
   return {
     registry: options.registry,
     store: options.store,
-    rules: options.rules ?? new KindRules(),
+    strategies,
     now,
     eventLeases: new EventLeases(options.store, options.eventTtlSeconds, () => now().getTime()),
     patchSchema: options.patchSchema ?? patchSchemaFrom(load()),
-    fields: new FieldManager(load),
+    fields: new FieldManager(load, strategies),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
     bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
     watchCaches: options.watchCaches,

@@ -59,7 +59,7 @@ export async function createObject(
     // kube's storage layer refuses this as an internal error.
     throw internalError('resourceVersion should not be set on objects to be created');
   }
-  const rule = ctx.rules.of(type);
+  const strategy = ctx.strategies.of(type);
   const generate = (obj.metadata.name ?? '') === '' && (obj.metadata.generateName ?? '') !== '';
   const namespace = type.namespaced ? (obj.metadata.namespace ?? '') : undefined;
   if (namespace !== undefined && namespace !== '') {
@@ -70,10 +70,10 @@ export async function createObject(
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
-    const prepared = prepareForCreate(ctx, type, rule, candidate);
+    const prepared = prepareForCreate(ctx, type, strategy, candidate);
     if (options.applied !== true)
       ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
-    validateForWrite(type, candidate, undefined, prepared);
+    validateForWrite(type, strategy, candidate, undefined, prepared);
     const name = candidate.metadata.name ?? '';
     // Allocations (Service IPs and ports) fill the object before it is encoded.
     const pending = await ctx.writeHooks?.beginCreate(ctx, type, candidate, write.dryRun);

@@ -167,7 +167,7 @@ export async function deleteObject(
   name: string,
   options: DeleteOptions,
 ): Promise<Deleted> {
-  const rule = ctx.rules.of(type);
+  const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
   for (let attempt = 1; ; attempt++) {
     const stored: StoredObject | undefined = await readObject(ctx, type, namespace, name);
@@ -176,8 +176,8 @@ export async function deleteObject(
     checkPreconditions(type, obj, options);
     const meta = obj.metadata;
     const finalizers = meta.finalizers ?? [];
-    const grace = rule.gracePeriodSeconds?.(obj, options.gracePeriodSeconds) ?? 0;
-    const returnObject = rule.returnDeletedObject === true;
+    const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
+    const returnObject = strategy.returnDeletedObject;
     try {
       if (meta.deletionTimestamp) {
         const pending = meta.deletionGracePeriodSeconds ?? 0;

@@ -7,7 +7,8 @@
 import { ApiError } from '../api/errors.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { deleteObject, type DeleteOptions } from './delete.js';
-import { listBody, readPage } from './list.js';
+import { listBody } from './list.js';
+import { readPage } from './reads.js';
 import { decodeStored } from '../api/object.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';

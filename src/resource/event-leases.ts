@@ -51,8 +51,3 @@ export class EventLeases {
     return this.#current.lease;
   }
 }
-
-/** True for the kinds whose objects carry the event TTL. */
-export function isEventType(type: { readonly group: string; readonly kind: string }): boolean {
-  return type.kind === 'Event' && (type.group === '' || type.group === 'events.k8s.io');
-}

@@ -23,7 +23,7 @@ import { ApiError } from '../api/errors.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { ResourceType } from '../registry/types.js';
 import type { KubeObject } from '../api/object.js';
-import { ResetFields } from './reset-fields.js';
+import type { KindStrategies } from '../kinds/index.js';
 import type { WriteOptions } from './write-options.js';
 
 /** What {@link FieldManager.apply} needs besides the objects. */
@@ -42,11 +42,15 @@ export interface ApplyRequest {
 export class FieldManager {
   readonly #load: () => SchemaSet;
   #types: ObjectTypes | undefined;
-  readonly #reset = new ResetFields();
+  readonly #strategies: KindStrategies;
 
-  /** @param load returns the schema set (called once, on the first write). */
-  constructor(load: () => SchemaSet) {
+  /**
+   * @param load returns the schema set (called once, on the first write).
+   * @param strategies the kinds' strategies (their reset fields).
+   */
+  constructor(load: () => SchemaSet, strategies: KindStrategies) {
     this.#load = load;
+    this.#strategies = strategies;
   }
 
   #typeOf(type: ResourceType): StructType {
@@ -77,7 +81,7 @@ export class FieldManager {
     write: WriteOptions,
     now: Date,
   ): void {
-    const ignored = this.#reset.of(type, subresource);
+    const ignored = this.#strategies.of(type).resetFields(subresource);
     const result = updateOperation({
       type: this.#typeOf(type),
       manager: write.manager,
@@ -99,7 +103,7 @@ export class FieldManager {
    *   is not an object of the endpoint's kind or does not fit its schema.
    */
   apply(r: ApplyRequest): { object: KubeObject; changed: boolean } {
-    const ignored = this.#reset.of(r.type, r.subresource);
+    const ignored = this.#strategies.of(r.type).resetFields(r.subresource);
     try {
       const result = applyOperation({
         type: this.#typeOf(r.type),

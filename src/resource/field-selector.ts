@@ -7,7 +7,6 @@
  */
 import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import { ruleKey } from './kind-rules.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { conversionTo, type Conversion } from '../conversion/index.js';
 
@@ -45,6 +44,11 @@ const COMMON: Readonly<Record<string, FieldReader>> = {
 
 const involved = (f: string): FieldReader => path('involvedObject', f);
 const regarding = (f: string): FieldReader => path('regarding', f);
+
+/** `Kind` for the core group, `Kind.group` otherwise: the key of {@link KIND_FIELDS}. */
+function ruleKey(type: Pick<ResourceType, 'group' | 'kind'>): string {
+  return type.group === '' ? type.kind : `${type.kind}.${type.group}`;
+}
 
 /** Extra selectable fields per kind (key as {@link ruleKey}). */
 const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>>> = {

@@ -20,13 +20,8 @@ import { randomInt, randomUUID } from 'node:crypto';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import { invalid } from '../api/errors.js';
-import { validateObject, type FieldError } from '../validation/index.js';
-import { defaultObject } from '../defaults/index.js';
-import {
-  prepareForCreate as prepareKindForCreate,
-  prepareForUpdate as prepareKindForUpdate,
-} from '../defaults/prepare.js';
-import type { ResolvedRule } from './kind-rules.js';
+import type { KindStrategy } from '../kinds/index.js';
+import type { FieldError } from '../validation/index.js';
 import { jsonEqual, rfc3339Seconds, type KubeObject } from '../api/object.js';
 
 /** Kube's name generator alphabet (no vowels, no confusable characters). */
@@ -63,10 +58,10 @@ function specPart(obj: KubeObject): Record<string, unknown> {
 export function prepareForCreate(
   ctx: ResourceContext,
   type: ResourceType,
-  rule: ResolvedRule,
+  strategy: KindStrategy,
   obj: KubeObject,
 ): FieldError[] {
-  defaultObject(type.group, type.kind, obj);
+  strategy.default(obj);
   const meta = obj.metadata;
   meta.uid = randomUUID();
   meta.creationTimestamp = rfc3339Seconds(ctx.now());
@@ -74,9 +69,9 @@ export function prepareForCreate(
   delete meta.deletionGracePeriodSeconds;
   delete meta.resourceVersion;
   delete meta.selfLink;
-  if (rule.tracksGeneration) meta.generation = 1;
-  if (hasStatusSubresource(type) && !rule.keepStatusOnCreate) delete obj['status'];
-  return prepareKindForCreate(type.group, type.kind, obj, { serviceIPFamilies: ctx.serviceIPFamilies });
+  if (strategy.tracksGeneration) meta.generation = 1;
+  if (hasStatusSubresource(type) && !strategy.keepStatusOnCreate) delete obj['status'];
+  return strategy.prepareForCreate(obj, { serviceIPFamilies: ctx.serviceIPFamilies });
 }
 
 /**
@@ -87,12 +82,12 @@ export function prepareForCreate(
  */
 export function prepareForUpdate(
   type: ResourceType,
-  rule: ResolvedRule,
+  strategy: KindStrategy,
   obj: KubeObject,
   old: KubeObject,
   serviceIPFamilies: readonly ('IPv4' | 'IPv6')[] = ['IPv4'],
 ): FieldError[] {
-  defaultObject(type.group, type.kind, obj);
+  strategy.default(obj);
   const meta = obj.metadata;
   const oldMeta = old.metadata;
   // A changed uid is left for validation to refuse (metadata.uid is immutable).
@@ -106,8 +101,8 @@ export function prepareForUpdate(
     if (old['status'] === undefined) delete obj['status'];
     else obj['status'] = structuredClone(old['status']);
   }
-  const errs = prepareKindForUpdate(type.group, type.kind, obj, old, { serviceIPFamilies });
-  if (rule.tracksGeneration && !jsonEqual(specPart(obj), specPart(old))) {
+  const errs = strategy.prepareForUpdate(obj, old, { serviceIPFamilies });
+  if (strategy.tracksGeneration && !jsonEqual(specPart(obj), specPart(old))) {
     meta.generation = (typeof oldMeta.generation === 'number' ? oldMeta.generation : 0) + 1;
   }
   return errs;
@@ -129,11 +124,12 @@ function copyField(meta: KubeObject['metadata'], oldMeta: KubeObject['metadata']
  */
 export function validateForWrite(
   type: ResourceType,
+  strategy: KindStrategy,
   obj: KubeObject,
   old: KubeObject | undefined,
   extra: readonly FieldError[] = [],
 ): void {
-  const errs = validateObject(type.group, type.kind, obj, old);
+  const errs = strategy.validate(obj, old);
   if (errs.length > 0 || extra.length > 0) {
     throw invalid(type.kind, type.group, obj.metadata.name ?? '', [...extra, ...errs]);
   }

@@ -17,7 +17,7 @@
  */
 import type { ResourceType } from '../registry/types.js';
 import type { ObjectVersion } from '../watchcache/object-version.js';
-import { decodeStored, isJsonObject } from '../api/object.js';
+import { isJsonObject } from '../api/object.js';
 
 /** How long after a local namespace DELETE its lookups go to storage (kube: 30 s). */
 export const FORCE_LIVE_LOOKUP_MS = 30_000;
@@ -64,7 +64,8 @@ export class NamespaceAdmission {
     if (cache?.ready !== true) return false;
     const version = cache.get(key);
     if (version === undefined) return false;
-    const ns = decodeStored(version.value, version.revision);
+    // The version's own parse, shared by every create in the namespace (read only here).
+    const ns = version.object();
     if (ns.metadata.deletionTimestamp) return false;
     const phase = isJsonObject(ns['status']) ? ns['status']['phase'] : undefined;
     return phase !== 'Terminating';

@@ -7,7 +7,6 @@ import type { KeyValue } from '../../storage/interface.js';
 import { isStorageError } from '../../storage/errors.js';
 import { conflict, notFound, type ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import { isEventType } from './event-leases.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
 import { decodeStored, type KubeObject } from '../api/object.js';
@@ -57,7 +56,7 @@ export function staleConflict(type: ResourceType, name: string): ApiError {
 
 /** The lease an object of `type` is written with (events carry `--event-ttl`), if any. */
 export async function leaseFor(ctx: ResourceContext, type: ResourceType): Promise<bigint | undefined> {
-  return isEventType(type) ? ctx.eventLeases.leaseFor() : undefined;
+  return ctx.strategies.of(type).eventTTL ? ctx.eventLeases.leaseFor() : undefined;
 }
 
 /** True for a storage error of the given code. */

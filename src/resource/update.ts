@@ -17,6 +17,7 @@
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import { ApiError, invalid, methodNotAllowed, notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
+import type { KindStrategy } from '../kinds/index.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { createObject } from './create.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
@@ -24,7 +25,6 @@ import { validateFields } from './field-validation.js';
 import { invalid as fieldInvalid } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
 import { prepareForUpdate, validateForWrite } from './metadata.js';
-import type { ResolvedRule } from './kind-rules.js';
 import {
   cloneJson,
   encodeForStorage,
@@ -70,22 +70,11 @@ export interface Updated extends ResourceReply {
   readonly deleted: boolean;
 }
 
-function checkResourceVersion(
-  type: ResourceType,
-  requested: KubeObject,
-  current: KubeObject,
-  requireIt: boolean,
-): void {
+function checkResourceVersion(type: ResourceType, requested: KubeObject, current: KubeObject): void {
   const rv = requested.metadata.resourceVersion;
   const name = current.metadata.name ?? '';
-  if (rv === undefined || rv === null || rv === '') {
-    if (requireIt) {
-      throw invalid(type.kind, type.group, name, [
-        fieldInvalid('metadata.resourceVersion', 0, 'must be specified for an update'),
-      ]);
-    }
-    return;
-  }
+  // Every served kind allows unconditional updates (kube's `AllowUnconditionalUpdate`).
+  if (rv === undefined || rv === null || rv === '') return;
   if (typeof rv !== 'string' || !/^[0-9]+$/.test(rv)) {
     throw invalid(type.kind, type.group, name, [
       fieldInvalid('metadata.resourceVersion', rv, 'must be a valid resource version'),
@@ -102,13 +91,18 @@ function checkResourceVersion(
 const STATUS_USER_METADATA = ['labels', 'annotations', 'finalizers', 'ownerReferences'] as const;
 
 /** The object to store for `part`, from the requested one and the current one. */
-function merge(part: UpdatePart, requested: KubeObject, current: KubeObject, rule: ResolvedRule): KubeObject {
+function merge(
+  part: UpdatePart,
+  requested: KubeObject,
+  current: KubeObject,
+  strategy: KindStrategy,
+): KubeObject {
   if (part === 'main') return requested;
   const next = cloneJson(current);
   if (part === 'status') {
     if (requested['status'] === undefined) delete next['status'];
     else next['status'] = requested['status'];
-    const kept = rule.statusKeepsMetadata ?? [];
+    const kept = strategy.statusKeepsMetadata;
     for (const field of STATUS_USER_METADATA) {
       if (kept.includes(field)) continue;
       const from: Record<string, unknown> = requested.metadata;
@@ -142,7 +136,7 @@ function sameContent(next: KubeObject, current: KubeObject): boolean {
 /** Runs an update plan to completion (see the module comment). */
 export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promise<Updated> {
   const { type, namespace, name, part } = plan;
-  const rule = ctx.rules.of(type);
+  const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
   const write = plan.write ?? serverWrite();
   for (let attempt = 1; ; attempt++) {
@@ -162,25 +156,20 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
     }
     const { kv, obj: current } = stored;
     const requested = await plan.build(cloneJson(current));
-    checkResourceVersion(
-      type,
-      requested,
-      current,
-      rule.requireResourceVersionOnUpdate === true && part === 'main',
-    );
-    const next = merge(part, requested, current, rule);
+    checkResourceVersion(type, requested, current);
+    const next = merge(part, requested, current, strategy);
     const prepared =
-      part === 'main' ? prepareForUpdate(type, rule, next, current, ctx.serviceIPFamilies) : [];
+      part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
     if (plan.applied !== true)
       ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
-    validateForWrite(type, next, current, prepared);
+    validateForWrite(type, strategy, next, current, prepared);
 
     const meta = current.metadata;
     const removable =
       meta.deletionTimestamp &&
       (next.metadata.finalizers ?? []).length === 0 &&
       (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
-      (rule.canDeleteOnUpdate?.(next) ?? true);
+      strategy.canDeleteOnUpdate(next);
     const pending = removable
       ? undefined
       : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
@@ -238,13 +227,12 @@ export async function updateResource(
   checkName(requested, name);
   bindNamespace(requested, type, target.namespace);
   validateFields(ctx, type, requested, write, 'object');
-  const rule = ctx.rules.of(type);
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,
     name,
     part,
-    allowCreate: part === 'main' && rule.allowCreateOnUpdate === true,
+    allowCreate: part === 'main' && ctx.strategies.of(type).createOnUpdate,
     write,
     ...(target.subresource === undefined ? {} : { subresource: target.subresource }),
     build: () => cloneJson(requested),

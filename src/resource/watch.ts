@@ -25,7 +25,7 @@
 import { CompactedError } from '../../storage/errors.js';
 import type { KeySpan, KeyValue, Watch } from '../../storage/interface.js';
 import { storageApiError } from '../api/storage-errors.js';
-import { expired, internalError, tooLargeResourceVersion } from '../api/errors.js';
+import { expired, internalError } from '../api/errors.js';
 import { JsonRepresentation } from '../representation/json.js';
 import { StoredSource, ValueSource } from '../representation/source.js';
 import type { Representation, WatchEventType } from '../representation/types.js';
@@ -38,6 +38,7 @@ import { decodeStored, type KubeObject } from '../api/object.js';
 import type { Query } from './query.js';
 import { INITIAL_EVENTS_END_ANNOTATION, planWatch, type WatchPlan } from './read-plan.js';
 import { Selection } from './selection.js';
+import { watchSource } from './reads.js';
 
 /** An open watch stream: its events in the request's representation, and a way to end it (idempotent). */
 export interface WatchStream {
@@ -238,20 +239,9 @@ export async function openWatch(
   const selection = Selection.fromQuery(query, target.type);
   const scope = watchScope(target, selection);
   const ms = timeoutMs(ctx, plan);
-  const cache = ctx.watchCaches?.for(target.type);
-  if (cache?.ready !== true) return openStorageWatch(rep, ctx, target, plan, selection, scope.span, ms);
-  let from: 'now' | bigint = 'now';
-  if (plan.from === 'latest') {
-    if (!(await cache.waitConsistent(ctx.freshnessTimeoutMs)))
-      return openStorageWatch(rep, ctx, target, plan, selection, scope.span, ms);
-  } else if (typeof plan.from === 'bigint') {
-    if (!plan.initialEvents) from = plan.from;
-    else if (!(await cache.waitFresh(plan.from, ctx.freshnessTimeoutMs))) {
-      if (!cache.ready) return openStorageWatch(rep, ctx, target, plan, selection, scope.span, ms);
-      throw tooLargeResourceVersion(plan.from, cache.revision);
-    }
-  }
-  if (!cache.ready) return openStorageWatch(rep, ctx, target, plan, selection, scope.span, ms);
+  const source = await watchSource(ctx, target.type, plan);
+  if (source === undefined) return openStorageWatch(rep, ctx, target, plan, selection, scope.span, ms);
+  const { cache, from } = source;
   const frames = cacheFrames(rep);
   const watcher = cache.openWatcher({
     scope,

@@ -23,6 +23,8 @@ import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
 import { createResourceContext, type CreateAdmission, type ResourceContext } from '../resource/context.js';
+import { KindStrategies } from '../kinds/index.js';
+import { printerFor } from '../table/index.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
 import { WatchCaches } from '../watchcache/cache-set.js';
 
@@ -146,7 +148,15 @@ export interface ResourceLayer {
  */
 export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
   const now = deps.now ?? ((): Date => new Date());
-  const reps = new Representations(deps.registry, () => deps.schemas ?? loadSchemas(), now);
+  const strategies = KindStrategies.fromRegistry(deps.registry);
+  const reps = new Representations(
+    deps.registry,
+    () => deps.schemas ?? loadSchemas(),
+    now,
+    (type) =>
+      // Types without a kind strategy (PartialObjectMetadata) get the default columns.
+      strategies.has(type) ? strategies.of(type).table : printerFor(type.group, type.plural),
+  );
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
   const store = transcodingStore(deps.store, storageCodec);
@@ -164,6 +174,7 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
       : { writeHooks: allocations, serviceIPFamilies: allocations.families }),
     registry: deps.registry,
     store,
+    strategies,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
     ...(deps.patchSchema === undefined ? {} : { patchSchema: deps.patchSchema }),

@@ -1,0 +1,63 @@
+/**
+ * A kind's behaviour in the generic resource handler, behind one interface: what the handlers
+ * ask instead of consulting per-kind tables. Built-in kinds get {@link BuiltInStrategy}
+ * (`builtin.ts`); a custom resource's strategy will be built at run time from its
+ * CustomResourceDefinition (schema defaulting and validation, printer columns, subresources) and
+ * registered in {@link KindStrategies} (`strategies.ts`).
+ *
+ * Every method is given the decoded object; they mutate only the object they are given (never
+ * `old`). Write path order (src/resource/metadata.ts): `default` → the handler's server-owned
+ * metadata → `prepareForCreate`/`prepareForUpdate` → `validate`.
+ */
+import type { FieldSet } from '../apply/index.js';
+import type { KubeObject } from '../api/object.js';
+import type { PrepareOptions } from '../defaults/prepare.js';
+import type { NameRule } from '../registry/types.js';
+import type { TablePrinter } from '../table/index.js';
+import type { FieldError } from '../validation/index.js';
+
+/** One kind's behaviour. */
+export interface KindStrategy {
+  /** `metadata.generation` is 1 on create and +1 on each change outside metadata and status. */
+  readonly tracksGeneration: boolean;
+  /** A PUT of a missing object creates it. */
+  readonly createOnUpdate: boolean;
+  /** A client-set `status` survives create (kinds with a status subresource drop it otherwise). */
+  readonly keepStatusOnCreate: boolean;
+  /** DELETE answers with the object; otherwise with a `Status` of `Success`. */
+  readonly returnDeletedObject: boolean;
+  /** The name rule of metadata validation. */
+  readonly nameRule: NameRule;
+  /** Objects are written with the `--event-ttl` storage lease. */
+  readonly eventTTL: boolean;
+  /** The Table columns and cells (`kubectl get`). */
+  readonly table: TablePrinter;
+
+  /**
+   * Metadata fields a status write keeps from the stored object instead of the request (kube's
+   * status strategies: most take labels, annotations, finalizers and owner references from the
+   * request; some keep a few or all of them).
+   */
+  readonly statusKeepsMetadata: readonly string[];
+
+  /** kube's defaulting (what kube does on decode), in place; idempotent; never throws. */
+  default(obj: KubeObject): void;
+  /** The strategy's create-time preparation, in place; returns field errors to report as 422. */
+  prepareForCreate(obj: KubeObject, options?: PrepareOptions): FieldError[];
+  /** The strategy's update-time preparation of `obj` from `old`, in place (not `old`). */
+  prepareForUpdate(obj: KubeObject, old: KubeObject, options?: PrepareOptions): FieldError[];
+  /** Validation (metadata, then the kind's rules; with `old`, the update rules too). */
+  validate(obj: KubeObject, old: KubeObject | undefined): FieldError[];
+  /**
+   * The fields a write through `subresource` (undefined: the main resource) cannot set (kube's
+   * `GetResetFields`), or undefined when it resets none.
+   */
+  resetFields(subresource: string | undefined): FieldSet | undefined;
+  /**
+   * The grace period a DELETE gets (seconds; 0: deleted at once). `requested` is the client's
+   * `gracePeriodSeconds`.
+   */
+  gracePeriodSeconds(obj: KubeObject, requested: number | undefined): number;
+  /** Extra condition for removing an object whose last finalizer an update removed. */
+  canDeleteOnUpdate(obj: KubeObject): boolean;
+}
