@@ -60,7 +60,7 @@ export function parseAbacPolicies(text: string, file = 'policy file'): Policy[] 
         `${file}:${i + 1}: unknown apiVersion/kind ${JSON.stringify(o['apiVersion'])}/${JSON.stringify(o['kind'])}`,
       );
     }
-    out.push({ spec: (o['spec'] ?? {}), v0: false });
+    out.push({ spec: o['spec'] ?? {}, v0: false });
   });
   return out;
 }

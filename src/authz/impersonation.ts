@@ -54,9 +54,13 @@ function wantsImpersonation(request: FastifyRequest): boolean {
 }
 
 /** The pipeline's impersonation step over `chain`. */
-export function impersonationStep(chain: AuthorizerChain): (request: FastifyRequest) => Promise<void> {
+export function impersonationStep(chain: AuthorizerChain): (request: FastifyRequest) => void | Promise<void> {
+  const impersonate = impersonateWith(chain);
+  return (request) => (wantsImpersonation(request) ? impersonate(request) : undefined);
+}
+
+function impersonateWith(chain: AuthorizerChain): (request: FastifyRequest) => Promise<void> {
   return async (request) => {
-    if (!wantsImpersonation(request)) return;
     const requester = request.user;
     const userName = headerValues(request, USER)[0] ?? '';
     const groups = headerValues(request, GROUP);
