@@ -4,16 +4,22 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { internalError } from '../api/errors.js';
-import { attributesOf } from './attributes.js';
-import { forbiddenError, type AuthorizerChain } from './authorizer.js';
+import { attributesOf, type Attributes } from './attributes.js';
+import { forbiddenError, type Authorization, type AuthorizerChain } from './authorizer.js';
 
 /** The step over `chain`. */
-export function authorizationStep(chain: AuthorizerChain): (request: FastifyRequest) => Promise<void> {
-  return async (request) => {
+export function authorizationStep(chain: AuthorizerChain): (request: FastifyRequest) => void | Promise<void> {
+  return (request) => {
     const attrs = attributesOf(request.user, request.requestInfo);
-    const answer = await chain.authorize(attrs);
-    if (answer.decision === 'allow') return;
-    if (answer.decision === 'noOpinion' && answer.failed !== undefined) throw internalError(answer.failed);
-    throw forbiddenError(attrs, answer.reason);
+    const answer = chain.authorize(attrs);
+    if (answer instanceof Promise) return answer.then((a) => check(attrs, a));
+    check(attrs, answer);
+    return undefined;
   };
+}
+
+function check(attrs: Attributes, answer: Authorization): void {
+  if (answer.decision === 'allow') return;
+  if (answer.decision === 'noOpinion' && answer.failed !== undefined) throw internalError(answer.failed);
+  throw forbiddenError(attrs, answer.reason);
 }

@@ -65,6 +65,32 @@ export const alwaysDeny: Authorizer = {
 
 const PRIVILEGED_GROUP = 'system:masters';
 
+/** Reasons and errors of the authorizers that had no opinion. */
+interface Accumulated {
+  readonly reasons: string[];
+  readonly errors: string[];
+  readonly failures: string[];
+}
+
+function accumulate(acc: Accumulated | undefined, a: Authorization): Accumulated | undefined {
+  if (a.reason === '' && a.evaluationError === undefined && a.failed === undefined) return acc;
+  const out = acc ?? { reasons: [], errors: [], failures: [] };
+  if (a.reason !== '') out.reasons.push(a.reason);
+  if (a.evaluationError !== undefined) out.errors.push(a.evaluationError);
+  if (a.failed !== undefined) out.failures.push(a.failed);
+  return out;
+}
+
+function finish(acc: Accumulated | undefined): Authorization {
+  if (acc === undefined) return NO_OPINION;
+  return {
+    decision: 'noOpinion',
+    reason: acc.reasons.join('\n'),
+    ...(acc.errors.length === 0 ? {} : { evaluationError: acc.errors.join('\n') }),
+    ...(acc.failures.length === 0 ? {} : { failed: acc.failures.join('; ') }),
+  };
+}
+
 /** The ordered chain of `--authorization-mode`. */
 export class AuthorizerChain {
   readonly #authorizers: readonly Authorizer[];
@@ -73,25 +99,37 @@ export class AuthorizerChain {
     this.#authorizers = authorizers;
   }
 
-  /** The answer of the first authorizer with an opinion (no opinion from all: noOpinion). */
-  async authorize(attrs: Attributes): Promise<Authorization> {
+  /**
+   * The answer of the first authorizer with an opinion (no opinion from all: noOpinion).
+   * Synchronous while every authorizer answers synchronously (the common case: RBAC from its
+   * index), so the request path pays for no promise.
+   */
+  authorize(attrs: Attributes): Authorization | Promise<Authorization> {
     if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return ALLOW;
-    const reasons: string[] = [];
-    const errors: string[] = [];
-    const failures: string[] = [];
-    for (const a of this.#authorizers) {
-      const answer = await a.authorize(attrs);
+    let acc: Accumulated | undefined;
+    for (let i = 0; i < this.#authorizers.length; i++) {
+      const answer = (this.#authorizers[i] as Authorizer).authorize(attrs);
+      if (answer instanceof Promise) return answer.then((a) => this.#continue(attrs, i, a, acc));
       if (answer.decision !== 'noOpinion') return answer;
-      if (answer.reason !== '') reasons.push(answer.reason);
-      if (answer.evaluationError !== undefined) errors.push(answer.evaluationError);
-      if (answer.failed !== undefined) failures.push(answer.failed);
+      acc = accumulate(acc, answer);
     }
-    return {
-      decision: 'noOpinion',
-      reason: reasons.join('\n'),
-      ...(errors.length === 0 ? {} : { evaluationError: errors.join('\n') }),
-      ...(failures.length === 0 ? {} : { failed: failures.join('; ') }),
-    };
+    return finish(acc);
+  }
+
+  async #continue(
+    attrs: Attributes,
+    at: number,
+    first: Authorization,
+    acc0: Accumulated | undefined,
+  ): Promise<Authorization> {
+    if (first.decision !== 'noOpinion') return first;
+    let acc = accumulate(acc0, first);
+    for (let i = at + 1; i < this.#authorizers.length; i++) {
+      const answer = await (this.#authorizers[i] as Authorizer).authorize(attrs);
+      if (answer.decision !== 'noOpinion') return answer;
+      acc = accumulate(acc, answer);
+    }
+    return finish(acc);
   }
 
   /** The union of every mode's rules for SelfSubjectRulesReview. */

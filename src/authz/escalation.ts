@@ -57,6 +57,19 @@ export function escalationStep(
   chain: AuthorizerChain,
   rbac: RbacAuthorizer,
   index: RbacIndex,
+): (request: FastifyRequest) => void | Promise<void> {
+  const check = escalationCheck(chain, rbac, index);
+  return (request) => {
+    const info = request.requestInfo;
+    if (!info.isResourceRequest || info.apiGroup !== GROUP) return undefined;
+    return check(request);
+  };
+}
+
+function escalationCheck(
+  chain: AuthorizerChain,
+  rbac: RbacAuthorizer,
+  index: RbacIndex,
 ): (request: FastifyRequest) => Promise<void> {
   const allowed = async (
     user: UserInfo,

@@ -19,9 +19,18 @@ const EXTRA = 'impersonate-extra-';
 const SA_PREFIX = 'system:serviceaccount:';
 
 function headerValues(request: FastifyRequest, name: string): string[] {
-  const raw = request.raw as { headersDistinct?: Record<string, string[] | undefined> };
-  const distinct = raw.headersDistinct?.[name];
-  if (distinct !== undefined) return distinct;
+  // Repeated headers (several Impersonate-Group lines) must stay separate values: the parsed
+  // `headers` join them with ", " (HTTP/2 compat requests have no headersDistinct), so read the
+  // raw name/value list.
+  const raw = request.raw as { rawHeaders?: readonly string[] };
+  const flat = raw.rawHeaders;
+  if (flat !== undefined) {
+    const out: string[] = [];
+    for (let i = 0; i + 1 < flat.length; i += 2) {
+      if ((flat[i] ?? '').toLowerCase() === name) out.push(flat[i + 1] ?? '');
+    }
+    return out;
+  }
   const v = request.headers[name];
   if (v === undefined) return [];
   return Array.isArray(v) ? v : [v];
@@ -54,9 +63,13 @@ function wantsImpersonation(request: FastifyRequest): boolean {
 }
 
 /** The pipeline's impersonation step over `chain`. */
-export function impersonationStep(chain: AuthorizerChain): (request: FastifyRequest) => Promise<void> {
+export function impersonationStep(chain: AuthorizerChain): (request: FastifyRequest) => void | Promise<void> {
+  const impersonate = impersonateWith(chain);
+  return (request) => (wantsImpersonation(request) ? impersonate(request) : undefined);
+}
+
+function impersonateWith(chain: AuthorizerChain): (request: FastifyRequest) => Promise<void> {
   return async (request) => {
-    if (!wantsImpersonation(request)) return;
     const requester = request.user;
     const userName = headerValues(request, USER)[0] ?? '';
     const groups = headerValues(request, GROUP);

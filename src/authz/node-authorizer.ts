@@ -26,9 +26,14 @@ export class NodeAuthorizer implements Authorizer {
     this.#rules = nodeRules;
   }
 
-  async authorize(attrs: Attributes): Promise<Authorization> {
+  authorize(attrs: Attributes): Authorization | Promise<Authorization> {
     const user = attrs.user;
     if (!user.groups.includes('system:nodes') || !user.name.startsWith(NODE_PREFIX)) return NO_OPINION;
+    return this.#authorizeNode(attrs);
+  }
+
+  async #authorizeNode(attrs: Attributes): Promise<Authorization> {
+    const user = attrs.user;
     const node = user.name.slice(NODE_PREFIX.length);
     if (node === '') return { decision: 'noOpinion', reason: 'unknown node' };
     if (!attrs.isResourceRequest) return NO_OPINION;

@@ -19,6 +19,8 @@ import type { IndexedBinding, RbacIndex } from './rbac-index.js';
 import { ruleAllows, subjectMatches, type PolicyRule } from './rbac-rules.js';
 
 const ALLOW: Authorization = Object.freeze({ decision: 'allow', reason: '' });
+/** Bound of the decision cache (it is dropped whole when full). */
+const MAX_DECISIONS = 50_000;
 
 /** Options of {@link RbacAuthorizer}. */
 export interface RbacAuthorizerOptions {
@@ -51,11 +53,19 @@ export class RbacAuthorizer implements Authorizer {
   readonly #index: RbacIndex;
   readonly #syncWaitMs: number;
   readonly #ignoreNames: boolean;
+  /**
+   * Decisions by user and attributes, dropped whole on any change of the index (so never stale):
+   * a hot request repeats the same question, and the answer needs no rule scan.
+   */
+  #decisions = new Map<string, Authorization>();
 
   constructor(index: RbacIndex, options: RbacAuthorizerOptions = {}) {
     this.#index = index;
     this.#syncWaitMs = options.syncWaitMs ?? 10_000;
     this.#ignoreNames = options.plantedBug === 'ignore-resource-names';
+    index.onChange(() => {
+      if (this.#decisions.size > 0) this.#decisions = new Map();
+    });
   }
 
   authorize(attrs: Attributes): Authorization | Promise<Authorization> {
@@ -66,6 +76,17 @@ export class RbacAuthorizer implements Authorizer {
   }
 
   #decide(attrs: Attributes): Authorization {
+    const u = attrs.user;
+    const key = `${u.name}\u0000${u.groups.join('\u0001')}\u0000${attrs.verb}\u0000${attrs.isResourceRequest ? `${attrs.apiGroup}\u0000${attrs.resource}\u0000${attrs.subresource}\u0000${attrs.namespace}\u0000${attrs.name}` : `\u0001${attrs.path}`}`;
+    const known = this.#decisions.get(key);
+    if (known !== undefined) return known;
+    const answer = this.#evaluate(attrs);
+    if (this.#decisions.size >= MAX_DECISIONS) this.#decisions = new Map();
+    this.#decisions.set(key, answer);
+    return answer;
+  }
+
+  #evaluate(attrs: Attributes): Authorization {
     const errors: string[] = [];
     const namespace = attrs.isResourceRequest ? attrs.namespace : '';
     for (const b of this.#index.bindingsFor(attrs.user, namespace)) {

@@ -275,8 +275,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
-    app.addHook('preHandler', async (request, reply) => {
-      await escalation(request, reply);
+    app.addHook('preHandler', (request, reply, done) => {
+      const pending = escalation(request, reply);
+      if (pending instanceof Promise)
+        pending.then(
+          () => done(),
+          (err: unknown) => done(err as Error),
+        );
+      else done();
     });
   }
   app.addHook('onReady', (done) => {

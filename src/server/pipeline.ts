@@ -83,8 +83,21 @@ export function installRequestPipeline(
   for (const name of SLOT_ORDER) {
     const step = slots[name];
     if (step === undefined) continue;
-    app.addHook('onRequest', async (request, reply) => {
-      await step(request, reply);
+    // Callback style: a step that answers synchronously costs no promise.
+    app.addHook('onRequest', (request, reply, done) => {
+      let pending: void | Promise<void>;
+      try {
+        pending = step(request, reply);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      if (pending instanceof Promise)
+        pending.then(
+          () => done(),
+          (err: unknown) => done(err as Error),
+        );
+      else done();
     });
   }
 }

@@ -18,6 +18,7 @@ import {
   canonicalList,
   effectiveClusterRules,
   modelAllows,
+  modelWhy,
   type MBinding,
   type MRequest,
   type MRole,
@@ -280,7 +281,8 @@ interface Stored {
 }
 
 async function listAll(path: string): Promise<Stored[]> {
-  const r = await admin('GET', path);
+  // A paged list is read from storage, not from the watch cache.
+  const r = await admin('GET', `${path}?limit=100000`);
   if (r.status !== 200) throw new Error(`list ${path}: ${r.status}`);
   return (JSON.parse(r.body) as { items: Stored[] }).items;
 }
@@ -386,6 +388,27 @@ async function awaitIndex(): Promise<void> {
   }
 }
 
+/** The resourceVersion of the aggregated ClusterRole. */
+async function aggregatedVersion(): Promise<string> {
+  const r = await admin('GET', `${RBAC}/clusterroles/cr-agg`);
+  return (JSON.parse(r.body) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+}
+
+/**
+ * Aggregation is asynchronous (kube's controller too) and may rewrite the aggregated role more
+ * than once while it catches up: settle it, then sync the index, until the role was not written
+ * again meanwhile (so the index holds its final rules).
+ */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i++) {
+    await awaitAggregation();
+    const before = await aggregatedVersion();
+    await awaitIndex();
+    if ((await aggregatedVersion()) === before) return;
+  }
+  throw new Error('the aggregated ClusterRole never settled');
+}
+
 // ---- sending requests ---------------------------------------------------------------------------
 
 function requestOf(req: MRequest): { method: string; path: string; body?: string; contentType?: string } {
@@ -440,23 +463,26 @@ interface Outcome {
 async function runWorld(world: MWorld, requests: readonly MRequest[], out: Outcome): Promise<void> {
   const rules = effectiveClusterRules(world);
   const BATCH = 64;
+  const ask = async (
+    raw: MRequest,
+  ): Promise<{ label: string; allowed: boolean; want: boolean; body: string; req: MRequest }> => {
+    const req = modelRequest(raw);
+    const http = requestOf(req);
+    const headers: Record<string, string | string[]> = { 'impersonate-user': req.user.name };
+    if (raw.user.groups.length > 0) headers['impersonate-group'] = raw.user.groups;
+    if (http.contentType !== undefined) headers['content-type'] = http.contentType;
+    const res = await send(http.method, http.path, headers, http.body);
+    const label = `${req.user.name}[${raw.user.groups.join(',')}] ${http.method} ${http.path} (${req.verb})`;
+    if (res.status >= 500) out.serverErrors.push(`${label}: ${res.status} ${res.body}`);
+    return { label, allowed: res.status !== 403, want: modelAllows(world, rules, req), body: res.body, req };
+  };
   for (let i = 0; i < requests.length; i += BATCH) {
-    await Promise.all(
-      requests.slice(i, i + BATCH).map(async (raw) => {
-        const req = modelRequest(raw);
-        const http = requestOf(req);
-        const headers: Record<string, string | string[]> = { 'impersonate-user': req.user.name };
-        if (raw.user.groups.length > 0) headers['impersonate-group'] = raw.user.groups;
-        if (http.contentType !== undefined) headers['content-type'] = http.contentType;
-        const res = await send(http.method, http.path, headers, http.body);
-        const label = `${req.user.name}[${raw.user.groups.join(',')}] ${http.method} ${http.path} (${req.verb})`;
-        if (res.status >= 500) out.serverErrors.push(`${label}: ${res.status} ${res.body}`);
-        const allowed = res.status !== 403;
-        const want = modelAllows(world, rules, req);
-        if (allowed && !want) out.escapes.push(label);
-        if (!allowed && want) out.falseDenials.push(`${label}: ${res.body}`);
-      }),
-    );
+    for (const a of await Promise.all(requests.slice(i, i + BATCH).map(ask))) {
+      if (a.allowed && !a.want) out.escapes.push(a.label);
+      if (!a.allowed && a.want) {
+        out.falseDenials.push(`${a.label}: ${modelWhy(world, rules, a.req)}: ${a.body.slice(0, 200)}`);
+      }
+    }
   }
 }
 
@@ -489,8 +515,7 @@ describe('authorization matrix', () => {
           async (gen, requests) => {
             await clearWorld();
             await applyWorld(gen);
-            await awaitAggregation();
-            await awaitIndex();
+            await settle();
             const world = await readWorld();
             await runWorld(world, requests, out);
             sent += requests.length;

@@ -134,6 +134,23 @@ function ruleCovers(rule: MRule, req: MRequest): boolean {
   return names.length === 0 || names.includes(r.name);
 }
 
+/** Which binding and rule allow `req` in the model (for failure messages). */
+export function modelWhy(world: MWorld, clusterRules: Map<string, MRule[]>, req: MRequest): string {
+  const ns = req.resource?.namespace ?? '';
+  for (const b of world.bindings) {
+    if (b.namespace !== '' && b.namespace !== ns) continue;
+    if (!b.subjects.some((s) => subjectIs(s, req.user, b.namespace))) continue;
+    const rules =
+      b.roleKind === 'ClusterRole'
+        ? (clusterRules.get(b.roleName) ?? [])
+        : (world.roles.find((r) => r.namespace === b.namespace && r.name === b.roleName)?.rules ?? []);
+    const rule = rules.find((r) => ruleCovers(r, req));
+    if (rule !== undefined)
+      return `binding ${b.namespace}/${b.name} -> ${b.roleKind} ${b.roleName}: ${JSON.stringify(rule)}`;
+  }
+  return 'no binding';
+}
+
 /** The model's answer: allowed or not. */
 export function modelAllows(world: MWorld, clusterRules: Map<string, MRule[]>, req: MRequest): boolean {
   if (req.user.groups.includes('system:masters')) return true;
