@@ -205,7 +205,7 @@ async function readPages(
     pageNo++;
     const next = await ctx.http.send(
       'GET',
-      `${ctx.collection}?limit=${limit}&continue=${encodeURIComponent(cont)}${sel === undefined ? '' : `&${selectorQuery(sel)}`}`,
+      `${ctx.collection}?limit=${limit}&continue=${encodeURIComponent(cont)}&${selectorQuery(sel)}`,
     );
     expectRule(ctx, 'page-consistent', next.status === 200, () => `chunk ${pageNo + 1}: HTTP ${next.status}`);
     const pageRv = revision('page-consistent', next.body?.metadata?.resourceVersion);
@@ -229,7 +229,7 @@ async function probeContinue(
   sel: ModelSelector | undefined,
   rv: string | undefined,
 ): Promise<void> {
-  const base = `${ctx.collection}?limit=${limit}&continue=${encodeURIComponent(cont)}${sel === undefined ? '' : `&${selectorQuery(sel)}`}`;
+  const base = `${ctx.collection}?limit=${limit}&continue=${encodeURIComponent(cont)}&${selectorQuery(sel)}`;
   const zero = await ctx.http.send('GET', `${base}&resourceVersion=0`);
   expectRule(ctx, 'continue-rv-zero', zero.status === 200, () => `HTTP ${zero.status}, want 200`);
   const zeroRv = revision('continue-rv-zero', zero.body?.metadata?.resourceVersion);

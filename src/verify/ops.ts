@@ -6,7 +6,9 @@ import fc from 'fast-check';
 import type { ModelObject, ModelSelector } from './model.js';
 
 /** Object names of a run (one namespace; lists are in this order). */
-export const NAMES = ['a', 'b', 'c', 'd'] as const;
+// Names sort after the objects others keep in a namespace (`kube-root-ca.crt`), so that with the
+// owned-label selector a chunk that ends at the last of the tool's objects ends the list.
+export const NAMES = ['va', 'vb', 'vc', 'vd'] as const;
 /** Name of the end marker every watch must deliver last. */
 export const MARKER = 'zz-end';
 const VALUES = ['x', 'y', 'z'] as const;
@@ -61,19 +63,38 @@ export const SELECTORS: readonly (ModelSelector | undefined)[] = [
   labelSel('tier in (a,b)', (t) => t === 'a' || t === 'b'),
   labelSel('tier!=b', (t) => t !== 'b'),
   labelSel('tier', (t) => t !== undefined),
-  { field: 'metadata.name!=b', matches: (o) => o.name !== 'b' },
-  { label: 'tier=a', field: 'metadata.name!=c', matches: (o) => o.labels['tier'] === 'a' && o.name !== 'c' },
+  { field: 'metadata.name!=vb', matches: (o) => o.name !== 'vb' },
+  {
+    label: 'tier=a',
+    field: 'metadata.name!=vc',
+    matches: (o) => o.labels['tier'] === 'a' && o.name !== 'vc',
+  },
   labelSel('!tier', (t) => t === undefined),
-  { field: 'metadata.name=a', matches: (o) => o.name === 'a' },
+  { field: 'metadata.name=va', matches: (o) => o.name === 'va' },
 ];
 export const WATCH_SELECTORS = 7;
 
-/** The query parameters of a selector. */
-export function selectorQuery(sel: ModelSelector | undefined): string {
+/**
+ * The label every object the tool creates carries. Every list, watch and delete-collection
+ * selects on it, so objects others keep in the namespace (the `kube-root-ca.crt` ConfigMap of
+ * kube's root-CA publisher) are neither seen nor deleted.
+ */
+export const OWNED_LABEL = 'capstan.dev/verify-object';
+
+/** The selector of `sel` as the user reads it (no owned-label requirement). */
+export function selectorText(sel: ModelSelector | undefined): string {
   if (sel === undefined) return '';
   const parts: string[] = [];
   if (sel.label !== undefined) parts.push(`labelSelector=${encodeURIComponent(sel.label)}`);
   if (sel.field !== undefined) parts.push(`fieldSelector=${encodeURIComponent(sel.field)}`);
+  return parts.join('&');
+}
+
+/** The query parameters of a selector, with the owned-label requirement. */
+export function selectorQuery(sel: ModelSelector | undefined): string {
+  const label = sel?.label === undefined ? OWNED_LABEL : `${OWNED_LABEL},${sel.label}`;
+  const parts = [`labelSelector=${encodeURIComponent(label)}`];
+  if (sel?.field !== undefined) parts.push(`fieldSelector=${encodeURIComponent(sel.field)}`);
   return parts.join('&');
 }
 
@@ -150,10 +171,10 @@ export function describeOp(o: Op): string {
     case 'delete':
       return `delete ${o.name}`;
     case 'deleteCollection':
-      return `deletecollection ${selectorQuery(SELECTORS[o.selector]) || '(all)'}`;
+      return `deletecollection ${selectorText(SELECTORS[o.selector]) || '(all)'}`;
     case 'list':
-      return `list rv=${o.rv}${o.rv === 'point' ? `(${o.point} steps back)` : ''}${o.match === '' ? '' : ` match=${o.match}`}${o.limit > 0 ? ` limit=${o.limit}` : ''}${o.selector > 0 ? ` ${decodeURIComponent(selectorQuery(SELECTORS[o.selector]))}` : ''}${o.limit > 0 && o.probeContinue ? ' (probe continue)' : ''}`;
+      return `list rv=${o.rv}${o.rv === 'point' ? `(${o.point} steps back)` : ''}${o.match === '' ? '' : ` match=${o.match}`}${o.limit > 0 ? ` limit=${o.limit}` : ''}${o.selector > 0 ? ` ${decodeURIComponent(selectorText(SELECTORS[o.selector]))}` : ''}${o.limit > 0 && o.probeContinue ? ' (probe continue)' : ''}`;
     case 'watch':
-      return `watch from=${o.from}${o.from === 'point' ? `(${o.point} steps back)` : ''}${o.bookmarks ? ' bookmarks' : ''}${o.initialEvents ? ' sendInitialEvents' : ''}${o.selector > 0 ? ` ${decodeURIComponent(selectorQuery(SELECTORS[o.selector]))}` : ''}`;
+      return `watch from=${o.from}${o.from === 'point' ? `(${o.point} steps back)` : ''}${o.bookmarks ? ' bookmarks' : ''}${o.initialEvents ? ' sendInitialEvents' : ''}${o.selector > 0 ? ` ${decodeURIComponent(selectorText(SELECTORS[o.selector]))}` : ''}`;
   }
 }

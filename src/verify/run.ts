@@ -6,7 +6,7 @@ import { expectRule, fromWire, revision, type RunContext, type Tolerances } from
 import type { VerifyHttp } from './http.js';
 import { runList } from './lists.js';
 import { Model, selected, stateMismatch, type ModelObject } from './model.js';
-import { MARKER, SELECTORS, selectorQuery, type Op } from './ops.js';
+import { MARKER, OWNED_LABEL, SELECTORS, selectorQuery, type Op } from './ops.js';
 import { VerifyError, Violation, type RuleTally } from './rules.js';
 import { finishWatches, openWatch, type OpenWatch } from './watches.js';
 
@@ -18,7 +18,7 @@ function configMap(o: { name: string; value: string; tier: string }, rv?: bigint
     kind: 'ConfigMap',
     metadata: {
       name: o.name,
-      ...(o.tier === '' ? {} : { labels: { tier: o.tier } }),
+      labels: { [OWNED_LABEL]: 'true', ...(o.tier === '' ? {} : { tier: o.tier }) },
       ...(rv === undefined ? {} : { resourceVersion: String(rv) }),
     },
     data: { v: o.value },
@@ -90,7 +90,7 @@ async function write(ctx: RunContext, o: WriteOp): Promise<void> {
 
 /** A consistent list after deletes: its revision bounds the deletes', its items the new state. */
 async function deleted(ctx: RunContext, names: readonly string[]): Promise<void> {
-  const r = await ctx.http.send('GET', ctx.collection);
+  const r = await ctx.http.send('GET', `${ctx.collection}?${selectorQuery(undefined)}`);
   expectRule(ctx, 'list-most-recent', r.status === 200, () => `HTTP ${r.status}`);
   const rv = revision('list-most-recent', r.body?.metadata?.resourceVersion);
   expectRule(
@@ -196,7 +196,7 @@ export async function executeRun(env: RunEnv, ops: readonly Op[]): Promise<void>
   const collection = `/api/v1/namespaces/${env.namespace}/configmaps`;
   const watches: OpenWatch[] = [];
   try {
-    const start = await http.send('GET', collection);
+    const start = await http.send('GET', `${collection}?${selectorQuery(undefined)}`);
     if (start.status !== 200)
       throw new Violation('list-most-recent', `empty namespace list: HTTP ${start.status}`);
     const base = revision('list-most-recent', start.body?.metadata?.resourceVersion);

@@ -51,7 +51,7 @@ export async function openWatch(ctx: RunContext, o: WatchOp): Promise<OpenWatch 
     rv = '1';
     fromStep = 0;
   } else if (o.from === 'list') {
-    const l = await ctx.http.send('GET', ctx.collection);
+    const l = await ctx.http.send('GET', `${ctx.collection}?${selectorQuery(undefined)}`);
     expectRule(ctx, 'list-most-recent', l.status === 200, () => `HTTP ${l.status}`);
     rv = String(revision('list-most-recent', l.body?.metadata?.resourceVersion));
   }

@@ -15,6 +15,7 @@ import { ensureServerPki } from '../../src/pki/server-pki.js';
 import { CaBundle } from '../../src/authn/ca-bundle.js';
 import { RequestAuthenticator, userFromSubject } from '../../src/authn/request-authenticator.js';
 import { TokenChain } from '../../src/authn/token-chain.js';
+import { waitReady } from '../authz/support.js';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const ETCD_AVAILABLE = existsSync(process.env['CAPSTAN_ETCD_BIN'] ?? '/usr/bin/etcd');
@@ -89,6 +90,8 @@ describe('authentication', () => {
   it('answers anonymous requests when allowed, and rejects unverifiable certificates even then', async () => {
     // Kube turns anonymous requests off with the AlwaysAllow authorizer (the default mode).
     const server = await start({ args: ['--authorization-mode=RBAC'] });
+    // Anonymous requests reach /healthz through the bootstrap policy, in place once ready.
+    await waitReady(server);
     const { ca } = adminTls(server.kubeconfigPath);
     expect((await adminFetch(`${server.url}/healthz`, { ca })).status).toBe(200);
     const foreign = await ensureServerPki({ certDir: await tempDir() });
