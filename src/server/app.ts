@@ -46,6 +46,8 @@ import type { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { InflightLimiter } from './inflight.js';
 import { installRequestPipeline } from './pipeline.js';
+import { requestDeadline } from './deadline.js';
+import { retryAfterOnShutdown } from './retry-after.js';
 import { buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
@@ -267,11 +269,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     mutating: options.maxMutatingRequestsInflight,
     isLongRunning,
   });
+  const refuseDuringShutdown = retryAfterOnShutdown(() => deps.lifecycle.rejectingRequests);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!refuseDuringShutdown(request, reply)) done();
+  });
   installRequestPipeline(app, authn.authenticator, {
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
     flowControl: limiter.admit,
     impersonation: authz.impersonation,
     ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
+    deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),
   });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
@@ -334,6 +341,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       lifecycle: deps.lifecycle,
       storeHealthTimeoutMs: options.etcdHealthcheckTimeoutMs,
       storeReadyTimeoutMs: options.etcdReadycheckTimeoutMs,
+      livezGraceMs: options.flags.get('livez-grace-period') as number,
     }),
     healthLog,
   );

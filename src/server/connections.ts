@@ -56,6 +56,9 @@ export class ConnectionTracker {
   readonly #busy = new Map<Socket, number>();
   readonly #longRunning = new Set<EndableResponse>();
   #draining = false;
+  /** Requests in flight that are not long-running, and who waits for them to reach zero. */
+  #inFlight = 0;
+  readonly #idleWaiters: (() => void)[] = [];
 
   /** Starts tracking `server`'s connections (call before it listens). */
   attach(server: Http2SecureServer): void {
@@ -90,16 +93,33 @@ export class ConnectionTracker {
    * registers long-running responses.
    */
   onRequest(request: FastifyRequest, reply: FastifyReply): void {
-    if (request.raw.httpVersionMajor === 1) {
-      const socket = request.raw.socket;
-      this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
-      reply.raw.once('close', () => this.#requestDone(socket));
-    }
-    if (isLongRunning(request)) {
-      const res = reply.raw as unknown as EndableResponse;
-      this.#longRunning.add(res);
-      res.once('close', () => this.#longRunning.delete(res));
-    }
+    const socket = request.raw.httpVersionMajor === 1 ? request.raw.socket : undefined;
+    if (socket !== undefined) this.#busy.set(socket, (this.#busy.get(socket) ?? 0) + 1);
+    const res = reply.raw as unknown as EndableResponse;
+    const longRunning = isLongRunning(request);
+    if (longRunning) this.#longRunning.add(res);
+    else this.#inFlight++;
+    // One listener for all three (a response carries many already).
+    res.once('close', () => {
+      if (socket !== undefined) this.#requestDone(socket);
+      if (longRunning) this.#longRunning.delete(res);
+      else if (--this.#inFlight === 0) for (const wake of this.#idleWaiters.splice(0)) wake();
+    });
+  }
+
+  /**
+   * Resolves once no request that is not long-running is in flight, or after `ms`
+   * (`--shutdown-send-retry-after` keeps the listener open until then).
+   */
+  requestsDrained(ms: number): Promise<void> {
+    if (this.#inFlight === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
   }
 
   /** An HTTP/1.1 response closed: a connection left idle while draining is closed. */

@@ -41,6 +41,10 @@ export interface HealthCheckDeps {
   /** `--etcd-healthcheck-timeout` (healthz, livez) and `--etcd-readycheck-timeout` (readyz). */
   readonly storeHealthTimeoutMs: number;
   readonly storeReadyTimeoutMs: number;
+  /** `--livez-grace-period`: boot-sequence checks pass in `/livez` this long after start. */
+  readonly livezGraceMs?: number;
+  /** The clock (tests); default `Date.now`. */
+  readonly now?: () => number;
 }
 
 /** The checks of `/healthz`, `/livez` and `/readyz`. */
@@ -78,9 +82,20 @@ export function serverHealthChecks(deps: HealthCheckDeps): HealthEndpoints {
     ...hooks,
     autoregister,
   ];
+  // kube's delayedHealthCheck: within the grace period a boot-sequence check counts as passed.
+  const graceMs = deps.livezGraceMs ?? 0;
+  const now = deps.now ?? Date.now;
+  const delayed = (c: HealthCheck): HealthCheck => ({
+    name: c.name,
+    check: () => (now() - deps.lifecycle.startedAtMs < graceMs ? undefined : c.check()),
+  });
+  const bootSequence = new Set<HealthCheck>([...hooks, autoregister]);
+  const livez = common(deps.storeHealthTimeoutMs).map((c) =>
+    graceMs > 0 && bootSequence.has(c) ? delayed(c) : c,
+  );
   return {
     healthz: common(deps.storeHealthTimeoutMs),
-    livez: common(deps.storeHealthTimeoutMs),
+    livez,
     readyz: [...common(deps.storeReadyTimeoutMs), shutdown],
   };
 }

@@ -37,6 +37,9 @@ export type LifecyclePhase = 'starting' | 'running' | 'shuttingDown' | 'stopped'
 /** One server's lifecycle; see the module comment. */
 export class ServerLifecycle {
   #phase: LifecyclePhase = 'starting';
+  #rejectingRequests = false;
+  /** When this server began starting (`--livez-grace-period` counts from here). */
+  readonly startedAtMs = Date.now();
   readonly #completedHooks = new Set<string>();
   readonly #claimedHooks = new Set<string>();
   readonly #pendingHooks: ReadonlySet<string>;
@@ -103,6 +106,19 @@ export class ServerLifecycle {
     if (this.#phase === 'stopped' || this.#phase === 'shuttingDown') return;
     this.#phase = 'shuttingDown';
     this.#abort.abort();
+  }
+
+  /**
+   * `--shutdown-send-retry-after`: from now on new requests are answered 429 with Retry-After
+   * (kube does so once `--shutdown-delay-duration` has elapsed). Idempotent.
+   */
+  stopAcceptingRequests(): void {
+    this.#rejectingRequests = true;
+  }
+
+  /** True once {@link ServerLifecycle.stopAcceptingRequests} was called. */
+  get rejectingRequests(): boolean {
+    return this.#rejectingRequests;
   }
 
   markStopped(): void {

@@ -8,7 +8,8 @@
  * listens, the post-start hooks complete, and the kubeconfig is written.
  *
  * Shutdown (SIGTERM in the CLI): `/readyz` fails at once; after `--shutdown-delay-duration` the
- * listener closes, HTTP/2 clients get GOAWAY, watches end cleanly, in-flight requests finish
+ * listener closes (with `--shutdown-send-retry-after`, only once the requests in flight are
+ * answered, new ones getting 429 meanwhile), HTTP/2 clients get GOAWAY, watches end cleanly, in-flight requests finish
  * (up to `--request-timeout`, then connections are cut); finally compaction stops and the store
  * closes.
  */
@@ -208,9 +209,14 @@ export async function startServer(
     const shutdown = async (): Promise<void> => {
       lifecycle.beginShutdown();
       await sleep(options.shutdownDelayMs);
+      const grace = Math.max(options.requestTimeoutMs, 1_000);
+      if (options.flags.get('shutdown-send-retry-after') === true) {
+        // New requests get 429 + Retry-After while the listener stays open for those in flight.
+        lifecycle.stopAcceptingRequests();
+        await connections.requestsDrained(grace);
+      }
       const closing = app.close();
       connections.beginDrain();
-      const grace = Math.max(options.requestTimeoutMs, 1_000);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         closing.then(() => false),

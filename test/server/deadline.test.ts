@@ -1,0 +1,156 @@
+/**
+ * `--request-timeout` and `?timeout=` (kube's request-deadline and timeout filters), and
+ * `--shutdown-send-retry-after`, through raw HTTPS against real servers.
+ *
+ * The slow request is a real one: a LIST at a resourceVersion the store has not reached, which
+ * the server holds for 3 s (waiting for its watch cache) before answering 504 `Too large
+ * resource version`. A deadline shorter than that must answer first with 504 `Timeout`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+
+const FAR_FUTURE =
+  '/api/v1/namespaces/default/configmaps?resourceVersion=999999999&resourceVersionMatch=NotOlderThan';
+const TIMEOUT_MESSAGE =
+  'Timeout: request did not complete within requested timeout - context deadline exceeded';
+
+async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
+  const start = performance.now();
+  const result = await work();
+  return [result, performance.now() - start];
+}
+
+describe('request deadline', () => {
+  let server: TestServer;
+  let tls: ReturnType<typeof adminTls>;
+  beforeAll(async () => {
+    server = await startTestServer({ args: ['--request-timeout=2s'] });
+    tls = adminTls(server.kubeconfigPath);
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('--request-timeout=2s cuts the slow request at ~2 s (?timeout=0s means the server deadline)', async () => {
+    const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=0s`, tls));
+    expect(res.status).toBe(504);
+    expect(JSON.parse(res.body)).toMatchObject({ reason: 'Timeout', message: TIMEOUT_MESSAGE });
+    expect(ms).toBeGreaterThan(1_800);
+    expect(ms).toBeLessThan(2_900);
+  });
+
+  it('?timeout=1s cuts the request at ~1 s with kube Status, and the late answer is dropped quietly', async () => {
+    const logsBefore = server.logs.length;
+    const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=1s`, tls));
+    expect(res.status).toBe(504);
+    expect(JSON.parse(res.body)).toEqual({
+      kind: 'Status',
+      apiVersion: 'v1',
+      metadata: {},
+      status: 'Failure',
+      message: TIMEOUT_MESSAGE,
+      reason: 'Timeout',
+      details: {},
+      code: 504,
+    });
+    expect(ms).toBeGreaterThan(900);
+    expect(ms).toBeLessThan(1_900);
+    // The handler fails at 3 s into nothing: not a line logged for it, and the server lives.
+    await new Promise((resolve) => setTimeout(resolve, 2_300));
+    expect(server.logs.slice(logsBefore)).toEqual([]);
+    const after = await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, tls, {
+      http2: false,
+    });
+    expect(after.status).toBe(200);
+  });
+
+  it('a fast request with a deadline is answered normally', async () => {
+    const res = await adminFetch(`${server.url}/api/v1/namespaces?timeout=30s`, tls);
+    expect(res.status).toBe(200);
+  });
+
+  it('a malformed ?timeout= is 400 with kube message', async () => {
+    for (const http2 of [true, false]) {
+      const res = await adminFetch(`${server.url}/api/v1/namespaces?timeout=soon`, tls, { http2 });
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.body)).toMatchObject({
+        kind: 'Status',
+        reason: 'BadRequest',
+        code: 400,
+        message: 'invalid timeout specified in the request URL - time: invalid duration "soon"',
+      });
+    }
+  });
+
+  it('watches outlive --request-timeout', async () => {
+    const controller = new AbortController();
+    const { request } = await import('node:https');
+    const events: string[] = [];
+    const opened = new Promise<void>((resolve, reject) => {
+      const req = request(
+        `${server.url}/api/v1/namespaces/default/configmaps?watch=1`,
+        { ...tls, agent: false, signal: controller.signal },
+        (res) => {
+          expect(res.statusCode).toBe(200);
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => events.push(c));
+          res.on('error', () => undefined);
+          resolve();
+        },
+      );
+      req.on('error', (err) => {
+        if (!controller.signal.aborted) reject(err);
+      });
+      req.end();
+    });
+    await opened;
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    const created = await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, tls, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'after-deadline' } }),
+    });
+    expect(created.status).toBe(201);
+    await expect.poll(() => events.join(''), { timeout: 2_000 }).toContain('"after-deadline"');
+    expect(events.join('')).not.toContain(TIMEOUT_MESSAGE);
+    controller.abort();
+  });
+});
+
+describe('--shutdown-send-retry-after', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ args: ['--shutdown-send-retry-after=true'] });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('answers requests arriving during shutdown 429 with Retry-After while in-flight ones finish', async () => {
+    const tls = adminTls(server.kubeconfigPath);
+    // In flight across the shutdown: answered by its handler (504 Too large resource version).
+    const slow = adminFetch(`${server.url}${FAR_FUTURE}`, tls, { http2: false });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const stopping = server.server.shutdown();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+
+    for (const http2 of [false, true]) {
+      const refused = await adminFetch(`${server.url}/api/v1/namespaces`, tls, { http2 });
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('5');
+      if (!http2) expect(refused.headers['connection']).toBe('close');
+      expect(refused.body).toBe('The apiserver is shutting down, please try again later.\n');
+    }
+    // Health probes are exempt: readyz answers, and fails for the shutdown.
+    const ready = await adminFetch(`${server.url}/readyz?verbose`, tls, { http2: false });
+    expect(ready.status).toBe(500);
+    expect(ready.body).toContain('[-]shutdown failed');
+
+    const [done, ms] = await timed(() => slow);
+    // Control for the deadline tests: without one, this request really takes ~3 s.
+    expect(ms).toBeGreaterThan(2_000);
+    expect(done.status).toBe(504);
+    expect(done.body).toContain('Too large resource version');
+    await stopping;
+  });
+});
