@@ -1,12 +1,18 @@
 /**
  * `--request-timeout` and `?timeout=` (kube's request-deadline and timeout filters), and
- * `--shutdown-send-retry-after`, through raw HTTPS against real servers.
+ * `--shutdown-send-retry-after`, through raw HTTPS against real servers; `--livez-grace-period`
+ * on the server's health checks with a clock the test controls.
  *
  * The slow request is a real one: a LIST at a resourceVersion the store has not reached, which
  * the server holds for 3 s (waiting for its watch cache) before answering 504 `Too large
  * resource version`. A deadline shorter than that must answer first with 504 `Timeout`.
  */
+import fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../storage/mvcc/index.js';
+import { installHealthRoutes } from '../../src/http/health.js';
+import { serverHealthChecks } from '../../src/server/health-checks.js';
+import { ServerLifecycle } from '../../src/server/lifecycle.js';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const FAR_FUTURE =
@@ -152,5 +158,47 @@ describe('--shutdown-send-retry-after', () => {
     expect(done.status).toBe(504);
     expect(done.body).toContain('Too large resource version');
     await stopping;
+  });
+});
+
+describe('--livez-grace-period', () => {
+  it('/livez passes unfinished post-start hooks within the grace period, /readyz does not', async () => {
+    const store = await openMemoryStore();
+    const lifecycle = new ServerLifecycle(['slow-hook']);
+    let clock = lifecycle.startedAtMs;
+    const endpoints = (livezGraceMs: number) =>
+      serverHealthChecks({
+        store,
+        lifecycle,
+        storeHealthTimeoutMs: 1_000,
+        storeReadyTimeoutMs: 1_000,
+        livezGraceMs,
+        now: () => clock,
+      });
+    const graced = fastify();
+    installHealthRoutes(graced, endpoints(10_000), () => undefined);
+    const strict = fastify();
+    installHealthRoutes(strict, endpoints(0), () => undefined);
+    try {
+      clock += 5_000;
+      expect((await graced.inject('/livez')).statusCode).toBe(200);
+      expect((await graced.inject('/readyz')).statusCode).toBe(500);
+      const noGrace = await strict.inject('/livez');
+      expect(noGrace.statusCode).toBe(500);
+      expect(noGrace.body).toContain('[-]poststarthook/slow-hook failed');
+
+      clock += 6_000; // past the grace period, the hook still unfinished
+      const late = await graced.inject('/livez');
+      expect(late.statusCode).toBe(500);
+      expect(late.body).toContain('[-]poststarthook/slow-hook failed');
+
+      lifecycle.completeHook('slow-hook');
+      lifecycle.markStarted();
+      expect((await graced.inject('/livez')).statusCode).toBe(200);
+    } finally {
+      await graced.close();
+      await strict.close();
+      await store.close();
+    }
   });
 });
