@@ -9,7 +9,8 @@
  * `observe` (metrics) sees every request that has request info, rejected ones included; it must
  * not throw or wait.
  *
- * Request info and authentication (src/authn/) are filled; the others are named slots that later issues fill (audit and
+ * Request info and authentication (src/authn/) are filled; `deadline` is src/server/deadline.ts;
+ * the others are named slots that later issues fill (audit and
  * flow control usually add their own onResponse hooks as well). Fastify runs hooks in
  * registration order, so installing the slots here, in order, fixes the order for good.
  */
