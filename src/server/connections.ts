@@ -26,6 +26,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
 const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'portforward']);
 
+/** kube's floor of the watch drain rate during a graceful shutdown (per second). */
+const MIN_WATCH_DRAIN_PER_SECOND = 200;
+const PACING_TICK_MS = 10;
+
 /** True when the request info names a long-running request. */
 export function isLongRunning(request: FastifyRequest): boolean {
   const info = request.requestInfo;
@@ -59,6 +63,8 @@ export class ConnectionTracker {
   /** Requests in flight that are not long-running, and who waits for them to reach zero. */
   #inFlight = 0;
   readonly #idleWaiters: (() => void)[] = [];
+  /** The timer ending long-running responses paced during a drain. */
+  #pacing: NodeJS.Timeout | undefined;
 
   /** Starts tracking `server`'s connections (call before it listens). */
   attach(server: Http2SecureServer): void {
@@ -138,14 +144,19 @@ export class ConnectionTracker {
     return this.#sockets.size;
   }
 
-  /** Steps 1–3 of the module comment; idempotent. */
-  beginDrain(): void {
+  /**
+   * Steps 1–3 of the module comment; idempotent. With `watchGraceMs` > 0
+   * (`--shutdown-watch-termination-grace-period`) the long-running responses are ended paced, as
+   * kube-apiserver drains its watches: at max(count / grace, 200) per second, all of them within
+   * the grace period, so their clients do not all re-watch elsewhere at the same instant.
+   */
+  beginDrain(watchGraceMs = 0): void {
     this.#draining = true;
     for (const session of this.#sessions) session.close();
-    for (const res of this.#longRunning) {
-      if (res.writableEnded !== true) res.end();
-    }
+    const open = [...this.#longRunning].filter((res) => res.writableEnded !== true);
     this.#longRunning.clear();
+    if (watchGraceMs <= 0) for (const res of open) res.end();
+    else this.#endPaced(open, watchGraceMs);
     for (const raw of this.#handshaking.values()) raw.destroy();
     this.#handshaking.clear();
     for (const socket of this.#sockets) {
@@ -155,8 +166,30 @@ export class ConnectionTracker {
     }
   }
 
+  #endPaced(open: readonly EndableResponse[], graceMs: number): void {
+    if (open.length === 0) return;
+    const perMs = Math.max(open.length / graceMs, MIN_WATCH_DRAIN_PER_SECOND / 1000);
+    const started = Date.now();
+    let ended = 0;
+    const tick = (): void => {
+      const elapsed = Date.now() - started;
+      const due = elapsed >= graceMs ? open.length : Math.min(open.length, Math.floor(elapsed * perMs) + 1);
+      for (; ended < due; ended++) {
+        const res = open[ended];
+        if (res !== undefined && res.writableEnded !== true) res.end();
+      }
+      if (ended >= open.length) {
+        clearInterval(this.#pacing);
+        this.#pacing = undefined;
+      }
+    };
+    this.#pacing = setInterval(tick, PACING_TICK_MS);
+    tick();
+  }
+
   /** Step 4: destroys every connection still open. */
   destroyAll(): void {
+    clearInterval(this.#pacing);
     for (const raw of this.#handshaking.values()) raw.destroy();
     for (const session of this.#sessions) session.destroy();
     for (const socket of this.#sockets) socket.destroy();

@@ -9,7 +9,8 @@
  *
  * Shutdown (SIGTERM in the CLI): `/readyz` fails at once; after `--shutdown-delay-duration` the
  * listener closes (with `--shutdown-send-retry-after`, only once the requests in flight are
- * answered, new ones getting 429 meanwhile), HTTP/2 clients get GOAWAY, watches end cleanly, in-flight requests finish
+ * answered, new ones getting 429 meanwhile), HTTP/2 clients get GOAWAY, watches end cleanly
+ * (paced over `--shutdown-watch-termination-grace-period` when set), in-flight requests finish
  * (up to `--request-timeout`, then connections are cut); finally compaction stops and the store
  * closes.
  */
@@ -209,14 +210,15 @@ export async function startServer(
     const shutdown = async (): Promise<void> => {
       lifecycle.beginShutdown();
       await sleep(options.shutdownDelayMs);
-      const grace = Math.max(options.requestTimeoutMs, 1_000);
+      const watchGrace = options.flags.get('shutdown-watch-termination-grace-period') as number;
+      const grace = Math.max(options.requestTimeoutMs, watchGrace, 1_000);
       if (options.flags.get('shutdown-send-retry-after') === true) {
         // New requests get 429 + Retry-After while the listener stays open for those in flight.
         lifecycle.stopAcceptingRequests();
         await connections.requestsDrained(grace);
       }
       const closing = app.close();
-      connections.beginDrain();
+      connections.beginDrain(watchGrace);
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         closing.then(() => false),

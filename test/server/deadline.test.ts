@@ -7,6 +7,7 @@
  * the server holds for 3 s (waiting for its watch cache) before answering 504 `Too large
  * resource version`. A deadline shorter than that must answer first with 504 `Timeout`.
  */
+import { connect as h2connect } from 'node:http2';
 import fastify from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
@@ -26,6 +27,7 @@ async function timed<T>(work: () => Promise<T>): Promise<[T, number]> {
   return [result, performance.now() - start];
 }
 
+// The tests of this server run concurrently: each waits seconds on its own slow request.
 describe('request deadline', () => {
   let server: TestServer;
   let tls: ReturnType<typeof adminTls>;
@@ -37,45 +39,51 @@ describe('request deadline', () => {
     await server.close();
   });
 
-  it('--request-timeout=2s cuts the slow request at ~2 s (?timeout=0s means the server deadline)', async () => {
-    const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=0s`, tls));
-    expect(res.status).toBe(504);
-    expect(JSON.parse(res.body)).toMatchObject({ reason: 'Timeout', message: TIMEOUT_MESSAGE });
-    expect(ms).toBeGreaterThan(1_800);
-    expect(ms).toBeLessThan(2_900);
-  });
+  it.concurrent(
+    '--request-timeout=2s cuts the slow request at ~2 s (?timeout=0s means the server deadline)',
+    async ({ expect }) => {
+      const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=0s`, tls));
+      expect(res.status).toBe(504);
+      expect(JSON.parse(res.body)).toMatchObject({ reason: 'Timeout', message: TIMEOUT_MESSAGE });
+      expect(ms).toBeGreaterThan(1_800);
+      expect(ms).toBeLessThan(2_900);
+    },
+  );
 
-  it('?timeout=1s cuts the request at ~1 s with kube Status, and the late answer is dropped quietly', async () => {
-    const logsBefore = server.logs.length;
-    const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=1s`, tls));
-    expect(res.status).toBe(504);
-    expect(JSON.parse(res.body)).toEqual({
-      kind: 'Status',
-      apiVersion: 'v1',
-      metadata: {},
-      status: 'Failure',
-      message: TIMEOUT_MESSAGE,
-      reason: 'Timeout',
-      details: {},
-      code: 504,
-    });
-    expect(ms).toBeGreaterThan(900);
-    expect(ms).toBeLessThan(1_900);
-    // The handler fails at 3 s into nothing: not a line logged for it, and the server lives.
-    await new Promise((resolve) => setTimeout(resolve, 2_300));
-    expect(server.logs.slice(logsBefore)).toEqual([]);
-    const after = await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, tls, {
-      http2: false,
-    });
-    expect(after.status).toBe(200);
-  });
+  it.concurrent(
+    '?timeout=1s cuts the request at ~1 s with kube Status, and the late answer is dropped quietly',
+    async ({ expect }) => {
+      const logsBefore = server.logs.length;
+      const [res, ms] = await timed(() => adminFetch(`${server.url}${FAR_FUTURE}&timeout=1s`, tls));
+      expect(res.status).toBe(504);
+      expect(JSON.parse(res.body)).toEqual({
+        kind: 'Status',
+        apiVersion: 'v1',
+        metadata: {},
+        status: 'Failure',
+        message: TIMEOUT_MESSAGE,
+        reason: 'Timeout',
+        details: {},
+        code: 504,
+      });
+      expect(ms).toBeGreaterThan(900);
+      expect(ms).toBeLessThan(1_900);
+      // The handler fails at 3 s into nothing: not a line logged for it, and the server lives.
+      await new Promise((resolve) => setTimeout(resolve, 2_300));
+      expect(server.logs.slice(logsBefore)).toEqual([]);
+      const after = await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, tls, {
+        http2: false,
+      });
+      expect(after.status).toBe(200);
+    },
+  );
 
-  it('a fast request with a deadline is answered normally', async () => {
+  it.concurrent('a fast request with a deadline is answered normally', async ({ expect }) => {
     const res = await adminFetch(`${server.url}/api/v1/namespaces?timeout=30s`, tls);
     expect(res.status).toBe(200);
   });
 
-  it('a malformed ?timeout= is 400 with kube message', async () => {
+  it.concurrent('a malformed ?timeout= is 400 with kube message', async ({ expect }) => {
     for (const http2 of [true, false]) {
       const res = await adminFetch(`${server.url}/api/v1/namespaces?timeout=soon`, tls, { http2 });
       expect(res.status).toBe(400);
@@ -88,7 +96,7 @@ describe('request deadline', () => {
     }
   });
 
-  it('watches outlive --request-timeout', async () => {
+  it.concurrent('watches outlive --request-timeout', async ({ expect }) => {
     const controller = new AbortController();
     const { request } = await import('node:https');
     const events: string[] = [];
@@ -158,6 +166,48 @@ describe('--shutdown-send-retry-after', () => {
     expect(done.status).toBe(504);
     expect(done.body).toContain('Too large resource version');
     await stopping;
+  });
+});
+
+describe('--shutdown-watch-termination-grace-period', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer({ args: ['--shutdown-watch-termination-grace-period=1s'] });
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('ends 300 watches cleanly, paced over the grace period instead of all at once', async () => {
+    const tls = adminTls(server.kubeconfigPath);
+    const session = h2connect(server.url, tls);
+    session.on('error', () => undefined);
+    const count = 300;
+    const ends: number[] = [];
+    let errors = 0;
+    const open: Promise<void>[] = [];
+    for (let i = 0; i < count; i++) {
+      const stream = session.request({ ':path': '/api/v1/namespaces/default/configmaps?watch=1' });
+      stream.on('data', () => undefined);
+      stream.on('end', () => ends.push(performance.now()));
+      stream.on('error', () => errors++);
+      open.push(
+        new Promise((resolve, reject) =>
+          stream.on('response', (h) =>
+            h[':status'] === 200 ? resolve() : reject(new Error(String(h[':status']))),
+          ),
+        ),
+      );
+    }
+    await Promise.all(open);
+    await server.server.shutdown();
+    await expect.poll(() => ends.length, { timeout: 2_000 }).toBe(count);
+    expect(errors).toBe(0);
+    // 300 watches over 1 s: max(300/s, kube's floor of 200/s) = 300/s, so ~1 s from first to last.
+    const spread = Math.max(...ends) - Math.min(...ends);
+    expect(spread).toBeGreaterThan(700);
+    expect(spread).toBeLessThan(1_600);
+    session.close();
   });
 });
 
