@@ -155,10 +155,11 @@ describe('--shutdown-send-retry-after', () => {
       if (!http2) expect(refused.headers['connection']).toBe('close');
       expect(refused.body).toBe('The apiserver is shutting down, please try again later.\n');
     }
-    // Health probes are exempt: readyz answers, and fails for the shutdown.
+    // Health probes and metrics are exempt: readyz answers, and fails for the shutdown.
     const ready = await adminFetch(`${server.url}/readyz?verbose`, tls, { http2: false });
     expect(ready.status).toBe(500);
     expect(ready.body).toContain('[-]shutdown failed');
+    expect((await adminFetch(`${server.url}/metrics`, tls)).status).toBe(200);
 
     const [done, ms] = await timed(() => slow);
     // Control for the deadline tests: without one, this request really takes ~3 s.
