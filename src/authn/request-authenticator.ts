@@ -17,6 +17,7 @@
  * carries many requests on one) and kept in a WeakMap; certificate-only and cached-token
  * requests are answered synchronously, without a promise.
  */
+import { createHash } from 'node:crypto';
 import type { X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { FastifyRequest } from 'fastify';
@@ -75,12 +76,18 @@ function values(v: string | string[] | undefined): string[] {
 }
 
 /** The user a verified certificate subject names; undefined without a CN. */
-export function userFromSubject(subject: object): UserInfo | undefined {
+export function userFromSubject(subject: object, certDer?: Uint8Array): UserInfo | undefined {
   const fields = subject as Readonly<Record<string, string | string[] | undefined>>;
   const name = values(fields['CN'])[0];
   if (name === undefined || name === '') return undefined;
-  return authenticatedUser({ name, groups: values(fields['O']) });
+  if (certDer === undefined) return authenticatedUser({ name, groups: values(fields['O']) });
+  // kube 1.33 names the credential: the SHA-256 of the certificate's DER.
+  const id = `X509SHA256=${createHash('sha256').update(certDer).digest('hex')}`;
+  return authenticatedUser({ name, groups: values(fields['O']), extra: { [CREDENTIAL_ID]: [id] } });
 }
+
+/** The user extra kube sets to identify the credential a request authenticated with. */
+export const CREDENTIAL_ID = 'authentication.kubernetes.io/credential-id';
 
 function tlsSocketOf(request: FastifyRequest): TLSSocket | undefined {
   // HTTP/2 (compat API): the session's socket proxy, one per connection; HTTP/1.1: the socket.
@@ -153,7 +160,7 @@ export class RequestAuthenticator {
           // A user CA's certificate without a common name names nobody (kube: not authenticated,
           // no error: the request may still be anonymous).
           invalid = false;
-          user = userFromSubject(cert.subject);
+          user = userFromSubject(cert.subject, cert.raw);
         }
         const rh = this.#options.requestHeader;
         if (rh !== undefined && rh.cas.anchors(chain)) {

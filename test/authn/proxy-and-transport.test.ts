@@ -4,6 +4,7 @@
  * their own CA, --client-ca-file reloaded without a restart, CORS preflights, HSTS,
  * --tls-cipher-suites and --tls-sni-cert-key seen by real TLS clients.
  */
+import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -122,7 +123,13 @@ describe('authenticating proxy', () => {
 
   it('ignores the headers from user certificates (a user cannot claim to be someone else)', async () => {
     const res = await whoami({ cert: dave.certPem, key: dave.keyPem }, proxyHeaders);
-    expect(res.user).toEqual({ username: 'dave', groups: ['qa', 'system:authenticated'] });
+    // kube 1.33 names a certificate credential by the SHA-256 of its DER.
+    const id = createHash('sha256').update(new X509Certificate(dave.certPem).raw).digest('hex');
+    expect(res.user).toEqual({
+      username: 'dave',
+      groups: ['qa', 'system:authenticated'],
+      extra: { 'authentication.kubernetes.io/credential-id': [`X509SHA256=${id}`] },
+    });
     const asAdmin = await whoami({ cert: admin.cert, key: admin.key }, proxyHeaders);
     expect(asAdmin.user?.username).toBe('system:admin');
   });
