@@ -15,6 +15,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
+import { Etcd3 } from 'etcd3';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { writeEnvtestAssets } from '../../src/envtest/assets.js';
 
@@ -138,6 +139,37 @@ function run(bin: string, args: string[], env: NodeJS.ProcessEnv = {}): Proc {
   return { proc, exited, output: () => out };
 }
 
+/** envtest's client: trusts envtest's serving CA, authenticates with a cert from its client CA. */
+async function configMapCrud(port: number, api: Proc, name: string): Promise<void> {
+  const kc = new k8s.KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'envtest', server: `https://127.0.0.1:${port}`, caData: b64(pem['serving-ca.crt']) }],
+    users: [{ name: 'envtest', certData: b64(pem['admin.crt']), keyData: b64(pem['admin.key']) }],
+    contexts: [{ name: 'envtest', cluster: 'envtest', user: 'envtest' }],
+    currentContext: 'envtest',
+  });
+  const core = kc.makeApiClient(k8s.CoreV1Api);
+  // envtest waits for the default namespace before Start() returns.
+  await poll(
+    async () => {
+      try {
+        await core.readNamespace({ name: 'default' });
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    api,
+    10_000,
+  );
+  await core.createNamespacedConfigMap({
+    namespace: 'default',
+    body: { metadata: { name }, data: { k: 'v' } },
+  });
+  const list = await core.listNamespacedConfigMap({ namespace: 'default' });
+  expect(list.items.find((c) => c.metadata?.name === name)?.data).toEqual({ k: 'v' });
+}
+
 async function stop(p: Proc, ms = 10_000): Promise<number | null> {
   p.proc.kill('SIGTERM');
   const timeout = new Promise<'timeout'>((res) => setTimeout(() => res('timeout'), ms).unref());
@@ -198,6 +230,9 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
   const help = execFileSync(join(assets, 'kube-apiserver'), ['--help'], { encoding: 'utf8' });
   expect(help).toContain('--cert-dir');
   expect(help).not.toContain('--insecure-port');
+  // Nor its `etcd --help` probe (for --unsafe-no-fsync) start a stand-in that never exits.
+  const etcdHelp = execFileSync(join(assets, 'etcd'), ['--help'], { encoding: 'utf8', timeout: 10_000 });
+  expect(etcdHelp).toContain('--unsafe-no-fsync');
 
   const clientPort = await freePort();
   const peerPort = await freePort();
@@ -234,35 +269,7 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
     startMs.push(performance.now() - t0);
     if (i === 0) {
       // The pair envtest wrote is served unchanged: the request above trusted only envtest's CA.
-      const kc = new k8s.KubeConfig();
-      kc.loadFromOptions({
-        clusters: [
-          { name: 'envtest', server: `https://127.0.0.1:${port}`, caData: b64(pem['serving-ca.crt']) },
-        ],
-        users: [{ name: 'envtest', certData: b64(pem['admin.crt']), keyData: b64(pem['admin.key']) }],
-        contexts: [{ name: 'envtest', cluster: 'envtest', user: 'envtest' }],
-        currentContext: 'envtest',
-      });
-      const core = kc.makeApiClient(k8s.CoreV1Api);
-      await poll(
-        async () => {
-          try {
-            await core.readNamespace({ name: 'default' });
-            return true;
-          } catch {
-            return false;
-          }
-        },
-        api,
-        10_000,
-      );
-      await core.createNamespacedConfigMap({
-        namespace: 'default',
-        body: { metadata: { name: 'envtest-cm' }, data: { k: 'v' } },
-      });
-      const list = await core.listNamespacedConfigMap({ namespace: 'default' });
-      expect(list.items.map((c) => c.metadata?.name)).toContain('envtest-cm');
-      expect(list.items.find((c) => c.metadata?.name === 'envtest-cm')?.data).toEqual({ k: 'v' });
+      await configMapCrud(port, api, 'envtest-cm');
     }
     expect(await stop(api), api.output()).toBe(0);
     // The shim's temporary embedded store is gone once it exits.
@@ -280,3 +287,47 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
 function b64(s: string | undefined): string {
   return Buffer.from(s ?? '').toString('base64');
 }
+
+it('with CAPSTAN_ENVTEST_ETCD=1 the etcd script runs a real etcd and the shim stores there', async () => {
+  const clientPort = await freePort();
+  const peerPort = await freePort();
+  const etcdUrl = `http://127.0.0.1:${clientPort}`;
+  const env = { CAPSTAN_ENVTEST_ETCD: '1', TMPDIR: shimTmp };
+  // envtest adds --unsafe-no-fsync only when `etcd --help` lists it; Debian's etcd 3.4 does not.
+  const etcd = run(
+    'etcd',
+    [
+      `--advertise-client-urls=${etcdUrl}`,
+      `--data-dir=${join(root, 'real-etcd-data')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${peerPort}`,
+    ],
+    env,
+  );
+  await poll(
+    async () => {
+      try {
+        const r = await fetch(`${etcdUrl}/health`);
+        return r.status === 200 && ((await r.json()) as { health?: string }).health === 'true';
+      } catch {
+        return false;
+      }
+    },
+    etcd,
+    20_000,
+  );
+  const port = await freePort();
+  const api = run('kube-apiserver', apiserverArgs(port, etcdUrl), env);
+  await poll(async () => (await httpsGet(port, '/healthz')) === 200, api, 30_000);
+  await configMapCrud(port, api, 'in-real-etcd');
+  expect(await stop(api), api.output()).toBe(0);
+  // The object is in envtest's etcd under kube's key layout.
+  const client = new Etcd3({ hosts: etcdUrl });
+  try {
+    expect(await client.get('/registry/configmaps/default/in-real-etcd').string()).not.toBeNull();
+  } finally {
+    client.close();
+  }
+  // Real etcd re-raises SIGTERM after its shutdown (exit by signal, -1 here); stop() fails on a hang.
+  expect([0, -1]).toContain(await stop(etcd));
+}, 120_000);
