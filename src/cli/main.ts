@@ -11,6 +11,7 @@ commands:
   server    run the API server (capstan server --help for its flags)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
+  envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
   version   print the version`;
 
 async function main(argv: readonly string[]): Promise<number> {
@@ -30,6 +31,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('../bench/command.js')).runBenchCommand(rest);
     case 'verify':
       return (await import('../verify/command.js')).runVerifyCommand(rest);
+    case 'envtest-assets':
+      return (await import('../envtest/command.js')).runEnvtestAssetsCommand(rest);
     default:
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;

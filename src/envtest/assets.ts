@@ -1,0 +1,136 @@
+/**
+ * Writes a directory usable as envtest's `KUBEBUILDER_ASSETS` (or `BinaryAssetsDirectory`):
+ * a `kube-apiserver` shim running `capstan server`, an `etcd` stand-in, and a `kubectl` link.
+ */
+import { access, chmod, constants, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { delimiter, join, resolve } from 'node:path';
+import { ETCD_STANDIN_JS } from './etcd-standin.js';
+
+/** The environment variable that makes both shims use envtest's real etcd. */
+export const REAL_ETCD_ENV = 'CAPSTAN_ENVTEST_ETCD';
+
+/** Where a kubectl is looked for when none is on PATH. */
+const KUBECTL_FALLBACKS = ['/usr/lib/google-cloud-sdk/bin/kubectl.1.33'];
+
+/** What {@link writeEnvtestAssets} needs to know. */
+export interface EnvtestAssetsOptions {
+  /** Absolute path of Capstan's CLI entry (`dist/src/cli/main.js`). */
+  readonly mainJs: string;
+  /** The node binary the shims run. Default: the current one. */
+  readonly nodePath?: string;
+  /** PATH searched for kubectl. Default: the current PATH. */
+  readonly searchPath?: string;
+}
+
+/** What was written. */
+export interface EnvtestAssets {
+  readonly dir: string;
+  readonly apiserver: string;
+  readonly etcd: string;
+  /** The kubectl the link points to, or undefined when none was found. */
+  readonly kubectl: string | undefined;
+}
+
+/** Single-quotes a string for sh. */
+function shQuote(s: string): string {
+  return `'${s.replaceAll("'", `'\\''`)}'`;
+}
+
+function apiserverScript(node: string, mainJs: string): string {
+  return `#!/bin/sh
+# Written by \`capstan envtest-assets\`: Capstan as envtest's kube-apiserver.
+# envtest's flags pass through unchanged, except --etcd-servers: by default it is dropped and Capstan
+# runs its embedded store in a fresh temporary directory, removed on exit. With ${REAL_ETCD_ENV}=1
+# Capstan uses the etcd envtest started (the \`etcd\` script then runs a real etcd).
+NODE=${shQuote(node)}
+MAIN=${shQuote(mainJs)}
+if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
+  exec "$NODE" "$MAIN" server "$@"
+fi
+n=$#
+skip=0
+while [ "$n" -gt 0 ]; do
+  a=$1
+  shift
+  n=$((n - 1))
+  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  case $a in
+    --etcd-servers=*) ;;
+    --etcd-servers) skip=1 ;;
+    *) set -- "$@" "$a" ;;
+  esac
+done
+data=$(mktemp -d "\${TMPDIR:-/tmp}/capstan-envtest.XXXXXX") || exit 1
+"$NODE" "$MAIN" server --data-dir="$data" "$@" &
+pid=$!
+trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+wait "$pid"
+rc=$?
+if kill -0 "$pid" 2>/dev/null; then
+  wait "$pid"
+  rc=$?
+fi
+rm -rf "$data"
+exit "$rc"
+`;
+}
+
+function etcdScript(node: string, standin: string): string {
+  return `#!/bin/sh
+# Written by \`capstan envtest-assets\`: envtest starts etcd and polls its /health; Capstan's
+# kube-apiserver shim uses its embedded store, so by default this only answers that probe.
+# With ${REAL_ETCD_ENV}=1 it runs the first real etcd on PATH instead.
+if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
+  self=$(cd "$(dirname "$0")" && pwd)/etcd
+  IFS=:
+  for d in $PATH; do
+    if [ -x "$d/etcd" ] && [ "$(cd "$d" 2>/dev/null && pwd)/etcd" != "$self" ]; then
+      exec "$d/etcd" "$@"
+    fi
+  done
+  echo "${REAL_ETCD_ENV}=1 but no etcd on PATH" >&2
+  exit 127
+fi
+exec ${shQuote(node)} ${shQuote(standin)} "$@"
+`;
+}
+
+async function executable(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first kubectl on `searchPath`, else a known install, else undefined. */
+export async function findKubectl(searchPath: string, skipDir: string): Promise<string | undefined> {
+  for (const d of searchPath.split(delimiter)) {
+    if (d === '' || resolve(d) === skipDir) continue;
+    const candidate = join(d, 'kubectl');
+    if (await executable(candidate)) return candidate;
+  }
+  for (const candidate of KUBECTL_FALLBACKS) if (await executable(candidate)) return candidate;
+  return undefined;
+}
+
+/** Writes (or rewrites) the assets directory `dir`. */
+export async function writeEnvtestAssets(dir: string, options: EnvtestAssetsOptions): Promise<EnvtestAssets> {
+  const abs = resolve(dir);
+  const node = options.nodePath ?? process.execPath;
+  await mkdir(abs, { recursive: true });
+  const apiserver = join(abs, 'kube-apiserver');
+  const etcd = join(abs, 'etcd');
+  const standin = join(abs, 'etcd-standin.mjs');
+  await writeFile(apiserver, apiserverScript(node, resolve(options.mainJs)));
+  await writeFile(standin, ETCD_STANDIN_JS);
+  await writeFile(etcd, etcdScript(node, standin));
+  await chmod(apiserver, 0o755);
+  await chmod(etcd, 0o755);
+  const kubectl = await findKubectl(options.searchPath ?? process.env['PATH'] ?? '', abs);
+  const link = join(abs, 'kubectl');
+  await rm(link, { force: true });
+  if (kubectl !== undefined) await symlink(kubectl, link);
+  return { dir: abs, apiserver, etcd, kubectl };
+}
