@@ -49,7 +49,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ],
   // Wiring: the server, its metrics, the load generator, the semantics checker.
   ['src/server', 'src/metrics', 'src/bench', 'src/verify'],
-  // The command line.
+  // envtest assets (shims that start the server), then the command line.
+  ['src/envtest'],
   ['src/cli'],
 ];
 
