@@ -352,10 +352,15 @@ async function loadUserServingPair(certFile: string, keyFile: string | undefined
   if (keyFile === undefined || keyFile === '') {
     throw new PkiError('--tls-cert-file requires --tls-private-key-file');
   }
-  const [certPem, keyPem] = await Promise.all([
+  // Read together, reported in flag order (whichever read fails first, the certificate's error wins).
+  const [cert, key] = await Promise.allSettled([
     readUserFile(certFile, '--tls-cert-file'),
     readUserFile(keyFile, '--tls-private-key-file'),
   ]);
+  if (cert.status === 'rejected') throw cert.reason;
+  if (key.status === 'rejected') throw key.reason;
+  const certPem = cert.value;
+  const keyPem = key.value;
   try {
     if (!new X509Certificate(certPem).checkPrivateKey(createPrivateKey(keyPem))) {
       throw new PkiError(`--tls-private-key-file ${keyFile} does not match --tls-cert-file ${certFile}`);
