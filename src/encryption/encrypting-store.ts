@@ -10,7 +10,6 @@
  * work, and every update rewrites a value with the new key (a no-op update of each object,
  * `kubectl get secrets -A -o json | kubectl replace -f -`, rewrites them all).
  */
-import { AlreadyExistsError, ConflictError } from '../../storage/errors.js';
 import type {
   CreateOptions,
   DeleteOptions,
@@ -24,12 +23,12 @@ import type {
   TxnRequest,
   UpdateOptions,
   Watch,
-  WatchEvent,
   WatchOptions,
   WriteResult,
 } from '../../storage/interface.js';
 import { MappedWatch } from '../../storage/mapped-watch.js';
 import { PassThroughStore } from '../../storage/pass-through-store.js';
+import { mapStoreErrors, mapWatchEvent, type KeyValueMapping } from '../../storage/value-mapping.js';
 import type { Registry } from '../registry/types.js';
 import type { EncryptionConfig } from './config.js';
 import { ProviderChain } from './providers.js';
@@ -79,6 +78,9 @@ export function encryptingStore(
 }
 
 class EncryptingStore extends PassThroughStore {
+  /** The value mapping as a field, so events and errors allocate no closure. */
+  readonly #outKv: KeyValueMapping = (kv) => this.#open(kv);
+  readonly #outPreviousKv: KeyValueMapping = this.#outKv;
   readonly #chains: readonly (readonly [string, ProviderChain])[];
   readonly #keyPrefix: string;
 
@@ -106,7 +108,7 @@ class EncryptingStore extends PassThroughStore {
   }
 
   async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#call(this.inner.get(key, options));
+    const result = await this.#errors(this.inner.get(key, options));
     return result.kv === undefined ? result : { kv: this.#open(result.kv), revision: result.revision };
   }
 
@@ -117,59 +119,36 @@ class EncryptingStore extends PassThroughStore {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.inner.create(key, this.#seal(key, value), options));
+    const written = await this.#errors(this.inner.create(key, this.#seal(key, value), options));
     return { revision: written.revision, kv: { ...written.kv, value } };
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.inner.update(key, this.#seal(key, value), options));
+    const written = await this.#errors(this.inner.update(key, this.#seal(key, value), options));
     return { revision: written.revision, kv: { ...written.kv, value } };
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    const result = await this.#call(this.inner.delete(key, options));
+    const result = await this.#errors(this.inner.delete(key, options));
     return { revision: result.revision, kv: this.#open(result.kv) };
   }
 
   async txn(request: TxnRequest): Promise<WriteResult> {
     const { then } = request;
     const sealed = then.op === 'put' ? { ...then, value: this.#seal(request.key, then.value) } : then;
-    const written = await this.#call(this.inner.txn({ ...request, then: sealed }));
+    const written = await this.#errors(this.inner.txn({ ...request, then: sealed }));
     return then.op === 'put'
       ? { revision: written.revision, kv: { ...written.kv, value: then.value } }
       : { revision: written.revision, kv: this.#open(written.kv) };
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.inner.watch(span, options), (event) => this.#outEvent(event));
+    return new MappedWatch(this.inner.watch(span, options), (event) =>
+      mapWatchEvent(event, this.#outKv, this.#outPreviousKv),
+    );
   }
 
-  #outEvent(event: WatchEvent): WatchEvent {
-    switch (event.type) {
-      case 'progress':
-        return event;
-      case 'put':
-        return {
-          ...event,
-          kv: this.#open(event.kv),
-          prevKv: event.prevKv === undefined ? undefined : this.#open(event.prevKv),
-        };
-      case 'delete':
-        return { ...event, prevKv: this.#open(event.prevKv) };
-    }
-  }
-
-  async #call<T>(pending: Promise<T>): Promise<T> {
-    try {
-      return await pending;
-    } catch (err) {
-      if (err instanceof AlreadyExistsError && err.current !== undefined) {
-        throw new AlreadyExistsError(err.key, this.#open(err.current));
-      }
-      if (err instanceof ConflictError && err.current !== undefined) {
-        throw new ConflictError(err.key, err.expectedModRevision, this.#open(err.current), err.revision);
-      }
-      throw err;
-    }
+  #errors<T>(pending: Promise<T>): Promise<T> {
+    return mapStoreErrors(pending, this.#outKv);
   }
 }

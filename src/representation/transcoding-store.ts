@@ -4,7 +4,6 @@
  * AlreadyExists and Conflict errors) give the handlers' JSON layout whatever the stored
  * encoding. Keys, revisions, leases and everything else pass through untouched.
  */
-import { AlreadyExistsError, ConflictError } from '../../storage/errors.js';
 import type {
   CreateOptions,
   DeleteOptions,
@@ -18,12 +17,12 @@ import type {
   TxnRequest,
   UpdateOptions,
   Watch,
-  WatchEvent,
   WatchOptions,
   WriteResult,
 } from '../../storage/interface.js';
 import { MappedWatch } from '../../storage/mapped-watch.js';
 import { PassThroughStore } from '../../storage/pass-through-store.js';
+import { mapStoreErrors, mapWatchEvent, type KeyValueMapping } from '../../storage/value-mapping.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
@@ -35,6 +34,9 @@ export function transcodingStore(store: Store, codec: StorageCodec): Store {
 const MEMO_ENTRIES = 4096;
 
 class TranscodingStore extends PassThroughStore {
+  /** The value mappings as fields, so events and errors allocate no closure. */
+  readonly #outKv: KeyValueMapping = (kv) => this.#out(kv);
+  readonly #outPreviousKv: KeyValueMapping = (kv) => this.#lazyOut(kv);
   readonly #codec: StorageCodec;
   /**
    * Recently decoded versions: a version (key, mod revision) never changes, and the same one is
@@ -49,7 +51,7 @@ class TranscodingStore extends PassThroughStore {
   }
 
   async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#call(this.inner.get(key, options));
+    const result = await this.#errors(this.inner.get(key, options));
     return result.kv === undefined ? result : { kv: this.#out(result.kv), revision: result.revision };
   }
 
@@ -60,17 +62,17 @@ class TranscodingStore extends PassThroughStore {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.inner.create(key, this.#codec.toStorage(value), options));
+    const written = await this.#errors(this.inner.create(key, this.#codec.toStorage(value), options));
     return this.#asWritten(written, value);
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#call(this.inner.update(key, this.#codec.toStorage(value), options));
+    const written = await this.#errors(this.inner.update(key, this.#codec.toStorage(value), options));
     return this.#asWritten(written, value);
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#call(this.inner.delete(key, options)));
+    return this.#outWrite(await this.#errors(this.inner.delete(key, options)));
   }
 
   async txn(request: TxnRequest): Promise<WriteResult> {
@@ -78,12 +80,14 @@ class TranscodingStore extends PassThroughStore {
       request.then.op === 'put'
         ? { ...request.then, value: this.#codec.toStorage(request.then.value) }
         : request.then;
-    const written = await this.#call(this.inner.txn({ ...request, then }));
+    const written = await this.#errors(this.inner.txn({ ...request, then }));
     return request.then.op === 'put' ? this.#asWritten(written, request.then.value) : this.#outWrite(written);
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.inner.watch(span, options), (event) => this.#outEvent(event));
+    return new MappedWatch(this.inner.watch(span, options), (event) =>
+      mapWatchEvent(event, this.#outKv, this.#outPreviousKv),
+    );
   }
 
   #out(kv: KeyValue): KeyValue {
@@ -138,32 +142,7 @@ class TranscodingStore extends PassThroughStore {
     return { revision: result.revision, kv: this.#out(result.kv) };
   }
 
-  #outEvent(event: WatchEvent): WatchEvent {
-    switch (event.type) {
-      case 'progress':
-        return event;
-      case 'put':
-        return {
-          ...event,
-          kv: this.#out(event.kv),
-          prevKv: event.prevKv === undefined ? undefined : this.#lazyOut(event.prevKv),
-        };
-      case 'delete':
-        return { ...event, prevKv: this.#lazyOut(event.prevKv) };
-    }
-  }
-
-  async #call<T>(pending: Promise<T>): Promise<T> {
-    try {
-      return await pending;
-    } catch (err) {
-      if (err instanceof AlreadyExistsError && err.current !== undefined) {
-        throw new AlreadyExistsError(err.key, this.#out(err.current));
-      }
-      if (err instanceof ConflictError && err.current !== undefined) {
-        throw new ConflictError(err.key, err.expectedModRevision, this.#out(err.current), err.revision);
-      }
-      throw err;
-    }
+  #errors<T>(pending: Promise<T>): Promise<T> {
+    return mapStoreErrors(pending, this.#outKv);
   }
 }
