@@ -8,35 +8,16 @@ import type { Store } from '../../storage/interface.js';
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import type { IndexedRole, LabelSelector, RbacIndex } from './rbac-index.js';
 import type { PolicyRule } from './rbac-rules.js';
+import { selectorMatches as labelSelectorMatches } from '../validation/meta.js';
 
-/** `selector` matches `labels` (matchLabels and matchExpressions). */
+/**
+ * `selector` matches `labels` (matchLabels and matchExpressions, as any label selector); an
+ * empty selector selects no role here.
+ */
 export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
-  const ml = selector.matchLabels ?? {};
-  const exprs = selector.matchExpressions ?? [];
-  if (Object.keys(ml).length === 0 && exprs.length === 0) return false;
-  for (const [k, v] of Object.entries(ml)) if (labels[k] !== v) return false;
-  for (const e of exprs) {
-    const has = Object.hasOwn(labels, e.key);
-    const value = labels[e.key];
-    const values = e.values ?? [];
-    switch (e.operator) {
-      case 'In':
-        if (!has || !values.includes(value ?? '')) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(value ?? '')) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false;
-    }
-  }
-  return true;
+  const empty =
+    Object.keys(selector.matchLabels ?? {}).length === 0 && (selector.matchExpressions ?? []).length === 0;
+  return !empty && labelSelectorMatches(selector, new Map(Object.entries(labels)));
 }
 
 /** The rules `role`'s aggregationRule selects from `roles`. */

@@ -2,7 +2,7 @@
  * Flags of `capstan bench` (pflag syntax, as `capstan server`), the size presets, and the parsed
  * options. A preset fixes every size; a flag given on the command line overrides its one size.
  */
-import { FlagError, FlagSet, type FlagSpec } from '../flags/flags.js';
+import { FlagError, FlagSet, flagsOfSection, type FlagSpec } from '../flags/flags.js';
 import type { BenchSizes } from './context.js';
 import { JSON_TYPE, PROTOBUF_TYPE } from './objects.js';
 
@@ -56,14 +56,7 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
   },
 };
 
-const S = 'Bench';
-const flag = (name: string, type: FlagSpec['type'], def: FlagSpec['default'], usage: string): FlagSpec => ({
-  section: S,
-  name,
-  type,
-  default: def,
-  usage,
-});
+const flag = flagsOfSection('Bench');
 
 const FLAGS: readonly FlagSpec[] = [
   flag(

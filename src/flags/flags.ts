@@ -40,6 +40,13 @@ export interface FlagSpec {
   readonly shorthand?: string;
 }
 
+/** A maker of {@link FlagSpec}s of one help section: `flag(name, type, default, usage)`. */
+export function flagsOfSection(
+  section: string,
+): (name: string, type: FlagSpec['type'], def: FlagSpec['default'], usage: string) => FlagSpec {
+  return (name, type, def, usage) => ({ section, name, type, default: def, usage });
+}
+
 /** A command-line mistake; exit status 2. */
 export class FlagError extends Error {
   readonly code = 'CLI_INVALID_FLAGS';

@@ -1,18 +1,11 @@
 /**
  * Flags of `capstan verify` (pflag syntax, as the other subcommands) and the parsed options.
  */
-import { FlagError, FlagSet, type FlagSpec } from '../flags/flags.js';
+import { FlagError, FlagSet, flagsOfSection, type FlagSpec } from '../flags/flags.js';
 import { DEFAULT_TOLERANCES, type Tolerances } from './context.js';
 import { GROUPS, type Group } from './ops.js';
 
-const S = 'Verify';
-const flag = (name: string, type: FlagSpec['type'], def: FlagSpec['default'], usage: string): FlagSpec => ({
-  section: S,
-  name,
-  type,
-  default: def,
-  usage,
-});
+const flag = flagsOfSection('Verify');
 
 const FLAGS: readonly FlagSpec[] = [
   flag(
