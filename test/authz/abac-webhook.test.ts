@@ -14,7 +14,8 @@ import { X509Certificate } from 'node:crypto';
 import { parseServerArgs } from '../../src/server/options.js';
 import { startServer } from '../../src/server/server.js';
 import { startTestServer, type AdminTls, type TestServer } from '../support/server.js';
-import { call, clientTls, clusterIssuer } from './support.js';
+import { clientTls, clusterIssuer } from '../support/users.js';
+import { call } from './support.js';
 
 let dir: string;
 beforeAll(async () => {

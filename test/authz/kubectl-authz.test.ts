@@ -17,7 +17,7 @@ import {
   type KubectlVersion,
   type TestServer,
 } from '../support/server.js';
-import { clientTls, clusterIssuer, waitReady } from './support.js';
+import { clientTls, clusterIssuer, waitReady } from '../support/users.js';
 
 const VERSIONS: readonly KubectlVersion[] = ['1.27', '1.33'];
 

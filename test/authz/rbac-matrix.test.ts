@@ -13,7 +13,7 @@ import { connect, type ClientHttp2Session } from 'node:http2';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminTls, startTestServer, type TestServer } from '../support/server.js';
-import { waitReady } from './support.js';
+import { waitReady } from '../support/users.js';
 import {
   canonicalList,
   effectiveClusterRules,

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Issuer } from '../../src/pki/certificate.js';
 import { adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
-import { call, clientTls, clusterIssuer, waitReady } from './support.js';
+import { clientTls, clusterIssuer, waitReady } from '../support/users.js';
+import { call } from './support.js';
 
 let server: TestServer;
 let admin: AdminTls;

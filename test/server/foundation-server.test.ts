@@ -15,7 +15,7 @@ import { ensureServerPki } from '../../src/pki/server-pki.js';
 import { CaBundle } from '../../src/authn/ca-bundle.js';
 import { RequestAuthenticator, userFromSubject } from '../../src/authn/request-authenticator.js';
 import { TokenChain } from '../../src/authn/token-chain.js';
-import { waitReady } from '../authz/support.js';
+import { waitReady } from '../support/users.js';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const ETCD_AVAILABLE = existsSync(process.env['CAPSTAN_ETCD_BIN'] ?? '/usr/bin/etcd');

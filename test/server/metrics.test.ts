@@ -3,35 +3,15 @@
  * requests made, storage object counts match the store; and the max-in-flight filter: a flood
  * over the limit gets only successes and 429s with `Retry-After`, `system:masters` is never limited.
  */
-import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
 import { parsePrometheus, sampleValue, type PromFamily } from '../support/prometheus.js';
 import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import { userTls } from '../support/users.js';
 
 let server: TestServer;
 let admin: AdminTls;
 let alice: AdminTls;
-
-async function userTls(name: string): Promise<AdminTls> {
-  const ca = server.server.pki.ca;
-  const caKey = createPrivateKey(ca.keyPem);
-  const keys = await generateKeyPair();
-  const cert = issueCertificate({
-    subject: { commonName: name },
-    publicKey: keys.publicKey,
-    usage: 'client',
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-    issuer: {
-      subjectDer: subjectDerOf(new X509Certificate(ca.certPem).raw),
-      privateKey: caKey,
-      publicKey: createPublicKey(caKey),
-    },
-  });
-  return { ca: admin.ca, cert, key: privateKeyPem(keys.privateKey) };
-}
 
 async function scrape(): Promise<Map<string, PromFamily>> {
   const res = await adminFetch(`${server.url}/metrics`, admin);
@@ -69,7 +49,7 @@ beforeAll(async () => {
     args: ['--max-requests-inflight=4', '--max-mutating-requests-inflight=2'],
   });
   admin = adminTls(server.kubeconfigPath);
-  alice = await userTls('alice');
+  alice = await userTls(server, 'alice');
 });
 afterAll(() => server.close());
 

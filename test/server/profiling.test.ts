@@ -2,10 +2,9 @@
  * `/debug/pprof/*`: CPU and allocation profiles in DevTools' formats for `system:masters`,
  * 403 for everyone else, 404 with `--profiling=false`.
  */
-import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
 import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import { userTls } from '../support/users.js';
 
 let server: TestServer;
 let admin: AdminTls;
@@ -14,22 +13,7 @@ let alice: AdminTls;
 beforeAll(async () => {
   server = await startTestServer();
   admin = adminTls(server.kubeconfigPath);
-  const ca = server.server.pki.ca;
-  const caKey = createPrivateKey(ca.keyPem);
-  const keys = await generateKeyPair();
-  const cert = issueCertificate({
-    subject: { commonName: 'alice', organizations: ['dev'] },
-    publicKey: keys.publicKey,
-    usage: 'client',
-    notBefore: new Date(Date.now() - 60_000),
-    notAfter: new Date(Date.now() + 3_600_000),
-    issuer: {
-      subjectDer: subjectDerOf(new X509Certificate(ca.certPem).raw),
-      privateKey: caKey,
-      publicKey: createPublicKey(caKey),
-    },
-  });
-  alice = { ca: admin.ca, cert, key: privateKeyPem(keys.privateKey) };
+  alice = await userTls(server, 'alice', ['dev']);
 });
 afterAll(() => server.close());
 
