@@ -32,6 +32,9 @@ import { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
 
+/** How long a stop still waits for the app once its connections were destroyed (ms). */
+const CLOSE_AFTER_DESTROY_MS = 5_000;
+
 /** Replacements for tests and tools. */
 export interface StartOverrides {
   /** A root store to use instead of opening one; the server closes it on shutdown. */
@@ -229,10 +232,23 @@ export async function startServer(
       clearTimeout(timer);
       if (timedOut) {
         log.warn(
-          `shutdown: ${connections.openConnections} connections still open after ${grace}ms; closing them`,
+          `shutdown: not closed after ${grace}ms (${connections.openConnections} connections still open); closing them`,
         );
         connections.destroyAll();
-        await closing;
+        // A stop never hangs: what still holds the app (an onClose hook) gets a last bound.
+        let last: NodeJS.Timeout | undefined;
+        const closed = await Promise.race([
+          closing.then(() => true),
+          new Promise<boolean>((resolve) => {
+            last = setTimeout(() => resolve(false), CLOSE_AFTER_DESTROY_MS);
+          }),
+        ]);
+        clearTimeout(last);
+        if (!closed) {
+          log.error(
+            `shutdown: the app did not finish closing ${CLOSE_AFTER_DESTROY_MS}ms after its connections were destroyed; closing the store anyway`,
+          );
+        }
       }
       await activeCompactor.stop();
       await opened.root.close();

@@ -73,6 +73,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       '--bind-address=127.0.0.1',
       `--data-dir=${dataDir}`,
       `--cert-dir=${certDir}`,
+      // The shutdown grace follows --request-timeout: keep a stuck stop well inside vitest's
+      // 60 s hook timeout, so the server's own bounds are what a test sees.
+      '--request-timeout=20s',
     ];
     if (kind === 'etcd') {
       etcd = opts.etcd ?? (await startEtcd());
