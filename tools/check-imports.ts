@@ -24,14 +24,17 @@ export const LAYERS: readonly (readonly string[])[] = [
   // The served kinds and their schemas.
   ['src/registry'],
   // Libraries over the schemas: structured merge, the protobuf codec, validation, OpenAPI.
-  ['src/apply', 'src/codec', 'src/validation', 'src/openapi', 'src/conversion'],
-  // Defaulting (uses validation's helpers) and table printers.
-  ['src/defaults', 'src/table'],
+  // CEL (Kubernetes' CEL environment and libraries) serves CRD rules and admission policies.
+  ['src/apply', 'src/codec', 'src/validation', 'src/openapi', 'src/conversion', 'src/cel'],
+  // Defaulting (uses validation's helpers), table printers, CRD structural schemas.
+  ['src/defaults', 'src/table', 'src/schema'],
   // Per-kind behaviour, composed from the layers below.
   ['src/kinds'],
   // Response representations and the storage encoding; the watch cache.
   ['src/representation', 'src/encryption'],
   ['src/watchcache'],
+  // Admission: the plugin chain the resource handler runs on every write, its plugins.
+  ['src/admission'],
   // The generic resource handler.
   ['src/resource'],
   // Service networking: cluster IP and node port allocation over the resource layer.
@@ -46,6 +49,9 @@ export const LAYERS: readonly (readonly string[])[] = [
     'src/serviceaccount',
     'src/authz',
     'src/certificates',
+    'src/apiextensions',
+    'src/audit',
+    'src/flowcontrol',
   ],
   // Wiring: the server, its metrics, the load generator, the semantics checker.
   ['src/server', 'src/metrics', 'src/bench', 'src/verify'],
