@@ -1,16 +1,12 @@
 /**
- * Who a request is: kube's `user.Info`, the anonymous user, and the group every authenticated
- * user gains. The one place these are defined (`src/server/authentication.ts` re-exports them
- * for branches written against the old path).
+ * Who a request is, as authentication sets it on the request: the anonymous user and the group
+ * every authenticated user gains. The `UserInfo` shape itself is in `src/api/user.ts` (a leaf,
+ * so lower layers can carry it); it is re-exported here.
  */
 
-/** The authenticated identity of a request (kube's `user.Info`). */
-export interface UserInfo {
-  readonly name: string;
-  readonly uid: string;
-  readonly groups: readonly string[];
-  readonly extra: Readonly<Record<string, readonly string[]>>;
-}
+import type { UserInfo } from '../api/user.js';
+
+export type { UserInfo };
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -209,5 +209,10 @@ declare module 'fastify' {
      * `src/server/pipeline.ts`), so it is defined in every later hook and handler.
      */
     requestInfo: RequestInfo;
+    /**
+     * Audit annotations admission plugins add while the request is served (the resource routes
+     * create it; audit reads it when the request ends); null until then.
+     */
+    auditAnnotations: Record<string, string> | null;
   }
 }

@@ -23,7 +23,7 @@ import { pipeline } from 'node:stream/promises';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type ResourceContext, type ResourceReply, type Target } from '../resource/context.js';
 import { createResource } from '../resource/create.js';
-import { deleteObject, parseDeleteOptions } from '../resource/delete.js';
+import { deleteObject, parseDeleteOptions, type DeleteOptions } from '../resource/delete.js';
 import { deleteCollection } from '../resource/deletecollection.js';
 import { getResource } from '../resource/get.js';
 import { listResource } from '../resource/list.js';
@@ -203,15 +203,22 @@ async function dispatch(
   const method = request.method === 'HEAD' ? 'GET' : request.method;
   // --- modifying options (dryRun, fieldManager, fieldValidation, force): issue 6 ---
   const ua = request.headers['user-agent'];
-  const writeOf = (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): WriteOptions =>
-    readWriteOptions(
-      query,
-      ua,
-      kind,
-      kind === 'PatchOptions' ? patchTypeOf(request.body) : undefined,
+  const writeOf = (kind: 'CreateOptions' | 'UpdateOptions' | 'PatchOptions'): WriteOptions => {
+    const patchType = kind === 'PatchOptions' ? patchTypeOf(request.body) : undefined;
+    const rawBody = rawBodyOf(request.body);
+    return readWriteOptions(query, kind, {
+      userAgent: ua,
+      ...(patchType === undefined ? {} : { patchType }),
       warnings,
-      rawBodyOf(request.body),
-    );
+      ...(rawBody === undefined ? {} : { rawBody }),
+      user: request.user,
+      auditAnnotations: (request.auditAnnotations ??= {}),
+    });
+  };
+  const deleteOf = (): DeleteOptions => ({
+    ...parseDeleteOptions(deleteBody(request.body, reps), query),
+    requester: { user: request.user, warnings, auditAnnotations: (request.auditAnnotations ??= {}) },
+  });
   // --- end modifying options ---
   const { type } = target;
   const custom = watchPrefix ? undefined : customEndpointOf(r.endpoints, target);
@@ -246,7 +253,7 @@ async function dispatch(
     }
     if (method === 'DELETE') {
       requireVerb(target, 'deletecollection');
-      return deleteCollection(ctx, target, query, parseDeleteOptions(deleteBody(request.body, reps), query));
+      return deleteCollection(ctx, target, query, deleteOf());
     }
     throw methodNotAllowed(NOT_ALLOWED);
   }
@@ -285,7 +292,7 @@ async function dispatch(
           return patchResource(ctx, target, patchBody(request.body), 'main', writeOf('PatchOptions'));
         case 'DELETE': {
           requireVerb(target, 'delete');
-          const options = parseDeleteOptions(deleteBody(request.body, reps), query);
+          const options = deleteOf();
           if (isNamespaceType(type)) return deleteNamespace(ctx, type, target.name, options);
           return deleteObject(ctx, type, target.namespace, target.name, options);
         }

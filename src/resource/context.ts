@@ -14,6 +14,7 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';
 import { NamespaceAdmission } from './namespace-admission.js';
 import type { KubeObject } from '../api/object.js';
+import { EMPTY_CHAIN, type AdmissionChain } from '../admission/index.js';
 import type { PatchSchema } from './patch/schema.js';
 import { patchSchemaFrom } from './patch/schema-adapter.js';
 
@@ -40,22 +41,14 @@ export interface ResourceContext {
   readonly freshnessTimeoutMs: number;
   /** NamespaceLifecycle's lookups: the namespaces cache, or storage (namespace-admission.ts). */
   readonly namespaceAdmission: NamespaceAdmission;
-  /** Mutating admission of creates (the ServiceAccount step for pods), if any. */
-  readonly createAdmission: CreateAdmission | undefined;
+  /** The admission plugins every write passes (src/admission/; empty: admit everything). */
+  readonly admission: AdmissionChain;
   /** Side effects of writes outside the written object (Service cluster IPs and node ports). */
   readonly writeHooks: WriteHooks | undefined;
   /** The IP families of `--service-cluster-ip-range`, primary first. */
   readonly serviceIPFamilies: readonly ('IPv4' | 'IPv6')[];
 }
 
-/**
- * A create admission step: may mutate `obj` (decoded, bound to its namespace, before defaulting
- * and validation) or throw an ApiError to refuse it. A stand-in until admission has its own
- * module.
- */
-export type CreateAdmission = (ctx: ResourceContext, type: ResourceType, obj: KubeObject) => Promise<void>;
-
-/** The inputs of {@link createResourceContext}. */
 /** Allocations a write made before it is stored: finished when stored, undone when it fails. */
 export interface PendingWrite {
   commit(): Promise<void>;
@@ -84,6 +77,7 @@ export interface WriteHooks {
   afterDelete(ctx: ResourceContext, type: ResourceType, obj: KubeObject): Promise<void>;
 }
 
+/** The inputs of {@link createResourceContext}. */
 export interface ResourceContextOptions {
   readonly registry: Registry;
   readonly store: Store;
@@ -102,7 +96,8 @@ export interface ResourceContextOptions {
   readonly watchCaches?: WatchCaches;
   /** Default 3000 (kube-apiserver's wait for a too-large resourceVersion). */
   readonly freshnessTimeoutMs?: number;
-  readonly createAdmission?: CreateAdmission;
+  /** Default: no plugins. */
+  readonly admission?: AdmissionChain;
   /** Write hooks (Service allocations); none by default. */
   readonly writeHooks?: WriteHooks;
   /** Service IP families (default single-stack IPv4). */
@@ -132,7 +127,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     watchCaches: options.watchCaches,
     freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
-    createAdmission: options.createAdmission,
+    admission: options.admission ?? EMPTY_CHAIN,
     writeHooks: options.writeHooks,
     serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
   };

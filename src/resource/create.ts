@@ -1,6 +1,7 @@
 /**
- * create (POST on a collection): decode, fill server metadata, default, admit (namespace
- * lifecycle), record the writer's managedFields entry, validate, store. `generateName` picks a
+ * create (POST on a collection): decode, admit (namespace lifecycle), default, mutating
+ * admission, fill server metadata, record the writer's managedFields entry, validate, validating
+ * admission, store. `generateName` picks a
  * random suffix and retries up to 8 times on a name collision, as kube-apiserver does. Nothing is
  * stored when any step fails. A dry run runs every step, checks that the name is free, and
  * answers the object that would have been stored, without a resourceVersion (as kube does).
@@ -22,6 +23,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { leaseFor } from './store-ops.js';
+import { admissionAttributes } from './admission.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 
 /** Kube's `maxNameGenerationCreateAttempts`. */
@@ -65,7 +67,21 @@ export async function createObject(
   if (namespace !== undefined && namespace !== '') {
     await admitCreateInNamespace(ctx, type, namespace, obj.metadata.name ?? '');
   }
-  if (ctx.createAdmission !== undefined) await ctx.createAdmission(ctx, type, obj);
+  const admission = admissionAttributes({
+    operation: 'CREATE',
+    type,
+    subresource: undefined,
+    namespace,
+    name: obj.metadata.name ?? '',
+    object: obj,
+    oldObject: undefined,
+    requester: write,
+  });
+  if (ctx.admission.mutates(admission)) {
+    // kube's plugins see the decoded object, which decoding has defaulted.
+    strategy.default(obj);
+    await ctx.admission.admit(admission);
+  }
   const template = generate ? cloneJson(obj) : obj;
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;
@@ -74,6 +90,7 @@ export async function createObject(
     if (options.applied !== true)
       ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
     validateForWrite(type, strategy, candidate, undefined, prepared);
+    await ctx.admission.validate(generate ? { ...admission, object: candidate } : admission);
     const name = candidate.metadata.name ?? '';
     // Allocations (Service IPs and ports) fill the object before it is encoded.
     const pending = await ctx.writeHooks?.beginCreate(ctx, type, candidate, write.dryRun);

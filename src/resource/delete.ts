@@ -34,6 +34,7 @@ import {
 } from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
 import { readObject, staleConflict, type StoredObject } from './store-ops.js';
+import { admissionAttributes, serverRequester, type AdmissionRequester } from './admission.js';
 
 /** Attempts before a delete that keeps losing races gives up with a 409. */
 const MAX_ATTEMPTS = 16;
@@ -45,6 +46,8 @@ export interface DeleteOptions {
   readonly preconditions?: { readonly uid?: string; readonly resourceVersion?: string };
   /** `dryRun: ["All"]` (body) or `dryRun=All` (query): decide and answer, write nothing. */
   readonly dryRun?: boolean;
+  /** Who deletes, for admission (default: the server itself). */
+  readonly requester?: Omit<AdmissionRequester, 'dryRun'>;
 }
 
 const POLICIES = ['Foreground', 'Background', 'Orphan'];
@@ -174,6 +177,18 @@ export async function deleteObject(
     if (stored === undefined) throw notFound(qualified(type, name));
     const { kv, obj } = stored;
     checkPreconditions(type, obj, options);
+    const admission = admissionAttributes({
+      operation: 'DELETE',
+      type,
+      subresource: undefined,
+      namespace,
+      name,
+      object: undefined,
+      oldObject: obj,
+      requester: { ...(options.requester ?? serverRequester()), dryRun: options.dryRun === true },
+    });
+    await ctx.admission.admit(admission);
+    await ctx.admission.validate(admission);
     const meta = obj.metadata;
     const finalizers = meta.finalizers ?? [];
     const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);

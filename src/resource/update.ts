@@ -9,6 +9,8 @@
  *   resourceVersion then turns into the 409, an unpinned one simply applies to the newer object.
  * - An update that removes the last finalizer of an object being deleted deletes it.
  * - An update that changes nothing is not written (the resourceVersion stays).
+ * - Admission: the mutating plugins see the merged, defaulted object before the strategy's
+ *   preparation; the validating ones see it after validation, before the write.
  * - managedFields: a non-apply write records its manager's `Update` entry (field-manager.ts)
  *   after defaulting, before validation; an apply's build has computed them already.
  * - Dry run: every step runs, nothing is written; the reply is the object that would have been
@@ -35,6 +37,7 @@ import {
 } from '../api/object.js';
 import { leaseFor, readObject, staleConflict } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
+import { admissionAttributes } from './admission.js';
 
 /** Attempts before a write that keeps losing races gives up with a 409. */
 const MAX_ATTEMPTS = 16;
@@ -158,11 +161,26 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
     const requested = await plan.build(cloneJson(current));
     checkResourceVersion(type, requested, current);
     const next = merge(part, requested, current, strategy);
+    const admission = admissionAttributes({
+      operation: 'UPDATE',
+      type,
+      subresource: plan.subresource,
+      namespace,
+      name,
+      object: next,
+      oldObject: current,
+      requester: write,
+    });
+    if (ctx.admission.mutates(admission)) {
+      strategy.default(next);
+      await ctx.admission.admit(admission);
+    }
     const prepared =
       part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
     if (plan.applied !== true)
       ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
     validateForWrite(type, strategy, next, current, prepared);
+    await ctx.admission.validate(admission);
 
     const meta = current.metadata;
     const removable =

@@ -17,6 +17,7 @@
  */
 import { FIELD_MANAGER_MAX_LENGTH, defaultManagerName } from '../apply/index.js';
 import { invalid } from '../api/errors.js';
+import { SERVER_USER, type UserInfo } from '../api/user.js';
 import {
   forbidden,
   invalid as fieldInvalid,
@@ -43,6 +44,24 @@ export interface WriteOptions {
   readonly warnings: string[];
   /** The body's bytes when it was JSON or YAML, for the duplicate-key scan of field validation. */
   readonly rawBody?: RawBody;
+  /** Who writes (admission plugins ask). */
+  readonly user: UserInfo;
+  /** Audit annotations admission plugins add while serving the request. */
+  readonly auditAnnotations: Record<string, string>;
+}
+
+/** What a request contributes to its {@link WriteOptions} besides the query. */
+export interface RequestFacts {
+  readonly userAgent: string | undefined;
+  /** The PATCH body's type: apply requires `fieldManager`; `force` is apply-only. */
+  readonly patchType?: string;
+  /** Where the request's warnings go (the route's list, written as headers). */
+  readonly warnings: string[];
+  /** The body's bytes (JSON or YAML), for duplicate-key detection. */
+  readonly rawBody?: RawBody;
+  readonly user: UserInfo;
+  /** Where the request's audit annotations go. */
+  readonly auditAnnotations: Record<string, string>;
 }
 
 /** A request body as received. */
@@ -61,6 +80,8 @@ export function serverWrite(): WriteOptions {
     fieldValidation: 'Ignore',
     force: false,
     warnings: [],
+    user: SERVER_USER,
+    auditAnnotations: {},
   };
 }
 
@@ -78,21 +99,16 @@ export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | '
 /**
  * Reads the modifying parameters of a request and validates them as kube's
  * `Validate{Create,Update,Patch,Delete}Options` do.
- * @param patchType the PATCH body's type: apply requires `fieldManager`; `force` is apply-only.
- * @param warnings where the request's warnings go (the route's list, written as headers).
- * @param rawBody the body's bytes (JSON or YAML), for duplicate-key detection.
  * @throws ApiError 422 `Invalid` (kind `<optionsKind>`, group meta.k8s.io) naming each bad
  *   parameter: an unsupported dryRun or fieldValidation, a bad fieldManager, `force` outside
  *   apply, apply without fieldManager.
  */
 export function readWriteOptions(
   query: Query,
-  userAgent: string | undefined,
   optionsKind: OptionsKind,
-  patchType?: string,
-  warnings: string[] = [],
-  rawBody?: RawBody,
+  request: RequestFacts,
 ): WriteOptions {
+  const { userAgent, patchType, warnings, rawBody } = request;
   const errs: FieldError[] = [];
   const dry = values(query, 'dryRun');
   if (dry.some((v) => v !== 'All')) errs.push(notSupported('dryRun', dry, ['All']));
@@ -123,6 +139,8 @@ export function readWriteOptions(
     force: apply && boolParam(query, 'force'),
     warnings,
     ...(rawBody === undefined ? {} : { rawBody }),
+    user: request.user,
+    auditAnnotations: request.auditAnnotations,
   };
 }
 

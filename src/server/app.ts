@@ -53,6 +53,7 @@ import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
+import { AdmissionChain } from '../admission/index.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -243,7 +244,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ? {}
       : {
           // The admission step needs the controller that makes `default` accounts.
-          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
+          ...(deps.startControllers === false
+            ? {}
+            : { admission: new AdmissionChain([serviceAccounts.admission]) }),
           controllers: serviceAccounts.controllers,
         }),
   };

@@ -45,6 +45,7 @@ export function installRequestPipeline(
   // Shape-stable request objects: declare the fields before hooks assign them.
   app.decorateRequest('requestInfo', null as never);
   app.decorateRequest('user', null as never);
+  app.decorateRequest('auditAnnotations', null);
 
   app.addHook('onRequest', (request, reply, done) => {
     const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);

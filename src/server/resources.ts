@@ -22,7 +22,8 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
-import { createResourceContext, type CreateAdmission, type ResourceContext } from '../resource/context.js';
+import { createResourceContext, type ResourceContext } from '../resource/context.js';
+import type { AdmissionChain } from '../admission/index.js';
 import { KindStrategies } from '../kinds/index.js';
 import { printerFor } from '../table/index.js';
 import type { PatchSchema } from '../resource/patch/schema.js';
@@ -65,8 +66,8 @@ export interface ResourceDeps {
   readonly freshnessTimeoutMs?: number;
   /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
   readonly endpoints?: CustomEndpoints;
-  /** Mutating admission of creates (the ServiceAccount step for pods); default none. */
-  readonly createAdmission?: CreateAdmission;
+  /** The admission plugins every write passes (src/admission/); default none. */
+  readonly admission?: AdmissionChain;
   /**
    * Controllers started with the namespace controller (after the system namespaces exist) and
    * stopped on close, when controllers run.
@@ -183,7 +184,7 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     ...(deps.bookmarkIntervalMs === undefined ? {} : { bookmarkIntervalMs: deps.bookmarkIntervalMs }),
     ...(watchCaches === undefined ? {} : { watchCaches }),
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
-    ...(deps.createAdmission === undefined ? {} : { createAdmission: deps.createAdmission }),
+    ...(deps.admission === undefined ? {} : { admission: deps.admission }),
   });
   return {
     ctx,

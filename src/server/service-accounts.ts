@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { startServiceAccountsController } from '../controllers/service-accounts.js';
 import { startTokenSecretsController } from '../controllers/token-secrets.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
-import type { CreateAdmission, ResourceContext } from '../resource/context.js';
+import type { ResourceContext } from '../resource/context.js';
+import type { AdmissionPlugin } from '../admission/index.js';
 import type { ControllerFactory } from './resources.js';
 import { ServiceAccountAuthenticator } from '../serviceaccount/authenticator.js';
 import type { ServiceAccountFlags } from '../serviceaccount/flags.js';
@@ -33,7 +34,7 @@ export interface ServiceAccountDeps {
 /** The service-account parts of a server. */
 export class ServiceAccounts {
   readonly authenticator: ServiceAccountAuthenticator;
-  readonly admission: CreateAdmission;
+  readonly admission: AdmissionPlugin;
   /** Custom endpoints by key (`/serviceaccounts/token`); empty when no key signs. */
   readonly endpoints: ReadonlyMap<string, CustomEndpoint>;
   readonly controllers: readonly ControllerFactory[];

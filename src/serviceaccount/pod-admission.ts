@@ -18,8 +18,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { forbidden } from '../api/errors.js';
-import type { ResourceType } from '../registry/types.js';
-import type { CreateAdmission, ResourceContext } from '../resource/context.js';
+import type { AdmissionPlugin } from '../admission/index.js';
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import type { ObjectGetter } from './lookup.js';
 
@@ -81,44 +80,54 @@ function objects(v: unknown): JsonObject[] {
 }
 
 /** The admission step over `lookup` (see the module comment); other kinds pass untouched. */
-export function serviceAccountAdmission(lookup: ObjectGetter): CreateAdmission {
-  return async (_ctx: ResourceContext, type: ResourceType, pod: KubeObject): Promise<void> => {
-    if (type.group !== '' || type.kind !== 'Pod') return;
-    const spec = isJsonObject(pod['spec']) ? pod['spec'] : undefined;
-    if (spec === undefined) return;
-    const namespace = pod.metadata.namespace ?? '';
-    if ((pod.metadata.annotations ?? {})[MIRROR_ANNOTATION] !== undefined) {
-      if (typeof spec['serviceAccountName'] === 'string' && spec['serviceAccountName'] !== '') {
-        throw podRefused(pod, 'a mirror pod may not reference service accounts');
-      }
-      return;
-    }
-    let saName = typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : '';
-    if (saName === '') {
-      const deprecated = typeof spec['serviceAccount'] === 'string' ? spec['serviceAccount'] : '';
-      saName = deprecated !== '' ? deprecated : 'default';
-    }
-    spec['serviceAccountName'] = saName;
-    spec['serviceAccount'] = saName;
-    const sa = await lookupAccount(lookup, namespace, saName);
-    if (sa === undefined) {
-      throw podRefused(
-        pod,
-        `service account ${namespace}/${saName} was not found, retry after the service account is created`,
-      );
-    }
-    const automount =
-      typeof spec['automountServiceAccountToken'] === 'boolean'
-        ? spec['automountServiceAccountToken']
-        : typeof sa['automountServiceAccountToken'] === 'boolean'
-          ? sa['automountServiceAccountToken']
-          : true;
-    if (automount) mountToken(spec);
-    if (objects(spec['imagePullSecrets']).length === 0) {
-      const pull = objects(sa['imagePullSecrets']);
-      if (pull.length > 0) spec['imagePullSecrets'] = pull.map((r) => ({ ...r }));
-    }
+export function serviceAccountAdmission(lookup: ObjectGetter): AdmissionPlugin {
+  return {
+    name: 'ServiceAccount',
+    handles: (attrs) =>
+      attrs.operation === 'CREATE' &&
+      attrs.subresource === undefined &&
+      attrs.type.group === '' &&
+      attrs.type.kind === 'Pod',
+    admit: (attrs) => admitPod(lookup, attrs.object),
   };
+}
+
+async function admitPod(lookup: ObjectGetter, pod: KubeObject | undefined): Promise<void> {
+  if (pod === undefined) return;
+  const spec = isJsonObject(pod['spec']) ? pod['spec'] : undefined;
+  if (spec === undefined) return;
+  const namespace = pod.metadata.namespace ?? '';
+  if ((pod.metadata.annotations ?? {})[MIRROR_ANNOTATION] !== undefined) {
+    if (typeof spec['serviceAccountName'] === 'string' && spec['serviceAccountName'] !== '') {
+      throw podRefused(pod, 'a mirror pod may not reference service accounts');
+    }
+    return;
+  }
+  let saName = typeof spec['serviceAccountName'] === 'string' ? spec['serviceAccountName'] : '';
+  if (saName === '') {
+    const deprecated = typeof spec['serviceAccount'] === 'string' ? spec['serviceAccount'] : '';
+    saName = deprecated !== '' ? deprecated : 'default';
+  }
+  spec['serviceAccountName'] = saName;
+  spec['serviceAccount'] = saName;
+  const sa = await lookupAccount(lookup, namespace, saName);
+  if (sa === undefined) {
+    throw podRefused(
+      pod,
+      `service account ${namespace}/${saName} was not found, retry after the service account is created`,
+    );
+  }
+  const automount =
+    typeof spec['automountServiceAccountToken'] === 'boolean'
+      ? spec['automountServiceAccountToken']
+      : typeof sa['automountServiceAccountToken'] === 'boolean'
+        ? sa['automountServiceAccountToken']
+        : true;
+  if (automount) mountToken(spec);
+  if (objects(spec['imagePullSecrets']).length === 0) {
+    const pull = objects(sa['imagePullSecrets']);
+    if (pull.length > 0) spec['imagePullSecrets'] = pull.map((r) => ({ ...r }));
+  }
 }
 
 function mountToken(spec: JsonObject): void {
