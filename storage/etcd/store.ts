@@ -87,7 +87,6 @@ export class EtcdStore implements Store {
     this.#transport = {
       open: () => this.#watchClient.watchClient.watch(),
       progressOrdered: parts.progressOrdered,
-      observedRevision: () => this.#lastRevision,
       bufferLimit: parts.options.watchBufferLimit,
       retryLimitMs: parts.options.watchRetryLimitMs,
       ended: (watch) => this.#watches.delete(watch),

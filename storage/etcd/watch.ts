@@ -40,8 +40,6 @@ export interface WatchTransport {
   open(): Promise<WatchStream>;
   /** True when the server orders requested progress with events (see `server-version.ts`). */
   readonly progressOrdered: boolean;
-  /** The newest revision the store has seen in any etcd answer. */
-  observedRevision(): bigint;
   readonly bufferLimit: number;
   readonly retryLimitMs: number;
   /** The watch ended; the store forgets it. */
@@ -163,7 +161,7 @@ export class EtcdWatch implements Watch {
     );
     this.#stream = stream;
     this.#startRevision = this.#position + 1n;
-    this.#etcdStart = etcdStartRevision(this.#position, this.#transport.observedRevision());
+    this.#etcdStart = etcdStartRevision(this.#position);
     try {
       stream.write({
         create_request: {
@@ -318,20 +316,26 @@ export class EtcdWatch implements Watch {
 }
 
 /**
- * The revision an etcd watcher is created from when everything up to `position` was delivered.
+ * The revision an etcd watcher is created from when everything up to `position` was delivered:
+ * ONE BEFORE the next revision wanted (the events at `position` are dropped as already
+ * delivered), whenever there is such a revision.
  *
- * A watcher that must replay history (its next revision is one the store has already seen)
- * starts ONE BEFORE the next revision wanted; the events at `position` are dropped as already
- * delivered. Why: etcd replays history to a new watcher asynchronously, and a compaction at
- * exactly the watcher's start revision that lands before the replay deletes a tombstone made at
- * that revision without telling the watcher (etcd reports "compacted" only for a start revision
+ * Why: etcd replays history to a new watcher asynchronously, and a compaction at exactly the
+ * watcher's start revision that lands before the replay deletes a tombstone made at that
+ * revision without telling the watcher (etcd reports "compacted" only for a start revision
  * strictly below the compacted one). Starting one earlier turns that silent loss into etcd's
  * compacted response, i.e. a CompactedError; a tombstone lost at the earlier revision was already
- * delivered. A watch of future revisions starts where it wants: etcd syncs it at once, and its
- * progress answers need no replay grace.
+ * delivered.
+ *
+ * This holds for a watch of "future" revisions too: whether the next revision is already written
+ * when etcd registers the watcher cannot be known here (a write may be committed whose answer
+ * has not arrived), and the model-based property found exactly that loss (a delete at the
+ * start revision, compacted before the replay) when the start was judged by the revisions seen.
+ * The price: on servers that do not order progress answers with events, a new watcher's
+ * progress answers wait for the replay grace (see watch-progress.ts).
  */
-function etcdStartRevision(position: bigint, observed: bigint): bigint {
-  return position >= 1n && position < observed ? position : position + 1n;
+function etcdStartRevision(position: bigint): bigint {
+  return position >= 1n ? position : 1n;
 }
 
 /**
