@@ -203,7 +203,8 @@ export interface CacheWatchSource {
 /**
  * Where a watch under `plan` is served from: the type's cache (once ready and, for a consistent
  * start, caught up with the store; for a start at N with initial events, once it reached N), or
- * undefined for storage.
+ * undefined for storage (also for a start at N before the revision the cache listed its state
+ * at: that history is in storage only).
  * @throws ApiError 504 when a ready cache does not reach the asked revision in time.
  */
 export async function watchSource(
@@ -217,6 +218,8 @@ export async function watchSource(
   if (plan.from === 'latest') {
     if (!(await cache.waitConsistent(ctx.freshnessTimeoutMs))) return undefined;
   } else if (typeof plan.from === 'bigint') {
+    // History from before the cache listed its state is storage's: the cache never held it.
+    if (!plan.initialEvents && plan.from < cache.startRevision) return undefined;
     if (!plan.initialEvents) from = plan.from;
     else if (!(await cache.waitFresh(plan.from, ctx.freshnessTimeoutMs))) {
       if (!cache.ready) return undefined;

@@ -24,8 +24,6 @@ export interface WatchCachesOptions {
   readonly watcherCapacity?: number;
   /** Bookmark and idle-progress interval (ms). */
   readonly bookmarkIntervalMs: number;
-  /** History replayed at warm-up, in revisions (default 1,000,000). */
-  readonly replayLimit?: number;
   readonly onError?: (resource: string, err: unknown) => void;
 }
 
@@ -82,7 +80,6 @@ export class WatchCaches {
       },
       watcherCapacity: this.#o.watcherCapacity ?? 10_000,
       bookmarkIntervalMs: this.#o.bookmarkIntervalMs,
-      replayLimit: this.#o.replayLimit ?? 1_000_000,
       ...(this.#o.onError === undefined
         ? {}
         : { onError: (err: unknown) => this.#o.onError?.(type.storageResource, err) }),

@@ -3,12 +3,13 @@
  * state, an event window, and the client watchers fed from it.
  *
  * States (transitions in parentheses):
- * - `idle` (start()) → `warming`: read the state at the oldest retained revision R0 (the store's
- *   compacted revision, or the current one when replaying from R0 would be too long) and watch
- *   from R0 + 1, so the window is rebuilt from the store's history after a restart and a client
- *   resuming a recent resourceVersion is served rather than sent 410.
- * - `warming` (the watch reaches the store's revision read at warm-up) → `ready`: reads and
- *   watches may be served from here. Before that, callers go to storage.
+ * - `idle` (start()) → `warming`: list the state at the store's current revision R and watch
+ *   from R + 1, as kube's cacher does: the cost is the live objects, never the retained history
+ *   (replaying 100,000 events of a write burst made the first list after it 10× slower). The
+ *   window starts empty at R ({@link TypeCache.startRevision}); a client resuming a version
+ *   before R is served by storage (src/resource/reads.ts), which still holds that history.
+ * - `warming` (the state is read) → `ready`: reads and watches may be served from here. Before
+ *   that, callers go to storage.
  * - `ready` (storage watch fails, e.g. compacted under a stalled cache, or backend unavailable)
  *   → `warming` again after a back-off; every client watcher is ended first (clients resume).
  * - any (close()) → `closed`.
@@ -25,9 +26,6 @@ import { ObjectVersion } from './object-version.js';
 import type { CacheScope } from './scope.js';
 import { CacheWatcher } from './watcher.js';
 
-/** Replayed events handled between two yields to the event loop while a cache warms. */
-const WARM_YIELD_EVENTS = 500;
-
 /** Settings of a {@link TypeCache}. */
 export interface TypeCacheOptions {
   readonly store: Store;
@@ -38,8 +36,6 @@ export interface TypeCacheOptions {
   readonly watcherCapacity: number;
   /** Idle progress interval of the storage watch and bookmark interval of watchers (ms). */
   readonly bookmarkIntervalMs: number;
-  /** Replay at most this many revisions of history at warm-up. */
-  readonly replayLimit: number;
   /** Failures of the storage watch (for the server log). */
   readonly onError?: (err: unknown) => void;
   readonly now?: () => number;
@@ -88,6 +84,7 @@ export class TypeCache {
   #state = new CacheState();
   #window: EventWindow;
   #revision = 0n;
+  #startRevision = 0n;
   #watch: Watch | undefined;
   readonly #watchers = new Set<CacheWatcher>();
   #waiters: Waiter[] = [];
@@ -134,6 +131,14 @@ export class TypeCache {
     return this.#window.oldest;
   }
 
+  /**
+   * The revision the current warm-up listed the state at: the cache never saw the changes up to
+   * it, so a watch from before it is storage's to serve (it is not "too old" for the cache).
+   */
+  get startRevision(): bigint {
+    return this.#startRevision;
+  }
+
   get watcherCount(): number {
     return this.#watchers.size;
   }
@@ -172,40 +177,27 @@ export class TypeCache {
   async #session(): Promise<void> {
     this.#phase = 'warming';
     this.stats.warmups++;
+    // A progress request of an earlier storage watch died with it.
+    this.#progressPending = false;
     const { store } = this.#o;
-    const [compacted, current] = await Promise.all([store.compactedRevision(), store.currentRevision()]);
-    let start = compacted;
-    if (current - start > BigInt(this.#o.replayLimit)) start = current;
-    let items: ObjectVersion[] = [];
-    if (start > 0n) {
-      const res = await store.range(this.#span, { revision: start });
-      items = res.items.map((kv) => new ObjectVersion(kv.key, kv.value, kv.modRevision));
-    }
+    const listed = await store.range(this.#span);
+    const start = listed.revision;
+    const items = listed.items.map((kv) => new ObjectVersion(kv.key, kv.value, kv.modRevision));
     if (this.#closed()) return;
     this.#state = new CacheState(items);
     this.#window = new EventWindow(this.#o.window, start);
     this.#revision = start;
+    this.#startRevision = start;
     const watch = store.watch(this.#span, {
       fromRevision: start + 1n,
       progressIntervalMs: this.#o.bookmarkIntervalMs,
     });
     this.#watch = watch;
-    if (start >= current) this.#phase = 'ready';
-    this.#progressPending = true;
-    watch.requestProgress();
-    let sinceYield = 0;
+    this.#phase = 'ready';
+    this.#resolveWaiters();
     for await (const ev of watch) {
       this.#handle(ev);
-      if (this.#phase === 'warming') {
-        if (this.#revision >= current) this.#phase = 'ready';
-        else if (++sinceYield >= WARM_YIELD_EVENTS) {
-          // A long replay arrives as a run of resolved promises; let requests (served from
-          // storage meanwhile) and I/O in between batches.
-          sinceYield = 0;
-          await new Promise<void>((resolve) => setImmediate(resolve));
-        }
-      }
-      if (this.#phase === 'ready') this.#resolveWaiters();
+      this.#resolveWaiters();
     }
   }
 

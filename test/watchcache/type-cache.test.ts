@@ -46,7 +46,6 @@ function newCache(overrides: Partial<TypeCacheOptions> = {}): TypeCache {
     window: { capacity: 100, minAgeMs: 300_000, maxEvents: 10_000 },
     watcherCapacity: 1000,
     bookmarkIntervalMs: 60_000,
-    replayLimit: 1_000_000,
     ...overrides,
   });
   caches.push(cache);
@@ -218,19 +217,32 @@ describe('TypeCache', () => {
     w.end();
   });
 
-  it('rebuilds the window from retained history: a new cache serves a watch from an old revision', async () => {
+  it('warms by listing at the current revision: no replay of history, which is left to storage', async () => {
     store = await openMemoryStore();
     const first = await store.create(key('a'), cm('a'));
     await store.create(key('b'), cm('b'));
     await store.delete(key('a'));
     const cache = newCache();
     await ready(cache);
-    const w = open(cache, first.revision);
-    const evs = await take(w, 2);
-    expect(evs.map((e) => `${e.type}:${String(e.object.metadata['name'])}`)).toEqual([
-      'ADDED:b',
-      'DELETED:a',
-    ]);
+    expect(cache.stats.warmups).toBe(1);
+    expect(cache.startRevision).toBe(await store.currentRevision());
+    expect(cache.snapshot().items.map((v) => v.key)).toEqual([key('b')]);
+    // The cache never saw these changes: src/resource/reads.ts sends such a watch to storage.
+    expect(
+      cache.openWatcher({
+        scope: { prefix: PREFIX, selection: everything },
+        from: first.revision,
+        initialEvents: false,
+        initialEventsEnd: false,
+        bookmarks: false,
+        kind: 'ConfigMap',
+        apiVersion: 'v1',
+      }),
+    ).toBe('expired');
+    const w = open(cache, cache.startRevision);
+    const p = take(w, 1);
+    await store.create(key('c'), cm('c'));
+    expect((await p).map((e) => `${e.type}:${String(e.object.metadata['name'])}`)).toEqual(['ADDED:c']);
     w.end();
   });
 });
