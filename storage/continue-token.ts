@@ -17,7 +17,9 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { InvalidContinueError } from './errors.js';
-import type { KeySpan } from './interface.js';
+import type { ContinuePosition, KeySpan } from './interface.js';
+
+export type { ContinuePosition };
 
 const VERSION = 2;
 const VERSION_WITHOUT_COUNT = 1;
@@ -26,16 +28,6 @@ const HEADER_BYTES = 1 + 8 + 4;
 const HEADER_BYTES_WITHOUT_COUNT = 1 + 8;
 /** Counts at or above this are not carried (the field holds count + 1 in 32 bits). */
 const COUNT_LIMIT = 0xffff_ffff;
-
-/** What a continue token stands for. */
-export interface ContinuePosition {
-  /** The revision every chunk of the paged read is made at. */
-  readonly revision: bigint;
-  /** The last key already returned; the next chunk starts strictly after it. */
-  readonly lastKey: string;
-  /** Live keys of the span after `lastKey` at `revision`, when the issuer knew it. */
-  readonly remaining?: number;
-}
 
 /** Seals and opens continue tokens under one secret. */
 export class ContinueTokens {

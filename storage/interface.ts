@@ -198,6 +198,16 @@ export interface StoreCapabilities {
   readonly shared: boolean;
 }
 
+/** What a continue token stands for (see `continue-token.ts`). */
+export interface ContinuePosition {
+  /** The revision every chunk of the paged read is made at. */
+  readonly revision: bigint;
+  /** The last key already returned; the next chunk starts strictly after it. */
+  readonly lastKey: string;
+  /** Live keys of the span after `lastKey` at `revision`, when the issuer knew it. */
+  readonly remaining?: number;
+}
+
 /** The storage engine's one interface. */
 export interface Store {
   readonly capabilities: StoreCapabilities;
@@ -219,6 +229,20 @@ export interface Store {
    * unknown version, and `CompactedError` for a token whose revision is no longer retained.
    */
   range(span: KeySpan, options?: RangeOptions): Promise<RangeResult>;
+
+  /**
+   * The continue token {@link Store.range} would issue for the chunk after `position` in `span`:
+   * a cache that serves pages of this store's data at a revision the store retains issues tokens
+   * that this store (and every replica sharing it) resumes. Synchronous, no I/O.
+   */
+  sealContinue(span: KeySpan, position: ContinuePosition): string;
+
+  /**
+   * What a continue token issued for `span` (by {@link Store.range} or
+   * {@link Store.sealContinue}) stands for. Synchronous, no I/O.
+   * @throws InvalidContinueError as {@link Store.range} does for the same token.
+   */
+  openContinue(span: KeySpan, token: string): ContinuePosition;
 
   /**
    * Create a key that must not exist ({@link AlreadyExistsError} if it does). A `lease` the store

@@ -5,6 +5,7 @@
  * as `MappedWatch` does for watches.
  */
 import type {
+  ContinuePosition,
   CreateOptions,
   DeleteOptions,
   GetOptions,
@@ -31,6 +32,14 @@ export abstract class PassThroughStore implements Store {
 
   get capabilities(): StoreCapabilities {
     return this.inner.capabilities;
+  }
+
+  sealContinue(span: KeySpan, position: ContinuePosition): string {
+    return this.inner.sealContinue(span, position);
+  }
+
+  openContinue(span: KeySpan, token: string): ContinuePosition {
+    return this.inner.openContinue(span, token);
   }
 
   currentRevision(): Promise<bigint> {

@@ -18,6 +18,7 @@ import { MappedWatch } from './mapped-watch.js';
 import { PassThroughStore } from './pass-through-store.js';
 import { AlreadyExistsError, ConflictError, NotFoundError } from './errors.js';
 import type {
+  ContinuePosition,
   CreateOptions,
   DeleteOptions,
   GetOptions,
@@ -92,6 +93,18 @@ class PrefixedStore extends PassThroughStore {
       then: request.then,
     };
     return this.#outWrite(await this.#call(this.inner.txn(inner)));
+  }
+
+  override sealContinue(span: KeySpan, position: ContinuePosition): string {
+    return this.inner.sealContinue(this.#inSpan(span), {
+      ...position,
+      lastKey: this.#prefix + position.lastKey,
+    });
+  }
+
+  override openContinue(span: KeySpan, token: string): ContinuePosition {
+    const position = this.inner.openContinue(this.#inSpan(span), token);
+    return { ...position, lastKey: this.#out(position.lastKey) };
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {

@@ -7,9 +7,12 @@
  *   does not in time); unset (Most Recent) from storage.
  * - collection (list): from a ready cache, as kube-apiserver's cacher does: `0` (Any, any limit
  *   ignored as kube does), Not older than without a limit (after the cache caught up, else 504),
- *   and Most Recent without a limit once the cache has provably caught up with the store's
- *   current revision; otherwise one consistent read of storage, optionally paged with `limit`
- *   and `continue`, or an Exact read at the asked revision (410 when compacted).
+ *   and Most Recent once the cache has provably caught up with the store's current revision —
+ *   with a `limit` too: the first page keeps the cache's snapshot, and `continue` pages are read
+ *   from that snapshot while the cache keeps it and storage has not compacted its revision. The
+ *   continue tokens are the store's own (`Store.sealContinue`), so storage resumes any of them.
+ *   Otherwise one consistent read of storage, optionally paged, or an Exact read at the asked
+ *   revision (410 when compacted).
  *
  * - watch: from a ready cache unless it cannot show that it reached the asked state in time
  *   (`watchSource`); from storage otherwise.
@@ -26,6 +29,8 @@ import { decodeStored, withResourceVersion } from '../api/object.js';
 import type { ResourceType } from '../registry/types.js';
 import { StoredSource } from '../representation/source.js';
 import type { ListMetaValues, ObjectSource } from '../representation/types.js';
+import type { ObjectVersion } from '../watchcache/object-version.js';
+import { pageOf } from '../watchcache/page.js';
 import { scoped } from '../watchcache/scope.js';
 import type { TypeCache } from '../watchcache/type-cache.js';
 import { qualified, type ResourceContext, type Target } from './context.js';
@@ -85,6 +90,8 @@ export async function readCollection(
   selection: Selection,
   plan: ListPlan,
 ): Promise<CollectionRead> {
+  const paged = await cachedPage(ctx, target, selection, plan);
+  if (paged !== undefined) return paged;
   const cache = await usableCache(ctx, target, plan);
   if (cache !== undefined) {
     const { items, revision } = cache.snapshot();
@@ -159,6 +166,58 @@ export async function readPage(
       };
     options = { continue: res.continue };
   }
+}
+
+/**
+ * A page of a Most Recent paged list (or its continuation) from the cache's snapshots, or
+ * undefined when storage must serve it (see the module comment).
+ */
+async function cachedPage(
+  ctx: ResourceContext,
+  target: Target,
+  selection: Selection,
+  plan: ListPlan,
+): Promise<CollectionRead | undefined> {
+  if (plan.limit === undefined || plan.any === true || plan.exact !== undefined) return undefined;
+  if (plan.notOlderThan !== undefined) return undefined;
+  const cache = ctx.watchCaches?.for(target.type);
+  if (cache === undefined || !cache.ready) return undefined;
+  const span = collectionSpan(target.type, target.namespace);
+  if (!('prefix' in span)) return undefined;
+  let items: readonly ObjectVersion[] | undefined;
+  let revision: bigint;
+  let after: string | undefined;
+  if (plan.continue !== undefined) {
+    const position = ctx.store.openContinue(span, plan.continue);
+    items = cache.snapshotAt(position.revision);
+    if (items === undefined || position.revision < (await ctx.store.compactedRevision())) return undefined;
+    revision = position.revision;
+    after = position.lastKey;
+  } else {
+    if (!(await cache.waitConsistent(ctx.freshnessTimeoutMs))) return undefined;
+    ({ items, revision } = cache.retainSnapshot());
+  }
+  const page = pageOf(items, { prefix: span.prefix, selection }, after, plan.limit);
+  const { lastKey, keysAfter } = page;
+  // The token carries the count, so storage resuming it need not count again.
+  const token =
+    lastKey === undefined
+      ? undefined
+      : ctx.store.sealContinue(span, {
+          revision,
+          lastKey,
+          ...(keysAfter === undefined ? {} : { remaining: keysAfter }),
+        });
+  // As storage: a remaining count only on an unfiltered chunk with more after it.
+  const remaining = token !== undefined && selection.everything ? keysAfter : undefined;
+  return {
+    meta: {
+      resourceVersion: String(revision),
+      ...(token === undefined ? {} : { continue: token }),
+      ...(remaining === undefined ? {} : { remainingItemCount: remaining }),
+    },
+    sources: page.items,
+  };
 }
 
 /** The cache that may serve this list, once it holds a state the plan accepts; else undefined. */

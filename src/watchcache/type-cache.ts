@@ -26,6 +26,12 @@ import { ObjectVersion } from './object-version.js';
 import type { CacheScope } from './scope.js';
 import { CacheWatcher } from './watcher.js';
 
+/**
+ * Snapshots kept for paged lists (kube's continue tokens resume at the first page's revision):
+ * each is an array of references to shared versions, so a few cost little; the oldest goes first.
+ */
+const RETAINED_SNAPSHOTS = 16;
+
 /** Settings of a {@link TypeCache}. */
 export interface TypeCacheOptions {
   readonly store: Store;
@@ -51,6 +57,9 @@ export interface TypeCacheStats {
   overflows: number;
   /** Warm-ups started. */
   warmups: number;
+  /** Snapshots kept for paged lists, and continued pages that found theirs. */
+  retainedSnapshots: number;
+  snapshotHits: number;
 }
 
 /** How a client watch starts (see {@link TypeCache.openWatcher}). */
@@ -85,6 +94,8 @@ export class TypeCache {
   #window: EventWindow;
   #revision = 0n;
   #startRevision = 0n;
+  /** Snapshots paged lists started from, by revision (insertion order: oldest first). */
+  readonly #retained = new Map<bigint, readonly ObjectVersion[]>();
   #watch: Watch | undefined;
   readonly #watchers = new Set<CacheWatcher>();
   #waiters: Waiter[] = [];
@@ -93,7 +104,13 @@ export class TypeCache {
   #bookmarkTimer: NodeJS.Timeout | undefined;
   #retry: NodeJS.Timeout | undefined;
   #wakeRetry: (() => void) | undefined;
-  readonly stats: TypeCacheStats = { jsonEncodes: 0, overflows: 0, warmups: 0 };
+  readonly stats: TypeCacheStats = {
+    jsonEncodes: 0,
+    overflows: 0,
+    warmups: 0,
+    retainedSnapshots: 0,
+    snapshotHits: 0,
+  };
   /** The encode-once JSON accessor handed to watchers and lists. */
   readonly json = (version: ObjectVersion): Uint8Array => version.json(this.#countEncode);
   readonly #jsonFrames: WatchFrames = jsonFrames(this.json);
@@ -177,8 +194,10 @@ export class TypeCache {
   async #session(): Promise<void> {
     this.#phase = 'warming';
     this.stats.warmups++;
-    // A progress request of an earlier storage watch died with it.
+    // A progress request of an earlier storage watch died with it; a new session keeps no
+    // snapshots (their pages are then read from storage).
     this.#progressPending = false;
+    this.#retained.clear();
     const { store } = this.#o;
     const listed = await store.range(this.#span);
     const start = listed.revision;
@@ -308,6 +327,29 @@ export class TypeCache {
   /** The whole type's versions in key order at {@link revision} (immutable). Only when ready. */
   snapshot(): { readonly items: readonly ObjectVersion[]; readonly revision: bigint } {
     return { items: this.#state.snapshot(), revision: this.#revision };
+  }
+
+  /**
+   * The current snapshot, kept (a bounded number of them) so that later pages of a paged list
+   * read the same state: see {@link snapshotAt}.
+   */
+  retainSnapshot(): { readonly items: readonly ObjectVersion[]; readonly revision: bigint } {
+    const snap = this.snapshot();
+    this.stats.retainedSnapshots++;
+    this.#retained.delete(snap.revision);
+    this.#retained.set(snap.revision, snap.items);
+    for (const revision of this.#retained.keys()) {
+      if (this.#retained.size <= RETAINED_SNAPSHOTS) break;
+      this.#retained.delete(revision);
+    }
+    return snap;
+  }
+
+  /** A snapshot {@link retainSnapshot} kept at `revision`, or undefined (then storage serves). */
+  snapshotAt(revision: bigint): readonly ObjectVersion[] | undefined {
+    const items = this.#retained.get(revision);
+    if (items !== undefined) this.stats.snapshotHits++;
+    return items;
   }
 
   /** One key's current version. */

@@ -13,6 +13,7 @@ import type { Etcd3, IRangeRequest, IRangeResponse, IResponseHeader } from 'etcd
 import { ContinueTokens } from '../continue-token.js';
 import { CompactedError, InvalidContinueError, RevisionTooLargeError, UnavailableError } from '../errors.js';
 import type {
+  ContinuePosition,
   CreateOptions,
   DeleteOptions,
   GetOptions,
@@ -119,6 +120,14 @@ export class EtcdStore implements Store {
     const current = this.#observe(res.header);
     const kv = res.kvs[0];
     return { kv: kv === undefined ? undefined : toKeyValue(kv), revision: revision ?? current };
+  }
+
+  sealContinue(span: KeySpan, position: ContinuePosition): string {
+    return this.#tokens.seal(span, position);
+  }
+
+  openContinue(span: KeySpan, token: string): ContinuePosition {
+    return this.#tokens.open(span, token);
   }
 
   async range(span: KeySpan, options: RangeOptions = {}): Promise<RangeResult> {

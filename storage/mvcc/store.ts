@@ -22,6 +22,7 @@ import {
   isStorageError,
 } from '../errors.js';
 import type {
+  ContinuePosition,
   CreateOptions,
   DeleteOptions,
   GetOptions,
@@ -158,6 +159,14 @@ export class MvccStore implements Store {
     const kv = await this.#guardRead(() => getAt(this.#read, key, revision, durable));
     this.#assertStillReadable(revision);
     return { kv, revision };
+  }
+
+  sealContinue(span: KeySpan, position: ContinuePosition): string {
+    return this.#tokens.seal(span, position);
+  }
+
+  openContinue(span: KeySpan, token: string): ContinuePosition {
+    return this.#tokens.open(span, token);
   }
 
   async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ContinueTokens } from '../../../storage/continue-token.js';
 import { CompactedError, InvalidContinueError, UnavailableError } from '../../../storage/errors.js';
 import type {
+  ContinuePosition,
   CreateOptions,
   DeleteOptions,
   GetOptions,
@@ -63,6 +64,14 @@ class ModelStore implements Store {
   async get(key: string, options?: GetOptions): Promise<GetResult> {
     this.#checkOpen();
     return this.#model.get(key, options?.revision);
+  }
+
+  sealContinue(span: KeySpan, position: ContinuePosition): string {
+    return this.#tokens.seal(span, position);
+  }
+
+  openContinue(span: KeySpan, token: string): ContinuePosition {
+    return this.#tokens.open(span, token);
   }
 
   async range(span: KeySpan, options: RangeOptions = {}): Promise<RangeResult> {

@@ -109,6 +109,24 @@ export function rangeCases(factory: StoreFactory): void {
       expect([...first.items, ...rest.flatMap((c) => c.items)].map((kv) => plainKv(kv))).toEqual(before);
     });
 
+    it('sealContinue makes the token range would issue; openContinue reads any token back', async () => {
+      const { store, k, revision } = await seeded();
+      const span = { prefix: k('') };
+      const first = await store.range(span, { limit: 3 });
+      const issued = store.openContinue(span, first.continue ?? 'missing');
+      expect(issued.revision).toBe(revision);
+      expect(issued.lastKey).toBe(k(ORDERED[2] ?? ''));
+      await store.create(k('later'), bytes('x'));
+      // A token made by a cache at the same revision resumes in storage exactly like range's own.
+      const sealed = store.sealContinue(span, { revision, lastKey: k(ORDERED[2] ?? '') });
+      expect(store.openContinue(span, sealed)).toMatchObject({ revision, lastKey: k(ORDERED[2] ?? '') });
+      const rest = await store.range(span, { continue: sealed });
+      expect(rest.revision).toBe(revision);
+      expect(rest.items.map((kv) => kv.key)).toEqual(ORDERED.slice(3).map(k));
+      expect(() => store.openContinue({ prefix: k('a') }, sealed)).toThrow(InvalidContinueError);
+      expect(() => store.openContinue(span, `${sealed}x`)).toThrow(InvalidContinueError);
+    });
+
     it('continue with the same revision is fine; another revision is InvalidContinueError', async () => {
       const { store, k, revision } = await seeded();
       const first = await store.range({ prefix: k('') }, { limit: 4 });
