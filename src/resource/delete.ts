@@ -162,6 +162,30 @@ function markDeleting(ctx: ResourceContext, obj: KubeObject, grace: number): voi
   meta.deletionGracePeriodSeconds = grace;
 }
 
+/** The preconditions and the admission of deleting `obj`. @throws ApiError */
+async function admitDelete(
+  ctx: ResourceContext,
+  type: ResourceType,
+  namespace: string | undefined,
+  name: string,
+  obj: KubeObject,
+  options: DeleteOptions,
+): Promise<void> {
+  checkPreconditions(type, obj, options);
+  const admission = admissionAttributes({
+    operation: 'DELETE',
+    type,
+    subresource: undefined,
+    namespace,
+    name,
+    object: undefined,
+    oldObject: obj,
+    requester: { ...(options.requester ?? serverRequester()), dryRun: options.dryRun === true },
+  });
+  await ctx.admission.admit(admission);
+  await ctx.admission.validate(admission);
+}
+
 /** Deletes one object by the rules of the module comment. @throws ApiError 404, 409. */
 export async function deleteObject(
   ctx: ResourceContext,
@@ -172,23 +196,22 @@ export async function deleteObject(
 ): Promise<Deleted> {
   const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
+  // As update.ts: the first attempt may start from the watch cache's copy (not for a dry run);
+  // whatever fails or writes nothing on a cached copy is retried from storage.
+  let fromCache = options.dryRun !== true;
   for (let attempt = 1; ; attempt++) {
-    const stored: StoredObject | undefined = await readObject(ctx, type, namespace, name);
+    const stored: StoredObject | undefined = await readObject(ctx, type, namespace, name, {
+      cached: fromCache,
+    });
+    fromCache = false;
     if (stored === undefined) throw notFound(qualified(type, name));
     const { kv, obj } = stored;
-    checkPreconditions(type, obj, options);
-    const admission = admissionAttributes({
-      operation: 'DELETE',
-      type,
-      subresource: undefined,
-      namespace,
-      name,
-      object: undefined,
-      oldObject: obj,
-      requester: { ...(options.requester ?? serverRequester()), dryRun: options.dryRun === true },
-    });
-    await ctx.admission.admit(admission);
-    await ctx.admission.validate(admission);
+    try {
+      await admitDelete(ctx, type, namespace, name, obj, options);
+    } catch (err) {
+      if (stored.cached) continue;
+      throw err;
+    }
     const meta = obj.metadata;
     const finalizers = meta.finalizers ?? [];
     const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
@@ -198,6 +221,7 @@ export async function deleteObject(
         const pending = meta.deletionGracePeriodSeconds ?? 0;
         const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
         if (!shorter) {
+          if (stored.cached) continue;
           return {
             ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
             removed: false,

@@ -18,23 +18,50 @@ export const OPTIMISTIC_LOCK_MESSAGE =
 
 /** One stored object: its key-value (bytes, revisions) and its parse (with resourceVersion). */
 export interface StoredObject {
+  /** From the watch cache (`lease` and `createRevision` are then unknown, 0): may be stale. */
   readonly kv: KeyValue;
   readonly obj: KubeObject;
+  /** True when read from the watch cache rather than storage. */
+  readonly cached: boolean;
 }
 
-/** The stored object, or undefined when absent. Reads at the current revision. */
+/**
+ * The stored object, or undefined when absent. Reads at the current revision; with `cached`,
+ * the type's ready watch cache answers when it holds the object — the object may then be stale,
+ * which a write guarded by its mod revision finds out (kube's GuaranteedUpdate starts from its
+ * cache the same way). An object the cache lacks is read from storage.
+ */
 export async function readObject(
   ctx: ResourceContext,
   type: ResourceType,
   namespace: string | undefined,
   name: string,
+  options: { readonly cached?: boolean } = {},
 ): Promise<StoredObject | undefined> {
-  const { kv } = await ctx.store.get(objectKey(type, namespace, name));
+  const key = objectKey(type, namespace, name);
+  if (options.cached === true) {
+    const cache = ctx.watchCaches?.for(type);
+    const version = cache?.ready === true ? cache.get(key) : undefined;
+    if (version !== undefined) {
+      const kv: KeyValue = {
+        key,
+        value: version.value,
+        createRevision: 0n,
+        modRevision: version.revision,
+        lease: 0n,
+      };
+      return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)), cached: true };
+    }
+  }
+  const { kv } = await ctx.store.get(key);
   if (kv === undefined) return undefined;
-  const obj = decodeStored(kv.value, kv.modRevision);
+  return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)), cached: false };
+}
+
+function inThisVersion(type: ResourceType, obj: KubeObject): KubeObject {
   // An object stored by another version of the kind (core/events.k8s.io Events), in this one's form.
   const convert = conversionTo(type);
-  return { kv, obj: convert === undefined ? obj : convert(obj) };
+  return convert === undefined ? obj : convert(obj);
 }
 
 /** Like {@link readObject}, but a missing object is the 404 of `type`/`name`. */

@@ -5,6 +5,11 @@
  *
  * - A `metadata.resourceVersion` in the new object must equal the current one (409 otherwise,
  *   with kube's message); without one the update is unconditional (unless the kind requires it).
+ * - The first attempt starts from the watch cache's copy when it has one (no storage read), as
+ *   kube's GuaranteedUpdate does; the write's compare on the mod revision catches a stale copy.
+ *   Anything that fails on a cached copy (a lost race, a resourceVersion precondition, an
+ *   error of the build or validation, an update that seems to change nothing) is retried once
+ *   from storage before it counts.
  * - A lost race with another writer (the store's compare fails) rereads and rebuilds; a pinned
  *   resourceVersion then turns into the 409, an unpinned one simply applies to the newer object.
  * - An update that removes the last finalizer of an object being deleted deletes it.
@@ -136,14 +141,54 @@ function sameContent(next: KubeObject, current: KubeObject): boolean {
   return jsonEqual({ ...next, metadata: nextMeta }, { ...current, metadata: currentMeta });
 }
 
+/**
+ * The object to store from the current one: the plan's build, the resourceVersion
+ * precondition, the part's merge, admission, preparation, managedFields and validation.
+ */
+async function buildNext(
+  ctx: ResourceContext,
+  plan: UpdatePlan,
+  write: WriteOptions,
+  strategy: KindStrategy,
+  current: KubeObject,
+): Promise<KubeObject> {
+  const { type, part } = plan;
+  const requested = await plan.build(cloneJson(current));
+  checkResourceVersion(type, requested, current);
+  const next = merge(part, requested, current, strategy);
+  const admission = admissionAttributes({
+    operation: 'UPDATE',
+    type,
+    subresource: plan.subresource,
+    namespace: plan.namespace,
+    name: plan.name,
+    object: next,
+    oldObject: current,
+    requester: write,
+  });
+  if (ctx.admission.mutates(admission)) {
+    strategy.default(next);
+    await ctx.admission.admit(admission);
+  }
+  const prepared =
+    part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
+  if (plan.applied !== true) ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
+  validateForWrite(type, strategy, next, current, prepared);
+  await ctx.admission.validate(admission);
+  return next;
+}
+
 /** Runs an update plan to completion (see the module comment). */
 export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promise<Updated> {
-  const { type, namespace, name, part } = plan;
+  const { type, namespace, name } = plan;
   const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
   const write = plan.write ?? serverWrite();
+  // A dry run answers from the state it reads (no compare catches a stale copy): storage only.
+  let fromCache = !write.dryRun;
   for (let attempt = 1; ; attempt++) {
-    const stored = await readObject(ctx, type, namespace, name);
+    const stored = await readObject(ctx, type, namespace, name, { cached: fromCache });
+    fromCache = false;
     if (stored === undefined) {
       if (!plan.allowCreate) throw notFound(qualified(type, name));
       const fresh = await plan.build(undefined);
@@ -158,29 +203,13 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       }
     }
     const { kv, obj: current } = stored;
-    const requested = await plan.build(cloneJson(current));
-    checkResourceVersion(type, requested, current);
-    const next = merge(part, requested, current, strategy);
-    const admission = admissionAttributes({
-      operation: 'UPDATE',
-      type,
-      subresource: plan.subresource,
-      namespace,
-      name,
-      object: next,
-      oldObject: current,
-      requester: write,
-    });
-    if (ctx.admission.mutates(admission)) {
-      strategy.default(next);
-      await ctx.admission.admit(admission);
+    let next: KubeObject;
+    try {
+      next = await buildNext(ctx, plan, write, strategy, current);
+    } catch (err) {
+      if (stored.cached) continue;
+      throw err;
     }
-    const prepared =
-      part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
-    if (plan.applied !== true)
-      ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
-    validateForWrite(type, strategy, next, current, prepared);
-    await ctx.admission.validate(admission);
 
     const meta = current.metadata;
     const removable =
@@ -204,6 +233,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
       }
       if (sameContent(next, current)) {
         await pending?.rollback();
+        if (stored.cached) continue;
         return {
           code: 200,
           body: withResourceVersion(kv.value, kv.modRevision),
