@@ -20,7 +20,7 @@ import { alwaysAllow, alwaysDeny, AuthorizerChain, type Authorizer } from './aut
 import { authorizationStep } from './authorization-step.js';
 import { bootstrapPolicy } from './bootstrap-policy.js';
 import { AbacAuthorizer } from './abac.js';
-import { escalationStep } from './escalation.js';
+import { escalationStep, type ProtobufDecoder } from './escalation.js';
 import { WebhookAuthorizer, type WebhookOptions } from './webhook.js';
 import { impersonationStep } from './impersonation.js';
 import { NodeAuthorizer } from './node-authorizer.js';
@@ -54,6 +54,8 @@ export interface AuthorizationDeps {
   readonly extraAuthorizers?: ReadonlyMap<string, Authorizer>;
   /** Test hook: plant an RBAC evaluation bug (see {@link RbacAuthorizer}). */
   readonly plantedBug?: string;
+  /** Decodes protobuf bodies of RBAC writes for the escalation check. */
+  readonly decodeProtobuf?: ProtobufDecoder;
 }
 
 /** kube-apiserver looks at `--authorization-config` for changes once a minute. */
@@ -176,7 +178,10 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
     rbac,
     impersonation: impersonationStep(chain),
     authorization: onlyAllow ? undefined : authorizationStep(chain),
-    escalation: rbac === undefined || index === undefined ? undefined : escalationStep(chain, rbac, index),
+    escalation:
+      rbac === undefined || index === undefined
+        ? undefined
+        : escalationStep(chain, rbac, index, deps.decodeProtobuf),
     endpoints: reviewEndpoints(chain),
     async start(onBootstrapped) {
       graph?.start();

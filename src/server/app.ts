@@ -254,6 +254,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           },
         }),
     logWarning: (message) => deps.log.warn(message),
+    decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
     webhook: {
