@@ -38,26 +38,12 @@ export class AuthnConfigError extends Error {
 export const ANONYMOUS_ALWAYS_ALLOW_WARNING =
   'AnonymousAuth is not allowed with the AlwaysAllow authorizer. Resetting AnonymousAuth to false. You should use a different authorizer';
 
-/** Authorization modes that restrict requests: every mode but AlwaysAllow (src/authz/). */
-export const ENFORCED_AUTHORIZATION_MODES: readonly string[] = [
-  'AlwaysDeny',
-  'ABAC',
-  'Webhook',
-  'RBAC',
-  'Node',
-];
-
 /**
  * The loud start-up warning for a server that lets anonymous requests in while no authorizer
- * restricts anything (undefined when that is not the case).
- * @param implementedModes the authorization modes this build enforces.
+ * restricts anything (undefined when that is not the case): every mode but AlwaysAllow restricts.
  */
-export function anonymousExposureWarning(
-  anonymous: boolean,
-  modes: readonly string[],
-  implementedModes: readonly string[],
-): string | undefined {
-  if (!anonymous || modes.some((m) => m !== 'AlwaysAllow' && implementedModes.includes(m))) return undefined;
+export function anonymousExposureWarning(anonymous: boolean, modes: readonly string[]): string | undefined {
+  if (!anonymous || modes.some((m) => m !== 'AlwaysAllow')) return undefined;
   return 'WARNING: anonymous requests are enabled and no authorizer restricts them: anyone who can reach this server has full access to its API. Use --anonymous-auth=false or an enforcing --authorization-mode.';
 }
 

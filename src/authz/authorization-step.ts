@@ -20,6 +20,7 @@ export function authorizationStep(chain: AuthorizerChain): (request: FastifyRequ
 
 function check(attrs: Attributes, answer: Authorization): void {
   if (answer.decision === 'allow') return;
-  if (answer.decision === 'noOpinion' && answer.failed !== undefined) throw internalError(answer.failed);
+  // An authorizer that failed (a webhook, whatever its failure policy) is kube's 500.
+  if (answer.failed !== undefined) throw internalError(answer.failed);
   throw forbiddenError(attrs, answer.reason);
 }

@@ -93,9 +93,22 @@ function finish(acc: Accumulated | undefined): Authorization {
 
 /** The ordered chain of `--authorization-mode`. */
 export class AuthorizerChain {
-  readonly #authorizers: readonly Authorizer[];
+  #authorizers: readonly Authorizer[];
 
   constructor(authorizers: readonly Authorizer[]) {
+    this.#authorizers = authorizers;
+  }
+
+  /** The authorizers, in order. */
+  get authorizers(): readonly Authorizer[] {
+    return this.#authorizers;
+  }
+
+  /**
+   * Puts a new list in place (a reloaded `--authorization-config`). Requests already being
+   * decided finish on the list they started with.
+   */
+  replace(authorizers: readonly Authorizer[]): void {
     this.#authorizers = authorizers;
   }
 
@@ -107,9 +120,10 @@ export class AuthorizerChain {
   authorize(attrs: Attributes): Authorization | Promise<Authorization> {
     if (attrs.user.groups.includes(PRIVILEGED_GROUP)) return ALLOW;
     let acc: Accumulated | undefined;
-    for (let i = 0; i < this.#authorizers.length; i++) {
-      const answer = (this.#authorizers[i] as Authorizer).authorize(attrs);
-      if (answer instanceof Promise) return answer.then((a) => this.#continue(attrs, i, a, acc));
+    const list = this.#authorizers;
+    for (let i = 0; i < list.length; i++) {
+      const answer = (list[i] as Authorizer).authorize(attrs);
+      if (answer instanceof Promise) return answer.then((a) => this.#continue(list, attrs, i, a, acc));
       if (answer.decision !== 'noOpinion') return answer;
       acc = accumulate(acc, answer);
     }
@@ -117,6 +131,7 @@ export class AuthorizerChain {
   }
 
   async #continue(
+    list: readonly Authorizer[],
     attrs: Attributes,
     at: number,
     first: Authorization,
@@ -124,8 +139,8 @@ export class AuthorizerChain {
   ): Promise<Authorization> {
     if (first.decision !== 'noOpinion') return first;
     let acc = accumulate(acc0, first);
-    for (let i = at + 1; i < this.#authorizers.length; i++) {
-      const answer = await (this.#authorizers[i] as Authorizer).authorize(attrs);
+    for (let i = at + 1; i < list.length; i++) {
+      const answer = await (list[i] as Authorizer).authorize(attrs);
       if (answer.decision !== 'noOpinion') return answer;
       acc = accumulate(acc, answer);
     }

@@ -118,7 +118,8 @@ function bindingObject(kind: 'ClusterRoleBinding' | 'RoleBinding', e: BindingEnt
       kind: kind === 'ClusterRoleBinding' ? 'ClusterRole' : 'Role',
       name: e.role,
     },
-    subjects: e.subjects.map(subject),
+    // kube omits an empty subject list (system:node's binding has none).
+    ...(e.subjects.length === 0 ? {} : { subjects: e.subjects.map(subject) }),
   };
 }
 

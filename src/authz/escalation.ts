@@ -11,6 +11,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { isRequestBody } from '../http/body.js';
+import { ProtobufBody } from '../representation/protobuf-body.js';
 import { ApiError } from '../api/errors.js';
 import type { UserInfo } from '../authn/user.js';
 import type { Attributes } from './attributes.js';
@@ -25,6 +26,16 @@ const ROLE_KINDS = new Set(['roles', 'clusterroles']);
 const BINDING_KINDS = new Set(['rolebindings', 'clusterrolebindings']);
 const WRITES = new Set(['create', 'update', 'patch']);
 const FULL: PolicyRule[] = [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }];
+/** The protobuf message of each RBAC resource's body. */
+const MESSAGE_TYPES: Readonly<Record<string, string>> = {
+  roles: 'k8s.io.api.rbac.v1.Role',
+  clusterroles: 'k8s.io.api.rbac.v1.ClusterRole',
+  rolebindings: 'k8s.io.api.rbac.v1.RoleBinding',
+  clusterrolebindings: 'k8s.io.api.rbac.v1.ClusterRoleBinding',
+};
+
+/** Decodes a protobuf request body as `messageType` (the resource layer's codec). */
+export type ProtobufDecoder = (body: ProtobufBody, messageType: string) => unknown;
 
 interface Written {
   metadata?: { name?: string };
@@ -52,13 +63,18 @@ function escalationError(
   );
 }
 
-/** The preHandler step; `rbac` and `index` are the RBAC mode's. */
+/**
+ * The preHandler step; `rbac` and `index` are the RBAC mode's. Protobuf bodies (kubectl 1.33
+ * sends them) are decoded with `decode`; without it, or when they do not decode, the change
+ * counts as one that cannot be inspected (it needs `escalate` or `bind`).
+ */
 export function escalationStep(
   chain: AuthorizerChain,
   rbac: RbacAuthorizer,
   index: RbacIndex,
+  decode?: ProtobufDecoder,
 ): (request: FastifyRequest) => void | Promise<void> {
-  const check = escalationCheck(chain, rbac, index);
+  const check = escalationCheck(chain, rbac, index, decode);
   return (request) => {
     const info = request.requestInfo;
     if (!info.isResourceRequest || info.apiGroup !== GROUP) return undefined;
@@ -70,7 +86,17 @@ function escalationCheck(
   chain: AuthorizerChain,
   rbac: RbacAuthorizer,
   index: RbacIndex,
+  decode: ProtobufDecoder | undefined,
 ): (request: FastifyRequest) => Promise<void> {
+  const valueOf = (body: unknown, resource: string): unknown => {
+    if (!isRequestBody(body)) return undefined;
+    if (!(body.value instanceof ProtobufBody)) return body.value;
+    try {
+      return decode?.(body.value, MESSAGE_TYPES[resource] ?? '');
+    } catch {
+      return undefined;
+    }
+  };
   const allowed = async (
     user: UserInfo,
     verb: string,
@@ -106,7 +132,7 @@ function escalationCheck(
     const user = request.user;
     if (user.groups.includes('system:masters')) return;
     const body = isRequestBody(request.body) ? request.body : undefined;
-    const value = body?.value;
+    const value = valueOf(request.body, info.resource);
     const known =
       value !== undefined &&
       typeof value === 'object' &&

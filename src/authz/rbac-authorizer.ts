@@ -27,6 +27,11 @@ export interface RbacAuthorizerOptions {
   /** How long a request waits for the first sync (ms, default 10 000). */
   readonly syncWaitMs?: number;
   /**
+   * How long a request that RBAC would not allow waits for the index to catch up with the
+   * store before the answer stands (ms, default 2 000; 0 never waits).
+   */
+  readonly catchUpMs?: number;
+  /**
    * Test hook: plant a known evaluation bug (`ignore-resource-names`) so the authorization matrix
    * can show it catches one. Never set in production.
    */
@@ -52,6 +57,7 @@ export class RbacAuthorizer implements Authorizer {
   readonly name = 'RBAC';
   readonly #index: RbacIndex;
   readonly #syncWaitMs: number;
+  readonly #catchUpMs: number;
   readonly #ignoreNames: boolean;
   /**
    * Decisions by user and attributes, dropped whole on any change of the index (so never stale):
@@ -62,17 +68,35 @@ export class RbacAuthorizer implements Authorizer {
   constructor(index: RbacIndex, options: RbacAuthorizerOptions = {}) {
     this.#index = index;
     this.#syncWaitMs = options.syncWaitMs ?? 10_000;
+    this.#catchUpMs = options.catchUpMs ?? 2_000;
     this.#ignoreNames = options.plantedBug === 'ignore-resource-names';
     index.onChange(() => {
       if (this.#decisions.size > 0) this.#decisions = new Map();
     });
   }
 
+  /**
+   * Allowed requests are answered from the index as it is, synchronously. A request the index
+   * would not allow first waits until the index holds every RBAC write that finished before it
+   * (the four watches run apart: a new binding may be indexed before its role), then is decided
+   * again: whoever was granted access and was told so sees the grant. Revocations stay
+   * eventually consistent, as on kube-apiserver.
+   */
   authorize(attrs: Attributes): Authorization | Promise<Authorization> {
     if (!this.#index.synced) {
-      return this.#index.waitSynced(this.#syncWaitMs).then(() => this.#decide(attrs));
+      return this.#index.waitSynced(this.#syncWaitMs).then(() => this.#decideFresh(attrs));
     }
-    return this.#decide(attrs);
+    return this.#decideFresh(attrs);
+  }
+
+  #decideFresh(attrs: Attributes): Authorization | Promise<Authorization> {
+    const answer = this.#decide(attrs);
+    if (answer.decision === 'allow' || this.#catchUpMs === 0) return answer;
+    const before = this.#index.appliedRevision;
+    return this.#index.catchUp(this.#catchUpMs).then(
+      () => (this.#index.appliedRevision === before ? answer : this.#decide(attrs)),
+      () => answer,
+    );
   }
 
   #decide(attrs: Attributes): Authorization {

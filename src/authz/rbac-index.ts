@@ -3,6 +3,11 @@
  * ClusterRoles, RoleBindings and ClusterRoleBindings, each kept by a list then a watch of its
  * storage prefix (kube's RBAC informers), and the bindings indexed by the user and group names
  * their subjects name. A watch that fails is restarted from a fresh list.
+ *
+ * The four watches run apart, so the index may hold a binding before the role it names (kube's
+ * informers too). {@link RbacIndex.catchUp} closes that gap on demand: it waits until every kind
+ * has applied the store's revision of the moment (asking idle watches for progress), so a caller
+ * can make sure a decision sees every write that finished before it asked.
  */
 import type { Store, WatchEvent } from '../../storage/interface.js';
 import type { UserInfo } from '../authn/user.js';
@@ -89,7 +94,11 @@ export class RbacIndex {
   readonly #bySubject = new Map<string, Set<string>>();
   readonly #synced = new Set<Kind>();
   readonly #listeners = new Set<IndexListener>();
-  readonly #watches = new Set<{ close(): void }>();
+  readonly #watches = new Map<Kind, { close(): void; requestProgress(): void }>();
+  /** Per kind: every event up to this revision is applied. */
+  readonly #applied = new Map<Kind, bigint>();
+  /** Callers of {@link catchUp} waiting for a revision. */
+  #waiters: { revision: bigint; resolve: () => void }[] = [];
   #closed = false;
   #readyResolve: (() => void) | undefined;
   readonly #ready: Promise<void>;
@@ -129,8 +138,51 @@ export class RbacIndex {
 
   close(): void {
     this.#closed = true;
-    for (const w of this.#watches) w.close();
+    for (const w of this.#watches.values()) w.close();
     this.#watches.clear();
+    for (const w of this.#waiters) w.resolve();
+    this.#waiters = [];
+  }
+
+  /** The revision every kind has applied (0 before the first lists). */
+  get appliedRevision(): bigint {
+    if (!this.synced) return 0n;
+    let min: bigint | undefined;
+    for (const r of this.#applied.values()) if (min === undefined || r < min) min = r;
+    return min ?? 0n;
+  }
+
+  /**
+   * Waits until every kind has applied the store's current revision (read now), so that every
+   * write finished before the call is in the index. Resolves false when `timeoutMs` passes first
+   * (or the index closes); true at once when already there.
+   */
+  async catchUp(timeoutMs: number): Promise<boolean> {
+    const target = await this.#store.currentRevision();
+    if (this.appliedRevision >= target) return true;
+    if (this.#closed) return false;
+    for (const [kind, watch] of this.#watches) {
+      if ((this.#applied.get(kind) ?? 0n) < target) watch.requestProgress();
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const reached = new Promise<boolean>((resolve) => {
+      this.#waiters.push({ revision: target, resolve: () => resolve(true) });
+    });
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const result = await Promise.race([reached, timeout]);
+    clearTimeout(timer);
+    return result && this.appliedRevision >= target;
+  }
+
+  #advance(kind: Kind, revision: bigint): void {
+    if ((this.#applied.get(kind) ?? -1n) >= revision) return;
+    this.#applied.set(kind, revision);
+    if (this.#waiters.length === 0) return;
+    const at = this.appliedRevision;
+    const done = this.#waiters.filter((w) => w.revision <= at);
+    if (done.length === 0) return;
+    this.#waiters = this.#waiters.filter((w) => w.revision > at);
+    for (const w of done) w.resolve();
   }
 
   clusterRole(name: string): IndexedRole | undefined {
@@ -183,13 +235,17 @@ export class RbacIndex {
           list.items.map((kv) => ({ key: kv.key, value: kv.value })),
         );
         this.#synced.add(kind);
+        this.#advance(kind, list.revision);
         if (this.synced) this.#readyResolve?.();
         const watch = this.#store.watch({ prefix }, { fromRevision: list.revision + 1n });
-        this.#watches.add(watch);
+        this.#watches.set(kind, watch);
         try {
-          for await (const ev of watch) this.#apply(kind, prefix, ev);
+          for await (const ev of watch) {
+            this.#apply(kind, prefix, ev);
+            this.#advance(kind, ev.revision);
+          }
         } finally {
-          this.#watches.delete(watch);
+          if (this.#watches.get(kind) === watch) this.#watches.delete(kind);
         }
       } catch (err) {
         if (this.#closed) return;

@@ -5,7 +5,10 @@
  * the service. `status.allowed` allows, `status.denied` denies, anything else is no opinion.
  * Answers are cached by the review's spec for `--authorization-webhook-cache-authorized-ttl` and
  * `-unauthorized-ttl`. A failed call (after one retry) is no opinion with an error: when nothing
- * else allows the request, it fails with 500, as kube-apiserver answers.
+ * else allows the request, it fails with 500, as kube-apiserver answers. The same authorizer
+ * serves each `Webhook` entry of `--authorization-config`, with that entry's timeout, caches,
+ * failure policy (`Deny`: a failed call ends the chain) and connection (a kubeconfig file, or the
+ * in-cluster service account).
  */
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -17,7 +20,15 @@ import type { Authorization, Authorizer } from './authorizer.js';
 
 /** Options of {@link WebhookAuthorizer}. */
 export interface WebhookOptions {
+  /** The kubeconfig file ('' with `inCluster`). */
   readonly configFile: string;
+  /** Connect as a pod does (KUBERNETES_SERVICE_HOST/PORT and the service account's files). */
+  readonly inCluster?: boolean;
+  /** Cache allowed / not allowed answers (default true; a TTL of 0 also disables). */
+  readonly cacheAuthorized?: boolean;
+  readonly cacheUnauthorized?: boolean;
+  /** What a failed call decides: no opinion (default, the legacy flags' behaviour) or deny. */
+  readonly failurePolicy?: 'NoOpinion' | 'Deny';
   /** `v1beta1` (default) or `v1`. */
   readonly version: string;
   readonly authorizedTtlMs: number;
@@ -82,6 +93,29 @@ function readTarget(path: string): Target {
   };
 }
 
+const SERVICE_ACCOUNT_DIR = '/var/run/secrets/kubernetes.io/serviceaccount';
+
+/** The in-cluster connection (client-go's rest.InClusterConfig). */
+function inClusterTarget(env: NodeJS.ProcessEnv = process.env): Target {
+  const host = env['KUBERNETES_SERVICE_HOST'];
+  const port = env['KUBERNETES_SERVICE_PORT'];
+  if (host === undefined || host === '' || port === undefined || port === '') {
+    throw new WebhookConfigError(
+      'unable to load in-cluster configuration, KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must be defined',
+    );
+  }
+  let token: string;
+  let ca: string;
+  try {
+    token = readFileSync(`${SERVICE_ACCOUNT_DIR}/token`, 'utf8').trim();
+    ca = readFileSync(`${SERVICE_ACCOUNT_DIR}/ca.crt`, 'utf8');
+  } catch (err) {
+    throw new WebhookConfigError(`unable to load in-cluster configuration: ${(err as Error).message}`);
+  }
+  const hostPart = host.includes(':') ? `[${host}]` : host;
+  return { url: new URL(`https://${hostPart}:${port}`), insecure: false, token, ca };
+}
+
 interface Cached {
   readonly answer: Authorization;
   readonly expires: number;
@@ -102,7 +136,7 @@ export class WebhookAuthorizer implements Authorizer {
       );
     }
     this.#o = options;
-    this.#target = readTarget(options.configFile);
+    this.#target = options.inCluster === true ? inClusterTarget() : readTarget(options.configFile);
     this.#now = options.now ?? Date.now;
   }
 
@@ -117,7 +151,8 @@ export class WebhookAuthorizer implements Authorizer {
       status = await this.#call(spec).catch(() => this.#call(spec));
     } catch (err) {
       const message = `error contacting webhook: ${(err as Error).message}`;
-      return { decision: 'noOpinion', reason: '', evaluationError: message, failed: message };
+      const decision = this.#o.failurePolicy === 'Deny' ? 'deny' : 'noOpinion';
+      return { decision, reason: '', evaluationError: message, failed: message };
     }
     const reason = typeof status['reason'] === 'string' ? status['reason'] : '';
     const answer: Authorization =
@@ -126,8 +161,10 @@ export class WebhookAuthorizer implements Authorizer {
         : status['denied'] === true
           ? { decision: 'deny', reason }
           : { decision: 'noOpinion', reason };
-    const ttl = answer.decision === 'allow' ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
-    if (ttl > 0) {
+    const allowed = answer.decision === 'allow';
+    const ttl = allowed ? this.#o.authorizedTtlMs : this.#o.unauthorizedTtlMs;
+    const caching = (allowed ? this.#o.cacheAuthorized : this.#o.cacheUnauthorized) !== false;
+    if (caching && ttl > 0) {
       if (this.#cache.size > 10_000) this.#cache.clear();
       this.#cache.set(key, { answer, expires: now + ttl });
     }

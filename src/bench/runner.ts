@@ -18,6 +18,7 @@ import type { Baselines, Scenario, ScenarioContext } from './context.js';
 import { BenchError } from './errors.js';
 import type { BenchOptions, ScenarioName } from './options.js';
 import type { Row, RunReport } from './report.js';
+import { authzScenario } from './scenarios/authz.js';
 import { crudScenario } from './scenarios/crud.js';
 import { informersScenario } from './scenarios/informers.js';
 import { listScenario } from './scenarios/list.js';
@@ -33,6 +34,7 @@ const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
   watch: watchScenario,
   informers: informersScenario,
   mixed: mixedScenario,
+  authz: authzScenario,
 };
 
 /** Where a run reports as it goes. */

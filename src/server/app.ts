@@ -24,11 +24,7 @@ import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
-import {
-  anonymousExposureWarning,
-  buildAuthentication,
-  ENFORCED_AUTHORIZATION_MODES,
-} from '../authn/config.js';
+import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
 import { startTokenCleaner, type TokenCleaner } from '../controllers/token-cleaner.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
@@ -48,7 +44,7 @@ import { InflightLimiter } from './inflight.js';
 import { installRequestPipeline } from './pipeline.js';
 import { requestDeadline } from './deadline.js';
 import { retryAfterOnShutdown } from './retry-after.js';
-import { buildAuthorization } from '../authz/setup.js';
+import { AUTHORIZATION_CONFIG_RELOAD_MS, buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
@@ -95,6 +91,8 @@ export interface AppDeps {
   readonly ca?: CertKeyPair;
   /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
   readonly plantedAuthzBug?: string;
+  /** How often `--authorization-config` is looked at for changes (default one minute, as kube's). */
+  readonly authorizationConfigReloadMs?: number;
 }
 
 /** How often TLS and CA files are checked for changes. */
@@ -156,11 +154,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
   });
   for (const w of authn.warnings) deps.log.warn(w);
-  const exposure = anonymousExposureWarning(
-    authn.anonymous,
-    options.authorizationModes,
-    ENFORCED_AUTHORIZATION_MODES,
-  );
+  const exposure = anonymousExposureWarning(authn.anonymous, options.authorizationModes);
   if (exposure !== undefined) deps.log.warn(exposure);
   const ciphers = opensslCiphers(flagList('tls-cipher-suites'));
   const servingTls = new ServingTls({
@@ -254,6 +248,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   resourceStore.current = layer.store;
   const authz = buildAuthorization({
     modes: options.authorizationModes,
+    ...(options.authorizationConfig === undefined
+      ? {}
+      : {
+          config: {
+            ...options.authorizationConfig,
+            reloadIntervalMs: deps.authorizationConfigReloadMs ?? AUTHORIZATION_CONFIG_RELOAD_MS,
+          },
+        }),
+    logWarning: (message) => deps.log.warn(message),
+    decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
     webhook: {

@@ -110,7 +110,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: AUTHZ, name: 'authorization-webhook-cache-authorized-ttl', type: 'duration', default: 300_000, usage: "The duration to cache 'authorized' responses from the webhook authorizer." },
   { section: AUTHZ, name: 'authorization-webhook-cache-unauthorized-ttl', type: 'duration', default: 30_000, usage: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
   { section: AUTHZ, name: 'authorization-webhook-version', type: 'string', default: 'v1beta1', usage: 'The API version of the authorization.k8s.io SubjectAccessReview to send to and expect from the webhook.' },
-  { section: AUTHZ, name: 'authorization-config', type: 'string', default: '', usage: 'File with Authorization Configuration to configure the authorizer chain.', ...later },
+  { section: AUTHZ, name: 'authorization-config', type: 'string', default: '', usage: 'File with Authorization Configuration to configure the authorizer chain (apiserver.config.k8s.io/v1, v1beta1 or v1alpha1 AuthorizationConfiguration: authorizers of type Node, RBAC, Webhook, ABAC, AlwaysAllow, AlwaysDeny). Reloaded when the file changes. Webhook matchConditions (CEL) are not supported yet: a file that sets them is refused. Cannot be used with --authorization-mode or --authorization-webhook-*.' },
 
   // Auditing
   { section: AUDIT, name: 'audit-log-path', type: 'string', default: '', usage: "If set, all requests coming to the apiserver will be logged to this file. '-' means standard out.", ...later },

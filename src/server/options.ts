@@ -14,12 +14,18 @@ import {
   type StorageMediaType,
 } from '../representation/storage-codec.js';
 import { compileOrigins, hstsHeaderValue } from '../http/cors.js';
+import {
+  AuthorizationConfigError,
+  loadAuthorizationConfig,
+  modesOf,
+  type AuthorizationConfig,
+} from '../authz/authorization-config.js';
 import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceaccount/flags.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
-/** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
+/** Authorization modes kube-apiserver knows (all implemented in src/authz/). */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
 
 const TLS_VERSIONS: Readonly<Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'TLSv1.3'>> = {
@@ -47,7 +53,10 @@ export interface ServerOptions {
   readonly http2MaxStreamsPerConnection: number;
   readonly clientCaFile: string;
   readonly anonymousAuth: boolean;
+  /** The authorization modes in order: `--authorization-mode`, or the types of `--authorization-config`. */
   readonly authorizationModes: readonly string[];
+  /** `--authorization-config` (absolute path and its loaded content), when given. */
+  readonly authorizationConfig: { readonly path: string; readonly config: AuthorizationConfig } | undefined;
   /** Empty: the embedded store under `dataDir`. */
   readonly etcdServers: readonly string[];
   readonly etcdCaFile: string;
@@ -169,7 +178,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
       `--storage-media-type ${JSON.stringify(str('storage-media-type'))}: supported media types: ${STORAGE_MEDIA_TYPES.join(', ')}`,
     );
   }
-  const authorizationModes = list('authorization-mode');
+  let authorizationModes = list('authorization-mode');
   for (const mode of authorizationModes) {
     if (!(AUTHORIZATION_MODES as readonly string[]).includes(mode)) {
       throw new FlagError(
@@ -179,6 +188,24 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   }
   if (authorizationModes.length === 0)
     throw new FlagError('--authorization-mode: at least one mode is required');
+  let authorizationConfig: ServerOptions['authorizationConfig'];
+  if (str('authorization-config') !== '') {
+    if (
+      [...parsed.changed].some((f) => f === 'authorization-mode' || f.startsWith('authorization-webhook-'))
+    ) {
+      throw new FlagError(
+        '--authorization-config can not be specified when --authorization-mode or --authorization-webhook-* flags are defined',
+      );
+    }
+    const path = resolve(cwd, str('authorization-config'));
+    try {
+      authorizationConfig = { path, config: loadAuthorizationConfig(path) };
+    } catch (err) {
+      if (!(err instanceof AuthorizationConfigError)) throw err;
+      throw new FlagError(`--authorization-config: ${err.message}`);
+    }
+    authorizationModes = modesOf(authorizationConfig.config);
+  }
   for (const name of [
     'etcd-compaction-interval',
     'shutdown-delay-duration',
@@ -214,6 +241,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     clientCaFile: resolvePath(str('client-ca-file')),
     anonymousAuth: bool('anonymous-auth'),
     authorizationModes,
+    authorizationConfig,
     etcdServers: list('etcd-servers'),
     etcdCaFile: resolvePath(str('etcd-cafile')),
     etcdCertFile: resolvePath(str('etcd-certfile')),

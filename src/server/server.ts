@@ -174,6 +174,10 @@ export async function startServer(
       ...(process.env['CAPSTAN_AUTHZ_BUG'] === undefined
         ? {}
         : { plantedAuthzBug: process.env['CAPSTAN_AUTHZ_BUG'] }),
+      // Test hook of test/authz/authorization-config.test.ts: look at --authorization-config often.
+      ...(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS'] === undefined
+        ? {}
+        : { authorizationConfigReloadMs: Number(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS']) }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),

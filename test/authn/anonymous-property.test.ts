@@ -81,9 +81,10 @@ describe('anonymous requests', () => {
   });
 
   it('the start-up warning names the exposure only when nothing restricts anonymous requests', () => {
-    expect(anonymousExposureWarning(true, ['RBAC'], [])).toMatch(/anonymous requests are enabled/);
-    expect(anonymousExposureWarning(true, ['RBAC'], ['RBAC'])).toBeUndefined();
-    expect(anonymousExposureWarning(false, ['RBAC'], [])).toBeUndefined();
+    expect(anonymousExposureWarning(true, ['AlwaysAllow'])).toMatch(/anonymous requests are enabled/);
+    expect(anonymousExposureWarning(true, ['AlwaysAllow', 'RBAC'])).toBeUndefined();
+    expect(anonymousExposureWarning(true, ['Webhook'])).toBeUndefined();
+    expect(anonymousExposureWarning(false, ['AlwaysAllow'])).toBeUndefined();
   });
 });
 

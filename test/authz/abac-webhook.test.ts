@@ -4,18 +4,15 @@
  * no opinion honoured, answers cached for the TTL, and a failing webhook turning an undecided
  * request into kube's 500.
  */
-import { createServer, type Server } from 'node:https';
 import { writeFile, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
-import { X509Certificate } from 'node:crypto';
 import { parseServerArgs } from '../../src/server/options.js';
 import { startServer } from '../../src/server/server.js';
 import { startTestServer, type AdminTls, type TestServer } from '../support/server.js';
 import { clientTls, clusterIssuer } from '../support/users.js';
-import { call } from './support.js';
+import { call, startWebhook, type LocalWebhook } from './support.js';
 
 let dir: string;
 beforeAll(async () => {
@@ -98,86 +95,20 @@ describe('ABAC', () => {
 
 describe('Webhook', () => {
   let server: TestServer;
-  let hook: Server;
+  let hook: LocalWebhook;
   let wanda: AdminTls;
   let dan: AdminTls;
   let nobody: AdminTls;
-  const reviews: Record<string, unknown>[] = [];
-  let failing = false;
 
   beforeAll(async () => {
-    // The webhook's own CA and serving certificate.
-    const caKeys = await generateKeyPair();
-    const now = Date.now();
-    const caPem = issueCertificate({
-      subject: { commonName: 'webhook-ca' },
-      publicKey: caKeys.publicKey,
-      selfSigningKey: caKeys.privateKey,
-      usage: 'ca',
-      notBefore: new Date(now - 60_000),
-      notAfter: new Date(now + 3_600_000),
-    });
-    const keys = await generateKeyPair();
-    const certPem = issueCertificate({
-      subject: { commonName: 'webhook' },
-      publicKey: keys.publicKey,
-      issuer: {
-        subjectDer: subjectDerOf(new X509Certificate(caPem).raw),
-        privateKey: caKeys.privateKey,
-        publicKey: caKeys.publicKey,
-      },
-      usage: 'server',
-      notBefore: new Date(now - 60_000),
-      notAfter: new Date(now + 3_600_000),
-      ipAddresses: ['127.0.0.1'],
-    });
-    hook = createServer({ cert: certPem, key: privateKeyPem(keys.privateKey) }, (req, res) => {
-      let text = '';
-      req.on('data', (c: Buffer) => (text += c.toString()));
-      req.on('end', () => {
-        if (failing || req.headers.authorization !== 'Bearer s3cret') {
-          res.writeHead(500).end();
-          return;
-        }
-        const review = JSON.parse(text) as {
-          apiVersion: string;
-          spec: { user: string; resourceAttributes?: { verb: string } };
-        };
-        reviews.push(review);
-        const user = review.spec.user;
-        const status =
-          user === 'wanda'
-            ? { allowed: true }
-            : user === 'dan'
-              ? { allowed: false, denied: true, reason: 'dan is banned' }
-              : { allowed: false };
-        res
-          .writeHead(200, { 'content-type': 'application/json' })
-          .end(JSON.stringify({ apiVersion: review.apiVersion, kind: 'SubjectAccessReview', status }));
-      });
-    });
-    await new Promise<void>((resolve) => hook.listen(0, '127.0.0.1', resolve));
-    const port = (hook.address() as { port: number }).port;
-    const config = join(dir, 'webhook.kubeconfig');
-    await writeFile(
-      config,
-      JSON.stringify({
-        apiVersion: 'v1',
-        kind: 'Config',
-        clusters: [
-          {
-            name: 'hook',
-            cluster: {
-              server: `https://127.0.0.1:${port}/authorize`,
-              'certificate-authority-data': Buffer.from(caPem).toString('base64'),
-            },
-          },
-        ],
-        users: [{ name: 'api', user: { token: 's3cret' } }],
-        contexts: [{ name: 'c', context: { cluster: 'hook', user: 'api' } }],
-        'current-context': 'c',
-      }),
+    hook = await startWebhook(dir, 'webhook', (user) =>
+      user === 'wanda'
+        ? { allowed: true }
+        : user === 'dan'
+          ? { allowed: false, denied: true, reason: 'dan is banned' }
+          : { allowed: false },
     );
+    const config = hook.kubeconfigPath;
     server = await startTestServer({
       args: [
         '--authorization-mode=Webhook',
@@ -193,12 +124,12 @@ describe('Webhook', () => {
   }, 60_000);
   afterAll(async () => {
     await server?.close();
-    await new Promise((resolve) => hook?.close(resolve));
+    await hook?.close();
   });
 
   it('asks the webhook with a SubjectAccessReview and follows its answer', async () => {
     expect((await call(server, wanda, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(200);
-    const review = reviews.at(-1) as { apiVersion: string; spec: Record<string, unknown> };
+    const review = hook.reviews.at(-1) as { apiVersion: string; spec: Record<string, unknown> };
     expect(review.apiVersion).toBe('authorization.k8s.io/v1');
     expect(review.spec).toMatchObject({
       user: 'wanda',
@@ -214,17 +145,17 @@ describe('Webhook', () => {
   });
 
   it('caches allowed answers and turns a failing webhook into 500 for undecided requests', async () => {
-    const before = reviews.length;
+    const before = hook.reviews.length;
     expect((await call(server, wanda, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(200);
-    expect(reviews.length).toBe(before);
-    failing = true;
+    expect(hook.reviews.length).toBe(before);
+    hook.failing = true;
     try {
       expect((await call(server, wanda, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(200);
       const r = await call(server, nobody, 'GET', '/api/v1/namespaces/default/secrets');
       expect(r.status).toBe(500);
       expect(r.body).toMatchObject({ kind: 'Status', reason: 'InternalError', code: 500 });
     } finally {
-      failing = false;
+      hook.failing = false;
     }
   });
 });

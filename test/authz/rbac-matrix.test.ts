@@ -333,7 +333,13 @@ async function awaitAggregation(): Promise<void> {
 
 let generation = 0;
 
-/** Waits until the server's RBAC index has applied every write so far (one sentinel per kind). */
+/**
+ * Waits until the server's RBAC index has applied every write so far (one sentinel per kind).
+ * The server already makes a denial wait for the index to catch up with the store (grants are
+ * read-your-writes: src/authz/rbac-authorizer.ts), but an allow is answered from the index as
+ * it is, as kube-apiserver does: a revocation (the previous world's deletions) may still be in
+ * flight, and an allow through it would count as an escape. Hence this wait before sending.
+ */
 async function awaitIndex(): Promise<void> {
   const n = `sentinel-${++generation}`;
   const rule = (resource: string): MRule[] => [
