@@ -41,22 +41,24 @@ async function targetOf(ctx: CallContext, webhook: WebhookSpec): Promise<Webhook
   if (cc.service !== undefined) {
     const s = cc.service;
     const serverName = `${s.name}.${s.namespace}.svc`;
-    const url = new URL(`https://${serverName}:${s.port}${s.path}`);
+    const display = `https://${serverName}:${s.port}${s.path === '' ? '/' : s.path}`;
+    const url = new URL(display);
     let endpoint;
     try {
       endpoint = await resolveServiceEndpoint(ctx.services, s.namespace, s.name, s.port);
     } catch (err) {
       if (err instanceof ResolveError) {
-        url.searchParams.set('timeout', `${webhook.timeoutSeconds}s`);
+        const shown = `${display}?timeout=${webhook.timeoutSeconds}s`;
         throw new CallingWebhookError(
           webhook.name,
-          `failed to call webhook: Post ${JSON.stringify(url.toString())}: ${err.message}`,
+          `failed to call webhook: Post ${JSON.stringify(shown)}: ${err.message}`,
         );
       }
       throw err;
     }
     return {
       url,
+      display,
       connectHost: endpoint.host,
       connectPort: endpoint.port,
       serverName,

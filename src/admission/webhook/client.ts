@@ -10,12 +10,15 @@
  * operator what went wrong.
  */
 import { Agent, request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
 import { rootCertificates } from 'node:tls';
 
 /** Where to send one review. */
 export interface WebhookTarget {
   /** The URL kube would show: `url`, or `https://<svc>.<ns>.svc:<port><path>`. */
   readonly url: URL;
+  /** The URL as kube shows it when it differs from `url`'s form (a service's explicit `:443`). */
+  readonly display?: string;
   /** Where to connect (a service's resolved endpoint); default the URL's host and port. */
   readonly connectHost?: string;
   readonly connectPort?: number;
@@ -102,14 +105,14 @@ function unexpectedStatusMessage(code: number, body: string, text: boolean): str
 export class WebhookClient {
   readonly #agents = new Map<string, Agent>();
 
-  #agent(caBundle: string | undefined, serverName: string): Agent {
-    const key = `${serverName}\n${caBundle ?? ''}`;
+  #agent(caBundle: string | undefined, serverName: string | undefined): Agent {
+    const key = `${serverName ?? ''}\n${caBundle ?? ''}`;
     let agent = this.#agents.get(key);
     if (agent === undefined) {
       agent = new Agent({
         keepAlive: true,
         ca: caBundle === undefined ? [...rootCertificates] : caBundle,
-        servername: serverName,
+        ...(serverName === undefined ? {} : { servername: serverName }),
       });
       this.#agents.set(key, agent);
     }
@@ -123,19 +126,22 @@ export class WebhookClient {
   post(target: WebhookTarget, body: unknown, timeoutSeconds: number): Promise<unknown> {
     const url = new URL(target.url);
     url.searchParams.set('timeout', `${timeoutSeconds}s`);
-    const shown = url.toString();
+    const shown = target.display === undefined ? url.toString() : `${target.display}${url.search}`;
     const host = target.connectHost ?? url.hostname.replace(/^\[|\]$/g, '');
     const port = target.connectPort ?? (url.port === '' ? 443 : Number(url.port));
     const serverName = target.serverName ?? url.hostname.replace(/^\[|\]$/g, '');
+    // SNI carries names only; an IP is checked against the certificate's IP SANs.
+    const sni = isIP(serverName) === 0 ? serverName : undefined;
     const addr = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
     const payload = Buffer.from(JSON.stringify(body));
     return new Promise((resolve, reject) => {
       let settled = false;
-      const fail = (message: string): void => {
+      // Transport failures read as Go's url.Error; status and decoding ones stand alone.
+      const fail = (message: string, transport = true): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        reject(new WebhookCallError(`Post ${JSON.stringify(shown)}: ${message}`));
+        reject(new WebhookCallError(transport ? `Post ${JSON.stringify(shown)}: ${message}` : message));
       };
       const req = httpsRequest(
         {
@@ -143,8 +149,8 @@ export class WebhookClient {
           host,
           port,
           path: `${url.pathname}${url.search}`,
-          agent: this.#agent(target.caBundle, serverName),
-          servername: serverName,
+          agent: this.#agent(target.caBundle, sni),
+          ...(sni === undefined ? {} : { servername: sni }),
           headers: {
             host: url.host,
             'content-type': 'application/json',
@@ -170,14 +176,14 @@ export class WebhookClient {
             const text = Buffer.concat(chunks).toString('utf8');
             const code = res.statusCode ?? 0;
             if (code < 200 || code > 206) {
-              fail(errorStatusMessage(code, text, res.headers['content-type'] ?? ''));
+              fail(errorStatusMessage(code, text, res.headers['content-type'] ?? ''), false);
               return;
             }
             let parsed: unknown;
             try {
               parsed = JSON.parse(text);
             } catch (err) {
-              fail(text === '' ? 'unexpected end of JSON input' : (err as Error).message);
+              fail(text === '' ? 'unexpected end of JSON input' : (err as Error).message, false);
               return;
             }
             settled = true;
