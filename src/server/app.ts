@@ -54,7 +54,7 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { AdmissionChain } from '../admission/index.js';
-import { webhookAdmission } from '../admission/webhook/index.js';
+import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -124,6 +124,17 @@ function countedResources(registry: KindRegistry): CountedResource[] {
     });
   }
   return [...seen.values()];
+}
+
+/** kube's `apiserver_admission_webhook_admission_duration_seconds`, fed by the webhook plugins. */
+function webhookDurationObserver(metrics: MetricsRegistry): WebhookObserver {
+  const duration = metrics.histogram(
+    'apiserver_admission_webhook_admission_duration_seconds',
+    'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+    ['name', 'type', 'operation', 'rejected'],
+    [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25],
+  );
+  return (o) => duration.observe([o.name, o.type, o.operation, String(o.rejected)], o.seconds);
 }
 
 /** Builds the app; call `ready()` or `listen()` on the result. */
@@ -226,6 +237,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           store: () => layer.store,
           registry: deps.registry,
           defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
+          observe: webhookDurationObserver(metrics),
           onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
         })
       : undefined;

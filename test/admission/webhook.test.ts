@@ -95,6 +95,8 @@ interface HookOptions {
   readonly matchConditions?: Json[];
   readonly resources?: string[];
   readonly apiGroups?: string[];
+  readonly apiVersions?: string[];
+  readonly matchPolicy?: 'Exact' | 'Equivalent';
 }
 
 function webhook(ns: string, o: HookOptions, mutating: boolean): Json {
@@ -109,7 +111,7 @@ function webhook(ns: string, o: HookOptions, mutating: boolean): Json {
       {
         operations: ['CREATE', 'UPDATE', 'DELETE'],
         apiGroups: o.apiGroups ?? [''],
-        apiVersions: ['v1'],
+        apiVersions: o.apiVersions ?? ['v1'],
         resources: o.resources ?? ['configmaps'],
       },
     ],
@@ -121,6 +123,7 @@ function webhook(ns: string, o: HookOptions, mutating: boolean): Json {
     ...(o.timeoutSeconds === undefined ? {} : { timeoutSeconds: o.timeoutSeconds }),
     ...(mutating && o.reinvocationPolicy !== undefined ? { reinvocationPolicy: o.reinvocationPolicy } : {}),
     ...(o.matchConditions === undefined ? {} : { matchConditions: o.matchConditions }),
+    ...(o.matchPolicy === undefined ? {} : { matchPolicy: o.matchPolicy }),
   };
 }
 
@@ -248,6 +251,58 @@ describe('mutating webhooks', () => {
     expect(upd['operation']).toBe('UPDATE');
     expect((upd['oldObject'] as Json)['data']).toEqual({ k: 'v' });
     expect((upd['object'] as Json)['data']).toEqual({ k: 'w' });
+    const metrics = await adminFetch(`${server.url}/metrics`, tls);
+    expect(metrics.body).toMatch(
+      /^apiserver_admission_webhook_admission_duration_seconds_count\{name="label.capstan.test",type="admit",operation="CREATE",rejected="false"\} [1-9]/m,
+    );
+  });
+
+  it('calls a webhook for an equivalent version with matchPolicy Equivalent, not with Exact', async () => {
+    await namespace('equiv');
+    answers.set('/equiv', patchOf([{ op: 'add', path: '/metadata/labels', value: { equivalent: 'yes' } }]));
+    const common = {
+      apiGroups: ['autoscaling'],
+      apiVersions: ['v1'],
+      resources: ['horizontalpodautoscalers'],
+    };
+    await configure('mutating', 'equiv', 'equiv', [
+      { name: 'equivalent.capstan.test', path: '/equiv', matchPolicy: 'Equivalent', ...common },
+      { name: 'exact.capstan.test', path: '/exact', matchPolicy: 'Exact', ...common },
+    ]);
+    const hpa = (name: string): Json => ({
+      apiVersion: 'autoscaling/v2',
+      kind: 'HorizontalPodAutoscaler',
+      metadata: { name },
+      spec: {
+        scaleTargetRef: { apiVersion: 'apps/v1', kind: 'Deployment', name: 'd' },
+        minReplicas: 1,
+        maxReplicas: 3,
+      },
+    });
+    const base = '/apis/autoscaling/v2/namespaces/equiv/horizontalpodautoscalers';
+    await until(async () => {
+      const before = received.get('/equiv')?.length ?? 0;
+      await api('POST', `${base}?dryRun=All`, hpa('probe'));
+      return (received.get('/equiv')?.length ?? 0) > before;
+    });
+    const r = await api('POST', base, hpa('h'));
+    expect(r.status, JSON.stringify(r.json)).toBe(201);
+    expect(r.json['apiVersion']).toBe('autoscaling/v2');
+    expect((r.json['metadata'] as Json)['labels']).toEqual({ equivalent: 'yes' });
+    const request = received.get('/equiv')?.at(-1)?.review.request as Json;
+    expect(request['kind']).toEqual({ group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' });
+    expect(request['resource']).toEqual({
+      group: 'autoscaling',
+      version: 'v1',
+      resource: 'horizontalpodautoscalers',
+    });
+    expect(request['requestKind']).toEqual({
+      group: 'autoscaling',
+      version: 'v2',
+      kind: 'HorizontalPodAutoscaler',
+    });
+    expect((request['object'] as Json)['apiVersion']).toBe('autoscaling/v1');
+    expect(received.get('/exact')).toBeUndefined();
   });
 
   it('reaches a webhook by service through its EndpointSlice, with the service’s TLS name', async () => {
