@@ -424,6 +424,7 @@ describe('validating webhooks', () => {
     answers.set('/deny', {
       allowed: false,
       status: { code: 403, message: 'no thanks', reason: 'Forbidden' },
+      warnings: ['refused on purpose'],
     });
     answers.set('/deny-bare', { allowed: false });
     const slow = (review: Review, _req: IncomingMessage, res: ServerResponse): void => {
@@ -452,6 +453,7 @@ describe('validating webhooks', () => {
       code: 403,
       message: 'admission webhook "deny.capstan.test" denied the request: no thanks',
     });
+    expect(r.headers['warning']).toContain('299 - "refused on purpose"');
     expect((await api('GET', '/api/v1/namespaces/deny/configmaps/x')).status).toBe(404);
     const bare = await createConfigMap('deny', 'y', { deny: 'bare' });
     expect(bare.status).toBe(400);
@@ -556,6 +558,12 @@ describe('failures', () => {
       },
     ]);
     await configure('validating', 'bad-v', 'bad', [
+      {
+        name: 'pem.capstan.test',
+        path: '/',
+        ca: 'not a PEM',
+        objectSelector: { matchLabels: { bad: 'pem' } },
+      },
       { name: 'vpatch.capstan.test', path: '/vpatch', objectSelector: { matchLabels: { bad: 'vpatch' } } },
     ]);
     await inEffect('bad', '/vpatch', { bad: 'vpatch' });
@@ -582,7 +590,11 @@ describe('failures', () => {
     expect(vpatch.json['message']).toBe(
       `${prefix}"vpatch.capstan.test": received invalid webhook response: validating webhook may not return response.patch`,
     );
-    for (const n of ['a', 'b', 'c', 'd', 'e'])
+    const pem = await createConfigMap('bad', 'f', { bad: 'pem' });
+    expect(pem.json['message']).toBe(
+      `${prefix}"pem.capstan.test": could not get REST client: unable to load root certificates: unable to parse bytes as PEM block`,
+    );
+    for (const n of ['a', 'b', 'c', 'd', 'e', 'f'])
       expect((await api('GET', `/api/v1/namespaces/bad/configmaps/${n}`)).status).toBe(404);
   });
 

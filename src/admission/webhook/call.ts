@@ -38,6 +38,12 @@ export interface CallObjects {
 
 async function targetOf(ctx: CallContext, webhook: WebhookSpec): Promise<WebhookTarget> {
   const cc = webhook.clientConfig;
+  if (cc.caBundle !== undefined && !cc.caBundle.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new CallingWebhookError(
+      webhook.name,
+      'could not get REST client: unable to load root certificates: unable to parse bytes as PEM block',
+    );
+  }
   if (cc.service !== undefined) {
     const s = cc.service;
     const serverName = `${s.name}.${s.namespace}.svc`;
