@@ -251,6 +251,17 @@ describe('mutating webhooks', () => {
     expect(upd['operation']).toBe('UPDATE');
     expect((upd['oldObject'] as Json)['data']).toEqual({ k: 'v' });
     expect((upd['object'] as Json)['data']).toEqual({ k: 'w' });
+    // A delete is sent with oldObject and no object.
+    answers.set('/m-url', allow());
+    expect((await api('DELETE', '/api/v1/namespaces/m-url/configmaps/a')).status).toBe(200);
+    const del = received.get('/m-url')?.at(-1)?.review.request as Json;
+    expect(del).toMatchObject({
+      operation: 'DELETE',
+      name: 'a',
+      object: null,
+      options: { kind: 'DeleteOptions' },
+    });
+    expect((del['oldObject'] as Json)['data']).toEqual({ k: 'w' });
     const metrics = await adminFetch(`${server.url}/metrics`, tls);
     expect(metrics.body).toMatch(
       /^apiserver_admission_webhook_admission_duration_seconds_count\{name="label.capstan.test",type="admit",operation="CREATE",rejected="false"\} [1-9]/m,
