@@ -3,7 +3,7 @@
  * versions, `*`, `<resource>/<subresource>`, `*\/status`, scope with the Namespace special case),
  * matchPolicy Equivalent over the registry's shared-storage types, object selectors on new or
  * old labels, which labels the namespace selector reads, the defaults of a stored
- * configuration, the review request's fields, the response checks, the denial Status, and the
+ * configuration, service resolution (EndpointSlices, then Endpoints; ready endpoints only), the review request's fields, the response checks, the denial Status, and the
  * JSON Patch applier.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,6 +22,7 @@ import {
 } from '../../src/admission/webhook/matching.js';
 import { admissionRequest, reviewVersion, verifyResponse } from '../../src/admission/webhook/review.js';
 import { asType } from '../../src/admission/webhook/selection.js';
+import { resolveServiceEndpoint, type ServiceObjects } from '../../src/admission/webhook/service-resolver.js';
 import type { WebhookRule, WebhookSpec } from '../../src/admission/webhook/types.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import type { ResourceType } from '../../src/registry/types.js';
@@ -299,5 +300,79 @@ describe('JSON Patch', () => {
     expect(() =>
       applyPatch({ a: 1 }, decodePatch(Buffer.from('[{"op":"test","path":"/a","value":2}]'))),
     ).toThrow();
+  });
+});
+
+describe('service resolution', () => {
+  const svc = (ports: unknown[], type = 'ClusterIP'): KubeObject => ({
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: { name: 's', namespace: 'n' },
+    spec: { type, ports },
+  });
+  const objects = (o: {
+    service?: KubeObject;
+    slices?: KubeObject[];
+    endpoints?: KubeObject;
+  }): ServiceObjects => ({
+    service: () => Promise.resolve(o.service),
+    endpointSlices: () => Promise.resolve(o.slices ?? []),
+    endpoints: () => Promise.resolve(o.endpoints),
+  });
+  const slice = (endpoints: unknown[], ports: unknown[]): KubeObject => ({
+    apiVersion: 'discovery.k8s.io/v1',
+    kind: 'EndpointSlice',
+    metadata: { name: 's-1', namespace: 'n' },
+    endpoints,
+    ports,
+  });
+
+  it('picks a ready EndpointSlice address on the port named as the service port', async () => {
+    const o = objects({
+      service: svc([{ name: 'web', port: 443, targetPort: 8443 }]),
+      slices: [
+        slice(
+          [
+            { addresses: ['10.0.0.1'], conditions: { ready: false } },
+            { addresses: ['10.0.0.2'], conditions: { ready: true } },
+          ],
+          [
+            { name: 'other', port: 1 },
+            { name: 'web', port: 8443 },
+          ],
+        ),
+      ],
+    });
+    expect(await resolveServiceEndpoint(o, 'n', 's', 443)).toEqual({ host: '10.0.0.2', port: 8443 });
+  });
+
+  it('falls back to Endpoints when the service has no EndpointSlice', async () => {
+    const o = objects({
+      service: svc([{ port: 443 }]),
+      endpoints: {
+        apiVersion: 'v1',
+        kind: 'Endpoints',
+        metadata: { name: 's', namespace: 'n' },
+        subsets: [{ addresses: [{ ip: '10.0.0.9' }], ports: [{ port: 9443 }] }],
+      },
+    });
+    expect(await resolveServiceEndpoint(o, 'n', 's', 443)).toEqual({ host: '10.0.0.9', port: 9443 });
+  });
+
+  it('fails with kube’s messages', async () => {
+    await expect(resolveServiceEndpoint(objects({}), 'n', 's', 443)).rejects.toThrow('service "s" not found');
+    await expect(
+      resolveServiceEndpoint(objects({ service: svc([{ port: 443 }], 'ExternalName') }), 'n', 's', 443),
+    ).rejects.toThrow('unsupported service type "ExternalName"');
+    await expect(
+      resolveServiceEndpoint(objects({ service: svc([{ port: 80 }]) }), 'n', 's', 443),
+    ).rejects.toThrow('no service port 443 found for service "s"');
+    const notReady = objects({
+      service: svc([{ port: 443 }]),
+      slices: [slice([{ addresses: ['10.0.0.1'], conditions: { ready: false } }], [{ port: 8443 }])],
+    });
+    await expect(resolveServiceEndpoint(notReady, 'n', 's', 443)).rejects.toThrow(
+      'no endpoints available for service "s"',
+    );
   });
 });
