@@ -8,6 +8,7 @@
  * close.
  */
 import type { Store } from '../../../storage/interface.js';
+import { internalError } from '../../api/errors.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Registry, ResourceType } from '../../registry/types.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.js';
@@ -46,7 +47,10 @@ export interface WebhookAdmissionDeps {
   readonly observe?: WebhookObserver;
   /** Failures worth a log line (watch errors, webhooks failing open). */
   readonly onError?: (message: string, err: unknown) => void;
-  /** How long a request waits for the first list of the configurations (default 10 s). */
+  /**
+   * How long a request waits for the first list of the configurations (then 403 "not yet ready",
+   * as kube) or of the namespaces, Services and EndpointSlices it reads (default 10 s).
+   */
   readonly readyTimeoutMs?: number;
 }
 
@@ -100,21 +104,35 @@ export function webhookAdmission(deps: WebhookAdmissionDeps): WebhookAdmission {
   const mutatingConfigs = new WebhookConfigurations(mutatingInformer, true);
   const validatingConfigs = new WebhookConfigurations(validatingInformer, false);
 
+  const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
+  /** Waits for an informer's first list, at most `readyTimeoutMs`; false when it is not in. */
+  const synced = async (i: { synced: boolean; whenSynced(): Promise<void> }): Promise<boolean> => {
+    if (i.synced) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, readyTimeoutMs)));
+    await Promise.race([i.whenSynced(), timeout]);
+    clearTimeout(timer);
+    return i.synced;
+  };
+  const lookupReady = async (i: Informer, kind: string): Promise<void> => {
+    if (!(await synced(i))) throw internalError(`admission webhooks: the ${kind} informer has not synced`);
+  };
+
   const nsPrefix = prefixOf(deps.registry, '', 'v1', 'Namespace');
   const svcPrefix = prefixOf(deps.registry, '', 'v1', 'Service');
   const epPrefix = prefixOf(deps.registry, '', 'v1', 'Endpoints');
 
   const serviceObjects: ServiceObjects = {
     service: async (ns, name) => {
-      await services.whenSynced();
+      await lookupReady(services, 'Service');
       return services.get(`${svcPrefix}${ns}/${name}`);
     },
     endpoints: async (ns, name) => {
-      await endpoints.whenSynced();
+      await lookupReady(endpoints, 'Endpoints');
       return endpoints.get(`${epPrefix}${ns}/${name}`);
     },
     endpointSlices: async (ns, service) => {
-      await slices.whenSynced();
+      await lookupReady(slices, 'EndpointSlice');
       const out: KubeObject[] = [];
       for (const s of slices.values()) {
         if (s.metadata.namespace !== ns) continue;
@@ -125,7 +143,7 @@ export function webhookAdmission(deps: WebhookAdmissionDeps): WebhookAdmission {
   };
 
   const namespaceLabels = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
-    await namespaces.whenSynced();
+    await lookupReady(namespaces, 'Namespace');
     const cached = namespaces.get(`${nsPrefix}${name}`);
     if (cached !== undefined) return cached.metadata.labels ?? {};
     // Not seen by the informer yet (created a moment ago): read storage, as kube's live GET.
@@ -146,15 +164,8 @@ export function webhookAdmission(deps: WebhookAdmissionDeps): WebhookAdmission {
     observe: deps.observe,
     onError,
   };
-  const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
-
   const ready = async (configs: WebhookConfigurations, attrs: AdmissionAttributes): Promise<void> => {
-    if (configs.synced) return;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, readyTimeoutMs)));
-    await Promise.race([configs.whenSynced(), timeout]);
-    clearTimeout(timer);
-    if (!configs.synced) throw admissionForbidden(attrs, 'not yet ready to handle request');
+    if (!(await synced(configs))) throw admissionForbidden(attrs, 'not yet ready to handle request');
   };
 
   const mutating: AdmissionPlugin = {
