@@ -226,6 +226,19 @@ describe('reviews', () => {
     expect(reviewVersion(['v2'])).toBeUndefined();
   });
 
+  it('name a Namespace’s update or delete after itself, as kube’s request info does', () => {
+    const del = attrs({
+      type: namespaces,
+      namespace: '',
+      name: 'team',
+      operation: 'DELETE',
+      object: undefined,
+    });
+    expect(admissionRequest('u', del, namespaces, undefined, undefined)['namespace']).toBe('team');
+    const create = attrs({ type: namespaces, namespace: '', name: 'team' });
+    expect(admissionRequest('u', create, namespaces, create.object, undefined)['namespace']).toBeUndefined();
+  });
+
   it('check v1 answers as kube does', () => {
     const ok = {
       apiVersion: 'admission.k8s.io/v1',

@@ -47,7 +47,15 @@ export function admissionRequest(
   };
   if (attrs.subresource !== undefined) request['requestSubResource'] = attrs.subresource;
   if (attrs.name !== '') request['name'] = attrs.name;
-  if (attrs.namespace !== '') request['namespace'] = attrs.namespace;
+  // kube's request info names a Namespace's own namespace after it on the item path (not on create).
+  const namespace =
+    attrs.namespace === '' &&
+    attrs.type.group === '' &&
+    attrs.type.plural === 'namespaces' &&
+    attrs.operation !== 'CREATE'
+      ? attrs.name
+      : attrs.namespace;
+  if (namespace !== '') request['namespace'] = namespace;
   request['operation'] = attrs.operation;
   request['userInfo'] = userInfo;
   request['object'] = object ?? null;
