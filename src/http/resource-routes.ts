@@ -369,15 +369,22 @@ async function handle(
   );
   const rep = reps.representation(negotiated, target.type, param(request.query as Query, 'includeObject'));
   const warnings: string[] = [];
-  const result = await dispatch(
-    ctx,
-    target,
-    request,
-    reply,
-    watchPrefix,
-    { reps, endpoints, negotiated, rep },
-    warnings,
-  );
+  let result;
+  try {
+    result = await dispatch(
+      ctx,
+      target,
+      request,
+      reply,
+      watchPrefix,
+      { reps, endpoints, negotiated, rep },
+      warnings,
+    );
+  } catch (err) {
+    // A refused request keeps the warnings gathered before the refusal (kube sends them too).
+    if (warnings.length > 0 && !reply.sent) void reply.header('warning', warnings.map(warningHeader));
+    throw err;
+  }
   if (result === undefined) return;
   if (warnings.length > 0) void reply.header('warning', warnings.map(warningHeader));
   if (result.contentType !== undefined) {

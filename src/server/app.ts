@@ -50,6 +50,7 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { AdmissionChain } from '../admission/index.js';
+import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -89,6 +90,11 @@ export interface AppDeps {
   readonly encryption?: EncryptionConfig;
   /** The cluster CA: signs approved `kubernetes.io/kube-apiserver-client` CSRs (none: no signer). */
   readonly ca?: CertKeyPair;
+  /**
+   * Test hook until `--enable-admission-plugins` wires them: append MutatingAdmissionWebhook and
+   * ValidatingAdmissionWebhook (src/admission/webhook/) to the admission chain.
+   */
+  readonly admissionWebhooks?: boolean;
   /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
   readonly plantedAuthzBug?: string;
   /** How often `--authorization-config` is looked at for changes (default one minute, as kube's). */
@@ -116,6 +122,17 @@ function countedResources(registry: KindRegistry): CountedResource[] {
     });
   }
   return [...seen.values()];
+}
+
+/** kube's `apiserver_admission_webhook_admission_duration_seconds`, fed by the webhook plugins. */
+function webhookDurationObserver(metrics: MetricsRegistry): WebhookObserver {
+  const duration = metrics.histogram(
+    'apiserver_admission_webhook_admission_duration_seconds',
+    'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+    ['name', 'type', 'operation', 'rejected'],
+    [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25],
+  );
+  return (o) => duration.observe([o.name, o.type, o.operation, String(o.rejected)], o.seconds);
 }
 
 /** Builds the app; call `ready()` or `listen()` on the result. */
@@ -208,6 +225,21 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.encryption === undefined
       ? deps.store
       : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
+  const webhooks =
+    deps.admissionWebhooks === true
+      ? webhookAdmission({
+          store: () => layer.store,
+          registry: deps.registry,
+          defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
+          observe: webhookDurationObserver(metrics),
+          onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
+        })
+      : undefined;
+  const admissionPlugins = [
+    // The ServiceAccount step needs the controller that makes `default` accounts.
+    ...(serviceAccounts === undefined || deps.startControllers === false ? [] : [serviceAccounts.admission]),
+    ...(webhooks === undefined ? [] : [webhooks.mutating, webhooks.validating]),
+  ];
   const resourceDeps: ResourceDeps = {
     registry: deps.registry,
     store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
@@ -234,15 +266,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    ...(serviceAccounts === undefined
-      ? {}
-      : {
-          // The admission step needs the controller that makes `default` accounts.
-          ...(deps.startControllers === false
-            ? {}
-            : { admission: new AdmissionChain([serviceAccounts.admission]) }),
-          controllers: serviceAccounts.controllers,
-        }),
+    ...(admissionPlugins.length === 0 ? {} : { admission: new AdmissionChain(admissionPlugins) }),
+    ...(serviceAccounts === undefined ? {} : { controllers: serviceAccounts.controllers }),
   };
   const layer = createResourceLayer(resourceDeps);
   resourceStore.current = layer.store;
@@ -308,7 +333,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.log.error('reloading TLS files failed; the previous certificates stay in use', err),
   );
   const runtime = processMetrics(metrics);
+  if (webhooks !== undefined) {
+    app.addHook('onReady', (done) => {
+      webhooks.start();
+      done();
+    });
+  }
   app.addHook('onClose', (_instance, done) => {
+    webhooks?.stop();
     authz.stop();
     servingTls.stop();
     runtime.stop();

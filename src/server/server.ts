@@ -42,6 +42,8 @@ export interface StartOverrides {
   readonly log?: ServerLog;
   /** Run the resource controllers (default true). */
   readonly startControllers?: boolean;
+  /** Test hook: append the admission webhook plugins to the chain (see AppDeps). */
+  readonly admissionWebhooks?: boolean;
 }
 
 /** A started server. */
@@ -179,6 +181,7 @@ export async function startServer(
         ? {}
         : { authorizationConfigReloadMs: Number(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS']) }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
+      ...(overrides.admissionWebhooks === true ? { admissionWebhooks: true } : {}),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });
