@@ -124,7 +124,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: AUDIT, name: 'audit-webhook-mode', type: 'string', default: 'batch', usage: 'Strategy for sending audit events: blocking, blocking-strict or batch.', ...later },
 
   // API enablement
-  { section: API, name: 'runtime-config', type: 'mapStringString', default: {}, usage: 'A set of key=value pairs that enable or disable built-in APIs: v1=true|false, <group>/<version>=true|false, api/all, api/ga, api/beta, api/alpha.', ...later },
+  { section: API, name: 'runtime-config', type: 'mapStringString', default: {}, usage: 'A set of key=value pairs that enable or disable built-in APIs: v1=true|false for the core group, <group>/<version>=true|false, <group>/<version>/<resource>=true|false, api/all, api/ga, api/beta, api/alpha (=true|false). A disabled version or resource is not served (no routes, discovery or OpenAPI). Default: kube 1.33\'s set (GA versions on; every version Capstan serves is GA).' },
 
   // Admission
   { section: ADMISSION, name: 'enable-admission-plugins', type: 'stringSlice', default: [], usage: 'Admission plugins that should be enabled in addition to default enabled ones.', ...later },

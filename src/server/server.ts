@@ -88,7 +88,7 @@ export async function startServer(
   const lifecycle = new ServerLifecycle(
     POST_START_HOOKS.filter((h) => h !== RBAC_BOOTSTRAP_HOOK || options.authorizationModes.includes('RBAC')),
   );
-  const registry = loadRegistry();
+  const registry = loadRegistry(options.apiEnablement);
   await mkdir(options.dataDir, { recursive: true });
 
   const pkiPromise = ensureServerPki({
