@@ -40,6 +40,7 @@ import type { ServiceAccountKeys } from '../serviceaccount/keys.js';
 import type { EncryptionConfig } from '../encryption/config.js';
 import { chainsByPrefix, encryptingStore } from '../encryption/encrypting-store.js';
 import { isLongRunning, type ConnectionTracker } from './connections.js';
+import { connectionLimits } from './connection-limits.js';
 import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import type { ServerLog } from './log.js';
@@ -330,6 +331,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.connections.onRequest(request, reply);
     done();
   });
+  const limits = connectionLimits({
+    goawayChance: options.flags.get('goaway-chance') as number,
+    maxConnectionBytesPerSec: options.flags.get('max-connection-bytes-per-sec') as number,
+  });
+  if (limits !== undefined) {
+    app.addHook('onRequest', (request, reply, done) => {
+      limits(request, reply);
+      done();
+    });
+  }
 
   const healthLog: HealthFailureLog = (endpoint, failures) => {
     for (const f of failures) deps.log.error(`${endpoint} check ${f.name} failed: ${f.reason}`);

@@ -19,6 +19,7 @@ import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
 import { KINDS } from '../registry/kinds.js';
 import { ApiEnablement, RuntimeConfigError } from '../registry/runtime-config.js';
+import { goawayChanceError } from './connection-limits.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
@@ -217,6 +218,8 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  const goaway = goawayChanceError(v.get('goaway-chance') as number);
+  if (goaway !== undefined) throw new FlagError(goaway);
   let apiEnablement: ApiEnablement;
   try {
     apiEnablement = ApiEnablement.parse(v.get('runtime-config') as Readonly<Record<string, string>>, KINDS);
