@@ -24,6 +24,7 @@ import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
 import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
+import type { Deprecations } from '../registry/deprecations.js';
 import { loadRegistry } from '../registry/registry.js';
 import { startCompactor, type Compactor } from './compactor.js';
 import { ConnectionTracker } from './connections.js';
@@ -42,6 +43,8 @@ export interface StartOverrides {
   readonly log?: ServerLog;
   /** Run the resource controllers (default true). */
   readonly startControllers?: boolean;
+  /** Deprecated API versions instead of kube 1.33's (tests). */
+  readonly deprecations?: Deprecations;
 }
 
 /** A started server. */
@@ -175,6 +178,7 @@ export async function startServer(
         ? {}
         : { plantedAuthzBug: process.env['CAPSTAN_AUTHZ_BUG'] }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
+      ...(overrides.deprecations === undefined ? {} : { deprecations: overrides.deprecations }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });
