@@ -255,3 +255,53 @@ describe.each(VERSIONS)('kubectl %s on the same objects in both versions', (vers
     },
   );
 });
+
+describe('kubectl 1.27 autoscale (it writes autoscaling/v1)', () => {
+  it.runIf(kubectlPath('1.27') !== undefined || process.env['CI'] === 'true')(
+    'creates an HPA that v2 serves with its cpu target',
+    async () => {
+      const deploy = await call('POST', '/apis/apps/v1/namespaces/default/deployments', {
+        apiVersion: 'apps/v1',
+        kind: 'Deployment',
+        metadata: { name: 'scaled' },
+        spec: {
+          selector: { matchLabels: { app: 'scaled' } },
+          template: {
+            metadata: { labels: { app: 'scaled' } },
+            spec: { containers: [{ name: 'c', image: 'busybox' }] },
+          },
+        },
+      });
+      expect(deploy.status).toBe(201);
+      const r = await runKubectl(
+        '1.27',
+        [
+          'autoscale',
+          'deployment',
+          'scaled',
+          '-n',
+          'default',
+          '--min=2',
+          '--max=5',
+          '--cpu-percent=55',
+          '-v=6',
+        ],
+        server.kubeconfigPath,
+      );
+      expect(r.code, r.stderr).toBe(0);
+      const { json } = await call('GET', `${HPA_V2}/scaled`);
+      expect((json['spec'] as Record<string, unknown>)['metrics']).toEqual([
+        {
+          type: 'Resource',
+          resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 55 } },
+        },
+      ]);
+      const v1 = await call('GET', `${HPA_V1}/scaled`);
+      expect((v1.json['spec'] as Record<string, unknown>)['targetCPUUtilizationPercentage']).toBe(55);
+      // kubectl 1.27 wrote through autoscaling/v1.
+      expect(r.stderr).toMatch(
+        /POST https:\/\/\S+\/apis\/autoscaling\/v1\/namespaces\/default\/horizontalpodautoscalers\S* 201/,
+      );
+    },
+  );
+});
