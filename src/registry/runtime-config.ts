@@ -8,6 +8,7 @@
  * 2. `<group>/<version>` (`v1` and `api/v1` name the core group): the whole version;
  * 3. `<group>/<version>/<resource>` (lowercase plural): one resource, whatever its version says.
  * Values of 2 and 3 are Go booleans (`true`, `1`, `t`, `F`, ...); an empty value means true.
+ * The deprecated `api/legacy` is accepted and ignored, as kube-apiserver's completion drops it.
  *
  * The default is kube 1.33's: every GA version on, beta and alpha versions off. Every version
  * Capstan serves is GA (kube 1.33 serves each of them by default, `networking.k8s.io/v1`
@@ -83,7 +84,9 @@ export class ApiEnablement {
    * The enablement `flag` (the `--runtime-config` map) asks for over the kinds of `doc`.
    * @throws RuntimeConfigError with kube-apiserver's start-up message for a bad key or value.
    */
-  static parse(flag: Readonly<Record<string, string>>, doc: KindsDocument): ApiEnablement {
+  static parse(given: Readonly<Record<string, string>>, doc: KindsDocument): ApiEnablement {
+    // kube-apiserver's completion drops the deprecated `api/legacy` key.
+    const flag = Object.fromEntries(Object.entries(given).filter(([k]) => k !== 'api/legacy'));
     const keys = Object.keys(flag);
     if (flag['api/all'] === 'false' && keys.length === 1) {
       throw new RuntimeConfigError('invalid key with only api/all=false');
@@ -152,10 +155,5 @@ export class ApiEnablement {
       const [group = '', version = '', plural = ''] = r.split('/');
       return !this.serves(group, version, plural);
     });
-  }
-
-  /** True when some key turned a version or resource off or on (for the start log). */
-  get customized(): boolean {
-    return this.#versions.size > 0 || this.#resources.size > 0;
   }
 }

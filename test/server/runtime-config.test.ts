@@ -49,6 +49,10 @@ describe('--runtime-config parsing', () => {
     expect(e.serves('batch', 'v1', 'jobs')).toBe(true);
     expect(e.serves('batch', 'v1', 'cronjobs')).toBe(false);
     expect(e.serves('rbac.authorization.k8s.io', 'v1', 'roles')).toBe(false);
+    expect(ApiEnablement.parse({ 'api/legacy': 'false' }, KINDS).serves('apps', 'v1', 'deployments')).toBe(
+      true,
+    );
+    expect(ApiEnablement.parse({ 'api/v1/pods': 'false' }, KINDS).serves('', 'v1', 'pods')).toBe(false);
     const d = ApiEnablement.defaults();
     expect(d.serves('autoscaling', 'v1', 'horizontalpodautoscalers')).toBe(true);
     expect(d.serves('storage.k8s.io', 'v1beta1', 'csistoragecapacities')).toBe(false);
