@@ -169,11 +169,9 @@ export function unsupportedMediaType(contentType: string): ApiError {
   );
 }
 
+/** 413 for a body over the limit, with kube-apiserver's message (`limitedReadBody`). */
 export function requestEntityTooLarge(limitBytes: number): ApiError {
-  return new ApiError(
-    'RequestEntityTooLarge',
-    `the request body is larger than the limit of ${limitBytes} bytes`,
-  );
+  return new ApiError('RequestEntityTooLarge', `Request entity too large: limit is ${limitBytes}`);
 }
 
 /** 410 for a resourceVersion older than retained history (reason Expired, as kube-apiserver). */

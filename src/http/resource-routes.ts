@@ -386,7 +386,12 @@ async function handle(
     throw err;
   }
   if (result === undefined) return;
-  if (warnings.length > 0) void reply.header('warning', warnings.map(warningHeader));
+  if (warnings.length > 0) {
+    // Warnings set earlier on the raw response (a deprecated version's) stay first.
+    const prior = reply.raw.getHeader('warning');
+    const earlier = prior === undefined ? [] : Array.isArray(prior) ? prior : [String(prior)];
+    void reply.header('warning', [...earlier, ...warnings.map(warningHeader)]);
+  }
   if (result.contentType !== undefined) {
     await reply.code(result.code).type(result.contentType).send(result.body);
   } else if (

@@ -5,6 +5,7 @@
  */
 import { KINDS } from './kinds.js';
 import type { GroupEntry, KindsDocument } from './kinds-source.js';
+import type { ApiEnablement } from './runtime-config.js';
 import type { Registry, ResourceType } from './types.js';
 
 /** The table breaks a registry rule (duplicate resource or kind, a group without kinds, ...). */
@@ -39,11 +40,17 @@ export class KindRegistry implements Registry {
   readonly #byGroupVersion = new Map<string, readonly ResourceType[]>();
   readonly #groups: readonly ServedGroup[];
 
-  /** @throws RegistryError on duplicate resources or kinds, or kinds of undeclared versions. */
-  constructor(doc: KindsDocument) {
+  /**
+   * @param serves `--runtime-config`'s filter: kinds it turns off are not served at all (no
+   *   routes, discovery or OpenAPI); a group version left without kinds disappears.
+   * @throws RegistryError on duplicate resources or kinds, or kinds of undeclared versions.
+   */
+  constructor(doc: KindsDocument, serves?: ApiEnablement) {
     const order = new Map<string, number>();
     doc.groups.forEach((g, gi) => g.versions.forEach((v, vi) => order.set(gvKey(g.name, v), gi * 1000 + vi)));
-    const types = doc.kinds.map((k): ResourceType => {
+    const kinds =
+      serves === undefined ? doc.kinds : doc.kinds.filter((k) => serves.serves(k.group, k.version, k.plural));
+    const types = kinds.map((k): ResourceType => {
       if (!order.has(gvKey(k.group, k.version))) {
         throw new RegistryError(`${k.kind}: ${gvKey(k.group, k.version)} is not a declared group version`);
       }
@@ -117,10 +124,11 @@ export class KindRegistry implements Registry {
 
 /**
  * The registry of the built-in kinds from the generated table. Cheap (no parsing); each call
- * builds a fresh, independent registry, so servers in one process share no state.
+ * builds a fresh, independent registry, so servers in one process share no state. `serves`
+ * (`--runtime-config`) leaves out the kinds it turns off.
  */
-export function loadRegistry(): KindRegistry {
-  return new KindRegistry(KINDS);
+export function loadRegistry(serves?: ApiEnablement): KindRegistry {
+  return new KindRegistry(KINDS, serves);
 }
 
 /**

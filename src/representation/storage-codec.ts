@@ -6,7 +6,7 @@
  * either encoding (by Capstan under another flag, or by kube-apiserver) stay readable.
  *
  * Objects are stored in their storage version (src/conversion: events.k8s.io/v1 Events as core
- * v1 Events, as kube-apiserver); readers convert them back to their own type's form.
+ * v1 Events, autoscaling/v1 HorizontalPodAutoscalers as v2, as kube-apiserver); readers convert them back to their own type's form.
  *
  * The handlers work with JSON bytes in the storage layout (`kind`, `apiVersion`, `metadata`
  * first, no resourceVersion: see src/api/object.ts); this codec converts that layout to and
@@ -45,8 +45,14 @@ function parseJson(bytes: Uint8Array): unknown {
   }
 }
 
-/** How the handlers' storage layout of an events.k8s.io/v1 Event begins (`kind`, `apiVersion` first). */
-const EVENTS_PREFIX = Buffer.from('{"kind":"Event","apiVersion":"events.k8s.io/v1"');
+/**
+ * How the handlers' storage layout of the objects stored in another version's form begins
+ * (`kind`, `apiVersion` first): events.k8s.io/v1 Events and autoscaling/v1 HorizontalPodAutoscalers.
+ */
+const CONVERTED_PREFIXES = [
+  Buffer.from('{"kind":"Event","apiVersion":"events.k8s.io/v1"'),
+  Buffer.from('{"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v1"'),
+];
 
 function hasPrefix(bytes: Uint8Array, prefix: Buffer): boolean {
   if (bytes.byteLength < prefix.byteLength) return false;
@@ -74,12 +80,12 @@ export class StorageCodec {
    * as JSON: still readable, never lost.
    */
   toStorage(json: Uint8Array): Uint8Array {
-    const converted = hasPrefix(json, EVENTS_PREFIX);
+    const converted = CONVERTED_PREFIXES.some((prefix) => hasPrefix(json, prefix));
     if (this.mediaType === 'application/json' && !converted) return json;
     // A handler's bytes carry their object: no second parse.
     const parsed = json instanceof ObjectJson ? json.object : parseJson(json);
     if (!isJsonObject(parsed)) return json;
-    // kube's storage version: events.k8s.io/v1 Events are stored as core v1 Events.
+    // kube's storage version: events.k8s.io/v1 Events as core v1, autoscaling/v1 HPAs as v2.
     const obj = converted ? toStorageVersion(parsed as KubeObject) : parsed;
     if (this.mediaType === 'application/json') return Buffer.from(JSON.stringify(obj));
     const { apiVersion, kind } = obj;

@@ -36,6 +36,9 @@ import type { ServiceAccountKeys } from '../serviceaccount/keys.js';
 import type { EncryptionConfig } from '../encryption/config.js';
 import { chainsByPrefix, encryptingStore } from '../encryption/encrypting-store.js';
 import { isLongRunning, type ConnectionTracker } from './connections.js';
+import { connectionLimits } from './connection-limits.js';
+import { deprecatedApis, deprecatedApisGauge } from './deprecated-apis.js';
+import { Deprecations } from '../registry/deprecations.js';
 import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import type { ServerLog } from './log.js';
@@ -75,6 +78,8 @@ export interface AppDeps {
   readonly tls: AppTls;
   readonly version: VersionInfo;
   readonly connections: ConnectionTracker;
+  /** Deprecated API versions (default: kube 1.33's, none of the served ones). */
+  readonly deprecations?: Deprecations;
   /** `host:port` for `/api`'s serverAddressByClientCIDRs (known once listening). */
   readonly serverAddress: () => string;
   /** Where failures worth an operator's attention go (health check reasons, 5xx causes). */
@@ -312,6 +317,18 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
     deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),
   });
+  // After authorization: a refused request gets no deprecation warning.
+  const deprecated = deprecatedApis(
+    deps.registry,
+    deps.deprecations ?? new Deprecations(),
+    deprecatedApisGauge(metrics),
+  );
+  if (deprecated !== undefined) {
+    app.addHook('onRequest', (request, reply, done) => {
+      deprecated(request, reply);
+      done();
+    });
+  }
   const escalation = authz.escalation;
   if (escalation !== undefined) {
     app.addHook('preHandler', (request, reply, done) => {
@@ -369,6 +386,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.connections.onRequest(request, reply);
     done();
   });
+  const limits = connectionLimits({
+    goawayChance: options.flags.get('goaway-chance') as number,
+    maxConnectionBytesPerSec: options.flags.get('max-connection-bytes-per-sec') as number,
+  });
+  if (limits !== undefined) {
+    app.addHook('onRequest', (request, reply, done) => {
+      limits(request, reply);
+      done();
+    });
+  }
 
   const healthLog: HealthFailureLog = (endpoint, failures) => {
     for (const f of failures) deps.log.error(`${endpoint} check ${f.name} failed: ${f.reason}`);

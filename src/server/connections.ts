@@ -8,17 +8,26 @@
  *
  * 1. HTTP/2 sessions get GOAWAY (their open streams finish; clients reconnect elsewhere);
  * 2. long-running responses are ended cleanly (a watch client sees the stream end and resumes
- *    from its last resourceVersion, on another server);
+ *    from its last resourceVersion, on another server); one whose client does not read it within
+ *    2 s has its HTTP/2 stream reset (NO_ERROR) or its HTTP/1.1 connection destroyed, so a
+ *    stalled watch consumer cannot hold its whole connection open (the cause of stops that
+ *    waited out the grace period with "1 connections still open");
  * 3. idle HTTP/1.1 connections are closed now, busy ones as soon as their request is answered;
  *    connections that have not finished their TLS handshake carry no request and are dropped;
  * 4. whatever is still open at the deadline is destroyed.
  *
  * A connection with no request in flight never holds the drain up: idle ones are closed with
- * `destroySoon` (a peer that never answers our FIN cannot keep them), and an HTTP/1.1 request is
+ * `destroySoon` (a peer that never answers our FIN cannot keep them), and so is the socket of
+ * every HTTP/2 session that ended (Node leaves it half-closed, waiting for the peer's FIN); and an HTTP/1.1 request is
  * counted until its response closes, which also covers hijacked replies (watches) that never
  * reach fastify's onResponse.
  */
-import type { Http2SecureServer, ServerHttp2Session } from 'node:http2';
+import {
+  constants as h2,
+  type Http2SecureServer,
+  type ServerHttp2Session,
+  type ServerHttp2Stream,
+} from 'node:http2';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 
@@ -29,6 +38,12 @@ const LONG_RUNNING_SUBRESOURCES = new Set(['attach', 'exec', 'proxy', 'log', 'po
 /** kube's floor of the watch drain rate during a graceful shutdown (per second). */
 const MIN_WATCH_DRAIN_PER_SECOND = 200;
 const PACING_TICK_MS = 10;
+/**
+ * How long a long-running response ended by the drain may take to reach its client before its
+ * stream is reset (HTTP/2, RST_STREAM NO_ERROR as Go's server does for a handler that returned)
+ * or its connection destroyed (HTTP/1.1).
+ */
+const DRAIN_LINGER_MS = 2_000;
 
 /** True when the request info names a long-running request. */
 export function isLongRunning(request: FastifyRequest): boolean {
@@ -37,6 +52,13 @@ export function isLongRunning(request: FastifyRequest): boolean {
     info.isResourceRequest &&
     (LONG_RUNNING_VERBS.has(info.verb) || LONG_RUNNING_SUBRESOURCES.has(info.subresource))
   );
+}
+
+/** How long an HTTP/2 connection stays half-closed after its session ended it (ms). */
+const HALF_CLOSED_LINGER_MS = 250;
+
+function isH2(socket: Socket): boolean {
+  return (socket as Socket & { alpnProtocol?: string | false }).alpnProtocol === 'h2';
 }
 
 /** A connection's identity on a listening socket: the peer's address and port. */
@@ -48,6 +70,32 @@ interface EndableResponse {
   end(): unknown;
   once(event: 'close', listener: () => void): unknown;
   readonly writableEnded?: boolean;
+  readonly writableFinished?: boolean;
+  /** The HTTP/2 stream (Http2ServerResponse). */
+  readonly stream?: ServerHttp2Stream;
+  /** The HTTP/1.1 connection (ServerResponse). */
+  readonly socket?: Socket | null;
+}
+
+/**
+ * Ends a long-running response and makes sure it lets go of its connection: a client that does
+ * not read (a stalled watch consumer, a full flow-control window) would otherwise keep the
+ * stream, and with it the HTTP/2 session or HTTP/1.1 connection, open until the grace period
+ * ran out. After {@link DRAIN_LINGER_MS} the stream is reset or the connection destroyed.
+ */
+function endAndRelease(res: EndableResponse): void {
+  const stream = res.stream;
+  const socket = stream === undefined ? res.socket : undefined;
+  res.end();
+  // No 'close' listener: a response carries many already; the state says enough.
+  const timer = setTimeout(() => {
+    if (stream !== undefined) {
+      if (!stream.closed && !stream.destroyed) stream.close(h2.NGHTTP2_NO_ERROR);
+    } else if (res.writableFinished !== true) {
+      socket?.destroy();
+    }
+  }, DRAIN_LINGER_MS);
+  timer.unref();
 }
 
 /** See the module comment. One per listening server. */
@@ -80,8 +128,16 @@ export class ConnectionTracker {
       });
     });
     server.on('secureConnection', (socket: Socket) => {
-      this.#handshaking.delete(peerKey(socket));
+      const key = peerKey(socket);
+      this.#handshaking.delete(key);
       this.#sockets.add(socket);
+      if (isH2(socket)) {
+        // A closed HTTP/2 session ends its TLS socket and leaves it half-closed until the peer
+        // closes its side: a client whose own stream is still open (a watch it stopped reading)
+        // never does, and the listener's close() then waits for that socket forever. Nothing
+        // reads from it any more: it is destroyed shortly after our FIN went out.
+        socket.once('finish', () => setTimeout(() => socket.destroy(), HALF_CLOSED_LINGER_MS).unref());
+      }
       socket.once('close', () => {
         this.#sockets.delete(socket);
         this.#busy.delete(socket);
@@ -155,14 +211,13 @@ export class ConnectionTracker {
     for (const session of this.#sessions) session.close();
     const open = [...this.#longRunning].filter((res) => res.writableEnded !== true);
     this.#longRunning.clear();
-    if (watchGraceMs <= 0) for (const res of open) res.end();
+    if (watchGraceMs <= 0) for (const res of open) endAndRelease(res);
     else this.#endPaced(open, watchGraceMs);
     for (const raw of this.#handshaking.values()) raw.destroy();
     this.#handshaking.clear();
     for (const socket of this.#sockets) {
       // HTTP/2 connections close with their session; HTTP/1.1 ones when idle.
-      const isH2 = (socket as Socket & { alpnProtocol?: string | false }).alpnProtocol === 'h2';
-      if (!isH2 && (this.#busy.get(socket) ?? 0) === 0) socket.destroySoon();
+      if (!isH2(socket) && (this.#busy.get(socket) ?? 0) === 0) socket.destroySoon();
     }
   }
 
@@ -176,7 +231,7 @@ export class ConnectionTracker {
       const due = elapsed >= graceMs ? open.length : Math.min(open.length, Math.floor(elapsed * perMs) + 1);
       for (; ended < due; ended++) {
         const res = open[ended];
-        if (res !== undefined && res.writableEnded !== true) res.end();
+        if (res !== undefined && res.writableEnded !== true) endAndRelease(res);
       }
       if (ended >= open.length) {
         clearInterval(this.#pacing);

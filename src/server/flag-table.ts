@@ -61,14 +61,14 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: GENERIC, name: 'max-requests-inflight', type: 'int', default: 400, usage: 'The maximum number of non-mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429. Zero means no limit. Long-running requests and system:masters are not limited.' },
   { section: GENERIC, name: 'max-mutating-requests-inflight', type: 'int', default: 200, usage: 'The maximum number of mutating requests in flight at a given time. When the server exceeds this, it rejects requests with 429. Zero means no limit.' },
   { section: GENERIC, name: 'enable-priority-and-fairness', type: 'bool', default: true, usage: 'If true, replace the max-in-flight handler with an enhanced one that queues and dispatches with priority and fairness.', ...later },
-  { section: GENERIC, name: 'goaway-chance', type: 'float', default: 0, usage: 'To prevent HTTP/2 clients from getting stuck on a single apiserver, randomly close a connection (GOAWAY) with this probability.', ...later },
+  { section: GENERIC, name: 'goaway-chance', type: 'float', default: 0, usage: 'To prevent HTTP/2 clients from getting stuck on a single apiserver, randomly close a connection (GOAWAY) with this probability. Long-running requests (watches) are never picked. Min is 0 (off), max is 0.02 (1/50 requests); .001 (1/1000) is a recommended starting point.' },
   { section: GENERIC, name: 'livez-grace-period', type: 'duration', default: 0, usage: 'The maximum amount of time it might take for the apiserver to complete its startup sequence and become live. From the start until this has elapsed, /livez reports unfinished post-start hooks as ok.' },
   { section: GENERIC, name: 'shutdown-delay-duration', type: 'duration', default: 0, usage: 'Time to delay the termination: /readyz fails at once, while the server keeps serving for this long.' },
   { section: GENERIC, name: 'shutdown-send-retry-after', type: 'bool', default: false, usage: 'If true, after --shutdown-delay-duration the listener stays open until the requests in flight (not long-running) are answered; requests arriving meanwhile get 429 with Retry-After: 5 and their connection is closed, instead of a refused connection.' },
   { section: GENERIC, name: 'shutdown-watch-termination-grace-period', type: 'duration', default: 0, usage: 'The grace period for active watch request(s) to drain during graceful shutdown: when set, watches are ended (cleanly) at max(count / period, 200) per second instead of all at once, and the shutdown waits for them.' },
   { section: GENERIC, name: 'cors-allowed-origins', type: 'stringSlice', default: [], usage: 'List of allowed origins for CORS, comma separated. If empty, CORS is not enabled.' },
   { section: GENERIC, name: 'strict-transport-security-directives', type: 'stringSlice', default: [], usage: 'List of directives for HSTS, comma separated. If empty, no HSTS header.' },
-  { section: GENERIC, name: 'max-connection-bytes-per-sec', type: 'int', default: 0, usage: 'If non-zero, throttle each user connection to this number of bytes/sec. Currently only applies to long-running requests.', ...later },
+  { section: GENERIC, name: 'max-connection-bytes-per-sec', type: 'int', default: 0, usage: 'If non-zero, throttle each user connection to this number of bytes/sec. Currently only applies to long-running requests (the watches of one connection share the budget).' },
 
   // Authentication
   { section: AUTHN, name: 'anonymous-auth', type: 'bool', default: true, usage: 'Enables anonymous requests: requests not rejected by another authentication method are treated as system:anonymous in group system:unauthenticated. As in kube-apiserver, it is turned off (with a warning) when --authorization-mode includes AlwaysAllow.' },
@@ -124,7 +124,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: AUDIT, name: 'audit-webhook-mode', type: 'string', default: 'batch', usage: 'Strategy for sending audit events: blocking, blocking-strict or batch.', ...later },
 
   // API enablement
-  { section: API, name: 'runtime-config', type: 'mapStringString', default: {}, usage: 'A set of key=value pairs that enable or disable built-in APIs: v1=true|false, <group>/<version>=true|false, api/all, api/ga, api/beta, api/alpha.', ...later },
+  { section: API, name: 'runtime-config', type: 'mapStringString', default: {}, usage: 'A set of key=value pairs that enable or disable built-in APIs: v1=true|false for the core group, <group>/<version>=true|false, <group>/<version>/<resource>=true|false, api/all, api/ga, api/beta, api/alpha (=true|false). A disabled version or resource is not served (no routes, discovery or OpenAPI). Default: kube 1.33\'s set (GA versions on; every version Capstan serves is GA).' },
 
   // Admission
   { section: ADMISSION, name: 'enable-admission-plugins', type: 'stringSlice', default: [], usage: 'Admission plugins that should be enabled in addition to default enabled ones.', ...later },

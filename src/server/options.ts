@@ -23,6 +23,9 @@ import {
 import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceaccount/flags.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
+import { KINDS } from '../registry/kinds.js';
+import { ApiEnablement, RuntimeConfigError } from '../registry/runtime-config.js';
+import { goawayChanceError } from './connection-limits.js';
 import { SERVER_FLAGS } from './flag-table.js';
 
 /** Authorization modes kube-apiserver knows (all implemented in src/authz/). */
@@ -34,6 +37,22 @@ const TLS_VERSIONS: Readonly<Record<string, 'TLSv1' | 'TLSv1.1' | 'TLSv1.2' | 'T
   VersionTLS12: 'TLSv1.2',
   VersionTLS13: 'TLSv1.3',
 };
+
+/**
+ * Resources the server's own controllers read and write (namespace lifecycle, service accounts
+ * and their tokens, cluster IPs and the `default/kubernetes` Service): `--runtime-config` may not
+ * turn them off.
+ */
+const CONTROLLER_RESOURCES: readonly string[] = [
+  '/v1/namespaces',
+  '/v1/services',
+  '/v1/endpoints',
+  '/v1/secrets',
+  '/v1/serviceaccounts',
+  'networking.k8s.io/v1/ipaddresses',
+  'networking.k8s.io/v1/servicecidrs',
+  'discovery.k8s.io/v1/endpointslices',
+];
 
 /** Validated options of `capstan server`. */
 export interface ServerOptions {
@@ -79,6 +98,8 @@ export interface ServerOptions {
   readonly watchCache: boolean;
   readonly defaultWatchCacheSize: number;
   readonly runtimeConfig: Readonly<Record<string, string>>;
+  /** What `--runtime-config` serves (kube 1.33's default set when unset). */
+  readonly apiEnablement: ApiEnablement;
   readonly shutdownDelayMs: number;
   /** Absolute. */
   readonly dataDir: string;
@@ -224,6 +245,21 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  const goaway = goawayChanceError(v.get('goaway-chance') as number);
+  if (goaway !== undefined) throw new FlagError(goaway);
+  let apiEnablement: ApiEnablement;
+  try {
+    apiEnablement = ApiEnablement.parse(v.get('runtime-config') as Readonly<Record<string, string>>, KINDS);
+  } catch (err) {
+    if (!(err instanceof RuntimeConfigError)) throw err;
+    throw new FlagError(err.message);
+  }
+  const needed = apiEnablement.disabledOf(CONTROLLER_RESOURCES);
+  if (needed.length > 0) {
+    throw new FlagError(
+      `--runtime-config: ${needed.join(', ')} must stay enabled: the server's own controllers use them`,
+    );
+  }
   const etcdPrefix = str('etcd-prefix').replace(/\/+$/, '');
   const resolvePath = (p: string): string => (p === '' ? '' : resolve(cwd, p));
 
@@ -260,6 +296,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     watchCache: bool('watch-cache'),
     defaultWatchCacheSize: int('default-watch-cache-size'),
     runtimeConfig: v.get('runtime-config') as Readonly<Record<string, string>>,
+    apiEnablement,
     shutdownDelayMs: int('shutdown-delay-duration'),
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
     serviceAccount: parseServiceAccountFlags(v, resolvePath),

@@ -24,6 +24,7 @@ import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
 import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
+import type { Deprecations } from '../registry/deprecations.js';
 import { loadRegistry } from '../registry/registry.js';
 import { startCompactor, type Compactor } from './compactor.js';
 import { ConnectionTracker } from './connections.js';
@@ -44,6 +45,8 @@ export interface StartOverrides {
   readonly startControllers?: boolean;
   /** Test hook: append the admission webhook plugins to the chain (see AppDeps). */
   readonly admissionWebhooks?: boolean;
+  /** Deprecated API versions instead of kube 1.33's (tests). */
+  readonly deprecations?: Deprecations;
 }
 
 /** A started server. */
@@ -90,7 +93,7 @@ export async function startServer(
   const lifecycle = new ServerLifecycle(
     POST_START_HOOKS.filter((h) => h !== RBAC_BOOTSTRAP_HOOK || options.authorizationModes.includes('RBAC')),
   );
-  const registry = loadRegistry();
+  const registry = loadRegistry(options.apiEnablement);
   await mkdir(options.dataDir, { recursive: true });
 
   const pkiPromise = ensureServerPki({
@@ -182,6 +185,7 @@ export async function startServer(
         : { authorizationConfigReloadMs: Number(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS']) }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
       ...(overrides.admissionWebhooks === true ? { admissionWebhooks: true } : {}),
+      ...(overrides.deprecations === undefined ? {} : { deprecations: overrides.deprecations }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });

@@ -162,7 +162,7 @@ describe('capstan server options', () => {
       '--etcd-prefix=/custom/',
       '--etcd-compaction-interval=0',
       '--event-ttl=30m',
-      '--runtime-config=api/all=false,apps/v1',
+      '--runtime-config=batch/v1=false,apps/v1',
       '--anonymous-auth=false',
       '--authorization-mode=RBAC,Node',
       '--tls-min-version=VersionTLS13',
@@ -178,15 +178,15 @@ describe('capstan server options', () => {
       etcdPrefix: '/custom',
       etcdCompactionIntervalMs: 0,
       eventTtlMs: 1_800_000,
-      runtimeConfig: { 'api/all': 'false', 'apps/v1': '' },
+      runtimeConfig: { 'batch/v1': 'false', 'apps/v1': '' },
       anonymousAuth: false,
       authorizationModes: ['RBAC', 'Node'],
       tlsMinVersion: 'TLSv1.3',
       dataDir: '/var/lib/capstan',
     });
-    expect(notImplementedWarnings(o).join('\n')).toMatch(
-      /--runtime-config is accepted but not implemented yet/,
-    );
+    // --runtime-config is implemented (test/server/runtime-config.test.ts).
+    expect(notImplementedWarnings(o).join('\n')).not.toMatch(/runtime-config/);
+    expect(o.apiEnablement.serves('batch', 'v1', 'jobs')).toBe(false);
     // Every authorization mode is implemented now: no warning about them.
     expect(notImplementedWarnings(o).join('\n')).not.toMatch(/authorization mode/);
   });

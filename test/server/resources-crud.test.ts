@@ -304,7 +304,12 @@ describe('request errors (nothing stored)', () => {
     const big = JSON.stringify({ metadata: { name: 'a' }, data: { k: 'x'.repeat(MAX_REQUEST_BODY_BYTES) } });
     const r = await s.request(json('POST', CM, big));
     expect(r.statusCode).toBe(413);
-    expect(r.json()).toMatchObject({ kind: 'Status', reason: 'RequestEntityTooLarge', code: 413 });
+    expect(r.json()).toMatchObject({
+      kind: 'Status',
+      reason: 'RequestEntityTooLarge',
+      code: 413,
+      message: 'Request entity too large: limit is 3145728',
+    });
   });
 
   it('an unsupported media type → 415', async () => {
