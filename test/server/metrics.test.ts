@@ -46,7 +46,12 @@ function flood(
 
 beforeAll(async () => {
   server = await startTestServer({
-    args: ['--max-requests-inflight=4', '--max-mutating-requests-inflight=2'],
+    // The max-in-flight filter is kube's with APF off (test/flowcontrol/ covers APF).
+    args: [
+      '--max-requests-inflight=4',
+      '--max-mutating-requests-inflight=2',
+      '--enable-priority-and-fairness=false',
+    ],
   });
   admin = adminTls(server.kubeconfigPath);
   alice = await userTls(server, 'alice');
