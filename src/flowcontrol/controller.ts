@@ -20,6 +20,7 @@ import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan } from '../resource/keys.js';
 import { applyUpdate } from '../resource/update.js';
 import { serverWrite } from '../resource/write-options.js';
+import { SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, type BootstrapObject } from './bootstrap.js';
 import { specOf } from './config.js';
 import type { FlowControl } from './dispatcher.js';
 import { ensureBootstrap, flowControlTypes, type FlowControlTypes } from './ensure.js';
@@ -77,13 +78,20 @@ export function startFlowControlController(
   const loops: WatchLoop[] = [];
 
   const reconcile = async (): Promise<void> => {
-    const config = (m: Map<string, KubeObject>) =>
-      [...m.values()].map((o) => ({
+    // Suggested objects not (yet) stored are about to be (re)created by the maintenance: they
+    // count from now on, so a first start does not send everyone to catch-all meanwhile.
+    const config = (m: Map<string, KubeObject>, suggested: readonly BootstrapObject[]) => [
+      ...[...m.values()].map((o) => ({
         name: o.metadata.name ?? '',
         uid: o.metadata.uid ?? '',
         spec: specOf(o),
-      }));
-    options.flowControl.configure(config(flowSchemas), config(priorityLevels));
+      })),
+      ...suggested.filter((b) => !m.has(b.name)).map((b) => ({ name: b.name, uid: '', spec: b.spec })),
+    ];
+    options.flowControl.configure(
+      config(flowSchemas, SUGGESTED_FLOW_SCHEMAS),
+      config(priorityLevels, SUGGESTED_PRIORITY_LEVELS),
+    );
     try {
       await ensureBootstrap(ctx, types, { flowSchemas, priorityLevels });
     } catch (err) {

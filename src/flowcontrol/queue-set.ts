@@ -53,18 +53,27 @@ function hash32(text: string, seed: number): number {
   return h;
 }
 
+/** A 32-bit mix step (murmur3's finalizer). */
+function mix(h: number): number {
+  h = Math.imul(h ^ (h >>> 16), 0x85ebca6b);
+  h = Math.imul(h ^ (h >>> 13), 0xc2b2ae35);
+  return (h ^ (h >>> 16)) >>> 0;
+}
+
 /**
  * The hand of `flow`: `handSize` distinct queue indices out of `queues`, always the same for one
- * flow and one shape (the next candidate is drawn from a hash chain until it is new).
+ * flow and one shape. Each card comes from the flow's hash stream; a card already dealt moves to
+ * the next queue not yet in the hand.
  */
 export function dealHand(flow: string, queues: number, handSize: number): number[] {
   const size = Math.min(handSize, queues);
   const hand: number[] = [];
   let h = hash32(flow, 0);
-  for (let round = 1; hand.length < size; round++) {
-    const q = h % queues;
-    if (!hand.includes(q)) hand.push(q);
-    h = hash32(flow, h ^ round);
+  while (hand.length < size) {
+    h = mix(h + 0x9e3779b9);
+    let q = h % queues;
+    while (hand.includes(q)) q = (q + 1) % queues;
+    hand.push(q);
   }
   return hand;
 }
