@@ -11,7 +11,14 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
-import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import {
+  adminFetch,
+  adminTls,
+  runKubectl,
+  startTestServer,
+  type AdminTls,
+  type TestServer,
+} from '../support/server.js';
 import { userTls } from '../support/users.js';
 import { KUBE_FLOW_SCHEMAS, KUBE_PRIORITY_LEVELS } from './kube-bootstrap.js';
 
@@ -99,6 +106,37 @@ describe('bootstrap configuration', () => {
         message: `This FlowSchema references the PriorityLevelConfiguration object named "${(spec as { priorityLevelConfiguration: { name: string } }).priorityLevelConfiguration.name}" and it exists`,
       });
     }
+  });
+  it('shows them to kubectl 1.33, none missing its priority level', async () => {
+    const res = await runKubectl('1.33', ['get', 'flowschemas'], server.kubeconfigPath);
+    expect(res.code, res.stderr).toBe(0);
+    const rows = res.stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.split(/\s+/));
+    expect(rows[0]).toEqual([
+      'NAME',
+      'PRIORITYLEVEL',
+      'MATCHINGPRECEDENCE',
+      'DISTINGUISHERMETHOD',
+      'AGE',
+      'MISSINGPL',
+    ]);
+    expect(
+      rows
+        .slice(1)
+        .map((r) => r[0])
+        .sort(),
+    ).toEqual(Object.keys(KUBE_FLOW_SCHEMAS).sort());
+    expect(rows.find((r) => r[0] === 'exempt')?.slice(1, 4)).toEqual(['exempt', '1', '<none>']);
+    expect(rows.find((r) => r[0] === 'global-default')).toEqual([
+      'global-default',
+      'global-default',
+      '9900',
+      'ByUser',
+      expect.any(String),
+      'False',
+    ]);
   });
 });
 
