@@ -135,8 +135,9 @@ export class FlowControl {
     // The catch-all schema matches every user; a user in neither group still lands there.
     const schema = classify(this.#schemas, user, info) ?? this.#catchAll;
     const state = this.#levels.get(schema.priorityLevel) as LevelState;
-    reply.header('X-Kubernetes-PF-FlowSchema-UID', schema.uid);
-    reply.header('X-Kubernetes-PF-PriorityLevel-UID', state.level.uid);
+    // On the raw response: watches write their head themselves, and get the headers too.
+    reply.raw.setHeader('X-Kubernetes-PF-FlowSchema-UID', schema.uid);
+    reply.raw.setHeader('X-Kubernetes-PF-PriorityLevel-UID', state.level.uid);
     if (this.#o.isLongRunning(request)) return;
     const pl = state.level.name;
     const fs = schema.name;

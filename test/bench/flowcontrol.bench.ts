@@ -24,7 +24,7 @@ function exchange(
   name: string,
   groups: string[],
 ): { request: FastifyRequest; reply: FastifyReply; raw: EventEmitter } {
-  const raw = new EventEmitter();
+  const raw = Object.assign(new EventEmitter(), { setHeader: () => undefined });
   const reply = { raw, header: () => reply } as unknown as FastifyReply;
   const request = {
     requestInfo: info,

@@ -311,6 +311,15 @@ describe('live configuration and refusals', () => {
     );
     // Others are not affected.
     expect((await call('GET', '/api/v1/namespaces/default/configmaps', undefined, alice)).status).toBe(200);
+    // A watch is classified but takes no seat: bob may still watch.
+    const watch = await call(
+      'GET',
+      '/api/v1/namespaces/default/configmaps?watch=1&timeoutSeconds=1',
+      undefined,
+      bob,
+    );
+    expect(watch.status).toBe(200);
+    expect(watch.headers[FS_HEADER]).toBe(refused.headers[FS_HEADER]);
   });
 
   it('queues a request a level cannot seat, and refuses it after the queue wait', async () => {

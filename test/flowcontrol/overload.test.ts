@@ -44,7 +44,12 @@ describe.each([
     expect(limited.length).toBeGreaterThan(0);
     expect(limited.every((r) => r.retryAfter === '1')).toBe(true);
     expect(rssPeak - rssBefore).toBeLessThan(RSS_BOUND);
-    for (let i = 0; i < 5; i++) expect((await adminFetch(`${server.url}${PATH}`, alice)).status).toBe(200);
+    for (let i = 0; i < 5; i++) {
+      const res = await adminFetch(`${server.url}${PATH}`, alice);
+      expect(res.status).toBe(200);
+      // The PF headers come with APF only.
+      expect(res.headers['x-kubernetes-pf-flowschema-uid'] !== undefined).toBe(mode === 'APF');
+    }
 
     if (mode === 'APF') {
       const m = parsePrometheus((await adminFetch(`${server.url}/metrics`, admin)).body);
