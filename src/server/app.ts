@@ -43,7 +43,7 @@ import { serverHealthChecks } from './health-checks.js';
 import type { ServerLifecycle } from './lifecycle.js';
 import type { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
-import { InflightLimiter } from './inflight.js';
+import { buildFlowControl } from './flow-control.js';
 import { installRequestPipeline } from './pipeline.js';
 import { requestDeadline } from './deadline.js';
 import { retryAfterOnShutdown } from './retry-after.js';
@@ -223,6 +223,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     hstsHeaderValue(flagList('strict-transport-security-directives')),
   );
   const metrics = new MetricsRegistry();
+  const flowControl = buildFlowControl(options, metrics, isLongRunning, (m, e) => deps.log.error(m, e));
   // The resource layer is built first: the authorizer's RBAC index watches its store.
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
@@ -272,7 +273,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
     ...(admissionPlugins.length === 0 ? {} : { admission: new AdmissionChain(admissionPlugins) }),
-    ...(serviceAccounts === undefined ? {} : { controllers: serviceAccounts.controllers }),
+    controllers: [...(serviceAccounts?.controllers ?? []), ...flowControl.controllers],
   };
   const layer = createResourceLayer(resourceDeps);
   resourceStore.current = layer.store;
@@ -301,18 +302,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
   });
   if (authz.rbacIndex !== undefined) deps.lifecycle.claimHook(RBAC_BOOTSTRAP_HOOK);
-  const limiter = new InflightLimiter({
-    readOnly: options.maxRequestsInflight,
-    mutating: options.maxMutatingRequestsInflight,
-    isLongRunning,
-  });
   const refuseDuringShutdown = retryAfterOnShutdown(() => deps.lifecycle.rejectingRequests);
   app.addHook('onRequest', (request, reply, done) => {
     if (!refuseDuringShutdown(request, reply)) done();
   });
   installRequestPipeline(app, authn.authenticator, {
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
-    flowControl: limiter.admit,
+    flowControl: flowControl.step,
     impersonation: authz.impersonation,
     ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
     deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),

@@ -7,17 +7,13 @@
  * - a limit of 0 means no limit for that kind.
  * A slot is held from the flow-control step until the raw response closes, so hijacked and
  * aborted requests give theirs back too.
+ *
+ * kube-apiserver uses this filter only with `--enable-priority-and-fairness=false`; with APF on
+ * (the default) the two limits add up to APF's server concurrency limit (src/flowcontrol/).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { ApiError } from '../api/errors.js';
+import { tooManyRequests } from '../flowcontrol/dispatcher.js';
 import { isMutating } from '../metrics/apiserver.js';
-
-/** The 429 kube answers when a limit is reached. */
-export function tooManyRequests(): ApiError {
-  return new ApiError('TooManyRequests', 'Too many requests, please try again later.', {
-    retryAfterSeconds: 1,
-  });
-}
 
 /** Limits of {@link InflightLimiter}. */
 export interface InflightLimits {

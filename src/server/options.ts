@@ -235,6 +235,14 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   ]) {
     if (int(name) < 0) throw new FlagError(`--${name} must not be negative`);
   }
+  // With APF the two limits are the server's concurrency limit, shared out as seats.
+  if (v.get('enable-priority-and-fairness') !== false) {
+    const total = int('max-requests-inflight') + int('max-mutating-requests-inflight');
+    if (total <= 0)
+      throw new FlagError(
+        '--max-requests-inflight plus --max-mutating-requests-inflight must be positive when --enable-priority-and-fairness is true',
+      );
+  }
   // Transport flags read again where the listener is built (src/server/app.ts); checked here so
   // that a bad value is a flag error (exit status 2), as kube-apiserver's validation makes it.
   try {

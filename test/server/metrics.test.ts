@@ -5,6 +5,7 @@
  */
 import { connect } from 'node:http2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { flood as floodOn, type FloodResult } from '../support/flood.js';
 import { parsePrometheus, sampleValue, type PromFamily } from '../support/prometheus.js';
 import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
 import { userTls } from '../support/users.js';
@@ -20,33 +21,19 @@ async function scrape(): Promise<Map<string, PromFamily>> {
   return parsePrometheus(res.body);
 }
 
-/** `n` concurrent GETs of `path` on one HTTP/2 connection; their status codes and Retry-After headers. */
-function flood(
-  tls: AdminTls,
-  path: string,
-  n: number,
-): Promise<Array<{ status: number; retryAfter?: string }>> {
-  const session = connect(server.url, tls);
-  session.on('error', () => undefined);
-  const one = (): Promise<{ status: number; retryAfter?: string }> =>
-    new Promise((resolve, reject) => {
-      const stream = session.request({ ':path': path });
-      let status = 0;
-      let retryAfter: string | undefined;
-      stream.on('response', (h) => {
-        status = Number(h[':status']);
-        retryAfter = h['retry-after'];
-      });
-      stream.on('data', () => undefined);
-      stream.on('end', () => resolve(retryAfter === undefined ? { status } : { status, retryAfter }));
-      stream.on('error', reject);
-    });
-  return Promise.all(Array.from({ length: n }, one)).finally(() => session.close());
+/** `n` concurrent GETs of `path` on one HTTP/2 connection. */
+function flood(tls: AdminTls, path: string, n: number): Promise<FloodResult[]> {
+  return floodOn(server.url, tls, path, n);
 }
 
 beforeAll(async () => {
   server = await startTestServer({
-    args: ['--max-requests-inflight=4', '--max-mutating-requests-inflight=2'],
+    // The max-in-flight filter is kube's with APF off (test/flowcontrol/ covers APF).
+    args: [
+      '--max-requests-inflight=4',
+      '--max-mutating-requests-inflight=2',
+      '--enable-priority-and-fairness=false',
+    ],
   });
   admin = adminTls(server.kubeconfigPath);
   alice = await userTls(server, 'alice');
