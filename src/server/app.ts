@@ -54,6 +54,8 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { AdmissionChain } from '../admission/index.js';
+import { buildAudit } from '../audit/index.js';
+import { allowAllAnnotationStep } from '../authz/authorization-step.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -276,11 +278,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     if (!refuseDuringShutdown(request, reply)) done();
   });
+  // Auditing: a bad policy, log path or webhook configuration is a start-up error (as kube's).
+  const audit = buildAudit({ flags: options.audit, isLongRunning, log: deps.log });
+  audit.install(app);
+  app.addHook('onClose', async () => {
+    await audit.shutdown();
+  });
+  const authorization = authz.authorization ?? (audit.enabled ? allowAllAnnotationStep : undefined);
   installRequestPipeline(app, authn.authenticator, {
+    auditInit: audit.init,
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
+    ...(audit.enabled ? { audit: audit.step } : {}),
     flowControl: limiter.admit,
     impersonation: authz.impersonation,
-    ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
+    ...(authorization === undefined ? {} : { authorization }),
     deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),
   });
   const escalation = authz.escalation;

@@ -18,6 +18,7 @@ import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceac
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
 import { SERVER_FLAGS } from './flag-table.js';
+import { parseAuditFlags, type AuditFlags } from '../audit/flags.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
@@ -77,6 +78,8 @@ export interface ServerOptions {
   readonly serviceAccount: ServiceAccountFlags;
   /** `--encryption-provider-config` (absolute), or ''. */
   readonly encryptionProviderConfig: string;
+  /** The `--audit-*` flags. */
+  readonly audit: AuditFlags;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -236,6 +239,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
     serviceAccount: parseServiceAccountFlags(v, resolvePath),
     encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
+    audit: parseAuditFlags(v, resolvePath),
     flags: v,
     changed: parsed.changed,
   };
