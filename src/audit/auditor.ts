@@ -121,13 +121,6 @@ export class Auditor {
     if (config.level === 'None') return undefined;
     const ctx = new RequestAudit(request, config, this.#auditId(reply), this.#options.isLongRunning(request));
     request.audit = ctx;
-    const deprecated = this.#options.deprecation?.(request.requestInfo);
-    if (deprecated !== undefined) {
-      const notes = (request.auditAnnotations ??= {});
-      notes[DEPRECATED_ANNOTATION] = 'true';
-      if (deprecated.removedRelease !== undefined)
-        notes[REMOVED_RELEASE_ANNOTATION] = deprecated.removedRelease;
-    }
     const raw = reply.raw;
     if (ctx.longRunning) {
       const writeHead = raw.writeHead.bind(raw);
@@ -135,13 +128,19 @@ export class Auditor {
         this.#started(request, ctx, args[0]);
         return writeHead(...args);
       }) as typeof writeHead;
-    }
-    if (ctx.longRunning) {
       // A watch response already has many close listeners (metrics, connections, the watch).
       raw.setMaxListeners(raw.getMaxListeners() + 1);
       raw.once('close', () => this.#closed(request, reply, ctx));
     }
     const stored = this.#process(request, ctx, 'RequestReceived');
+    // After RequestReceived: kube's handler adds these, so its first stage never has them.
+    const deprecated = this.#options.deprecation?.(request.requestInfo);
+    if (deprecated !== undefined) {
+      const notes = (request.auditAnnotations ??= {});
+      notes[DEPRECATED_ANNOTATION] = 'true';
+      if (deprecated.removedRelease !== undefined)
+        notes[REMOVED_RELEASE_ANNOTATION] = deprecated.removedRelease;
+    }
     const refuse = (ok: boolean): void => {
       if (ok) return;
       ctx.completed = true;
@@ -171,7 +170,10 @@ export class Auditor {
       done();
     });
     app.addHook('onError', (request, _reply, error, done) => {
-      if (request.audit !== null && !(error instanceof ApiError)) request.audit.panic = error;
+      // An error nobody meant (no ApiError, no 4xx of fastify's own) is kube's panic.
+      const status = (error as { statusCode?: number }).statusCode ?? 500;
+      if (request.audit !== null && !(error instanceof ApiError) && status >= 500)
+        request.audit.panic = error;
       done();
     });
     app.addHook('onSend', (request, reply, payload, done) => {

@@ -20,6 +20,11 @@ export interface AuditBackend {
   shutdown(): Promise<void>;
   /** For logs: `log`, `buffered<log>`, ... */
   readonly name: string;
+  /**
+   * Batch boundaries mean nothing to this backend (the log: lines are lines), so batch mode may
+   * hand it everything queued in one call (one write instead of one per event).
+   */
+  readonly coalesces?: boolean;
 }
 
 /** Reports a backend failure (kube's `HandlePluginError`). */

@@ -105,7 +105,11 @@ export class BufferedBackend implements AuditBackend {
   /** Sends full batches (and, when `all`, the partial one at the end). */
   #drain(all: boolean): Promise<void> {
     const run = async (): Promise<void> => {
-      const { maxBatchSize } = this.#config;
+      // A delegate that coalesces takes the whole queue at once when nothing paces batches.
+      const maxBatchSize =
+        this.#delegate.coalesces === true && this.#throttle === undefined && !this.#config.asyncDelegate
+          ? Math.max(this.#config.maxBatchSize, this.#queue.length)
+          : this.#config.maxBatchSize;
       while (this.#queue.length >= maxBatchSize || (all && this.#queue.length > 0)) {
         const batch = this.#queue.splice(0, maxBatchSize);
         const wait = this.#throttle?.take() ?? 0;

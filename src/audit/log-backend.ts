@@ -43,6 +43,7 @@ export function logBackend(sink: LineSink, format: LogFormat, log: PluginErrorLo
   let closed = false;
   return {
     name: 'log',
+    coalesces: true,
     processEvents(events) {
       if (closed) return false;
       let text = '';
