@@ -193,6 +193,12 @@ describe('audit IDs without auditing', () => {
       });
       expect(mine.status).toBe(404);
       expect(mine.headers['audit-id']).toBe('my-id');
+      const http1 = await adminFetch(`${s.url}/version`, tls, {
+        http2: false,
+        headers: { 'audit-id': 'h1' },
+      });
+      expect(http1.protocol).not.toBe('h2');
+      expect(http1.headers['audit-id']).toBe('h1');
       const unauthenticated = await adminFetch(
         `${s.url}/version`,
         { ca: tls.ca },
