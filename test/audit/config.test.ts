@@ -84,6 +84,18 @@ describe('policy file', () => {
       startTestServer({ args: [`--audit-policy-file=${join(dir, 'missing.yaml')}`] }),
     ).rejects.toThrow('loading audit policy file: failed to read file path');
   });
+
+  it('an audit log path that cannot be created stops the server from starting', async () => {
+    const policy = join(dir, 'ok.yaml');
+    const notADir = join(dir, 'plain-file');
+    await writeFile(policy, `${HEAD}rules:\n- level: Metadata`);
+    await writeFile(notADir, '');
+    await expect(
+      startTestServer({
+        args: [`--audit-policy-file=${policy}`, `--audit-log-path=${join(notADir, 'audit.log')}`],
+      }),
+    ).rejects.toThrow('ensureLogFile: ');
+  });
 });
 
 describe('rule matching', () => {
