@@ -62,16 +62,22 @@ export const AUDIT_API_VERSION = 'audit.k8s.io/v1';
 
 /** The current time as a MicroTime string (`2024-05-01T10:00:00.123456Z`). */
 export function microTimeNow(): string {
-  const micros = Math.floor((performance.timeOrigin + performance.now()) * 1000);
-  return microTime(micros);
+  return microTime(Math.floor((performance.timeOrigin + performance.now()) * 1000));
 }
+
+// The date-and-second part of the last MicroTime made: every event needs two or three of them,
+// and within one second only the fraction changes.
+let cachedSecond = -1;
+let cachedPrefix = '';
 
 /** `micros` (since the epoch) as a MicroTime string. */
 export function microTime(micros: number): string {
-  const ms = Math.floor(micros / 1000);
-  const iso = new Date(ms).toISOString(); // ...SS.mmmZ
-  const rest = String(micros % 1000).padStart(3, '0');
-  return `${iso.slice(0, -1)}${rest}Z`;
+  const second = Math.floor(micros / 1_000_000);
+  if (second !== cachedSecond) {
+    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS
+    cachedSecond = second;
+  }
+  return `${cachedPrefix}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
 }
 
 /** A map with its keys sorted, as Go's JSON encoder writes maps. */

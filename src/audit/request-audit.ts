@@ -38,6 +38,26 @@ function isIp(s: string): boolean {
   return /^[0-9.]+$/.test(s) ? s.split('.').length === 4 : s.includes(':') && /^[0-9a-fA-F:.]+$/.test(s);
 }
 
+/**
+ * The peer address of a request, cached per connection (HTTP/2 session or socket): reaching the
+ * socket through HTTP/2's compatibility proxy costs more than the rest of the event.
+ */
+const peers = new WeakMap<object, string>();
+
+function peerOf(request: FastifyRequest): string | undefined {
+  const raw = request.raw as { stream?: { session?: object }; socket?: { remoteAddress?: string } | null };
+  const key = raw.stream?.session ?? raw.socket ?? undefined;
+  if (key === undefined || key === null) return undefined;
+  let ip = peers.get(key);
+  if (ip === undefined) {
+    const remote = raw.socket?.remoteAddress;
+    if (remote === undefined) return undefined;
+    ip = normalizeIp(remote);
+    peers.set(key, ip);
+  }
+  return ip;
+}
+
 /** kube's `SourceIPs`: X-Forwarded-For's addresses, X-Real-Ip, then the peer (not repeated). */
 export function sourceIPs(request: FastifyRequest): string[] {
   const out: string[] = [];
@@ -54,11 +74,8 @@ export function sourceIPs(request: FastifyRequest): string[] {
     const ip = normalizeIp(real.trim());
     if (!out.includes(ip)) out.push(ip);
   }
-  const remote = request.raw.socket?.remoteAddress;
-  if (remote !== undefined) {
-    const ip = normalizeIp(remote);
-    if (out.length === 0 || out[out.length - 1] !== ip) out.push(ip);
-  }
+  const ip = peerOf(request);
+  if (ip !== undefined && (out.length === 0 || out[out.length - 1] !== ip)) out.push(ip);
   return out;
 }
 
