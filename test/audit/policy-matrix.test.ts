@@ -20,6 +20,9 @@ omitStages: ["Panic"]
 rules:
 - level: None
   users: ["carol"]
+- level: RequestResponse
+  users: ["erin"]
+  omitManagedFields: true
 - level: None
   nonResourceURLs: ["/healthz*"]
 - level: RequestResponse
@@ -47,10 +50,12 @@ rules:
   resources: [{group: "", resources: ["namespaces"]}]
 `;
 
-const TOKENS = 'alice-token,alice,uid-a,"devs"\nbob-token,bob,uid-b,"ops"\ncarol-token,carol,uid-c,"ops"\n';
+const TOKENS =
+  'alice-token,alice,uid-a,"devs"\nbob-token,bob,uid-b,"ops"\ncarol-token,carol,uid-c,"ops"\nerin-token,erin,uid-e,"ops"\n';
 const alice = { token: 'alice-token' };
 const bob = { token: 'bob-token' };
 const carol = { token: 'carol-token' };
+const erin = { token: 'erin-token' };
 
 interface Case {
   readonly id: string;
@@ -151,6 +156,16 @@ const CASES: readonly Case[] = [
     code: 201,
     level: 'None',
     stages: [],
+  },
+  {
+    id: 'erin-create',
+    who: erin,
+    method: 'POST',
+    path: '/api/v1/namespaces/default/configmaps',
+    body: cm('e1', 'default'),
+    code: 201,
+    level: 'RequestResponse',
+    stages: ['RequestReceived', 'ResponseComplete'],
   },
   {
     id: 'pod-status',
@@ -378,6 +393,14 @@ describe('policy matrix against the log file', () => {
     expect(byId.get('ns-create')?.[1]?.objectRef).toMatchObject({ resource: 'namespaces', name: 'prod' });
     expect(byId.get('version')?.[0]?.objectRef).toBeUndefined();
     expect(byId.get('watch')?.[0]?.verb).toBe('watch');
+  });
+
+  it('omits managedFields only where the rule says so', () => {
+    const kept = byId.get('alice-create')?.[0]?.responseObject as { metadata: Record<string, unknown> };
+    expect(kept.metadata['managedFields']).toBeInstanceOf(Array);
+    const omitted = byId.get('erin-create')?.[1]?.responseObject as { metadata: Record<string, unknown> };
+    expect(omitted.metadata['name']).toBe('e1');
+    expect(omitted.metadata).not.toHaveProperty('managedFields');
   });
 
   it('logs the patch itself as the request object', () => {
