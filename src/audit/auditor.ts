@@ -25,6 +25,7 @@ import type { RequestInfo } from '../http/request-info.js';
 import type { AuditBackend, PluginErrorLog } from './backend.js';
 import { evaluatePolicy, type AuditPolicy, type AuditStage } from './policy.js';
 import { auditUser, RequestAudit } from './request-audit.js';
+import { MicroClock } from './event.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -97,6 +98,7 @@ export class Auditor {
   readonly #policy: AuditPolicy | undefined;
   readonly #backend: AuditBackend | undefined;
   readonly #options: AuditorOptions;
+  readonly #env = { clock: new MicroClock(), peers: new WeakMap<object, string>() };
 
   constructor(options: AuditorOptions) {
     this.#options = options;
@@ -119,7 +121,13 @@ export class Auditor {
     if (policy === undefined) return undefined;
     const config = evaluatePolicy(policy, request.user, request.requestInfo);
     if (config.level === 'None') return undefined;
-    const ctx = new RequestAudit(request, config, this.#auditId(reply), this.#options.isLongRunning(request));
+    const ctx = new RequestAudit(
+      request,
+      config,
+      this.#auditId(reply),
+      this.#options.isLongRunning(request),
+      this.#env,
+    );
     request.audit = ctx;
     const raw = reply.raw;
     if (ctx.longRunning) {
@@ -319,7 +327,7 @@ export class Auditor {
     if (policy === undefined) return true;
     const config = evaluatePolicy(policy, undefined, request.requestInfo);
     if (config.level === 'None') return true;
-    const ctx = new RequestAudit(request, config, this.#auditId(reply), false);
+    const ctx = new RequestAudit(request, config, this.#auditId(reply), false, this.#env);
     ctx.responseStatus = { metadata: {}, message: authMethods(request), code: reply.statusCode };
     ctx.completed = true;
     return this.#process(request, ctx, 'ResponseStarted');

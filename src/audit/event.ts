@@ -60,24 +60,29 @@ export interface AuditEvent {
 /** The group/version every event is written in. */
 export const AUDIT_API_VERSION = 'audit.k8s.io/v1';
 
-/** The current time as a MicroTime string (`2024-05-01T10:00:00.123456Z`). */
-export function microTimeNow(): string {
-  return microTime(Math.floor((performance.timeOrigin + performance.now()) * 1000));
-}
+/**
+ * A MicroTime clock (`2024-05-01T10:00:00.123456Z`). It keeps the date-and-second part of the
+ * last string it made: every event needs two or three, and within a second only the fraction
+ * changes. One per auditor.
+ */
+export class MicroClock {
+  #second = -1;
+  #prefix = '';
 
-// The date-and-second part of the last MicroTime made: every event needs two or three of them,
-// and within one second only the fraction changes.
-let cachedSecond = -1;
-let cachedPrefix = '';
-
-/** `micros` (since the epoch) as a MicroTime string. */
-export function microTime(micros: number): string {
-  const second = Math.floor(micros / 1_000_000);
-  if (second !== cachedSecond) {
-    cachedPrefix = new Date(second * 1000).toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS
-    cachedSecond = second;
+  /** The current time. */
+  now(): string {
+    return this.format(Math.floor((performance.timeOrigin + performance.now()) * 1000));
   }
-  return `${cachedPrefix}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
+
+  /** `micros` (since the epoch). */
+  format(micros: number): string {
+    const second = Math.floor(micros / 1_000_000);
+    if (second !== this.#second) {
+      this.#prefix = new Date(second * 1000).toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS
+      this.#second = second;
+    }
+    return `${this.#prefix}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
+  }
 }
 
 /** A map with its keys sorted, as Go's JSON encoder writes maps. */

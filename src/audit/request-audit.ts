@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UserInfo } from '../api/user.js';
 import {
   AUDIT_API_VERSION,
-  microTimeNow,
+  type MicroClock,
   sortedMap,
   type AuditEvent,
   type AuditUser,
@@ -39,12 +39,12 @@ function isIp(s: string): boolean {
 }
 
 /**
- * The peer address of a request, cached per connection (HTTP/2 session or socket): reaching the
- * socket through HTTP/2's compatibility proxy costs more than the rest of the event.
+ * Peer addresses cached per connection (HTTP/2 session or socket): reaching the socket through
+ * HTTP/2's compatibility proxy costs more than the rest of the event. One per auditor.
  */
-const peers = new WeakMap<object, string>();
+export type PeerCache = WeakMap<object, string>;
 
-function peerOf(request: FastifyRequest): string | undefined {
+function peerOf(request: FastifyRequest, peers: PeerCache): string | undefined {
   const raw = request.raw as { stream?: { session?: object }; socket?: { remoteAddress?: string } | null };
   const key = raw.stream?.session ?? raw.socket ?? undefined;
   if (key === undefined || key === null) return undefined;
@@ -59,7 +59,7 @@ function peerOf(request: FastifyRequest): string | undefined {
 }
 
 /** kube's `SourceIPs`: X-Forwarded-For's addresses, X-Real-Ip, then the peer (not repeated). */
-export function sourceIPs(request: FastifyRequest): string[] {
+export function sourceIPs(request: FastifyRequest, peers: PeerCache): string[] {
   const out: string[] = [];
   const fwd = request.headers['x-forwarded-for'];
   const fwdText = Array.isArray(fwd) ? fwd.join(',') : fwd;
@@ -74,7 +74,7 @@ export function sourceIPs(request: FastifyRequest): string[] {
     const ip = normalizeIp(real.trim());
     if (!out.includes(ip)) out.push(ip);
   }
-  const ip = peerOf(request);
+  const ip = peerOf(request, peers);
   if (ip !== undefined && (out.length === 0 || out[out.length - 1] !== ip)) out.push(ip);
   return out;
 }
@@ -128,7 +128,16 @@ export class RequestAudit {
   /** An unexpected error the handler threw (kube's panic): the event ends at stage Panic. */
   panic: Error | undefined;
 
-  constructor(request: FastifyRequest, config: RequestAuditConfig, auditID: string, longRunning: boolean) {
+  readonly #clock: MicroClock;
+
+  constructor(
+    request: FastifyRequest,
+    config: RequestAuditConfig,
+    auditID: string,
+    longRunning: boolean,
+    env: { readonly clock: MicroClock; readonly peers: PeerCache },
+  ) {
+    this.#clock = env.clock;
     this.config = config;
     this.auditID = auditID;
     this.longRunning = longRunning;
@@ -138,7 +147,7 @@ export class RequestAudit {
     const user = request.user as UserInfo | null;
     this.authenticated = user ?? undefined;
     this.user = user === null ? {} : auditUser(user);
-    this.sourceIPs = sourceIPs(request);
+    this.sourceIPs = sourceIPs(request, env.peers);
     const ua = request.headers['user-agent'];
     this.userAgent =
       ua === undefined || ua === ''
@@ -146,7 +155,7 @@ export class RequestAudit {
         : ua.length > MAX_USER_AGENT
           ? `${ua.slice(0, MAX_USER_AGENT)}...TRUNCATED`
           : ua;
-    this.received = microTimeNow();
+    this.received = env.clock.now();
     this.objectRef = info.isResourceRequest
       ? {
           resource: info.resource,
@@ -254,7 +263,7 @@ export class RequestAudit {
     if (this.responseObject !== undefined && stage === 'ResponseComplete')
       ev['responseObject'] = this.responseObject;
     ev['requestReceivedTimestamp'] = this.received;
-    ev['stageTimestamp'] = stage === 'RequestReceived' ? this.received : microTimeNow();
+    ev['stageTimestamp'] = stage === 'RequestReceived' ? this.received : this.#clock.now();
     if (annotations !== null && Object.keys(annotations).length > 0)
       ev['annotations'] = sortedMap(annotations);
     return ev as unknown as AuditEvent;
