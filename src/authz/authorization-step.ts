@@ -1,6 +1,8 @@
 /**
  * The pipeline's authorization step: the request's attributes (from the request info parsed
- * once) go to the authorizer chain; anything but allow is kube's 403 Status.
+ * once) go to the authorizer chain; anything but allow is kube's 403 Status. The decision and
+ * its reason become the request's audit annotations (`authorization.k8s.io/decision` allow or
+ * forbid, `authorization.k8s.io/reason`), as kube's authorization filter records them.
  */
 import type { FastifyRequest } from 'fastify';
 import { internalError } from '../api/errors.js';
@@ -12,15 +14,39 @@ export function authorizationStep(chain: AuthorizerChain): (request: FastifyRequ
   return (request) => {
     const attrs = attributesOf(request.user, request.requestInfo);
     const answer = chain.authorize(attrs);
-    if (answer instanceof Promise) return answer.then((a) => check(attrs, a));
-    check(attrs, answer);
+    if (answer instanceof Promise) return answer.then((a) => check(request, attrs, a));
+    check(request, attrs, answer);
     return undefined;
   };
 }
 
-function check(attrs: Attributes, answer: Authorization): void {
-  if (answer.decision === 'allow') return;
+/** Audit annotation keys of the decision (kube's). */
+export const DECISION_ANNOTATION = 'authorization.k8s.io/decision';
+export const REASON_ANNOTATION = 'authorization.k8s.io/reason';
+
+/**
+ * The annotations of AlwaysAllow alone, where no step runs (installed only when auditing: kube
+ * still runs its authorization filter then).
+ */
+export function allowAllAnnotationStep(request: FastifyRequest): void {
+  const notes = (request.auditAnnotations ??= {});
+  notes[DECISION_ANNOTATION] = 'allow';
+  notes[REASON_ANNOTATION] = '';
+}
+
+function check(request: FastifyRequest, attrs: Attributes, answer: Authorization): void {
+  const notes = (request.auditAnnotations ??= {});
+  if (answer.decision === 'allow') {
+    notes[DECISION_ANNOTATION] = 'allow';
+    notes[REASON_ANNOTATION] = answer.reason;
+    return;
+  }
   // An authorizer that failed (a webhook, whatever its failure policy) is kube's 500.
-  if (answer.failed !== undefined) throw internalError(answer.failed);
+  if (answer.failed !== undefined) {
+    notes[REASON_ANNOTATION] = 'internal error';
+    throw internalError(answer.failed);
+  }
+  notes[DECISION_ANNOTATION] = 'forbid';
+  notes[REASON_ANNOTATION] = answer.reason;
   throw forbiddenError(attrs, answer.reason);
 }

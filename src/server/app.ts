@@ -54,6 +54,8 @@ import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { AdmissionChain } from '../admission/index.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
+import { buildAudit } from '../audit/index.js';
+import { allowAllAnnotationStep } from '../authz/authorization-step.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -306,11 +308,20 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     if (!refuseDuringShutdown(request, reply)) done();
   });
+  // Auditing: a bad policy, log path or webhook configuration is a start-up error (as kube's).
+  const audit = buildAudit({ flags: options.audit, isLongRunning, log: deps.log });
+  audit.install(app);
+  app.addHook('onClose', async () => {
+    await audit.shutdown();
+  });
+  const authorization = authz.authorization ?? (audit.enabled ? allowAllAnnotationStep : undefined);
   installRequestPipeline(app, authn.authenticator, {
+    auditInit: audit.init,
     observe: requestRecorder(requestMetrics(metrics), isLongRunning),
+    ...(audit.enabled ? { audit: audit.step } : {}),
     flowControl: flowControl.step,
     impersonation: authz.impersonation,
-    ...(authz.authorization === undefined ? {} : { authorization: authz.authorization }),
+    ...(authorization === undefined ? {} : { authorization }),
     deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),
   });
   // After authorization: a refused request gets no deprecation warning.
@@ -318,6 +329,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.registry,
     deps.deprecations ?? new Deprecations(),
     deprecatedApisGauge(metrics),
+    // Read by the audit log with the request's other annotations.
+    (request, key, value) => {
+      (request.auditAnnotations ??= {})[key] = value;
+    },
   );
   if (deprecated !== undefined) {
     app.addHook('onRequest', (request, reply, done) => {

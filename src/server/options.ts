@@ -27,6 +27,7 @@ import { KINDS } from '../registry/kinds.js';
 import { ApiEnablement, RuntimeConfigError } from '../registry/runtime-config.js';
 import { goawayChanceError } from './connection-limits.js';
 import { SERVER_FLAGS } from './flag-table.js';
+import { parseAuditFlags, type AuditFlags } from '../audit/flags.js';
 
 /** Authorization modes kube-apiserver knows (all implemented in src/authz/). */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
@@ -107,6 +108,8 @@ export interface ServerOptions {
   readonly serviceAccount: ServiceAccountFlags;
   /** `--encryption-provider-config` (absolute), or ''. */
   readonly encryptionProviderConfig: string;
+  /** The `--audit-*` flags. */
+  readonly audit: AuditFlags;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -309,6 +312,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
     serviceAccount: parseServiceAccountFlags(v, resolvePath),
     encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
+    audit: parseAuditFlags(v, resolvePath),
     flags: v,
     changed: parsed.changed,
   };

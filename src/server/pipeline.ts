@@ -3,8 +3,11 @@
  * the fixed order of the architecture:
  *
  * ```
- * request info -> (observe) -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
+ * (audit init) -> request info -> (observe) -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
  * ```
+ *
+ * `auditInit` (kube's `WithAuditInit`) hands every request its audit ID, first, so that even a
+ * request refused for a malformed path answers with an `Audit-ID` header.
  *
  * `observe` (metrics) sees every request that has request info, rejected ones included; it must
  * not throw or wait.
@@ -24,6 +27,8 @@ export type PipelineStep = (request: FastifyRequest, reply: FastifyReply) => voi
 
 /** The steps after authentication; unset slots cost nothing. */
 export interface PipelineSlots {
+  /** Runs synchronously first, for every request (the audit ID); never rejects a request. */
+  readonly auditInit?: (request: FastifyRequest, reply: FastifyReply) => void;
   /** Runs synchronously right after request info (metrics); never rejects a request. */
   readonly observe?: (request: FastifyRequest, reply: FastifyReply) => void;
   readonly audit?: PipelineStep;
@@ -47,7 +52,9 @@ export function installRequestPipeline(
   app.decorateRequest('user', null as never);
   app.decorateRequest('auditAnnotations', null);
 
+  const auditInit = slots.auditInit;
   app.addHook('onRequest', (request, reply, done) => {
+    auditInit?.(request, reply);
     const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);
     if (info === undefined) {
       done(badRequest(`malformed request path ${JSON.stringify(request.url.split('?')[0])}`));

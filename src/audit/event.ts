@@ -1,0 +1,136 @@
+/**
+ * The `audit.k8s.io/v1` Event as it goes on the wire (field order as kube's JSON), its
+ * timestamps (MicroTime: RFC 3339 with microseconds, UTC) and the two log formats: `json` (one
+ * Event per line) and `legacy` (kube's one-line `AUDIT:` text).
+ */
+import type { AuditLevel, AuditStage } from './policy.js';
+
+/** `authentication.k8s.io/v1` UserInfo as audit writes it. */
+export interface AuditUser {
+  readonly username?: string;
+  readonly uid?: string;
+  readonly groups?: readonly string[];
+  readonly extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** The event's `objectRef`. */
+export interface ObjectRef {
+  resource?: string;
+  namespace?: string;
+  name?: string;
+  uid?: string;
+  apiGroup?: string;
+  apiVersion?: string;
+  resourceVersion?: string;
+  subresource?: string;
+}
+
+/** The event's `responseStatus` (a `metav1.Status`). */
+export interface ResponseStatus {
+  readonly metadata: Readonly<Record<string, unknown>>;
+  readonly status?: string;
+  readonly message?: string;
+  readonly reason?: string;
+  readonly details?: unknown;
+  readonly code: number;
+}
+
+/** One audit event, frozen at one stage (backends may hold it as long as they like). */
+export interface AuditEvent {
+  readonly kind: 'Event';
+  readonly apiVersion: string;
+  readonly level: AuditLevel;
+  readonly auditID: string;
+  readonly stage: AuditStage;
+  readonly requestURI: string;
+  readonly verb: string;
+  readonly user: AuditUser;
+  readonly impersonatedUser?: AuditUser;
+  readonly sourceIPs?: readonly string[];
+  readonly userAgent?: string;
+  readonly objectRef?: ObjectRef;
+  readonly responseStatus?: ResponseStatus;
+  readonly requestObject?: unknown;
+  readonly responseObject?: unknown;
+  readonly requestReceivedTimestamp: string;
+  readonly stageTimestamp: string;
+  readonly annotations?: Readonly<Record<string, string>>;
+}
+
+/** The group/version every event is written in. */
+export const AUDIT_API_VERSION = 'audit.k8s.io/v1';
+
+/**
+ * A MicroTime clock (`2024-05-01T10:00:00.123456Z`). It keeps the date-and-second part of the
+ * last string it made: every event needs two or three, and within a second only the fraction
+ * changes. One per auditor.
+ */
+export class MicroClock {
+  #second = -1;
+  #prefix = '';
+
+  /** The current time. */
+  now(): string {
+    return this.format(Math.floor((performance.timeOrigin + performance.now()) * 1000));
+  }
+
+  /** `micros` (since the epoch). */
+  format(micros: number): string {
+    const second = Math.floor(micros / 1_000_000);
+    if (second !== this.#second) {
+      this.#prefix = new Date(second * 1000).toISOString().slice(0, 19); // YYYY-MM-DDTHH:MM:SS
+      this.#second = second;
+    }
+    return `${this.#prefix}.${String(micros - second * 1_000_000).padStart(6, '0')}Z`;
+  }
+}
+
+/** A map with its keys sorted, as Go's JSON encoder writes maps. */
+export function sortedMap<T>(map: Readonly<Record<string, T>>): Record<string, T> {
+  const out: Record<string, T> = {};
+  for (const k of Object.keys(map).sort()) out[k] = map[k] as T;
+  return out;
+}
+
+/** One `json`-format line (with its newline). */
+export function jsonLine(ev: AuditEvent): string {
+  return `${JSON.stringify(ev)}\n`;
+}
+
+function quoteList(list: readonly string[]): string {
+  return list.map((s) => JSON.stringify(s)).join(',');
+}
+
+/** A Go `%q` rendering (close enough: JSON string quoting). */
+function q(s: string): string {
+  return JSON.stringify(s);
+}
+
+/** One `legacy`-format line (kube's `EventString`, with its newline). */
+export function legacyLine(ev: AuditEvent): string {
+  let username = '<none>';
+  let groups = '<none>';
+  if ((ev.user.username ?? '') !== '') {
+    username = ev.user.username ?? '';
+    if ((ev.user.groups?.length ?? 0) > 0) groups = quoteList(ev.user.groups ?? []);
+  }
+  let asuser = '<self>';
+  let asgroups = '<lookup>';
+  if (ev.impersonatedUser !== undefined) {
+    asuser = ev.impersonatedUser.username ?? '';
+    if (ev.impersonatedUser.groups !== undefined) asgroups = quoteList(ev.impersonatedUser.groups);
+  }
+  const namespace = (ev.objectRef?.namespace ?? '') === '' ? '<none>' : (ev.objectRef?.namespace ?? '');
+  const response = ev.responseStatus === undefined ? '<deferred>' : String(ev.responseStatus.code);
+  const ip = ev.sourceIPs?.[0] ?? '<unknown>';
+  return (
+    `${rfc3339Nano(ev.requestReceivedTimestamp)} AUDIT: id=${q(ev.auditID)} stage=${q(ev.stage)} ip=${q(ip)} ` +
+    `method=${q(ev.verb)} user=${q(username)} groups=${q(groups)} as=${q(asuser)} asgroups=${q(asgroups)} ` +
+    `user-agent=${q(ev.userAgent ?? '')} namespace=${q(namespace)} uri=${q(ev.requestURI)} response="${response}"\n`
+  );
+}
+
+/** Go's RFC3339Nano drops trailing zeros of the fraction. */
+function rfc3339Nano(micro: string): string {
+  return micro.replace(/\.?0+Z$/, 'Z');
+}
