@@ -136,7 +136,16 @@ function objectBody(body: unknown, reps: Representations, messageType: string): 
     );
   }
   if (body.value === undefined) throw badRequest('the request has an empty body');
-  if (body.value instanceof ProtobufBody) return body.value.decode(reps.codec, messageType);
+  if (body.value instanceof ProtobufBody) {
+    // Kinds without a protobuf form (custom resources) take JSON and YAML only, as kube.
+    if (messageType === '') {
+      throw new ApiError(
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${body.mediaType}")`,
+      );
+    }
+    return body.value.decode(reps.codec, messageType);
+  }
   return body.value;
 }
 

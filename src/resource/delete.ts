@@ -175,6 +175,7 @@ export async function deleteObject(
     const { kv, obj } = stored;
     checkPreconditions(type, obj, options);
     const meta = obj.metadata;
+    if (!meta.deletionTimestamp) strategy.prepareForDelete?.(obj, ctx.now());
     const finalizers = meta.finalizers ?? [];
     const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
     const returnObject = strategy.returnDeletedObject;

@@ -18,7 +18,14 @@ import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
-import { createResourceLayer, mountResources, type ResourceDeps } from './resources.js';
+import {
+  createResourceLayer,
+  mountResources,
+  type ControllerFactory,
+  type ResourceDeps,
+} from './resources.js';
+import { startCrdController } from '../apiextensions/index.js';
+import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
@@ -213,8 +220,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.encryption === undefined
       ? deps.store
       : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
+  // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
+  const registry = new LayeredRegistry(deps.registry);
+  const crdController: ControllerFactory = (ctx) =>
+    startCrdController(ctx, {
+      registry,
+      onError: (message, err) => deps.log.error(message, err),
+    });
   const resourceDeps: ResourceDeps = {
-    registry: deps.registry,
+    registry,
     store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
@@ -239,13 +253,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    ...(serviceAccounts === undefined
+    controllers: [...(serviceAccounts?.controllers ?? []), crdController],
+    ...(serviceAccounts === undefined || deps.startControllers === false
       ? {}
-      : {
-          // The admission step needs the controller that makes `default` accounts.
-          ...(deps.startControllers === false ? {} : { createAdmission: serviceAccounts.admission }),
-          controllers: serviceAccounts.controllers,
-        }),
+      : // The admission step needs the controller that makes `default` accounts.
+        { createAdmission: serviceAccounts.admission }),
   };
   const layer = createResourceLayer(resourceDeps);
   resourceStore.current = layer.store;
@@ -348,7 +360,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installVersionRoute(app, deps.version);
   installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
-  installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
+  installDiscoveryRoutes(app, registry, { serverAddress: deps.serverAddress });
   registerOpenApiRoutes(app, { registry: deps.registry, schemas });
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);

@@ -153,9 +153,13 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     deps.registry,
     () => deps.schemas ?? loadSchemas(),
     now,
-    (type) =>
+    (type) => {
       // Types without a kind strategy (PartialObjectMetadata) get the default columns.
-      strategies.has(type) ? strategies.of(type).table : printerFor(type.group, type.plural),
+      if (!strategies.has(type)) return printerFor(type.group, type.plural);
+      const strategy = strategies.of(type);
+      const version = type.apiVersion.slice(type.apiVersion.indexOf('/') + 1);
+      return strategy.tableOf?.(version) ?? strategy.table;
+    },
   );
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
