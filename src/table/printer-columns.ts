@@ -1,11 +1,13 @@
 /**
  * The Table printer of a custom resource version, from its CRD's `additionalPrinterColumns`
  * (kube's CRD table convertor): `Name` first, then each declared column, its cell the first
- * value its JSONPath finds (none: null); a version without columns gets `Age`
+ * value its JSONPath finds as kube types it (none or mistyped: null; `date` as the time since
+ * it, `5m`); a version without columns gets `Age`
  * (`.metadata.creationTimestamp`, type date), as kube-apiserver serves it.
  */
 import type { KubeObject } from '../api/object.js';
 import { DEFAULT_PRINTER, type TableColumn, type TablePrinter } from './index.js';
+import { humanDuration, parseTime } from './duration.js';
 import { evaluateJsonPath, parseJsonPath } from './jsonpath.js';
 
 /** One `additionalPrinterColumns` entry. */
@@ -26,7 +28,7 @@ const AGE: PrinterColumn = {
   jsonPath: '.metadata.creationTimestamp',
 };
 
-function cell(type: string, values: readonly unknown[]): unknown {
+function cell(type: string, values: readonly unknown[], now: Date): unknown {
   const v = values[0];
   if (v === undefined || v === null) return null;
   switch (type) {
@@ -36,10 +38,15 @@ function cell(type: string, values: readonly unknown[]): unknown {
       return typeof v === 'number' ? v : null;
     case 'boolean':
       return typeof v === 'boolean' ? v : null;
-    case 'date':
-      return typeof v === 'string' ? v : null;
+    case 'date': {
+      // kube prints a date cell as the time since it (`HumanDuration`).
+      const ms = typeof v === 'string' ? parseTime(v) : undefined;
+      return ms === undefined ? null : humanDuration(now.getTime() - ms);
+    }
+    case 'string':
+      return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
     default:
-      return typeof v === 'string' ? v : JSON.stringify(v);
+      return null;
   }
 }
 
@@ -66,12 +73,12 @@ export function printerOfColumns(columns: readonly PrinterColumn[]): TablePrinte
   ];
   return {
     columns: defs,
-    cells(object: KubeObject): unknown[] {
+    cells(object: KubeObject, now: Date): unknown[] {
       return [
         object.metadata.name ?? '',
         ...declared.map((c, i) => {
           const steps = paths[i];
-          return steps === undefined ? null : cell(c.type, evaluateJsonPath(object, steps));
+          return steps === undefined ? null : cell(c.type, evaluateJsonPath(object, steps), now);
         }),
       ];
     },

@@ -215,6 +215,7 @@ describe('the CronTab CRD', () => {
     expect(cols).toEqual(['Name', 'Spec', 'Replicas', 'Age']);
     const row = (table.json['rows'] as { cells: unknown[] }[])[0];
     expect(row?.cells.slice(0, 3)).toEqual(['my-new-cron-object', '* * * * */5', 5]);
+    expect(row?.cells[3]).toMatch(/^\d+s$/);
   });
 
   it('refuses protobuf (406, 415) and strategic merge patch (415) as kube', async () => {
