@@ -44,7 +44,8 @@ function cell(type: string, values: readonly unknown[], now: Date): unknown {
       return ms === undefined ? null : humanDuration(now.getTime() - ms);
     }
     case 'string':
-      return typeof v === 'string' ? v : typeof v === 'object' ? JSON.stringify(v) : String(v);
+      if (typeof v === 'string') return v;
+      return typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
     default:
       return null;
   }
