@@ -181,6 +181,7 @@ class Controller {
           hasStatus: v.status,
           scale: v.scale,
           columns: v.columns,
+          selectableFields: v.selectableFields,
         })),
     });
     this.#ctx.strategies.set(kind, strategy);

@@ -33,6 +33,8 @@ export interface CustomVersion {
   readonly hasStatus: boolean;
   readonly scale: ScalePaths | undefined;
   readonly columns: readonly PrinterColumn[];
+  /** `selectableFields[].jsonPath` (`.spec.color`). */
+  readonly selectableFields: readonly string[];
 }
 
 /** A custom kind: its group, kind and versions (the storage version's first is not required). */
@@ -98,6 +100,7 @@ export class CustomStrategy implements KindStrategy {
   readonly statusKeepsMetadata: readonly string[] = STATUS_KEEPS;
   readonly table: TablePrinter;
   readonly scale: ScaleMapping | undefined;
+  readonly selectableFields: readonly string[];
   readonly #group: string;
   readonly #kind: string;
   readonly #versions = new Map<string, CustomVersion>();
@@ -116,6 +119,9 @@ export class CustomStrategy implements KindStrategy {
     this.table = printerOfColumns(this.#first?.columns ?? []);
     const scaled = kind.versions.find((v) => v.scale !== undefined)?.scale;
     this.scale = scaled === undefined ? undefined : scaleMapping(scaled);
+    this.selectableFields = [
+      ...new Set(kind.versions.flatMap((v) => v.selectableFields.map((f) => f.replace(/^\./, '')))),
+    ];
     this.#reset = new ResetFields(kind.versions.some((v) => v.hasStatus));
   }
 

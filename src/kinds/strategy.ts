@@ -74,6 +74,11 @@ export interface KindStrategy {
    */
   readonly scale?: ScaleMapping | undefined;
   /**
+   * Field selector labels the kind selects on besides `metadata.name` and
+   * `metadata.namespace` (custom resources' `selectableFields`, as `spec.color`).
+   */
+  readonly selectableFields?: readonly string[] | undefined;
+  /**
    * Removes fields the kind's schema does not declare, in place, and returns their paths as
    * `fieldValidation` reports them; for kinds the built-in schema set does not describe.
    */
