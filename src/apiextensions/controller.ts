@@ -44,6 +44,7 @@ import {
   type CrdCondition,
   type Definition,
 } from './definition.js';
+import type { PublishedSchemas } from './published.js';
 import { computeNames, namesJson, namesSettled, setCondition } from './names.js';
 
 /** Where CRDs are stored (below `--etcd-prefix`). */
@@ -56,6 +57,8 @@ const CLEANUP_WAIT_MS = 60_000;
 export interface CrdControllerOptions {
   /** The server's registry: custom kinds are added to and removed from it. */
   readonly registry: LayeredRegistry;
+  /** Where the served versions' schemas are published for OpenAPI (none: not published). */
+  readonly published?: PublishedSchemas;
   /** Failures worth a log line (a status write that failed for a reason other than a race). */
   readonly onError?: (message: string, err: unknown) => void;
 }
@@ -81,6 +84,7 @@ export function startCrdController(ctx: ResourceContext, options: CrdControllerO
 class Controller {
   readonly #ctx: ResourceContext;
   readonly #registry: LayeredRegistry;
+  readonly #published: PublishedSchemas | undefined;
   readonly #onError: (message: string, err: unknown) => void;
   readonly #defs = new Map<string, Definition>();
   readonly #serving = new Map<string, Serving>();
@@ -91,6 +95,7 @@ class Controller {
   constructor(ctx: ResourceContext, options: CrdControllerOptions) {
     this.#ctx = ctx;
     this.#registry = options.registry;
+    this.#published = options.published;
     this.#onError = options.onError ?? ((): void => undefined);
     const span: KeySpan = { prefix: CRD_PREFIX };
     this.#loop = watchLoop(ctx, span, (change) => this.#observe(change));
@@ -188,6 +193,10 @@ class Controller {
     if (previous !== undefined && previous.kind.kind !== kind.kind)
       this.#ctx.strategies.delete(previous.kind);
     this.#registry.setCustom(def.name, types);
+    this.#published?.set(
+      def.name,
+      types.map((type) => ({ type, schema: def.versions.find((v) => v.name === type.version)?.schema })),
+    );
     const storageResource = `${def.group}/${def.acceptedNames.plural}`;
     if (previous !== undefined && previous.storageResource !== storageResource) {
       this.#ctx.watchCaches?.remove(previous.storageResource);
@@ -202,6 +211,7 @@ class Controller {
     if (serving === undefined) return;
     this.#serving.delete(name);
     this.#registry.removeCustom(name);
+    this.#published?.remove(name);
     this.#ctx.strategies.delete(serving.kind);
     this.#ctx.watchCaches?.remove(serving.storageResource);
   }

@@ -7,3 +7,4 @@ export {
 } from './controller.js';
 export { readDefinition, servedTypes, type Definition } from './definition.js';
 export { computeNames } from './names.js';
+export { PublishedSchemas } from './published.js';

@@ -24,7 +24,7 @@ import {
   type ControllerFactory,
   type ResourceDeps,
 } from './resources.js';
-import { startCrdController } from '../apiextensions/index.js';
+import { PublishedSchemas, startCrdController } from '../apiextensions/index.js';
 import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
@@ -222,9 +222,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
   // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
   const registry = new LayeredRegistry(deps.registry);
+  const published = new PublishedSchemas();
   const crdController: ControllerFactory = (ctx) =>
     startCrdController(ctx, {
       registry,
+      published,
       onError: (message, err) => deps.log.error(message, err),
     });
   const resourceDeps: ResourceDeps = {
@@ -361,7 +363,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, registry, { serverAddress: deps.serverAddress });
-  registerOpenApiRoutes(app, { registry: deps.registry, schemas });
+  registerOpenApiRoutes(app, { registry: deps.registry, schemas, custom: published });
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));

@@ -1,6 +1,7 @@
 /**
  * Stock kubectl (1.27 and 1.33) against the CronTab CRD: apply the CRD and wait for Established,
- * `api-resources` shows the kind (discovery refreshed), apply and get a CronTab (printer
+ * `api-resources` shows the kind (discovery refreshed), `explain` reads its published OpenAPI v3
+ * schema, apply and get a CronTab (printer
  * columns), scale it, delete a namespace holding one (the custom object goes with it), and
  * delete the CRD while objects exist (they are deleted, then the CRD).
  */
@@ -36,6 +37,14 @@ describe.each(['1.27', '1.33'] as const)('kubectl %s', (version) => {
     );
     const resources = await kubectl(version, 'api-resources', '--api-group=stable.example.com');
     expect(resources).toMatch(/crontabs\s+ct\s+stable\.example\.com\/v1\s+true\s+CronTab/);
+  });
+
+  it('explains CronTab from the published schema', async () => {
+    const explained = await kubectl(version, 'explain', 'crontab.spec');
+    expect(explained).toContain('KIND:');
+    expect(explained).toContain('CronTab');
+    expect(explained).toMatch(/cronSpec\s+<string>/);
+    expect(explained).toMatch(/replicas\s+<integer>/);
   });
 
   it('applies a CronTab and gets it with the printer columns', async () => {
