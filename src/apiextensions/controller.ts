@@ -45,6 +45,8 @@ import {
   type Definition,
 } from './definition.js';
 import type { PublishedSchemas } from './published.js';
+import type { CrdConversions } from './conversions.js';
+import { convertNone, webhookConversion } from './webhook.js';
 import { computeNames, namesJson, namesSettled, setCondition } from './names.js';
 
 /** Where CRDs are stored (below `--etcd-prefix`). */
@@ -59,6 +61,8 @@ export interface CrdControllerOptions {
   readonly registry: LayeredRegistry;
   /** Where the served versions' schemas are published for OpenAPI (none: not published). */
   readonly published?: PublishedSchemas;
+  /** Where multi-version kinds' conversions are registered (none: versions are not converted). */
+  readonly conversions?: CrdConversions;
   /** Failures worth a log line (a status write that failed for a reason other than a race). */
   readonly onError?: (message: string, err: unknown) => void;
 }
@@ -85,6 +89,7 @@ class Controller {
   readonly #ctx: ResourceContext;
   readonly #registry: LayeredRegistry;
   readonly #published: PublishedSchemas | undefined;
+  readonly #conversions: CrdConversions | undefined;
   readonly #onError: (message: string, err: unknown) => void;
   readonly #defs = new Map<string, Definition>();
   readonly #serving = new Map<string, Serving>();
@@ -96,6 +101,7 @@ class Controller {
     this.#ctx = ctx;
     this.#registry = options.registry;
     this.#published = options.published;
+    this.#conversions = options.conversions;
     this.#onError = options.onError ?? ((): void => undefined);
     const span: KeySpan = { prefix: CRD_PREFIX };
     this.#loop = watchLoop(ctx, span, (change) => this.#observe(change));
@@ -202,6 +208,18 @@ class Controller {
       this.#ctx.watchCaches?.remove(previous.storageResource);
     }
     this.#serving.set(def.name, { kind, storageResource, types });
+    const storage = storageVersionOf(def);
+    if (def.versions.length > 1 && storage !== undefined) {
+      this.#conversions?.set(
+        storageResource,
+        `${def.group}/${storage}`,
+        def.conversion.strategy === 'Webhook'
+          ? webhookConversion(def.conversion, (ns, svc, port) => this.#resolveService(ns, svc, port))
+          : convertNone,
+      );
+    } else {
+      this.#conversions?.delete(storageResource);
+    }
     const first = types[0];
     if (first !== undefined) this.#ctx.watchCaches?.for(first);
   }
@@ -214,6 +232,41 @@ class Controller {
     this.#published?.remove(name);
     this.#ctx.strategies.delete(serving.kind);
     this.#ctx.watchCaches?.remove(serving.storageResource);
+    this.#conversions?.delete(serving.storageResource);
+  }
+
+  /**
+   * `host:port` of a ready endpoint of service `name` for its port `port` (the Endpoints port of
+   * the same name, else the first), or undefined.
+   */
+  async #resolveService(namespace: string, name: string, port: number): Promise<string | undefined> {
+    const read = async (key: string): Promise<KubeObject | undefined> => {
+      const { kv } = await this.#ctx.store.get(key);
+      return kv === undefined ? undefined : decodeStored(kv.value, kv.modRevision);
+    };
+    const service = await read(`/services/specs/${namespace}/${name}`);
+    const endpoints = await read(`/services/endpoints/${namespace}/${name}`);
+    if (service === undefined || endpoints === undefined) return undefined;
+    const ports = (
+      isJsonObject(service['spec']) && Array.isArray(service['spec']['ports']) ? service['spec']['ports'] : []
+    ) as {
+      name?: string;
+      port?: number;
+    }[];
+    const portName = ports.find((p) => p.port === port)?.name;
+    const subsets = (Array.isArray(endpoints['subsets']) ? endpoints['subsets'] : []) as {
+      addresses?: { ip?: string }[];
+      ports?: { name?: string; port?: number }[];
+    }[];
+    for (const subset of subsets) {
+      const ip = subset.addresses?.[0]?.ip;
+      const target =
+        subset.ports?.find((p) => portName === undefined || p.name === portName) ?? subset.ports?.[0];
+      if (ip !== undefined && target?.port !== undefined) {
+        return ip.includes(':') ? `[${ip}]:${target.port}` : `${ip}:${target.port}`;
+      }
+    }
+    return undefined;
   }
 
   /**

@@ -17,7 +17,7 @@ import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
 import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
 import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
-import type { Registry } from '../registry/types.js';
+import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
@@ -65,6 +65,8 @@ export interface ResourceDeps {
   readonly freshnessTimeoutMs?: number;
   /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
   readonly endpoints?: CustomEndpoints;
+  /** The context a request to a type runs with (custom resource conversion); default the layer's. */
+  readonly contextFor?: (ctx: ResourceContext, type: ResourceType) => ResourceContext;
   /** Mutating admission of creates (the ServiceAccount step for pods); default none. */
   readonly createAdmission?: CreateAdmission;
   /**
@@ -229,6 +231,7 @@ export function mountResources(
     ctx,
     reps,
     ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
+    ...(deps.contextFor === undefined ? {} : { contextFor: deps.contextFor }),
   });
   if (deps.startControllers === false) return layer;
   let controller: NamespaceController | undefined;
