@@ -19,6 +19,7 @@ import { BenchError } from './errors.js';
 import type { BenchOptions, ScenarioName } from './options.js';
 import type { Row, RunReport } from './report.js';
 import { crudScenario } from './scenarios/crud.js';
+import { customScenario } from './scenarios/custom.js';
 import { informersScenario } from './scenarios/informers.js';
 import { listScenario } from './scenarios/list.js';
 import { mixedScenario } from './scenarios/mixed.js';
@@ -33,6 +34,7 @@ const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
   watch: watchScenario,
   informers: informersScenario,
   mixed: mixedScenario,
+  custom: customScenario,
 };
 
 /** Where a run reports as it goes. */
