@@ -45,7 +45,7 @@ import {
   type Definition,
 } from './definition.js';
 import type { PublishedSchemas } from './published.js';
-import type { CrdConversions } from './conversions.js';
+import type { CrdRequests } from './requests.js';
 import { convertNone, webhookConversion } from './webhook.js';
 import { computeNames, namesJson, namesSettled, setCondition } from './names.js';
 
@@ -61,8 +61,11 @@ export interface CrdControllerOptions {
   readonly registry: LayeredRegistry;
   /** Where the served versions' schemas are published for OpenAPI (none: not published). */
   readonly published?: PublishedSchemas;
-  /** Where multi-version kinds' conversions are registered (none: versions are not converted). */
-  readonly conversions?: CrdConversions;
+  /**
+   * Where multi-version kinds' conversions and terminating kinds are registered (none: versions
+   * are not converted, creates during deletion not refused).
+   */
+  readonly conversions?: CrdRequests;
   /** Failures worth a log line (a status write that failed for a reason other than a race). */
   readonly onError?: (message: string, err: unknown) => void;
 }
@@ -89,7 +92,7 @@ class Controller {
   readonly #ctx: ResourceContext;
   readonly #registry: LayeredRegistry;
   readonly #published: PublishedSchemas | undefined;
-  readonly #conversions: CrdConversions | undefined;
+  readonly #conversions: CrdRequests | undefined;
   readonly #onError: (message: string, err: unknown) => void;
   readonly #defs = new Map<string, Definition>();
   readonly #serving = new Map<string, Serving>();
@@ -208,6 +211,7 @@ class Controller {
       this.#ctx.watchCaches?.remove(previous.storageResource);
     }
     this.#serving.set(def.name, { kind, storageResource, types });
+    this.#conversions?.setTerminating(storageResource, def.deleting);
     const storage = storageVersionOf(def);
     if (def.versions.length > 1 && storage !== undefined) {
       this.#conversions?.set(
@@ -233,6 +237,7 @@ class Controller {
     this.#ctx.strategies.delete(serving.kind);
     this.#ctx.watchCaches?.remove(serving.storageResource);
     this.#conversions?.delete(serving.storageResource);
+    this.#conversions?.setTerminating(serving.storageResource, false);
   }
 
   /**

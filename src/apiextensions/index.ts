@@ -8,4 +8,4 @@ export {
 export { readDefinition, servedTypes, type Definition } from './definition.js';
 export { computeNames } from './names.js';
 export { PublishedSchemas } from './published.js';
-export { CrdConversions } from './conversions.js';
+export { CrdRequests } from './requests.js';

@@ -97,7 +97,7 @@ export interface ResourceRoutesDeps {
    * The context a request to `type` runs with (multi-version custom resources convert through
    * their store); default `ctx` itself.
    */
-  readonly contextFor?: (ctx: ResourceContext, type: ResourceType) => ResourceContext;
+  readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
 }
 
 /** The custom endpoint `target` reaches, if any. */
@@ -369,7 +369,7 @@ async function handle(
   if (watchPrefix) segments = segments.slice(1);
   const target = resolveTarget(base.registry, group, version, segments);
   if (target === undefined) throw notFoundPath();
-  const ctx = contextFor === undefined ? base : contextFor(base, target.type);
+  const ctx = contextFor === undefined ? base : contextFor(base, target.type, request.method);
   // Negotiate before doing anything: a 406 must not follow a write.
   const negotiated = reps.negotiate(
     request.headers.accept,

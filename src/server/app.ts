@@ -24,7 +24,7 @@ import {
   type ControllerFactory,
   type ResourceDeps,
 } from './resources.js';
-import { CrdConversions, PublishedSchemas, startCrdController } from '../apiextensions/index.js';
+import { CrdRequests, PublishedSchemas, startCrdController } from '../apiextensions/index.js';
 import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
@@ -223,17 +223,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
   const registry = new LayeredRegistry(deps.registry);
   const published = new PublishedSchemas();
-  const conversions = new CrdConversions();
+  const crdRequests = new CrdRequests();
   const crdController: ControllerFactory = (ctx) =>
     startCrdController(ctx, {
       registry,
       published,
-      conversions,
+      conversions: crdRequests,
       onError: (message, err) => deps.log.error(message, err),
     });
   const resourceDeps: ResourceDeps = {
     registry,
-    contextFor: (ctx, type) => conversions.contextFor(ctx, type),
+    contextFor: (ctx, type, method) => crdRequests.contextFor(ctx, type, method),
     store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,

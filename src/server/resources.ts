@@ -66,7 +66,7 @@ export interface ResourceDeps {
   /** Endpoints the generic verbs do not serve (reviews, token requests, ...); default none. */
   readonly endpoints?: CustomEndpoints;
   /** The context a request to a type runs with (custom resource conversion); default the layer's. */
-  readonly contextFor?: (ctx: ResourceContext, type: ResourceType) => ResourceContext;
+  readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
   /** Mutating admission of creates (the ServiceAccount step for pods); default none. */
   readonly createAdmission?: CreateAdmission;
   /**

@@ -3,7 +3,8 @@
  * NamesAccepted and Established within a second, the kind in discovery (legacy and aggregated),
  * CRUD, list and watch of CronTabs, the status and scale subresources, Table rows from the
  * printer columns, kube's 406/415 for protobuf, strategic merge patch refused with 415, and
- * deleting the CRD deletes its objects (Terminating condition, cleanup finalizer).
+ * deleting the CRD deletes its objects (Terminating condition, cleanup finalizer; objects with
+ * finalizers hold it, creates are refused meanwhile).
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -250,11 +251,39 @@ describe('the CronTab CRD', () => {
 
   it('deletes its objects when the CRD is deleted, then itself and its routes', async () => {
     await call(NS_PATH, 'POST', { ...CRONTAB, metadata: { name: 'second' } });
+    // An object with a finalizer holds the CRD in Terminating until the finalizer goes.
+    await call(NS_PATH, 'POST', { ...CRONTAB, metadata: { name: 'held', finalizers: ['example.com/hold'] } });
     const deleted = await call(`${CRD_PATH}/crontabs.stable.example.com`, 'DELETE');
     expect(deleted.status).toBe(200);
     expect((deleted.json['metadata'] as { finalizers?: string[] }).finalizers).toContain(
       'customresourcecleanup.apiextensions.k8s.io',
     );
+    expect((deleted.json['status'] as { conditions: Cond[] }).conditions).toContainEqual(
+      expect.objectContaining({ type: 'Terminating', status: 'True', reason: 'InstanceDeletionPending' }),
+    );
+    await waitFor('the held object to be deleting', async () => {
+      const held = await call(`${NS_PATH}/held`);
+      return (held.json['metadata'] as { deletionTimestamp?: string }).deletionTimestamp;
+    });
+    const terminating = await conditions('crontabs.stable.example.com');
+    expect(terminating.find((c) => c.type === 'Terminating')).toMatchObject({
+      reason: 'InstanceDeletionInProgress',
+      message: 'CustomResource deletion is in progress',
+    });
+    const refused = await call(NS_PATH, 'POST', { ...CRONTAB, metadata: { name: 'late' } });
+    expect(refused.status).toBe(405);
+    expect(refused.json['message']).toBe(
+      'create not allowed while custom resource definition is terminating',
+    );
+    const released = await call(
+      `${NS_PATH}/held`,
+      'PATCH',
+      { metadata: { finalizers: null } },
+      {
+        'content-type': 'application/merge-patch+json',
+      },
+    );
+    expect(released.status).toBe(200);
     await waitFor('the CRD to go', async () =>
       (await call(`${CRD_PATH}/crontabs.stable.example.com`)).status === 404 ? true : undefined,
     );
