@@ -77,6 +77,13 @@ interface Serving {
   readonly types: readonly ResourceType[];
 }
 
+/** True when a schema declares a `default` anywhere (its objects are defaulted on read). */
+function declaresDefault(schema: unknown): boolean {
+  if (Array.isArray(schema)) return schema.some(declaresDefault);
+  if (!isJsonObject(schema)) return false;
+  return Object.entries(schema).some(([k, v]) => k === 'default' || declaresDefault(v));
+}
+
 /** A running controller. */
 export interface CrdController {
   stop(): Promise<void>;
@@ -213,19 +220,19 @@ class Controller {
     this.#serving.set(def.name, { kind, storageResource, types });
     this.#conversions?.setTerminating(storageResource, def.deleting);
     const storage = storageVersionOf(def);
-    if (def.versions.length > 1 && storage !== undefined) {
-      this.#conversions?.set(
-        storageResource,
-        `${def.group}/${storage}`,
-        def.conversion.strategy === 'Webhook'
-          ? webhookConversion(def.conversion, (ns, svc, port) => this.#resolveService(ns, svc, port))
-          : convertNone,
-      );
+    const hasDefaults = def.versions.some((v) => v.schema !== undefined && declaresDefault(v.schema));
+    if ((def.versions.length > 1 || hasDefaults) && storage !== undefined) {
+      this.#conversions?.set(storageResource, {
+        storageApiVersion: `${def.group}/${storage}`,
+        convert:
+          def.conversion.strategy === 'Webhook'
+            ? webhookConversion(def.conversion, (ns, svc, port) => this.#resolveService(ns, svc, port))
+            : convertNone,
+        ...(hasDefaults ? { readDefaults: (obj: KubeObject) => strategy.default(obj) } : {}),
+      });
     } else {
       this.#conversions?.delete(storageResource);
     }
-    const first = types[0];
-    if (first !== undefined) this.#ctx.watchCaches?.for(first);
   }
 
   #unserve(name: string): void {

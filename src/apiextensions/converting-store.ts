@@ -1,8 +1,8 @@
 /**
  * The store one request to a multi-version custom resource sees: every object it reads under the
  * kind's storage resource is in the request's version (converted by the CRD's conversion when
- * stored in another), and every object it writes is converted to the storage version first, as
- * kube's custom resource storage does. Other keys pass through. Conversion may be a webhook
+ * stored in another) and defaulted by its schema (when given a defaulter), and every object it
+ * writes is converted to the storage version first, as kube's custom resource storage does. Other keys pass through. Conversion may be a webhook
  * call, so this works on whole reads (one conversion per get, range or watch event).
  */
 import type {
@@ -79,38 +79,57 @@ export class ConvertingStore extends PassThroughStore {
   readonly #target: string;
   readonly #storage: string;
   readonly #convert: ConvertObjects;
+  readonly #defaults: ((obj: KubeObject) => void) | undefined;
 
   /**
    * @param prefix the storage resource's key prefix (`/<group>/<plural>/`).
    * @param target the request's apiVersion; @param storage the storage version's.
+   * @param defaults applies the schema's defaults to an object read (in the request's version).
    */
-  constructor(inner: Store, prefix: string, target: string, storage: string, convert: ConvertObjects) {
+  constructor(
+    inner: Store,
+    prefix: string,
+    target: string,
+    storage: string,
+    convert: ConvertObjects,
+    defaults?: (obj: KubeObject) => void,
+  ) {
     super(inner);
     this.#prefix = prefix;
     this.#target = target;
     this.#storage = storage;
     this.#convert = convert;
+    this.#defaults = defaults;
   }
 
-  /** Values under the prefix in `apiVersion`, converted in one call. */
+  /** Values under the prefix in `apiVersion` (converted in one call), defaulted when reading. */
   async #values(kvs: readonly KeyValue[], apiVersion: string): Promise<KeyValue[]> {
-    const pending: { at: number; obj: KubeObject }[] = [];
+    const defaults = apiVersion === this.#target ? this.#defaults : undefined;
+    const parsed: { at: number; obj: KubeObject }[] = [];
     kvs.forEach((kv, at) => {
       if (!kv.key.startsWith(this.#prefix)) return;
       const obj = parse(kv.value);
-      if (obj !== undefined && obj.apiVersion !== apiVersion) pending.push({ at, obj });
+      if (obj !== undefined && (obj.apiVersion !== apiVersion || defaults !== undefined))
+        parsed.push({ at, obj });
     });
-    if (pending.length === 0) return [...kvs];
-    const converted = await this.#convert(
-      pending.map((p) => p.obj),
-      apiVersion,
-    );
+    if (parsed.length === 0) return [...kvs];
+    const pending = parsed.filter((p) => p.obj.apiVersion !== apiVersion);
+    if (pending.length > 0) {
+      const converted = await this.#convert(
+        pending.map((p) => p.obj),
+        apiVersion,
+      );
+      pending.forEach((p, i) => {
+        const obj = converted[i];
+        if (obj !== undefined) p.obj = obj;
+      });
+    }
     const out = [...kvs];
-    pending.forEach((p, i) => {
-      const obj = converted[i];
+    for (const p of parsed) {
+      defaults?.(p.obj);
       const kv = out[p.at];
-      if (obj !== undefined && kv !== undefined) out[p.at] = { ...kv, value: encodeForStorage(obj) };
-    });
+      if (kv !== undefined) out[p.at] = { ...kv, value: encodeForStorage(p.obj) };
+    }
     return out;
   }
 

@@ -1,31 +1,39 @@
 /**
- * What a request to a custom resource runs with, by storage resource: multi-version kinds get a
- * resource context whose store converts (converting-store.ts) and whose reads skip the watch
- * cache (the cache holds the storage version); a kind whose CRD is being deleted refuses
+ * What a request to a custom resource runs with, by storage resource: multi-version kinds, and
+ * kinds whose schemas have defaults, get a resource context whose store converts to the
+ * request's version and applies the schema's defaults to what it reads (converting-store.ts:
+ * kube defaults on read from storage too), and whose reads skip the watch cache (the cache holds
+ * stored objects as they are); a kind whose CRD is being deleted refuses
  * creates as kube does (405 `create not allowed while custom resource definition is
  * terminating`).
  */
 import { ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
+import type { KubeObject } from '../api/object.js';
 import { ConvertingStore, type ConvertObjects } from './converting-store.js';
 
-interface Entry {
+/** How one storage resource's objects are read and written. */
+export interface CrdStorageRules {
+  /** The storage version's apiVersion. */
   readonly storageApiVersion: string;
+  /** Conversion between versions. */
   readonly convert: ConvertObjects;
+  /** Defaulting of an object read from storage (in place), when the schemas have defaults. */
+  readonly readDefaults?: (obj: KubeObject) => void;
 }
 
 /** One server's custom resource request rules. */
 export class CrdRequests {
-  readonly #byResource = new Map<string, Entry>();
+  readonly #byResource = new Map<string, CrdStorageRules>();
   readonly #terminating = new Set<string>();
 
-  /** Converts objects of `storageResource` with `convert`; stored in `storageApiVersion`. */
-  set(storageResource: string, storageApiVersion: string, convert: ConvertObjects): void {
-    this.#byResource.set(storageResource, { storageApiVersion, convert });
+  /** Reads and writes objects of `storageResource` by `rules`. */
+  set(storageResource: string, rules: CrdStorageRules): void {
+    this.#byResource.set(storageResource, rules);
   }
 
-  /** Stops converting `storageResource` (single-version, or deleted). */
+  /** Stops converting and defaulting `storageResource` (nothing to do, or deleted). */
   delete(storageResource: string): void {
     this.#byResource.delete(storageResource);
   }
@@ -59,6 +67,7 @@ export class CrdRequests {
         type.apiVersion,
         entry.storageApiVersion,
         entry.convert,
+        entry.readDefaults,
       ),
       watchCaches: undefined,
     };
