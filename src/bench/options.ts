@@ -7,7 +7,16 @@ import type { BenchSizes } from './context.js';
 import { JSON_TYPE, PROTOBUF_TYPE } from './objects.js';
 
 /** Scenario names in run order (`crud` covers create, get, update and delete). */
-export const SCENARIOS = ['startup', 'crud', 'list', 'watch', 'informers', 'mixed', 'authz'] as const;
+export const SCENARIOS = [
+  'startup',
+  'crud',
+  'list',
+  'watch',
+  'informers',
+  'mixed',
+  'authz',
+  'custom',
+] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Sizes by preset: `quick` for a look (about a minute), `suite` for `npm run bench`, `full` the issue's sizes. */

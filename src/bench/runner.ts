@@ -20,6 +20,7 @@ import type { BenchOptions, ScenarioName } from './options.js';
 import type { Row, RunReport } from './report.js';
 import { authzScenario } from './scenarios/authz.js';
 import { crudScenario } from './scenarios/crud.js';
+import { customScenario } from './scenarios/custom.js';
 import { informersScenario } from './scenarios/informers.js';
 import { listScenario } from './scenarios/list.js';
 import { mixedScenario } from './scenarios/mixed.js';
@@ -35,6 +36,7 @@ const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
   informers: informersScenario,
   mixed: mixedScenario,
   authz: authzScenario,
+  custom: customScenario,
 };
 
 /** Where a run reports as it goes. */

@@ -9,13 +9,13 @@
  * - `/apis/{group}` (APIGroup), `/api/v1` and `/apis/{group}/{version}` (APIResourceList, with
  *   `<plural>/status` and `<plural>/scale` entries).
  *
- * Every body is rendered once (at the first request for `/api`, which names the server address)
- * and served with an ETag; `If-None-Match` gets 304, as kubectl's HTTP cache expects.
+ * Every body is rendered once per registry generation (`/api` at its first request, which names
+ * the server address) and served with an ETag; `If-None-Match` gets 304, as kubectl's HTTP cache expects.
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notAcceptable } from '../api/errors.js';
-import type { KindRegistry } from '../registry/registry.js';
+import type { ServedRegistry } from '../registry/layered.js';
 import type { ResourceType } from '../registry/types.js';
 
 const JSON_TYPE = 'application/json';
@@ -179,12 +179,15 @@ class DiscoveryDocuments {
   readonly apiAggregated: Readonly<Record<'v2' | 'v2beta1', Rendered>>;
   readonly groups = new Map<string, Rendered>();
   readonly resourceLists = new Map<string, Rendered>();
-  readonly #registry: KindRegistry;
+  readonly #registry: ServedRegistry;
   readonly #serverAddress: () => string;
+  /** The registry generation these documents show. */
+  readonly generation: number;
   #api: Rendered | undefined;
 
-  constructor(registry: KindRegistry, serverAddress: () => string) {
+  constructor(registry: ServedRegistry, serverAddress: () => string) {
     this.#registry = registry;
+    this.generation = registry.generation;
     this.#serverAddress = serverAddress;
     const named = registry.groups().filter((g) => g.name !== '');
     const apiGroup = (g: (typeof named)[number]): object => ({
@@ -269,18 +272,29 @@ export interface DiscoveryOptions {
   readonly serverAddress: () => string;
 }
 
-/** Registers the discovery routes for `registry` on `app`. */
+/**
+ * Registers the discovery routes for `registry` on `app`. The documents are rendered again on
+ * the first request after the registry changed (custom resources came or went).
+ */
 export function installDiscoveryRoutes(
   app: FastifyInstance,
-  registry: KindRegistry,
+  registry: ServedRegistry,
   options: DiscoveryOptions,
 ): void {
-  const docs = new DiscoveryDocuments(registry, options.serverAddress);
+  let current = new DiscoveryDocuments(registry, options.serverAddress);
+  const documents = (): DiscoveryDocuments => {
+    if (current.generation !== registry.generation) {
+      current = new DiscoveryDocuments(registry, options.serverAddress);
+    }
+    return current;
+  };
   app.get('/api', (request, reply) => {
+    const docs = documents();
     const format = pick(request, true);
     return reply200(request, reply, format === 'legacy' ? docs.api() : docs.apiAggregated[format]);
   });
   app.get('/apis', (request, reply) => {
+    const docs = documents();
     const format = pick(request, true);
     return reply200(request, reply, format === 'legacy' ? docs.apis : docs.apisAggregated[format]);
   });
@@ -299,14 +313,14 @@ export function installDiscoveryRoutes(
   };
   app.get('/api/:version', (request, reply) => {
     const { version } = request.params as { version: string };
-    return serveFixed(docs.resourceLists.get(version), request, reply);
+    return serveFixed(documents().resourceLists.get(version), request, reply);
   });
   app.get('/apis/:group/:version', (request, reply) => {
     const { group, version } = request.params as { group: string; version: string };
-    return serveFixed(docs.resourceLists.get(`${group}/${version}`), request, reply);
+    return serveFixed(documents().resourceLists.get(`${group}/${version}`), request, reply);
   });
   app.get('/apis/:group', (request, reply) => {
     const { group } = request.params as { group: string };
-    return serveFixed(docs.groups.get(group), request, reply);
+    return serveFixed(documents().groups.get(group), request, reply);
   });
 }

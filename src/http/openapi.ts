@@ -15,6 +15,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { OpenApiDocuments, serverRelativeUrl, type RenderedDocument } from '../openapi/documents.js';
 import type { SchemaSet } from '../registry/schema.js';
+import type { CustomKinds } from '../openapi/custom.js';
 import type { Registry } from '../registry/types.js';
 import { ApiError, notAcceptable } from '../api/errors.js';
 import { KUBERNETES_MAJOR, KUBERNETES_MINOR } from './version.js';
@@ -95,6 +96,8 @@ function notAcceptableFor(path: string, offers: readonly Offer<unknown>[]): ApiE
 export interface OpenApiDeps {
   readonly registry: Registry;
   readonly schemas: SchemaSet;
+  /** Custom resources to publish (CRD versions), if any. */
+  readonly custom?: CustomKinds;
 }
 
 /**
@@ -104,6 +107,7 @@ export interface OpenApiDeps {
 export function registerOpenApiRoutes(app: FastifyInstance, deps: OpenApiDeps): void {
   const docs = new OpenApiDocuments(deps.registry, deps.schemas, {
     v2Info: { title: 'Kubernetes', version: `v${KUBERNETES_MAJOR}.${KUBERNETES_MINOR}.0` },
+    ...(deps.custom === undefined ? {} : { custom: deps.custom }),
   });
 
   app.get('/openapi/v2', (request, reply) => {

@@ -41,6 +41,7 @@ import { DELETE_OPTIONS_MESSAGE } from '../representation/message-types.js';
 import { Representations, type RequestShape } from '../representation/representations.js';
 import { JsonSource } from '../representation/source.js';
 import type { Representation } from '../representation/types.js';
+import type { ResourceType } from '../registry/types.js';
 import {
   readWriteOptions,
   warningHeader,
@@ -92,6 +93,11 @@ export interface ResourceRoutesDeps {
   readonly reps: Representations;
   /** Endpoints the generic verbs do not serve (default none). */
   readonly endpoints?: CustomEndpoints;
+  /**
+   * The context a request to `type` runs with (multi-version custom resources convert through
+   * their store); default `ctx` itself.
+   */
+  readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
 }
 
 /** The custom endpoint `target` reaches, if any. */
@@ -136,7 +142,16 @@ function objectBody(body: unknown, reps: Representations, messageType: string): 
     );
   }
   if (body.value === undefined) throw badRequest('the request has an empty body');
-  if (body.value instanceof ProtobufBody) return body.value.decode(reps.codec, messageType);
+  if (body.value instanceof ProtobufBody) {
+    // Kinds without a protobuf form (custom resources) take JSON and YAML only, as kube.
+    if (messageType === '') {
+      throw new ApiError(
+        'UnsupportedMediaType',
+        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${body.mediaType}")`,
+      );
+    }
+    return body.value.decode(reps.codec, messageType);
+  }
   return body.value;
 }
 
@@ -345,7 +360,8 @@ function shapeOf(request: FastifyRequest, watchPrefix: boolean): RequestShape {
 }
 
 async function handle(
-  ctx: ResourceContext,
+  base: ResourceContext,
+  contextFor: ResourceRoutesDeps['contextFor'],
   reps: Representations,
   endpoints: CustomEndpoints,
   group: string,
@@ -358,8 +374,9 @@ async function handle(
   if (segments[segments.length - 1] === '') segments = segments.slice(0, -1);
   const watchPrefix = segments[0] === 'watch';
   if (watchPrefix) segments = segments.slice(1);
-  const target = resolveTarget(ctx.registry, group, version, segments);
+  const target = resolveTarget(base.registry, group, version, segments);
   if (target === undefined) throw notFoundPath();
+  const ctx = contextFor === undefined ? base : contextFor(base, target.type, request.method);
   // Negotiate before doing anything: a 406 must not follow a write.
   const negotiated = reps.negotiate(
     request.headers.accept,
@@ -445,7 +462,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       method: [...methods],
       url: '/api/v1/*',
       bodyLimit: MAX_REQUEST_BODY_BYTES,
-      handler: (request, reply) => handle(ctx, reps, endpoints, '', 'v1', request, reply),
+      handler: (request, reply) => handle(ctx, deps.contextFor, reps, endpoints, '', 'v1', request, reply),
     });
     scope.route({
       method: [...methods],
@@ -453,7 +470,7 @@ export function registerResourceRoutes(app: FastifyInstance, deps: ResourceRoute
       bodyLimit: MAX_REQUEST_BODY_BYTES,
       handler: (request, reply) => {
         const { group, version } = request.params as { group: string; version: string };
-        return handle(ctx, reps, endpoints, group, version, request, reply);
+        return handle(ctx, deps.contextFor, reps, endpoints, group, version, request, reply);
       },
     });
   });

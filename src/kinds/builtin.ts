@@ -10,6 +10,7 @@ import { prepareForCreate, prepareForUpdate, type PrepareOptions } from '../defa
 import type { NameRule, ResourceType } from '../registry/types.js';
 import { printerFor, type TablePrinter } from '../table/index.js';
 import { validateObject, type FieldError } from '../validation/index.js';
+import { prepareCrdForDelete } from './crd-deletion.js';
 import { namespaceCanDeleteOnUpdate, podGracePeriodSeconds } from './deletion.js';
 import { DEPLOYMENT_STATUS_EXTRAS, POD_STATUS_EXTRAS, ResetFields } from './reset-fields.js';
 import type { KindStrategy } from './strategy.js';
@@ -21,6 +22,7 @@ interface KindCode {
   readonly statusKeepsMetadata?: readonly string[];
   readonly gracePeriodSeconds?: (obj: KubeObject, requested: number | undefined) => number;
   readonly canDeleteOnUpdate?: (obj: KubeObject) => boolean;
+  readonly prepareForDelete?: (obj: KubeObject, now: Date) => void;
 }
 
 /** By `group/Kind`; kinds not listed have none. */
@@ -43,7 +45,10 @@ const CODE: ReadonlyMap<string, KindCode> = new Map<string, KindCode>([
   ['storage.k8s.io/VolumeAttachment', { statusKeepsMetadata: STATUS_RESETS_METADATA }],
   [
     'apiextensions.k8s.io/CustomResourceDefinition',
-    { statusKeepsMetadata: ['labels', 'annotations', 'ownerReferences'] },
+    {
+      statusKeepsMetadata: ['labels', 'annotations', 'ownerReferences'],
+      prepareForDelete: prepareCrdForDelete,
+    },
   ],
   ['apiregistration.k8s.io/APIService', { statusKeepsMetadata: STATUS_RESETS_METADATA }],
   ['networking.k8s.io/ServiceCIDR', { statusKeepsMetadata: STATUS_RESETS_METADATA }],
@@ -69,6 +74,7 @@ export class BuiltInStrategy implements KindStrategy {
   readonly gracePeriodSeconds: (obj: KubeObject, requested: number | undefined) => number;
   readonly canDeleteOnUpdate: (obj: KubeObject) => boolean;
   readonly statusKeepsMetadata: readonly string[];
+  readonly prepareForDelete: ((obj: KubeObject, now: Date) => void) | undefined;
   readonly #group: string;
   readonly #kind: string;
   readonly #reset: ResetFields;
@@ -87,6 +93,7 @@ export class BuiltInStrategy implements KindStrategy {
     this.gracePeriodSeconds = code?.gracePeriodSeconds ?? noGrace;
     this.canDeleteOnUpdate = code?.canDeleteOnUpdate ?? always;
     this.statusKeepsMetadata = code?.statusKeepsMetadata ?? [];
+    this.prepareForDelete = code?.prepareForDelete;
     this.#reset = new ResetFields(type.subresources.includes('status'), code?.statusExtras);
   }
 

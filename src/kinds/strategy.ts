@@ -9,7 +9,7 @@
  * `old`). Write path order (src/resource/metadata.ts): `default` → the handler's server-owned
  * metadata → `prepareForCreate`/`prepareForUpdate` → `validate`.
  */
-import type { FieldSet } from '../apply/index.js';
+import type { FieldSet, StructType, TypeNode } from '../apply/index.js';
 import type { KubeObject } from '../api/object.js';
 import type { PrepareOptions } from '../defaults/prepare.js';
 import type { NameRule } from '../registry/types.js';
@@ -60,4 +60,47 @@ export interface KindStrategy {
   gracePeriodSeconds(obj: KubeObject, requested: number | undefined): number;
   /** Extra condition for removing an object whose last finalizer an update removed. */
   canDeleteOnUpdate(obj: KubeObject): boolean;
+
+  // --- Optional: what custom resources (and a few built-ins) do differently. ---
+
+  /**
+   * The Table printer of one served version, when versions of the kind print differently
+   * (custom resources' per-version `additionalPrinterColumns`); default {@link table}.
+   */
+  tableOf?(version: string): TablePrinter;
+  /**
+   * The `scale` subresource's mapping onto the object, when it is not kube's built-in
+   * `spec.replicas`/`status.replicas`/`spec.selector` (custom resources' scale paths).
+   */
+  readonly scale?: ScaleMapping | undefined;
+  /**
+   * Field selector labels the kind selects on besides `metadata.name` and
+   * `metadata.namespace` (custom resources' `selectableFields`, as `spec.color`).
+   */
+  readonly selectableFields?: readonly string[] | undefined;
+  /**
+   * Removes fields the kind's schema does not declare, in place, and returns their paths as
+   * `fieldValidation` reports them; for kinds the built-in schema set does not describe.
+   */
+  pruneUnknown?(obj: KubeObject): string[];
+  /**
+   * The type server-side apply merges objects of this kind with, for kinds the built-in schema
+   * set does not describe. `objectMeta` is ObjectMeta's type; `values` are the objects of the
+   * operation (types of fields the kind's schema leaves open are deduced from them).
+   */
+  applyType?(objectMeta: TypeNode, values: readonly unknown[]): StructType;
+  /**
+   * Called by DELETE on an object that is not being deleted yet, before deciding between
+   * removal and two-phase deletion: may add finalizers or conditions (kube's CRD storage adds
+   * its cleanup finalizer here). Mutates `obj`.
+   */
+  readonly prepareForDelete?: ((obj: KubeObject, now: Date) => void) | undefined;
+}
+
+/** A Scale's view of an object, and the write of its replicas. */
+export interface ScaleMapping {
+  /** `spec.replicas`, `status.replicas` and `status.selector` of the object's Scale. */
+  read(obj: KubeObject): { specReplicas: number; statusReplicas: number; selector: string | undefined };
+  /** Sets the object's desired replicas, in place. */
+  setReplicas(obj: KubeObject, replicas: number): void;
 }

@@ -16,6 +16,7 @@ import type { JsonObject } from './types.js';
 import { buildV2Document, type DocumentInfo } from './v2.js';
 import { encodeV2Protobuf } from './v2-protobuf.js';
 import { buildV3Documents } from './v3.js';
+import { buildCustomV3Documents, type CustomKinds } from './custom.js';
 
 /** One serialized document. */
 export interface RenderedDocument {
@@ -43,6 +44,8 @@ export interface OpenApiDocumentsOptions {
   readonly v2Info: DocumentInfo;
   /** The clock for Last-Modified (tests inject one). */
   readonly now?: () => Date;
+  /** Custom resources to publish besides the registry's kinds (v3 documents; rebuilt on change). */
+  readonly custom?: CustomKinds;
 }
 
 /** kube's entity tag: upper-case hex SHA-512. */
@@ -61,7 +64,8 @@ function elapsedMs(start: bigint): number {
 
 /**
  * Lazily built, cached OpenAPI documents of one registry. The registry and schemas must not
- * change afterwards (the built-in kinds do not; CRDs will need invalidation, a later issue).
+ * change afterwards (the built-in kinds do not); custom resources come through
+ * {@link OpenApiDocumentsOptions.custom}, whose documents are rebuilt when its generation changes.
  */
 export class OpenApiDocuments {
   readonly #registry: Registry;
@@ -72,6 +76,8 @@ export class OpenApiDocuments {
   #v2Protobuf: RenderedDocument | undefined;
   #v3: ReadonlyMap<string, RenderedDocument> | undefined;
   #v3Root: RenderedDocument | undefined;
+  #custom: { generation: number; docs: ReadonlyMap<string, RenderedDocument> } | undefined;
+  #customRoot: { generation: number; doc: RenderedDocument } | undefined;
   #stats: OpenApiBuildStats = {};
 
   constructor(registry: Registry, schemas: SchemaSet, options: OpenApiDocumentsOptions) {
@@ -137,8 +143,35 @@ export class OpenApiDocuments {
     return this.#v3;
   }
 
+  /** The custom resources' v3 documents of the current generation (built-in ones win a clash). */
+  #customDocuments(): ReadonlyMap<string, RenderedDocument> {
+    const custom = this.#options.custom;
+    if (custom === undefined) return new Map();
+    if (this.#custom?.generation !== custom.generation) {
+      const docs = new Map<string, RenderedDocument>();
+      for (const [path, doc] of buildCustomV3Documents(custom.kinds(), this.#definitions()))
+        docs.set(path, this.#render(doc));
+      this.#custom = { generation: custom.generation, docs };
+    }
+    return this.#custom.docs;
+  }
+
   /** The `/openapi/v3` root: `{"paths": {"apis/apps/v1": {"serverRelativeURL": ...}}}`. */
   v3Root(): RenderedDocument {
+    const custom = this.#customDocuments();
+    if (custom.size > 0) {
+      const generation = this.#options.custom?.generation ?? 0;
+      if (this.#customRoot?.generation !== generation) {
+        const all = new Map([...custom, ...this.#v3Documents()]);
+        const paths: JsonObject = {};
+        for (const path of [...all.keys()].sort()) {
+          const doc = all.get(path);
+          if (doc !== undefined) paths[path] = { serverRelativeURL: serverRelativeUrl(path, doc.etag) };
+        }
+        this.#customRoot = { generation, doc: this.#render({ paths }) };
+      }
+      return this.#customRoot.doc;
+    }
     if (this.#v3Root === undefined) {
       const paths: JsonObject = {};
       for (const [path, doc] of this.#v3Documents())
@@ -150,7 +183,7 @@ export class OpenApiDocuments {
 
   /** The v3 document of a root key (`api/v1`, `apis/apps/v1`), or undefined when not served. */
   v3(path: string): RenderedDocument | undefined {
-    return this.#v3Documents().get(path);
+    return this.#v3Documents().get(path) ?? this.#customDocuments().get(path);
   }
 
   /** Build times and sizes of what has been built so far. */

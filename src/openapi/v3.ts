@@ -23,7 +23,7 @@ function content(mediaTypes: readonly string[], ref: string): JsonObject {
   return out;
 }
 
-function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject {
+function renderOperation(o: OperationSpec, defs: Pick<DefinitionBuilder, 'ref'>): JsonObject {
   const responses: JsonObject = {};
   for (const r of o.responses) {
     responses[r.code] =
@@ -50,7 +50,8 @@ function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject 
   };
 }
 
-function renderPath(p: PathSpec, defs: DefinitionBuilder): JsonObject {
+/** One path item of a v3 document. */
+export function renderPath(p: PathSpec, defs: Pick<DefinitionBuilder, 'ref'>): JsonObject {
   return renderPathItem(p, (o) => renderOperation(o, defs), {
     schema: { type: 'string', uniqueItems: true },
   });

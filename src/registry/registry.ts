@@ -94,6 +94,9 @@ export class KindRegistry implements Registry {
     );
   }
 
+  /** Always 0: the built-in table never changes. */
+  readonly generation = 0;
+
   all(): readonly ResourceType[] {
     return this.#all;
   }

@@ -213,6 +213,7 @@ export async function deleteObject(
       throw err;
     }
     const meta = obj.metadata;
+    if (!meta.deletionTimestamp) strategy.prepareForDelete?.(obj, ctx.now());
     const finalizers = meta.finalizers ?? [];
     const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
     const returnObject = strategy.returnDeletedObject;

@@ -23,7 +23,11 @@ export async function deleteCollection(
   query: Query,
   options: DeleteOptions,
 ): Promise<ResourceReply> {
-  const selection = Selection.fromQuery(query, target.type);
+  const selection = Selection.fromQuery(
+    query,
+    target.type,
+    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+  );
   const page = await readPage(ctx, target, selection, {});
   let n = 0;
   for (const kv of page.items) {

@@ -26,6 +26,9 @@ import type { KubeObject } from '../api/object.js';
 import type { KindStrategies } from '../kinds/index.js';
 import type { WriteOptions } from './write-options.js';
 
+/** ObjectMeta's message: the `metadata` type of custom resources. */
+const OBJECT_META = 'k8s.io.apimachinery.pkg.apis.meta.v1.ObjectMeta';
+
 /** What {@link FieldManager.apply} needs besides the objects. */
 export interface ApplyRequest {
   readonly type: ResourceType;
@@ -53,8 +56,12 @@ export class FieldManager {
     this.#strategies = strategies;
   }
 
-  #typeOf(type: ResourceType): StructType {
+  #typeOf(type: ResourceType, values: readonly unknown[]): StructType {
     this.#types ??= new ObjectTypes(this.#load());
+    const strategy = this.#strategies.has(type) ? this.#strategies.of(type) : undefined;
+    if (strategy?.applyType !== undefined) {
+      return strategy.applyType(this.#types.forMessage(OBJECT_META), values);
+    }
     return this.#types.forKind(type.messageType);
   }
 
@@ -65,8 +72,8 @@ export class FieldManager {
 
   /** The kind's apply type, or undefined when the schema set does not describe it. */
   typeOf(type: ResourceType): StructType | undefined {
-    if (!this.describes(type.messageType)) return undefined;
-    return this.#typeOf(type);
+    if (type.messageType === '' || !this.describes(type.messageType)) return undefined;
+    return this.#typeOf(type, []);
   }
 
   /**
@@ -83,7 +90,7 @@ export class FieldManager {
   ): void {
     const ignored = this.#strategies.of(type).resetFields(subresource);
     const result = updateOperation({
-      type: this.#typeOf(type),
+      type: this.#typeOf(type, [old, next]),
       manager: write.manager,
       apiVersion: type.apiVersion,
       ...(subresource === undefined ? {} : { subresource }),
@@ -106,7 +113,7 @@ export class FieldManager {
     const ignored = this.#strategies.of(r.type).resetFields(r.subresource);
     try {
       const result = applyOperation({
-        type: this.#typeOf(r.type),
+        type: this.#typeOf(r.type, [r.live, r.config]),
         manager: r.write.manager,
         apiVersion: r.type.apiVersion,
         ...(r.subresource === undefined ? {} : { subresource: r.subresource }),

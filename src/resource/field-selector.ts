@@ -128,12 +128,20 @@ export class FieldSelector {
   }
 
   /**
-   * Parses `text` for the kind of `type`.
+   * Parses `text` for the kind of `type`; `selectable` are the kind's own selectable fields
+   * (a custom resource's `selectableFields`, as `spec.color`), else kube's built-in ones.
    * @throws ApiError 400 for bad syntax or a field the kind does not select on.
    */
-  static parse(text: string | undefined, type: Pick<ResourceType, 'group' | 'kind'>): FieldSelector {
+  static parse(
+    text: string | undefined,
+    type: Pick<ResourceType, 'group' | 'kind'>,
+    selectable: readonly string[] = [],
+  ): FieldSelector {
     if (text === undefined || text === '') return new FieldSelector([]);
-    const fields = KIND_FIELDS[ruleKey(type)];
+    const fields: Readonly<Record<string, FieldReader>> | undefined =
+      selectable.length === 0
+        ? KIND_FIELDS[ruleKey(type)]
+        : Object.fromEntries(selectable.map((f) => [f, path(...f.split('.'))]));
     return new FieldSelector(
       splitTerms(text).map((term) => {
         const parsed = parseTerm(term, text);

@@ -23,7 +23,7 @@ import {
   yamlDuplicateMessage,
 } from './fields/duplicates.js';
 import { pruneUnknownFields } from './fields/unknown.js';
-import type { JsonObject } from '../api/object.js';
+import type { JsonObject, KubeObject } from '../api/object.js';
 import type { WriteOptions } from './write-options.js';
 
 /** What the body was, for the error message: a whole object (create, update) or a patch. */
@@ -83,6 +83,10 @@ export function validateFields(
 
 /** Drops unknown fields from `obj` (in place); returns one `unknown field "path"` per field. */
 export function unknownProblems(ctx: ResourceContext, type: ResourceType, obj: JsonObject): string[] {
+  const strategy = ctx.strategies.has(type) ? ctx.strategies.of(type) : undefined;
+  if (strategy?.pruneUnknown !== undefined) {
+    return strategy.pruneUnknown(obj as KubeObject).map((p) => `unknown field ${JSON.stringify(p)}`);
+  }
   const t = ctx.fields.typeOf(type);
   if (t === undefined) return [];
   return pruneUnknownFields(obj, t).map((p) => `unknown field ${JSON.stringify(p)}`);

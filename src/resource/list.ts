@@ -39,7 +39,11 @@ export async function listResource(
   query: Query,
   rep: Representation = new JsonRepresentation(target.type),
 ): Promise<ResourceReply> {
-  const selection = Selection.fromQuery(query, target.type);
+  const selection = Selection.fromQuery(
+    query,
+    target.type,
+    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+  );
   const { meta, sources } = await readCollection(ctx, target, selection, planList(query));
   return renderFromSources(rep, meta, sources);
 }

@@ -16,6 +16,7 @@ import { mustReadObject } from './store-ops.js';
 import { applyUpdate } from './update.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 import type { JsonMap } from '../apply/value.js';
+import type { ScaleMapping } from '../kinds/index.js';
 
 const SCALE_API_VERSION = 'autoscaling/v1';
 const SCALE_MESSAGE = 'k8s.io.api.autoscaling.v1.Scale';
@@ -47,16 +48,24 @@ export function selectorString(selector: unknown, mapStyle: boolean): string {
     .join(',');
 }
 
-/** The Scale of an object. */
-export function toScale(type: ResourceType, source: KubeObject): JsonObject {
+/** The Scale of an object (`mapping`: the kind's own replicas paths, custom resources). */
+export function toScale(type: ResourceType, source: KubeObject, mapping?: ScaleMapping): JsonObject {
   const spec = obj(source['spec']);
   const status = obj(source['status']);
   const meta = source.metadata;
-  const selector = selectorString(
-    spec['selector'],
-    type.group === '' && type.kind === 'ReplicationController',
-  );
-  const replicas = typeof spec['replicas'] === 'number' ? spec['replicas'] : 1;
+  const read = mapping?.read(source);
+  const selector =
+    read !== undefined
+      ? (read.selector ?? '')
+      : selectorString(spec['selector'], type.group === '' && type.kind === 'ReplicationController');
+  const replicas =
+    read !== undefined ? read.specReplicas : typeof spec['replicas'] === 'number' ? spec['replicas'] : 1;
+  const statusReplicas =
+    read !== undefined
+      ? read.statusReplicas
+      : typeof status['replicas'] === 'number'
+        ? status['replicas']
+        : 0;
   return {
     kind: 'Scale',
     apiVersion: SCALE_API_VERSION,
@@ -69,7 +78,7 @@ export function toScale(type: ResourceType, source: KubeObject): JsonObject {
     },
     spec: replicas === 0 ? {} : { replicas },
     status: {
-      replicas: typeof status['replicas'] === 'number' ? status['replicas'] : 0,
+      replicas: statusReplicas,
       ...(selector === '' ? {} : { selector }),
     },
   };
@@ -104,7 +113,10 @@ function readScale(value: unknown, name: string): { replicas: number; resourceVe
 /** GET `.../scale`. */
 export async function getScale(ctx: ResourceContext, target: Target): Promise<ResourceReply> {
   const { obj: current } = await mustReadObject(ctx, target.type, target.namespace, target.name ?? '');
-  return { code: 200, body: JSON.stringify(toScale(target.type, current)) };
+  return {
+    code: 200,
+    body: JSON.stringify(toScale(target.type, current, ctx.strategies.of(target.type).scale)),
+  };
 }
 
 /** The object-shaped configuration of an applied Scale: its `spec.replicas` on the object. */
@@ -134,6 +146,7 @@ export async function writeScale(
 ): Promise<ResourceReply> {
   const { type } = target;
   const name = target.name ?? '';
+  const mapping = ctx.strategies.of(type).scale;
   // The scale subresource writes the main object's spec.replicas; it never creates.
   const base = {
     type,
@@ -152,20 +165,20 @@ export async function writeScale(
       build: (current) =>
         ctx.fields.apply({ type, subresource: 'scale', live: current, config, write, now: ctx.now() }).object,
     });
-    return { code: 200, body: JSON.stringify(toScale(type, applied.obj)) };
+    return { code: 200, body: JSON.stringify(toScale(type, applied.obj, mapping)) };
   }
   const updated = await applyUpdate(ctx, {
     ...base,
     build: (current) => {
       if (current === undefined) throw new Error('scale without a current object');
       const requested =
-        patch === undefined ? body : applyPatch(ctx, SCALE_MESSAGE, toScale(type, current), patch);
+        patch === undefined ? body : applyPatch(ctx, SCALE_MESSAGE, toScale(type, current, mapping), patch);
       const scale = readScale(requested, name);
-      const spec = obj(current['spec']);
-      current['spec'] = { ...spec, replicas: scale.replicas };
+      if (mapping !== undefined) mapping.setReplicas(current, scale.replicas);
+      else current['spec'] = { ...obj(current['spec']), replicas: scale.replicas };
       if (scale.resourceVersion !== undefined) current.metadata.resourceVersion = scale.resourceVersion;
       return current;
     },
   });
-  return { code: 200, body: JSON.stringify(toScale(type, updated.obj)) };
+  return { code: 200, body: JSON.stringify(toScale(type, updated.obj, mapping)) };
 }

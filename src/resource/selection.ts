@@ -18,13 +18,18 @@ export class Selection {
   }
 
   /**
-   * The selection of `labelSelector` and `fieldSelector` in `query` for `type`.
+   * The selection of `labelSelector` and `fieldSelector` in `query` for `type` (`selectable`:
+   * the kind's own selectable fields, see {@link FieldSelector.parse}).
    * @throws ApiError 400 for a malformed selector or an unsupported field.
    */
-  static fromQuery(query: Query, type: Pick<ResourceType, 'group' | 'kind'>): Selection {
+  static fromQuery(
+    query: Query,
+    type: Pick<ResourceType, 'group' | 'kind'>,
+    selectable: readonly string[] = [],
+  ): Selection {
     return new Selection(
       LabelSelector.parse(param(query, 'labelSelector')),
-      FieldSelector.parse(param(query, 'fieldSelector'), type),
+      FieldSelector.parse(param(query, 'fieldSelector'), type, selectable),
     );
   }
 

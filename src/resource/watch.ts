@@ -236,7 +236,11 @@ export async function openWatch(
   rep: Representation = new JsonRepresentation(target.type),
 ): Promise<WatchStream> {
   const plan = planWatch(query);
-  const selection = Selection.fromQuery(query, target.type);
+  const selection = Selection.fromQuery(
+    query,
+    target.type,
+    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+  );
   const scope = watchScope(target, selection);
   const ms = timeoutMs(ctx, plan);
   const source = await watchSource(ctx, target.type, plan);

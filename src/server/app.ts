@@ -18,7 +18,14 @@ import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
-import { createResourceLayer, mountResources, type ResourceDeps } from './resources.js';
+import {
+  createResourceLayer,
+  mountResources,
+  type ControllerFactory,
+  type ResourceDeps,
+} from './resources.js';
+import { CrdRequests, PublishedSchemas, startCrdController } from '../apiextensions/index.js';
+import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
@@ -233,11 +240,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.encryption === undefined
       ? deps.store
       : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
+  // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
+  const registry = new LayeredRegistry(deps.registry);
+  const published = new PublishedSchemas();
+  const crdRequests = new CrdRequests();
+  const crdController: ControllerFactory = (ctx) =>
+    startCrdController(ctx, {
+      registry,
+      published,
+      conversions: crdRequests,
+      onError: (message, err) => deps.log.error(message, err),
+    });
   const webhooks =
     deps.admissionWebhooks === true
       ? webhookAdmission({
           store: () => layer.store,
-          registry: deps.registry,
+          registry,
           defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
           observe: webhookDurationObserver(metrics),
           onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
@@ -249,7 +267,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(webhooks === undefined ? [] : [webhooks.mutating, webhooks.validating]),
   ];
   const resourceDeps: ResourceDeps = {
-    registry: deps.registry,
+    registry,
+    contextFor: (ctx, type, method) => crdRequests.contextFor(ctx, type, method),
     store: instrumentStore(metrics, encrypted, countedResources(deps.registry)),
     eventTtlSeconds: Math.floor(options.eventTtlMs / 1000),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
@@ -275,7 +294,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
     ...(admissionPlugins.length === 0 ? {} : { admission: new AdmissionChain(admissionPlugins) }),
-    controllers: [...(serviceAccounts?.controllers ?? []), ...flowControl.controllers],
+    controllers: [...(serviceAccounts?.controllers ?? []), ...flowControl.controllers, crdController],
   };
   const layer = createResourceLayer(resourceDeps);
   resourceStore.current = layer.store;
@@ -425,8 +444,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installVersionRoute(app, deps.version);
   installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
-  installDiscoveryRoutes(app, deps.registry, { serverAddress: deps.serverAddress });
-  registerOpenApiRoutes(app, { registry: deps.registry, schemas });
+  installDiscoveryRoutes(app, registry, { serverAddress: deps.serverAddress });
+  registerOpenApiRoutes(app, { registry: deps.registry, schemas, custom: published });
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));

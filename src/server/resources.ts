@@ -17,7 +17,7 @@ import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
 import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
 import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
-import type { Registry } from '../registry/types.js';
+import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
@@ -68,6 +68,8 @@ export interface ResourceDeps {
   readonly endpoints?: CustomEndpoints;
   /** The admission plugins every write passes (src/admission/); default none. */
   readonly admission?: AdmissionChain;
+  /** The context a request to a type runs with (custom resource conversion); default the layer's. */
+  readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
   /**
    * Controllers started with the namespace controller (after the system namespaces exist) and
    * stopped on close, when controllers run.
@@ -154,9 +156,13 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     deps.registry,
     () => deps.schemas ?? loadSchemas(),
     now,
-    (type) =>
+    (type) => {
       // Types without a kind strategy (PartialObjectMetadata) get the default columns.
-      strategies.has(type) ? strategies.of(type).table : printerFor(type.group, type.plural),
+      if (!strategies.has(type)) return printerFor(type.group, type.plural);
+      const strategy = strategies.of(type);
+      const version = type.apiVersion.slice(type.apiVersion.indexOf('/') + 1);
+      return strategy.tableOf?.(version) ?? strategy.table;
+    },
   );
   const storageCodec = new StorageCodec(deps.storageMediaType ?? 'application/json', () => reps.protobuf);
   // The handlers' store (values in the handlers' JSON layout); the watch caches read the same one.
@@ -226,6 +232,7 @@ export function mountResources(
     ctx,
     reps,
     ...(deps.endpoints === undefined ? {} : { endpoints: deps.endpoints }),
+    ...(deps.contextFor === undefined ? {} : { contextFor: deps.contextFor }),
   });
   if (deps.startControllers === false) return layer;
   let controller: NamespaceController | undefined;

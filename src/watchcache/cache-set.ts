@@ -94,6 +94,18 @@ export class WatchCaches {
     for (const type of types) this.for(type);
   }
 
+  /**
+   * Stops and forgets the cache of `storageResource` (a custom resource whose definition was
+   * deleted); a later {@link for} starts a fresh one. True when there was one.
+   */
+  remove(storageResource: string): boolean {
+    const cache = this.#caches.get(storageResource);
+    if (cache === undefined) return false;
+    this.#caches.delete(storageResource);
+    cache.close();
+    return true;
+  }
+
   /** Stops every cache. Idempotent. */
   close(): void {
     this.#closed = true;
