@@ -129,8 +129,9 @@ export async function patchResource(
       // reported once (a lost race rebuilds).
       const problems = unknownProblems(ctx, type, obj);
       if (!reported) {
-        reported = true;
+        // Marked after the report: a Strict refusal must refuse again when a build is retried.
         report(type, 'patch', [...problems, ...duplicateProblems(write)], write);
+        reported = true;
       }
       return obj;
     },
