@@ -1,0 +1,158 @@
+/**
+ * A Kubernetes CEL environment, independent of CRDs: CRD `x-kubernetes-validations`,
+ * ValidatingAdmissionPolicy and webhook `matchConditions` all build one.
+ *
+ * Built on `@marcbachmann/cel-js` (parser, type checker, evaluator, macros, optional types)
+ * plus Kubernetes' libraries (./libraries.ts) and a static cost estimator (./cost.ts).
+ *
+ * Usage:
+ * ```ts
+ * const env = new CelEnvironment({
+ *   objectTypes: [{ name: 'Spec', fields: { replicas: 'int', name: 'string' } }],
+ *   variables: { self: 'Spec', oldSelf: 'Spec' },
+ * });
+ * const compiled = env.compile('self.replicas <= 10', (path) => undefined);
+ * if (!compiled.ok) report(compiled.message); // kube's "compilation failed: ..." detail
+ * const r = compiled.program.evaluate({ self: { replicas: 3n, name: 'x' } });
+ * // r: { value: true } | { error: 'no such key: ...' }
+ * ```
+ * Values passed to `evaluate` are CEL values: integers as `bigint`, doubles as `number`,
+ * objects as plain objects or Maps, lists as arrays ({@link jsonToCel} converts JSON by guess).
+ * Type checking uses the declared types (fields of object types are checked, `self.nope` fails
+ * to compile); evaluation is dynamic, so equality of objects compares values.
+ */
+import { Environment } from '@marcbachmann/cel-js';
+import { estimateCost, PER_EXPRESSION_COST_LIMIT, type SizeOracle } from './cost.js';
+import { registerKubernetesLibraries } from './libraries.js';
+
+export {
+  costErrorMessage,
+  estimateCost,
+  PER_CRD_COST_LIMIT,
+  PER_EXPRESSION_COST_LIMIT,
+  type SizeOracle,
+} from './cost.js';
+export { CelQuantity, CelURL } from './libraries.js';
+
+/** An object type for type checking: field name → CEL type string (`int`, `list<T>`, ...). */
+export interface CelObjectType {
+  readonly name: string;
+  readonly fields: Readonly<Record<string, string>>;
+}
+
+/** Options of {@link CelEnvironment}. */
+export interface CelEnvironmentOptions {
+  /** Variable name → CEL type string (`dyn`, `int`, `map<string, dyn>`, an object type name). */
+  readonly variables: Readonly<Record<string, string>>;
+  /** Object types the variables' types refer to (declare nested types before their users). */
+  readonly objectTypes?: readonly CelObjectType[];
+  /** Static cost limit per expression (kube: 10,000,000). */
+  readonly costLimit?: number;
+}
+
+/** The outcome of one evaluation. */
+export type CelResult =
+  | { readonly value: unknown; readonly error?: undefined }
+  | { readonly value?: undefined; readonly error: string };
+
+/** A compiled, type-checked expression. */
+export interface CelProgram {
+  /** The expression's CEL output type (`bool`, `string`, ...). */
+  readonly outputType: string;
+  /** The static cost estimate. */
+  readonly estimatedCost: number;
+  /** Evaluates with these variable values; never throws. */
+  evaluate(activation: Readonly<Record<string, unknown>>): CelResult;
+}
+
+/** Compilation result: a program or kube's error text. */
+export type CelCompileResult =
+  | { readonly ok: true; readonly program: CelProgram }
+  | { readonly ok: false; readonly message: string; readonly costExceeded?: number };
+
+const ENV_OPTIONS = { enableOptionalTypes: true, homogeneousAggregateLiterals: false } as const;
+
+function firstLine(e: unknown): string {
+  const msg = e instanceof Error ? e.message : String(e);
+  return msg.split('\n')[0] ?? msg;
+}
+
+/** A CEL environment: declared variables and types, Kubernetes libraries, cost limit. */
+export class CelEnvironment {
+  readonly #check: Environment;
+  readonly #eval: Environment;
+  readonly #costLimit: number;
+
+  constructor(options: CelEnvironmentOptions) {
+    this.#costLimit = options.costLimit ?? PER_EXPRESSION_COST_LIMIT;
+    const check = new Environment(ENV_OPTIONS);
+    for (const t of options.objectTypes ?? []) {
+      check.registerType(t.name, { fields: { ...t.fields } });
+      check.registerOperator(`${t.name} == ${t.name}`, () => false);
+      check.registerOperator(`${t.name} != ${t.name}`, () => false);
+    }
+    registerKubernetesLibraries(check);
+    const ev = registerKubernetesLibraries(new Environment(ENV_OPTIONS));
+    for (const [name, type] of Object.entries(options.variables)) {
+      check.registerVariable(name, type);
+      ev.registerVariable(name, 'dyn');
+    }
+    this.#check = check;
+    this.#eval = ev;
+  }
+
+  /**
+   * Parses, type-checks and cost-estimates `expression`. `sizes` bounds the variables' lists,
+   * maps and strings for the estimate.
+   */
+  compile(expression: string, sizes: SizeOracle = () => undefined): CelCompileResult {
+    let checked: { valid: boolean; type?: string; error?: unknown };
+    let ast: unknown;
+    try {
+      ast = this.#check.parse(expression).ast;
+      checked = this.#check.check(expression) as typeof checked;
+    } catch (e) {
+      return { ok: false, message: `ERROR: <input>: ${firstLine(e)}` };
+    }
+    if (!checked.valid) return { ok: false, message: `ERROR: <input>: ${firstLine(checked.error)}` };
+    const estimatedCost = estimateCost(ast, sizes);
+    if (estimatedCost > this.#costLimit) {
+      return { ok: false, message: 'estimated rule cost exceeds budget', costExceeded: estimatedCost };
+    }
+    let evaluator: (ctx: Record<string, unknown>) => unknown;
+    try {
+      const parsed = this.#eval.parse(expression);
+      evaluator = (ctx) => parsed(ctx);
+    } catch (e) {
+      return { ok: false, message: `ERROR: <input>: ${firstLine(e)}` };
+    }
+    return {
+      ok: true,
+      program: {
+        outputType: String(checked.type ?? 'dyn'),
+        estimatedCost,
+        evaluate(activation): CelResult {
+          try {
+            const value = evaluator({ ...activation });
+            if (value instanceof Promise) return { error: 'asynchronous evaluation is not supported' };
+            return { value };
+          } catch (e) {
+            return { error: firstLine(e) };
+          }
+        },
+      },
+    };
+  }
+}
+
+/** JSON → CEL values by guess: integral numbers become `int` (bigint), others `double`. */
+export function jsonToCel(v: unknown): unknown {
+  if (typeof v === 'number') return Number.isInteger(v) ? BigInt(v) : v;
+  if (Array.isArray(v)) return v.map(jsonToCel);
+  if (typeof v === 'object' && v !== null) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = jsonToCel(x);
+    return out;
+  }
+  return v;
+}

@@ -1,0 +1,163 @@
+/**
+ * `x-kubernetes-validations`: each rule compiled once per schema against `self` (and `oldSelf`)
+ * typed from the node, then evaluated on every write at every value the node applies to.
+ * Transition rules (those that mention `oldSelf`) run only when the old object has a correlated
+ * value (object properties, map values and list-map items by key), unless `optionalOldSelf`.
+ * Failures are reported as kube does: `Invalid value: "object": <message>` (or `failed rule:
+ * <rule>`), with `reason` choosing Forbidden/Required/Duplicate and `fieldPath` the field.
+ */
+import { jsonEqual } from '../api/object.js';
+import { CelEnvironment, type CelProgram } from '../cel/index.js';
+import type { FieldError } from '../validation/field-error.js';
+import { celTypesOf, sizeOracle, toCel } from './cel-types.js';
+import { duplicateValue, invalidValue } from './messages.js';
+import { isJsonMap, type SchemaNode, type ValidationRule } from './node.js';
+import { childPath, itemPath } from './values.js';
+
+/** One rule, compiled (or its compile error). */
+export interface CompiledRule {
+  readonly rule: ValidationRule;
+  readonly program: CelProgram | undefined;
+  readonly messageProgram: CelProgram | undefined;
+  /** `compilation failed: ...` detail, or the cost estimate over the limit. */
+  readonly error: string | undefined;
+  readonly costExceeded: number | undefined;
+  readonly transition: boolean;
+}
+
+const OLD_SELF = /\boldSelf\b/;
+
+/** Compiles the rules of one node. */
+export function compileNodeRules(node: SchemaNode, resourceRoot: boolean): CompiledRule[] {
+  if (node.validations.length === 0) return [];
+  const types = celTypesOf(node, resourceRoot);
+  const env = new CelEnvironment({
+    objectTypes: types.objectTypes,
+    variables: {
+      self: types.selfType,
+      oldSelf: node.validations.some((r) => r.optionalOldSelf) ? 'dyn' : types.selfType,
+    },
+  });
+  const sizes = sizeOracle(node);
+  return node.validations.map((rule) => {
+    const c = env.compile(rule.rule, sizes);
+    let messageProgram: CelProgram | undefined;
+    let error: string | undefined;
+    let costExceeded: number | undefined;
+    if (!c.ok) {
+      if (c.costExceeded !== undefined) costExceeded = c.costExceeded;
+      else error = `compilation failed: ${c.message}`;
+    } else if (c.program.outputType !== 'bool') {
+      error = 'compilation failed: ERROR: <input>: cel expression must evaluate to a bool';
+    }
+    if (rule.messageExpression !== '') {
+      const m = env.compile(rule.messageExpression, sizes);
+      if (m.ok && m.program.outputType === 'string') messageProgram = m.program;
+      else if (!m.ok || m.program.outputType !== 'string') {
+        error ??= m.ok
+          ? 'messageExpression compilation failed: ERROR: <input>: must evaluate to string'
+          : `messageExpression compilation failed: ${m.message}`;
+      }
+    }
+    return {
+      rule,
+      program: c.ok ? c.program : undefined,
+      messageProgram,
+      error,
+      costExceeded,
+      transition: OLD_SELF.test(rule.rule),
+    };
+  });
+}
+
+/** All rules of a schema, ready to validate objects. */
+export interface CompiledRules {
+  validate(obj: unknown, old: unknown): FieldError[];
+}
+
+function ruleError(c: CompiledRule, node: SchemaNode, path: string, detail: string): FieldError {
+  let field = path;
+  const fp = c.rule.fieldPath.replace(/^\./, '');
+  if (fp !== '') field = fp.startsWith('[') ? `${path}${fp}` : childPath(path, fp);
+  const typeName = node.type === '' ? (node.intOrString ? 'string' : 'object') : node.type;
+  switch (c.rule.reason) {
+    case 'FieldValueForbidden':
+      return { field, reason: 'FieldValueForbidden', message: `Forbidden: ${detail}` };
+    case 'FieldValueRequired':
+      return { field, reason: 'FieldValueRequired', message: `Required value: ${detail}` };
+    case 'FieldValueDuplicate':
+      return duplicateValue(field, typeName);
+    default:
+      return invalidValue(field, typeName, detail);
+  }
+}
+
+/** Compiles every rule under `root`; rules that do not compile are skipped (CRD checks report them). */
+export function compileRules(root: SchemaNode): CompiledRules | undefined {
+  const compiled = new Map<SchemaNode, CompiledRule[]>();
+  let any = false;
+  const visit = (n: SchemaNode, resourceRoot: boolean): void => {
+    if (n.validations.length > 0) {
+      compiled.set(n, compileNodeRules(n, resourceRoot));
+      any = true;
+    }
+    for (const p of n.properties.values()) visit(p, false);
+    if (n.additionalProperties !== undefined && n.additionalProperties !== true)
+      visit(n.additionalProperties, false);
+    if (n.items !== undefined) visit(n.items, false);
+  };
+  visit(root, true);
+  if (!any) return undefined;
+  const run = (n: SchemaNode, value: unknown, old: unknown, path: string, errs: FieldError[]): void => {
+    if (value === undefined) return;
+    for (const c of compiled.get(n) ?? []) {
+      if (c.program === undefined) continue;
+      if (c.transition && old === undefined && !c.rule.optionalOldSelf) continue;
+      const self = toCel(value, n);
+      const activation: Record<string, unknown> = { self };
+      if (c.transition) activation['oldSelf'] = old === undefined ? undefined : toCel(old, n);
+      const r = c.program.evaluate(activation);
+      if (r.error !== undefined) {
+        errs.push(invalidValue(path, n.type === '' ? 'object' : n.type, `${c.rule.rule.trim()}: ${r.error}`));
+        continue;
+      }
+      if (r.value === true) continue;
+      let message = c.rule.message !== '' ? c.rule.message : `failed rule: ${c.rule.rule.trim()}`;
+      if (c.messageProgram !== undefined) {
+        const m = c.messageProgram.evaluate(activation);
+        if (typeof m.value === 'string' && m.value.trim() !== '' && !m.value.includes('\n'))
+          message = m.value;
+      }
+      errs.push(ruleError(c, n, path, message));
+    }
+    if (isJsonMap(value)) {
+      const o = isJsonMap(old) ? old : undefined;
+      for (const [k, v] of Object.entries(value)) {
+        const p =
+          n.properties.get(k) ?? (n.additionalProperties === true ? undefined : n.additionalProperties);
+        if (p !== undefined) run(p, v, o?.[k], childPath(path, k), errs);
+      }
+    } else if (Array.isArray(value) && n.items !== undefined) {
+      const items = n.items;
+      const oldList = Array.isArray(old) ? old : undefined;
+      value.forEach((v, i) => run(items, v, correlate(n, v, oldList), itemPath(path, i), errs));
+    }
+  };
+  return {
+    validate(obj, old) {
+      const errs: FieldError[] = [];
+      run(root, obj, old, '', errs);
+      return errs;
+    },
+  };
+}
+
+/** The old item a new list item correlates with: by key in list-maps, by value in sets. */
+function correlate(list: SchemaNode, item: unknown, old: unknown[] | undefined): unknown {
+  if (old === undefined) return undefined;
+  if (list.listType === 'map' && isJsonMap(item)) {
+    return old.find((o) => isJsonMap(o) && list.listMapKeys.every((k) => jsonEqual(o[k], item[k])));
+  }
+  if (list.listType === 'set') return old.find((o) => jsonEqual(o, item));
+  return undefined;
+}
