@@ -89,7 +89,6 @@ export class CelEnvironment {
     for (const t of options.objectTypes ?? []) {
       check.registerType(t.name, { fields: { ...t.fields } });
       check.registerOperator(`${t.name} == ${t.name}`, () => false);
-      check.registerOperator(`${t.name} != ${t.name}`, () => false);
     }
     registerKubernetesLibraries(check);
     const ev = registerKubernetesLibraries(new Environment(ENV_OPTIONS));
@@ -106,11 +105,11 @@ export class CelEnvironment {
    * maps and strings for the estimate.
    */
   compile(expression: string, sizes: SizeOracle = () => undefined): CelCompileResult {
-    let checked: { valid: boolean; type?: string; error?: unknown };
+    let checked: ReturnType<Environment['check']>;
     let ast: unknown;
     try {
       ast = this.#check.parse(expression).ast;
-      checked = this.#check.check(expression) as typeof checked;
+      checked = this.#check.check(expression);
     } catch (e) {
       return { ok: false, message: `ERROR: <input>: ${firstLine(e)}` };
     }

@@ -99,7 +99,8 @@ class CompiledSchema implements StructuralSchema {
     validateListTypes(root, obj, '', errs);
     for (const [k, p] of root.properties) if (k !== 'metadata') validateEmbedded(p, obj[k], k, errs);
     if (this.#rules !== undefined) errs.push(...this.#rules.validate(obj, old));
-    return errs;
+    // kube validates with a nil root path, which prints as `<nil>`.
+    return errs.map((e) => (e.field === '' ? { ...e, field: '<nil>' } : e));
   }
 }
 

@@ -36,7 +36,7 @@ export function goSharpV(v: unknown): string {
     const o = v as Record<string, unknown>;
     return `map[string]interface {}{${keys.map((k) => `${JSON.stringify(k)}:${goSharpV(o[k])}`).join(', ')}}`;
   }
-  return String(v);
+  return typeof v === 'bigint' ? v.toString() : typeof v;
 }
 
 /** The value part of `field.Error` (`ErrorBody`): `"s"`, `1`, `1.5`, `true`, `null`, `%#v`. */
