@@ -77,6 +77,29 @@ function firstLine(e: unknown): string {
   return msg.split('\n')[0] ?? msg;
 }
 
+/** cel-go's wording of a few checker errors cel-js words differently. */
+function celGoWording(msg: string): string {
+  const key = /^No such key: (.*)$/.exec(msg);
+  if (key !== null) return `undefined field '${key[1] ?? ''}'`;
+  return msg;
+}
+
+/** cel-go's `ERROR: <input>:line:col: message` from a cel-js error and its source frame. */
+function compileError(e: unknown): string {
+  const text = e instanceof Error ? e.message : String(e);
+  const lines = text.split('\n');
+  let where = '';
+  const at = lines.findIndex((l) => /^>\s+\d+ \| /.test(l));
+  const caret = at >= 0 ? lines[at + 1] : undefined;
+  const frame = at >= 0 ? lines[at] : undefined;
+  if (frame !== undefined && caret !== undefined && caret.includes('^')) {
+    const line = /^>\s+(\d+)/.exec(frame)?.[1] ?? '1';
+    const col = caret.indexOf('^') - (frame.indexOf('| ') + 2) + 1;
+    where = `${line}:${col}:`;
+  }
+  return `ERROR: <input>:${where} ${celGoWording(lines[0] ?? text)}`;
+}
+
 /** A CEL environment: declared variables and types, Kubernetes libraries, cost limit. */
 export class CelEnvironment {
   readonly #check: Environment;
@@ -111,9 +134,9 @@ export class CelEnvironment {
       ast = this.#check.parse(expression).ast;
       checked = this.#check.check(expression);
     } catch (e) {
-      return { ok: false, message: `ERROR: <input>: ${firstLine(e)}` };
+      return { ok: false, message: compileError(e) };
     }
-    if (!checked.valid) return { ok: false, message: `ERROR: <input>: ${firstLine(checked.error)}` };
+    if (!checked.valid) return { ok: false, message: compileError(checked.error) };
     const estimatedCost = estimateCost(ast, sizes);
     if (estimatedCost > this.#costLimit) {
       return { ok: false, message: 'estimated rule cost exceeds budget', costExceeded: estimatedCost };
@@ -123,7 +146,7 @@ export class CelEnvironment {
       const parsed = this.#eval.parse(expression);
       evaluator = (ctx) => parsed(ctx);
     } catch (e) {
-      return { ok: false, message: `ERROR: <input>: ${firstLine(e)}` };
+      return { ok: false, message: compileError(e) };
     }
     return {
       ok: true,
