@@ -11,6 +11,8 @@
 export const PER_EXPRESSION_COST_LIMIT = 10_000_000;
 /** kube's per-CRD static cost limit (`StaticEstimatedCRDCostLimit`). */
 export const PER_CRD_COST_LIMIT = 100_000_000;
+/** kube's runtime CEL cost budget of one custom resource validation (`RuntimeCELCostBudget`). */
+export const RUNTIME_COST_BUDGET = 10_000_000;
 /** The size assumed for a list, map or string whose bound is unknown. */
 export const UNKNOWN_SIZE = 1;
 

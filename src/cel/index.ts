@@ -30,6 +30,7 @@ export {
   estimateCost,
   PER_CRD_COST_LIMIT,
   PER_EXPRESSION_COST_LIMIT,
+  RUNTIME_COST_BUDGET,
   type SizeOracle,
 } from './cost.js';
 export { CelQuantity, CelURL } from './libraries.js';
@@ -61,6 +62,11 @@ export interface CelProgram {
   readonly outputType: string;
   /** The static cost estimate. */
   readonly estimatedCost: number;
+  /**
+   * The estimate again with other size bounds, e.g. the actual sizes of the values about to be
+   * evaluated: callers refuse to run an expression whose cost on this data is over budget.
+   */
+  costWith(sizes: SizeOracle): number;
   /** Evaluates with these variable values; never throws. */
   evaluate(activation: Readonly<Record<string, unknown>>): CelResult;
 }
@@ -153,6 +159,7 @@ export class CelEnvironment {
       program: {
         outputType: String(checked.type ?? 'dyn'),
         estimatedCost,
+        costWith: (other) => estimateCost(ast, other),
         evaluate(activation): CelResult {
           try {
             const value = evaluator({ ...activation });
@@ -165,6 +172,37 @@ export class CelEnvironment {
       },
     };
   }
+}
+
+/**
+ * A {@link SizeOracle} over actual values: the size of the value at a path (`@items`: the
+ * largest over a list's items or a map's values).
+ */
+export function actualSizes(activation: Readonly<Record<string, unknown>>): SizeOracle {
+  const sizeOf = (v: unknown): number | undefined => {
+    if (typeof v === 'string') return v.length;
+    if (Array.isArray(v)) return v.length;
+    if (v instanceof Map) return v.size;
+    if (typeof v === 'object' && v !== null) return Object.keys(v).length;
+    return undefined;
+  };
+  const at = (v: unknown, segs: readonly string[]): number | undefined => {
+    if (segs.length === 0) return sizeOf(v);
+    const [seg, ...rest] = segs;
+    if (seg === '@items') {
+      const children = Array.isArray(v) ? v : typeof v === 'object' && v !== null ? Object.values(v) : [];
+      let max: number | undefined;
+      for (const c of children) {
+        const n = at(c, rest);
+        if (n !== undefined && (max === undefined || n > max)) max = n;
+      }
+      return max;
+    }
+    if (typeof v === 'object' && v !== null && !Array.isArray(v) && seg !== undefined)
+      return at((v as Record<string, unknown>)[seg], rest);
+    return undefined;
+  };
+  return (path) => (path[0] === undefined ? undefined : at(activation[path[0]], path.slice(1)));
 }
 
 /** JSON → CEL values by guess: integral numbers become `int` (bigint), others `double`. */

@@ -7,7 +7,7 @@
  * <rule>`), with `reason` choosing Forbidden/Required/Duplicate and `fieldPath` the field.
  */
 import { jsonEqual } from '../api/object.js';
-import { CelEnvironment, type CelProgram } from '../cel/index.js';
+import { actualSizes, CelEnvironment, RUNTIME_COST_BUDGET, type CelProgram } from '../cel/index.js';
 import type { FieldError } from '../validation/field-error.js';
 import { celTypesOf, sizeOracle, toCel } from './cel-types.js';
 import { duplicateValue, invalidValue } from './messages.js';
@@ -93,7 +93,7 @@ function ruleError(c: CompiledRule, node: SchemaNode, path: string, detail: stri
 }
 
 /** Compiles every rule under `root`; rules that do not compile are skipped (CRD checks report them). */
-export function compileRules(root: SchemaNode): CompiledRules | undefined {
+export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): CompiledRules | undefined {
   const compiled = new Map<SchemaNode, CompiledRule[]>();
   let any = false;
   const visit = (n: SchemaNode, resourceRoot: boolean): void => {
@@ -108,14 +108,29 @@ export function compileRules(root: SchemaNode): CompiledRules | undefined {
   };
   visit(root, true);
   if (!any) return undefined;
+  let remaining = 0;
+  let exhausted = false;
   const run = (n: SchemaNode, value: unknown, old: unknown, path: string, errs: FieldError[]): void => {
-    if (value === undefined) return;
+    if (value === undefined || exhausted) return;
     for (const c of compiled.get(n) ?? []) {
       if (c.program === undefined) continue;
       if (c.transition && old === undefined && !c.rule.optionalOldSelf) continue;
       const self = toCel(value, n);
       const activation: Record<string, unknown> = { self };
       if (c.transition) activation['oldSelf'] = old === undefined ? undefined : toCel(old, n);
+      // The cost on this data, estimated before running: a runaway rule is refused, not run.
+      remaining -= c.program.costWith(actualSizes(activation));
+      if (remaining < 0) {
+        exhausted = true;
+        errs.push(
+          invalidValue(
+            path,
+            n.type === '' ? 'object' : n.type,
+            'validation failed due to running out of cost budget, no further validation rules will be run',
+          ),
+        );
+        return;
+      }
       const r = c.program.evaluate(activation);
       if (r.error !== undefined) {
         errs.push(invalidValue(path, n.type === '' ? 'object' : n.type, `${c.rule.rule.trim()}: ${r.error}`));
@@ -146,6 +161,8 @@ export function compileRules(root: SchemaNode): CompiledRules | undefined {
   return {
     validate(obj, old) {
       const errs: FieldError[] = [];
+      remaining = budget;
+      exhausted = false;
       run(root, obj, old, '', errs);
       return errs;
     },

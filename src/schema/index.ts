@@ -69,7 +69,7 @@ class CompiledSchema implements StructuralSchema {
     this.#root = root;
     this.#preserve = options.preserveUnknownFields === true || root === undefined;
     this.applyType = applyTypeOf(root, true);
-    this.#rules = root === undefined ? undefined : compileRules(root);
+    this.#rules = root === undefined ? undefined : compileRules(root, options.celCostBudget);
   }
 
   get root(): SchemaNode | undefined {

@@ -143,4 +143,26 @@ describe('x-kubernetes-validations', () => {
       'spec: Invalid value: "object": regex [FieldValueInvalid]',
     ]);
   });
+
+  it('a rule too costly for the data at hand is refused, not run (runtime budget)', () => {
+    const s = {
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          'x-kubernetes-validations': [
+            { rule: 'self.l.all(a, self.l.all(b, a != b || a == b))', message: 'never' },
+          ],
+          properties: { l: { type: 'array', maxItems: 1000, items: { type: 'integer' } } },
+        },
+      },
+    };
+    const small = { spec: { l: [1, 2, 3] } };
+    const big = { spec: { l: Array.from({ length: 1000 }, (_, i) => i) } };
+    const schema = compileSchema(s, { celCostBudget: 100_000 });
+    expect(schema.validate(small, undefined)).toEqual([]);
+    expect(schema.validate(big, undefined).map((e) => `${e.field}: ${e.message}`)).toEqual([
+      'spec: Invalid value: "object": validation failed due to running out of cost budget, no further validation rules will be run',
+    ]);
+  });
 });
