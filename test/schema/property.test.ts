@@ -28,9 +28,9 @@ const scalar: fc.Arbitrary<S> = fc.oneof(
   fc.record(
     {
       type: fc.constant('string' as const),
-      enum: fc.constant(['x', 'y']),
+      enum: fc.constant<string[]>(['x', 'y']),
       maxLength: fc.integer({ min: 1, max: 3 }),
-      default: fc.constant('x'),
+      default: fc.constant<string>('x'),
     },
     { requiredKeys: ['type'] },
   ),
