@@ -20,19 +20,32 @@ import { validateListTypes } from './list-types.js';
 type Level = 'root' | 'field' | 'item' | 'additional';
 
 const REASONS = ['FieldValueDuplicate', 'FieldValueForbidden', 'FieldValueInvalid', 'FieldValueRequired'];
-const STRUCTURE_KEYS = [
-  'type',
-  'additionalProperties',
-  'default',
-  'nullable',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-embedded-resource',
-  'x-kubernetes-int-or-string',
-  'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-map-type',
-  'x-kubernetes-validations',
+/** What a value validation nested in allOf/anyOf/oneOf/not must not carry, and kube's words. */
+const NESTED_FORBIDDEN: readonly (readonly [string, string])[] = [
+  ['type', 'must be empty to be structural'],
+  ['additionalProperties', 'must be undefined to be structural'],
+  ['default', 'must be undefined to be structural'],
+  ['title', 'must be empty to be structural'],
+  ['description', 'must be empty to be structural'],
+  ['nullable', 'must be false to be structural'],
+  ['externalDocs', 'must be undefined to be structural'],
+  ['x-kubernetes-preserve-unknown-fields', 'must be false to be structural'],
+  ['x-kubernetes-embedded-resource', 'must be false to be structural'],
+  ['x-kubernetes-int-or-string', 'must be false to be structural'],
+  ['x-kubernetes-list-map-keys', 'must be empty to be structural'],
+  ['x-kubernetes-list-type', 'must be undefined to be structural'],
+  ['x-kubernetes-map-type', 'must be undefined to be structural'],
+  ['x-kubernetes-validations', 'must be empty to be structural'],
 ];
+
+/** kube's int-or-string exception: `anyOf: [{type: integer}, {type: string}]`. */
+function isIntOrStringAnyOf(list: unknown): boolean {
+  if (!Array.isArray(list) || list.length !== 2) return false;
+  const [a, b] = list as unknown[];
+  const only = (x: unknown, t: string): boolean =>
+    isJsonMap(x) && x['type'] === t && Object.keys(x).length === 1;
+  return only(a, 'integer') && only(b, 'string');
+}
 
 function goRule(r: JsonObject): string {
   const s = (k: string): string => JSON.stringify(typeof r[k] === 'string' ? r[k] : '');
@@ -55,8 +68,22 @@ class Checker {
     const intOrString = raw['x-kubernetes-int-or-string'] === true;
     const preserve = raw['x-kubernetes-preserve-unknown-fields'] === true;
     if (nested) {
-      for (const k of STRUCTURE_KEYS)
-        if (k in raw) this.errs.push(forbidden(`${path}.${k}`, 'must be empty to be structural'));
+      for (const [k, msg] of NESTED_FORBIDDEN) {
+        const v = raw[k];
+        const set = v !== undefined && v !== false && v !== '' && !(Array.isArray(v) && v.length === 0);
+        if (set) this.errs.push(forbidden(`${path}.${k}`, msg));
+      }
+      if (isJsonMap(raw['properties']) && 'metadata' in raw['properties'])
+        this.errs.push(
+          forbidden(`${path}.properties[metadata]`, 'must not be specified in a nested context'),
+        );
+    } else if (raw['x-kubernetes-embedded-resource'] === true && type !== 'object') {
+      if (type === '')
+        this.errs.push(required(`${path}.type`, 'must be object if x-kubernetes-embedded-resource is true'));
+      else
+        this.errs.push(
+          invalidValue(`${path}.type`, type, 'must be object if x-kubernetes-embedded-resource is true'),
+        );
     } else if (type === '' && !intOrString && !preserve) {
       const detail =
         level === 'root'
@@ -75,6 +102,28 @@ class Checker {
     if (props !== undefined && Object.keys(props).length > 0 && ap !== undefined && !nested)
       this.errs.push(
         forbidden(`${path}.additionalProperties`, 'additionalProperties and properties are mutual exclusive'),
+      );
+    if (ap !== undefined && level === 'root' && !nested)
+      this.errs.push(forbidden(`${path}.additionalProperties`, 'must not be used at the root'));
+    if (!nested && intOrString && preserve)
+      this.errs.push(
+        invalidValue(
+          `${path}.x-kubernetes-preserve-unknown-fields`,
+          true,
+          'must be false if x-kubernetes-int-or-string is true',
+        ),
+      );
+    if (
+      !nested &&
+      raw['x-kubernetes-embedded-resource'] === true &&
+      !preserve &&
+      (props === undefined || Object.keys(props).length === 0)
+    )
+      this.errs.push(
+        required(
+          `${path}.properties`,
+          'must not be empty if x-kubernetes-embedded-resource is true without x-kubernetes-preserve-unknown-fields',
+        ),
       );
     if (ap === false && !nested)
       this.errs.push(
@@ -105,8 +154,16 @@ class Checker {
     else if (type === 'array' && !nested) this.errs.push(required(`${path}.items`, 'must be specified'));
     for (const c of ['allOf', 'anyOf', 'oneOf']) {
       const list = raw[c];
-      if (Array.isArray(list))
-        list.forEach((s, i) => isJsonMap(s) && this.structural(s, `${path}.${c}[${i}]`, level, true));
+      if (c === 'anyOf' && isIntOrStringAnyOf(list)) continue;
+      if (!Array.isArray(list)) continue;
+      list.forEach((s, i) => {
+        if (!isJsonMap(s)) return;
+        if (c === 'allOf' && i === 0 && isIntOrStringAnyOf(s['anyOf'])) {
+          const { anyOf: _skip, ...rest } = s;
+          void _skip;
+          this.structural(rest, `${path}.${c}[${i}]`, level, true);
+        } else this.structural(s, `${path}.${c}[${i}]`, level, true);
+      });
     }
     if (isJsonMap(raw['not'])) this.structural(raw['not'], `${path}.not`, level, true);
   }
@@ -268,7 +325,11 @@ class Checker {
 export function checkSchema(schema: JsonObject, path: string): FieldError[] {
   const c = new Checker();
   c.structural(schema, path, 'root', false);
-  if (c.errs.length > 0) return c.errs;
+  if (c.errs.length > 0) {
+    // kube sorts the structural errors by their text (map iteration order is random in Go).
+    const text = (e: FieldError): string => `${e.field}: ${e.message}`;
+    return c.errs.sort((a, b) => (text(a) < text(b) ? -1 : text(a) > text(b) ? 1 : 0));
+  }
   const node = compileNode(schema);
   c.defaults(node, schema, path, '');
   c.rules(node, schema, path, true, 1);

@@ -19,9 +19,9 @@ describe('structural schema checks', () => {
         },
       }),
     ).toEqual([
-      `${P}.properties[spec].type: Required value: must not be empty for specified object fields`,
-      `${P}.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`,
       `${P}.properties[list].items.type: Required value: must not be empty for specified array items`,
+      `${P}.properties[spec].additionalProperties: Forbidden: additionalProperties and properties are mutual exclusive`,
+      `${P}.properties[spec].type: Required value: must not be empty for specified object fields`,
     ]);
   });
 
@@ -30,7 +30,14 @@ describe('structural schema checks', () => {
       check({
         type: 'object',
         properties: {
-          x: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+          ok: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+          x: {
+            'x-kubernetes-int-or-string': true,
+            anyOf: [
+              { type: 'integer', minimum: 1 },
+              { type: 'string', nullable: true },
+            ],
+          },
           u: { type: 'array', uniqueItems: true, items: { type: 'string' } },
           s: { type: 'string', 'x-kubernetes-list-type': 'set' },
           m: {
@@ -42,12 +49,13 @@ describe('structural schema checks', () => {
         },
       }),
     ).toEqual([
-      `${P}.properties[x].anyOf[0].type: Forbidden: must be empty to be structural`,
-      `${P}.properties[x].anyOf[1].type: Forbidden: must be empty to be structural`,
-      `${P}.properties[u].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic`,
-      `${P}.properties[s].type: Invalid value: "string": must be array if x-kubernetes-list-type is specified`,
       `${P}.properties[m].x-kubernetes-list-map-keys: Required value: must not be empty if x-kubernetes-list-type is map`,
+      `${P}.properties[s].type: Invalid value: "string": must be array if x-kubernetes-list-type is specified`,
       `${P}.properties[t].x-kubernetes-map-type: Unsupported value: "weird": supported values: "granular", "atomic"`,
+      `${P}.properties[u].uniqueItems: Forbidden: uniqueItems cannot be set to true since the runtime complexity becomes quadratic`,
+      `${P}.properties[x].anyOf[0].type: Forbidden: must be empty to be structural`,
+      `${P}.properties[x].anyOf[1].nullable: Forbidden: must be false to be structural`,
+      `${P}.properties[x].anyOf[1].type: Forbidden: must be empty to be structural`,
     ]);
   });
 
