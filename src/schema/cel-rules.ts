@@ -75,21 +75,42 @@ export interface CompiledRules {
   validate(obj: unknown, old: unknown): FieldError[];
 }
 
-function ruleError(c: CompiledRule, node: SchemaNode, path: string, detail: string): FieldError {
+function ruleError(
+  c: CompiledRule,
+  node: SchemaNode,
+  value: unknown,
+  path: string,
+  detail: string,
+): FieldError {
   let field = path;
   const fp = c.rule.fieldPath.replace(/^\./, '');
   if (fp !== '') field = fp.startsWith('[') ? `${path}${fp}` : childPath(path, fp);
-  const typeName = node.type === '' ? (node.intOrString ? 'string' : 'object') : node.type;
+  // kube omits object and array values from the message (`Invalid value: <detail>`).
+  const omit = node.type === 'object' || node.type === 'array' || typeof value === 'object';
   switch (c.rule.reason) {
     case 'FieldValueForbidden':
       return { field, reason: 'FieldValueForbidden', message: `Forbidden: ${detail}` };
     case 'FieldValueRequired':
       return { field, reason: 'FieldValueRequired', message: `Required value: ${detail}` };
     case 'FieldValueDuplicate':
-      return duplicateValue(field, typeName);
+      return omit
+        ? { field, reason: 'FieldValueDuplicate', message: 'Duplicate value' }
+        : duplicateValue(field, value);
     default:
-      return invalidValue(field, typeName, detail);
+      return omit
+        ? { field, reason: 'FieldValueInvalid', message: `Invalid value: ${detail}` }
+        : invalidValue(field, value, detail);
   }
+}
+
+/** kube's `ruleErrorString`: the message when set, else the rule, trimmed. */
+function ruleErrorString(rule: ValidationRule): string {
+  return rule.message.trim() !== '' ? rule.message.trim() : rule.rule.trim();
+}
+
+/** cel-go's wording of runtime errors cel-js words differently (`no such key: x`). */
+function celGoRuntime(msg: string): string {
+  return msg.replace(/^No such key/, 'no such key');
 }
 
 /** Compiles every rule under `root`; rules that do not compile are skipped (CRD checks report them). */
@@ -133,17 +154,25 @@ export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): Co
       }
       const r = c.program.evaluate(activation);
       if (r.error !== undefined) {
-        errs.push(invalidValue(path, n.type === '' ? 'object' : n.type, `${c.rule.rule.trim()}: ${r.error}`));
+        errs.push(
+          invalidValue(
+            path,
+            n.type === '' ? 'object' : n.type,
+            `${celGoRuntime(r.error)} evaluating rule: ${ruleErrorString(c.rule)}`,
+          ),
+        );
         continue;
       }
       if (r.value === true) continue;
-      let message = c.rule.message !== '' ? c.rule.message : `failed rule: ${c.rule.rule.trim()}`;
+      let message =
+        c.rule.message.trim() !== '' ? c.rule.message.trim() : `failed rule: ${c.rule.rule.trim()}`;
       if (c.messageProgram !== undefined) {
+        // A messageExpression that fails, is empty or spans lines falls back to the message.
         const m = c.messageProgram.evaluate(activation);
-        if (typeof m.value === 'string' && m.value.trim() !== '' && !m.value.includes('\n'))
-          message = m.value;
+        const text = typeof m.value === 'string' ? m.value.trim() : '';
+        if (text !== '' && !text.includes('\n') && text.length <= 5120) message = text;
       }
-      errs.push(ruleError(c, n, path, message));
+      errs.push(ruleError(c, n, value, path, message));
     }
     if (isJsonMap(value)) {
       const o = isJsonMap(old) ? old : undefined;
