@@ -75,6 +75,42 @@ export interface CompiledRules {
   validate(obj: unknown, old: unknown): FieldError[];
 }
 
+/**
+ * A rule's `fieldPath` (`.a.b`, `['c']`) walked through `node`: kube's field path suffix
+ * (properties as `.a`, map keys as `[c]`), or why it names no field.
+ */
+export function resolveFieldPath(
+  node: SchemaNode,
+  fieldPath: string,
+): { readonly path: string } | { readonly error: string } {
+  const tokens = fieldPath.match(/\.[^.[\]]+|\['(?:[^'\\]|\\.)*'\]|./g) ?? [];
+  let cur: SchemaNode | undefined = node;
+  let out = '';
+  for (const t of tokens) {
+    let name: string;
+    if (t.startsWith('.')) name = t.slice(1);
+    else if (t.startsWith("['")) name = t.slice(2, -2).replace(/\\(.)/g, '$1');
+    else return { error: `expected [ or . but got: ${t}` };
+    if (cur !== undefined && cur.properties.size > 0) {
+      cur = cur.properties.get(name);
+      if (cur === undefined) return { error: 'does not refer to a valid field' };
+      out += `.${name}`;
+    } else if (cur?.additionalProperties !== undefined && cur.additionalProperties !== true) {
+      cur = cur.additionalProperties;
+      out += `[${name}]`;
+    } else {
+      return { error: 'does not refer to a valid field' };
+    }
+  }
+  return { path: out };
+}
+
+/** Why a rule's `fieldPath` does not name a field of `node`, if it does not. */
+export function fieldPathError(node: SchemaNode, fieldPath: string): string | undefined {
+  const r = resolveFieldPath(node, fieldPath);
+  return 'error' in r ? r.error : undefined;
+}
+
 function ruleError(
   c: CompiledRule,
   node: SchemaNode,
@@ -83,8 +119,10 @@ function ruleError(
   detail: string,
 ): FieldError {
   let field = path;
-  const fp = c.rule.fieldPath.replace(/^\./, '');
-  if (fp !== '') field = fp.startsWith('[') ? `${path}${fp}` : childPath(path, fp);
+  if (c.rule.fieldPath !== '') {
+    const r = resolveFieldPath(node, c.rule.fieldPath);
+    if ('path' in r) field = path === '' ? r.path.replace(/^\./, '') : `${path}${r.path}`;
+  }
   // kube omits object and array values from the message (`Invalid value: <detail>`).
   const omit = node.type === 'object' || node.type === 'array' || typeof value === 'object';
   switch (c.rule.reason) {

@@ -10,7 +10,7 @@ import type { JsonObject } from '../api/object.js';
 import { costErrorMessage, PER_CRD_COST_LIMIT, PER_EXPRESSION_COST_LIMIT } from '../cel/index.js';
 import { forbidden, required, type FieldError } from '../validation/field-error.js';
 import { maxSize } from './cel-types.js';
-import { compileNodeRules } from './cel-rules.js';
+import { compileNodeRules, fieldPathError } from './cel-rules.js';
 import { pruneValue } from './pruning.js';
 import { invalidValue, unsupportedValue } from './messages.js';
 import { compileNode, compilePattern, isJsonMap, type SchemaNode } from './node.js';
@@ -301,6 +301,13 @@ class Checker {
         }
         if (c.rule.reason !== '' && !REASONS.includes(c.rule.reason))
           this.errs.push(unsupportedValue(`${rp}.reason`, c.rule.reason, REASONS));
+        if (c.rule.fieldPath !== '') {
+          const bad = fieldPathError(node, c.rule.fieldPath);
+          if (bad !== undefined)
+            this.errs.push(
+              invalidValue(`${rp}.fieldPath`, c.rule.fieldPath, `fieldPath must be a valid path: ${bad}`),
+            );
+        }
         if (c.rule.message.includes('\n'))
           this.errs.push(
             invalidValue(`${rp}.message`, c.rule.message, 'message must not contain line breaks'),

@@ -81,7 +81,7 @@ describe('structural schema checks', () => {
           'x-kubernetes-validations': [
             { rule: 'self.nope > 1' },
             { rule: 'self.items.all(a, self.items.all(b, self.items.all(c, a == b && b == c)))' },
-            { rule: 'self.items.size() < 3', reason: 'Bogus' },
+            { rule: 'self.items.size() < 3', reason: 'Bogus', fieldPath: '.nothere' },
           ],
           properties: { items: { type: 'array', items: { type: 'string' } } },
         },
@@ -96,8 +96,11 @@ describe('structural schema checks', () => {
     expect(errs[2]).toBe(
       `${P}.properties[spec].x-kubernetes-validations[2].reason: Unsupported value: "Bogus": supported values: "FieldValueDuplicate", "FieldValueForbidden", "FieldValueInvalid", "FieldValueRequired"`,
     );
-    expect(errs).toHaveLength(4); // and the CRD total over budget
-    expect(errs[3]).toMatch(
+    expect(errs[3]).toBe(
+      `${P}.properties[spec].x-kubernetes-validations[2].fieldPath: Invalid value: ".nothere": fieldPath must be a valid path: does not refer to a valid field`,
+    );
+    expect(errs).toHaveLength(5); // and the CRD total over budget
+    expect(errs[4]).toMatch(
       /^spec\.versions\[0\]\.schema\.openAPIV3Schema: Forbidden: x-kubernetes-validations estimated rule cost total for entire OpenAPIv3 schema exceeds budget/,
     );
   });
