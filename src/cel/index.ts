@@ -21,7 +21,7 @@
  * Type checking uses the declared types (fields of object types are checked, `self.nope` fails
  * to compile); evaluation is dynamic, so equality of objects compares values.
  */
-import { Environment } from '@marcbachmann/cel-js';
+import { Environment, Optional } from '@marcbachmann/cel-js';
 import { estimateCost, PER_EXPRESSION_COST_LIMIT, type SizeOracle } from './cost.js';
 import { registerKubernetesLibraries } from './libraries.js';
 
@@ -134,7 +134,7 @@ export class CelEnvironment {
     const ev = libraryEnvironment().clone();
     for (const [name, type] of Object.entries(options.variables)) {
       check.registerVariable(name, type);
-      ev.registerVariable(name, 'dyn');
+      ev.registerVariable(name, type.startsWith('optional<') ? 'optional<dyn>' : 'dyn');
     }
     this.#check = check;
     this.#eval = ev;
@@ -214,6 +214,11 @@ export function actualSizes(activation: Readonly<Record<string, unknown>>): Size
     return undefined;
   };
   return (path) => (path[0] === undefined ? undefined : at(activation[path[0]], path.slice(1)));
+}
+
+/** A CEL `optional` value: `optional.of(v)`, or `optional.none()` for undefined. */
+export function celOptional(v: unknown): unknown {
+  return v === undefined ? Optional.none() : Optional.of(v);
 }
 
 /** JSON → CEL values by guess: integral numbers become `int` (bigint), others `double`. */

@@ -7,7 +7,13 @@
  * <rule>`), with `reason` choosing Forbidden/Required/Duplicate and `fieldPath` the field.
  */
 import { jsonEqual } from '../api/object.js';
-import { actualSizes, CelEnvironment, RUNTIME_COST_BUDGET, type CelProgram } from '../cel/index.js';
+import {
+  actualSizes,
+  celOptional,
+  CelEnvironment,
+  RUNTIME_COST_BUDGET,
+  type CelProgram,
+} from '../cel/index.js';
 import type { FieldError } from '../validation/field-error.js';
 import { celTypesOf, sizeOracle, toCel } from './cel-types.js';
 import { duplicateValue, invalidValue } from './messages.js';
@@ -31,15 +37,20 @@ const OLD_SELF = /\boldSelf\b/;
 export function compileNodeRules(node: SchemaNode, resourceRoot: boolean): CompiledRule[] {
   if (node.validations.length === 0) return [];
   const types = celTypesOf(node, resourceRoot);
-  const env = new CelEnvironment({
+  const plain = new CelEnvironment({
     objectTypes: types.objectTypes,
-    variables: {
-      self: types.selfType,
-      oldSelf: node.validations.some((r) => r.optionalOldSelf) ? 'dyn' : types.selfType,
-    },
+    variables: { self: types.selfType, oldSelf: types.selfType },
   });
+  // optionalOldSelf rules see oldSelf as optional<T>: none on create, of(old) on update.
+  let optional: CelEnvironment | undefined;
   const sizes = sizeOracle(node);
   return node.validations.map((rule) => {
+    const env = rule.optionalOldSelf
+      ? (optional ??= new CelEnvironment({
+          objectTypes: types.objectTypes,
+          variables: { self: types.selfType, oldSelf: `optional<${types.selfType}>` },
+        }))
+      : plain;
     const c = env.compile(rule.rule, sizes);
     let messageProgram: CelProgram | undefined;
     let error: string | undefined;
@@ -176,7 +187,10 @@ export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): Co
       if (c.transition && old === undefined && !c.rule.optionalOldSelf) continue;
       const self = toCel(value, n);
       const activation: Record<string, unknown> = { self };
-      if (c.transition) activation['oldSelf'] = old === undefined ? undefined : toCel(old, n);
+      if (c.transition) {
+        const oldValue = old === undefined ? undefined : toCel(old, n);
+        activation['oldSelf'] = c.rule.optionalOldSelf ? celOptional(oldValue) : oldValue;
+      }
       // The cost on this data, estimated before running: a runaway rule is refused, not run.
       remaining -= c.program.costWith(actualSizes(activation));
       if (remaining < 0) {

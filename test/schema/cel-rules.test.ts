@@ -176,4 +176,22 @@ describe('x-kubernetes-validations', () => {
       'spec: Invalid value: fallback message [FieldValueInvalid]',
     ]);
   });
+
+  it('optionalOldSelf: the rule runs on create too, oldSelf an optional', () => {
+    const s = spec(props, [
+      {
+        rule: '!oldSelf.hasValue() || self.replicas >= oldSelf.value().replicas',
+        message: 'no scale down',
+        optionalOldSelf: true,
+      },
+      { rule: 'oldSelf.hasValue() || self.replicas == 1', message: 'start at 1', optionalOldSelf: true },
+    ]);
+    expect(msgs(s, { spec: { replicas: 1 } })).toEqual([]);
+    expect(msgs(s, { spec: { replicas: 2 } })).toEqual([
+      'spec: Invalid value: start at 1 [FieldValueInvalid]',
+    ]);
+    expect(msgs(s, { spec: { replicas: 1 } }, { spec: { replicas: 3 } })).toEqual([
+      'spec: Invalid value: no scale down [FieldValueInvalid]',
+    ]);
+  });
 });
