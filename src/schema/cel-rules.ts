@@ -122,33 +122,23 @@ export function fieldPathError(node: SchemaNode, fieldPath: string): string | un
   return 'error' in r ? r.error : undefined;
 }
 
-function ruleError(
-  c: CompiledRule,
-  node: SchemaNode,
-  value: unknown,
-  path: string,
-  detail: string,
-): FieldError {
+function ruleError(c: CompiledRule, node: SchemaNode, path: string, detail: string): FieldError {
   let field = path;
   if (c.rule.fieldPath !== '') {
     const r = resolveFieldPath(node, c.rule.fieldPath);
     if ('path' in r) field = path === '' ? r.path.replace(/^\./, '') : `${path}${r.path}`;
   }
-  // kube omits object and array values from the message (`Invalid value: <detail>`).
-  const omit = node.type === 'object' || node.type === 'array' || typeof value === 'object';
+  // kube 1.33 reports the schema's type as the value (`Invalid value: "object": <detail>`).
+  const typeName = node.type;
   switch (c.rule.reason) {
     case 'FieldValueForbidden':
       return { field, reason: 'FieldValueForbidden', message: `Forbidden: ${detail}` };
     case 'FieldValueRequired':
       return { field, reason: 'FieldValueRequired', message: `Required value: ${detail}` };
     case 'FieldValueDuplicate':
-      return omit
-        ? { field, reason: 'FieldValueDuplicate', message: 'Duplicate value' }
-        : duplicateValue(field, value);
+      return duplicateValue(field, typeName);
     default:
-      return omit
-        ? { field, reason: 'FieldValueInvalid', message: `Invalid value: ${detail}` }
-        : invalidValue(field, value, detail);
+      return invalidValue(field, typeName, detail);
   }
 }
 
@@ -198,7 +188,7 @@ export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): Co
         errs.push(
           invalidValue(
             path,
-            n.type === '' ? 'object' : n.type,
+            n.type,
             'validation failed due to running out of cost budget, no further validation rules will be run',
           ),
         );
@@ -207,11 +197,7 @@ export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): Co
       const r = c.program.evaluate(activation);
       if (r.error !== undefined) {
         errs.push(
-          invalidValue(
-            path,
-            n.type === '' ? 'object' : n.type,
-            `${celGoRuntime(r.error)} evaluating rule: ${ruleErrorString(c.rule)}`,
-          ),
+          invalidValue(path, n.type, `${celGoRuntime(r.error)} evaluating rule: ${ruleErrorString(c.rule)}`),
         );
         continue;
       }
@@ -224,7 +210,7 @@ export function compileRules(root: SchemaNode, budget = RUNTIME_COST_BUDGET): Co
         const text = typeof m.value === 'string' ? m.value.trim() : '';
         if (text !== '' && !text.includes('\n') && text.length <= 5120) message = text;
       }
-      errs.push(ruleError(c, n, value, path, message));
+      errs.push(ruleError(c, n, path, message));
     }
     if (isJsonMap(value)) {
       const o = isJsonMap(old) ? old : undefined;

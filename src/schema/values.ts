@@ -70,7 +70,7 @@ export function validateValue(node: SchemaNode, value: unknown, path: string, er
     errs.push(
       typeInvalid(path, actual, `${where} must be of type ${types.join(',')}: ${JSON.stringify(actual)}`),
     );
-    return;
+    // kube-openapi goes on: the other validators apply by the value's kind (enum still checks).
   }
   validateCombinators(node, value, path, errs);
   if (typeof value === 'string') {
@@ -163,19 +163,21 @@ function validateCombinators(node: SchemaNode, value: unknown, path: string, err
     validateValue(s, value, path, e);
     return e;
   };
-  const generic = (msg: string): FieldError => invalidValue(path, '', `${path} ${msg}`);
+  // These come from go-openapi as plain errors: kube reports them at the root (`<nil>`).
+  const generic = (msg: string): FieldError => invalidValue('', '', `${JSON.stringify(path)} ${msg}`);
   if (node.allOf.length > 0) {
-    const all = node.allOf.map(sub).flat();
-    if (all.length > 0) {
-      errs.push(generic('must validate all the schemas (allOf)'));
-      errs.push(...all);
+    const results = node.allOf.map(sub);
+    const validated = results.filter((r) => r.length === 0).length;
+    if (validated !== results.length) {
+      errs.push(generic(`must validate all the schemas (allOf)${validated === 0 ? '. None validated' : ''}`));
+      errs.push(...results.flat());
     }
   }
   if (node.oneOf.length > 0) {
     const results = node.oneOf.map(sub);
     const valid = results.filter((r) => r.length === 0).length;
     if (valid === 0) {
-      errs.push(generic('must validate one and only one schema (oneOf)'));
+      errs.push(generic('must validate one and only one schema (oneOf). Found none valid'));
       errs.push(...best(results));
     } else if (valid > 1) {
       errs.push(generic(`must validate one and only one schema (oneOf). Found ${valid} valid alternatives`));

@@ -30,9 +30,9 @@ describe('x-kubernetes-validations', () => {
     ]);
     expect(msgs(s, { spec: { replicas: 3, min: 1, name: 'abc', tags: ['x'] } })).toEqual([]);
     expect(msgs(s, { spec: { replicas: 0, min: 1, name: 'bcd', tags: ['long'] } })).toEqual([
-      'spec: Invalid value: replicas must be at least min [FieldValueInvalid]',
-      'spec: Invalid value: failed rule: self.name.startsWith("a") [FieldValueInvalid]',
-      'spec: Invalid value: tag too long: long [FieldValueInvalid]',
+      'spec: Invalid value: "object": replicas must be at least min [FieldValueInvalid]',
+      'spec: Invalid value: "object": failed rule: self.name.startsWith("a") [FieldValueInvalid]',
+      'spec: Invalid value: "object": tag too long: long [FieldValueInvalid]',
     ]);
   });
 
@@ -56,12 +56,12 @@ describe('x-kubernetes-validations', () => {
     const s = spec(props, [{ rule: 'self.replicas >= oldSelf.replicas', message: 'cannot scale down' }]);
     expect(msgs(s, { spec: { replicas: 1 } })).toEqual([]);
     expect(msgs(s, { spec: { replicas: 1 } }, { spec: { replicas: 2 } })).toEqual([
-      'spec: Invalid value: cannot scale down [FieldValueInvalid]',
+      'spec: Invalid value: "object": cannot scale down [FieldValueInvalid]',
     ]);
     const imm = spec(props, [{ rule: 'self == oldSelf', message: 'immutable' }]);
     expect(msgs(imm, { spec: { name: 'a', tags: ['x'] } }, { spec: { name: 'a', tags: ['x'] } })).toEqual([]);
     expect(msgs(imm, { spec: { name: 'a' } }, { spec: { name: 'b' } })).toEqual([
-      'spec: Invalid value: immutable [FieldValueInvalid]',
+      'spec: Invalid value: "object": immutable [FieldValueInvalid]',
     ]);
   });
 
@@ -114,9 +114,9 @@ describe('x-kubernetes-validations', () => {
         },
       ),
     ).toEqual([
-      '<nil>: Invalid value: bad name [FieldValueInvalid]',
-      'spec.ports[0].port: Invalid value: 0: failed rule: self > 0 && self < 65536 [FieldValueInvalid]',
-      'spec.ports[1]: Invalid value: port is immutable [FieldValueInvalid]',
+      '<nil>: Invalid value: "object": bad name [FieldValueInvalid]',
+      'spec.ports[0].port: Invalid value: "integer": failed rule: self > 0 && self < 65536 [FieldValueInvalid]',
+      'spec.ports[1]: Invalid value: "object": port is immutable [FieldValueInvalid]',
     ]);
   });
 
@@ -137,10 +137,10 @@ describe('x-kubernetes-validations', () => {
     );
     expect(msgs(s, { spec: { q: '1Gi', u: 'https://x.io/a', l: [1, 2, 3] } })).toEqual([]);
     expect(msgs(s, { spec: { q: '3Gi', u: 'http://x.io/7', l: [3, 1] } })).toEqual([
-      'spec: Invalid value: quantity too big [FieldValueInvalid]',
-      'spec: Invalid value: https only [FieldValueInvalid]',
-      'spec: Invalid value: list [FieldValueInvalid]',
-      'spec: Invalid value: regex [FieldValueInvalid]',
+      'spec: Invalid value: "object": quantity too big [FieldValueInvalid]',
+      'spec: Invalid value: "object": https only [FieldValueInvalid]',
+      'spec: Invalid value: "object": list [FieldValueInvalid]',
+      'spec: Invalid value: "object": regex [FieldValueInvalid]',
     ]);
   });
 
@@ -173,7 +173,7 @@ describe('x-kubernetes-validations', () => {
     ]);
     expect(msgs(s, { spec: { replicas: 1 } })).toEqual([
       'spec: Invalid value: "object": no such key: name evaluating rule: name must be x [FieldValueInvalid]',
-      'spec: Invalid value: fallback message [FieldValueInvalid]',
+      'spec: Invalid value: "object": fallback message [FieldValueInvalid]',
     ]);
   });
 
@@ -188,10 +188,10 @@ describe('x-kubernetes-validations', () => {
     ]);
     expect(msgs(s, { spec: { replicas: 1 } })).toEqual([]);
     expect(msgs(s, { spec: { replicas: 2 } })).toEqual([
-      'spec: Invalid value: start at 1 [FieldValueInvalid]',
+      'spec: Invalid value: "object": start at 1 [FieldValueInvalid]',
     ]);
     expect(msgs(s, { spec: { replicas: 1 } }, { spec: { replicas: 3 } })).toEqual([
-      'spec: Invalid value: no scale down [FieldValueInvalid]',
+      'spec: Invalid value: "object": no scale down [FieldValueInvalid]',
     ]);
   });
 });

@@ -77,6 +77,14 @@ describe('OpenAPI value validation with kube messages', () => {
     ]);
   });
 
+  it('a type error does not stop the enum check (as kube)', () => {
+    const s = spec({ mode: { type: 'string', enum: ['a', 'b'] } });
+    expect(msgs(s, { spec: { mode: true } })).toEqual([
+      'spec.mode: Invalid value: "boolean": spec.mode in body must be of type string: "boolean"',
+      'spec.mode: Unsupported value: true: supported values: "a", "b"',
+    ]);
+  });
+
   it('items, properties counts, multipleOf', () => {
     const s = spec({
       l: { type: 'array', minItems: 2, maxItems: 3, items: { type: 'integer', multipleOf: 2 } },
@@ -145,12 +153,29 @@ describe('OpenAPI value validation with kube messages', () => {
     });
     expect(msgs(s, { spec: { x: '10%' } })).toEqual([]);
     expect(msgs(s, { spec: { x: 'ten' } })[0]).toBe(
-      'spec.x: Invalid value: "": spec.x must validate at least one schema (anyOf)',
+      '<nil>: Invalid value: "": "spec.x" must validate at least one schema (anyOf)',
     );
     const n = spec({ x: { type: 'string', not: { enum: ['bad'] } } });
     expect(msgs(n, { spec: { x: 'bad' } })).toEqual([
-      'spec.x: Invalid value: "": spec.x must not validate the schema (not)',
+      '<nil>: Invalid value: "": "spec.x" must not validate the schema (not)',
     ]);
+    // kube's own expectation (apiextensions validation tests): int-or-string with a user anyOf.
+    const k = {
+      type: 'object',
+      properties: {
+        field: {
+          nullable: true,
+          'x-kubernetes-int-or-string': true,
+          anyOf: [{ type: 'integer' }, { type: 'string' }],
+        },
+      },
+    };
+    expect(msgs(k, { field: true }).sort()).toEqual([
+      '<nil>: Invalid value: "": "field" must validate at least one schema (anyOf)',
+      'field: Invalid value: "boolean": field in body must be of type integer,string: "boolean"',
+      'field: Invalid value: "boolean": field in body must be of type integer: "boolean"',
+    ]);
+    expect(msgs(k, { field: null })).toEqual([]);
   });
 
   it('list-type set and map duplicates', () => {
