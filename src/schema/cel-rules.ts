@@ -37,9 +37,11 @@ const OLD_SELF = /\boldSelf\b/;
 export function compileNodeRules(node: SchemaNode, resourceRoot: boolean): CompiledRule[] {
   if (node.validations.length === 0) return [];
   const types = celTypesOf(node, resourceRoot);
+  // The cost limit is checked by the CRD checks, times the node's cardinality (as kube does).
   const plain = new CelEnvironment({
     objectTypes: types.objectTypes,
     variables: { self: types.selfType, oldSelf: types.selfType },
+    costLimit: Infinity,
   });
   // optionalOldSelf rules see oldSelf as optional<T>: none on create, of(old) on update.
   let optional: CelEnvironment | undefined;
@@ -49,6 +51,7 @@ export function compileNodeRules(node: SchemaNode, resourceRoot: boolean): Compi
       ? (optional ??= new CelEnvironment({
           objectTypes: types.objectTypes,
           variables: { self: types.selfType, oldSelf: `optional<${types.selfType}>` },
+          costLimit: Infinity,
         }))
       : plain;
     const c = env.compile(rule.rule, sizes);

@@ -297,7 +297,16 @@ class Checker {
             message: `Invalid value: ${goRule(rawRule)}: ${c.error}`,
           });
         } else if (c.program !== undefined) {
-          this.totalCost += c.program.estimatedCost * cardinality;
+          // kube: a rule's cost is its estimate times how often it can run (the node's cardinality).
+          const cost = c.program.estimatedCost * cardinality;
+          if (cost > PER_EXPRESSION_COST_LIMIT)
+            this.errs.push(
+              forbidden(
+                `${rp}.rule`,
+                costErrorMessage('estimated rule cost', PER_EXPRESSION_COST_LIMIT, cost),
+              ),
+            );
+          this.totalCost += cost;
         }
         if (c.rule.reason !== '' && !REASONS.includes(c.rule.reason))
           this.errs.push(unsupportedValue(`${rp}.reason`, c.rule.reason, REASONS));

@@ -105,6 +105,36 @@ describe('structural schema checks', () => {
     );
   });
 
+  it('a rule on the items of an unbounded list costs its estimate times the list size', () => {
+    const errs = check({
+      type: 'object',
+      properties: {
+        spec: {
+          type: 'object',
+          properties: {
+            names: {
+              type: 'array',
+              items: { type: 'string', 'x-kubernetes-validations': [{ rule: 'self.matches("^[a-z]+$")' }] },
+            },
+            bounded: {
+              type: 'array',
+              maxItems: 10,
+              items: {
+                type: 'string',
+                maxLength: 63,
+                'x-kubernetes-validations': [{ rule: 'self.matches("^[a-z]+$")' }],
+              },
+            },
+          },
+        },
+      },
+    });
+    expect(errs[0]).toMatch(
+      /^spec\.versions\[0\]\.schema\.openAPIV3Schema\.properties\[spec\]\.properties\[names\]\.items\.x-kubernetes-validations\[0\]\.rule: Forbidden: estimated rule cost exceeds budget by factor of more than 100x/,
+    );
+    expect(errs.filter((e) => e.includes('[bounded]'))).toEqual([]);
+  });
+
   it('a bounded list keeps the same rule within budget', () => {
     expect(
       check({
