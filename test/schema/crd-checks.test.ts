@@ -7,6 +7,36 @@ const check = (schema: Record<string, unknown>) =>
   checkSchema(schema, P).map((e) => `${e.field}: ${e.message}`);
 
 describe('structural schema checks', () => {
+  it('accepts common structural shapes (preserve-unknown root, int-or-string, list-map with required keys)', () => {
+    expect(check({ type: 'object', 'x-kubernetes-preserve-unknown-fields': true })).toEqual([]);
+    expect(
+      check({
+        type: 'object',
+        properties: {
+          metadata: { type: 'object', properties: { name: { type: 'string', maxLength: 20 } } },
+          spec: {
+            type: 'object',
+            properties: {
+              port: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] },
+              ports: {
+                type: 'array',
+                'x-kubernetes-list-type': 'map',
+                'x-kubernetes-list-map-keys': ['name'],
+                items: { type: 'object', required: ['name'], properties: { name: { type: 'string' } } },
+              },
+              labels: { type: 'object', additionalProperties: { type: 'string' } },
+              template: {
+                type: 'object',
+                'x-kubernetes-embedded-resource': true,
+                'x-kubernetes-preserve-unknown-fields': true,
+              },
+            },
+          },
+        },
+      }),
+    ).toEqual([]);
+  });
+
   it('types are required below the root; properties and additionalProperties exclude each other', () => {
     expect(
       check({
