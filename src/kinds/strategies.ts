@@ -5,6 +5,7 @@
  */
 import type { Registry } from '../registry/types.js';
 import { BuiltInStrategy } from './builtin.js';
+import { CRDDefinitionStrategy, isCRDKind } from './crd-definition.js';
 import type { KindStrategy } from './strategy.js';
 
 /** A group and kind (any `ResourceType` is one). */
@@ -25,7 +26,8 @@ export class KindStrategies {
   static fromRegistry(registry: Registry): KindStrategies {
     const strategies = new KindStrategies();
     for (const type of registry.all()) {
-      if (!strategies.has(type)) strategies.set(type, new BuiltInStrategy(type));
+      if (strategies.has(type)) continue;
+      strategies.set(type, isCRDKind(type) ? new CRDDefinitionStrategy(type) : new BuiltInStrategy(type));
     }
     return strategies;
   }

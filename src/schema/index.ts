@@ -5,12 +5,24 @@
  * the type server-side apply merges with.
  *
  * This file is the seam between CRD serving (src/apiextensions, src/kinds) and the schema
- * library (this folder). The implementations here are placeholders that accept everything;
- * the schema library replaces them, keeping the interface.
+ * library (this folder): node.ts compiles the JSON, defaulting.ts, pruning.ts, values.ts
+ * (OpenAPI value rules), formats.ts, list-types.ts (set/map uniqueness and the apply type),
+ * embedded.ts, cel-rules.ts (`x-kubernetes-validations`) and crd-checks.ts (the CRD's own
+ * structural checks).
  */
 import type { JsonObject } from '../api/object.js';
 import type { TypeNode } from '../apply/index.js';
 import type { FieldError } from '../validation/field-error.js';
+import { compileRules, type CompiledRules } from './cel-rules.js';
+import { applyDefaults, pruneNonNullableNulls } from './defaulting.js';
+import { validateEmbedded } from './embedded.js';
+import { applyTypeOf, validateListTypes } from './list-types.js';
+import { compileNode, type SchemaNode } from './node.js';
+import { pruneValue } from './pruning.js';
+import { validateValue } from './values.js';
+
+export { compileNode, type SchemaNode, type ValidationRule } from './node.js';
+export { checkCRDSchemas } from './crd-checks.js';
 
 /** One CRD version's compiled schema. Immutable; shared by every request. */
 export interface StructuralSchema {
@@ -24,6 +36,8 @@ export interface StructuralSchema {
    * `x-kubernetes-preserve-unknown-fields`; `apiVersion`, `kind` and `metadata` at the root are
    * kept, `metadata` reduced to ObjectMeta's fields as kube does). Returns the removed fields'
    * paths as kube names them in `fieldValidation` messages (`spec.foo`, `spec.items[0].bar`).
+   * Also drops, unreported, null values of non-nullable fields without a default (kube's
+   * `PruneNonNullableNullsWithoutDefaults`).
    */
   prune(obj: JsonObject): string[];
   /**
@@ -33,30 +47,74 @@ export interface StructuralSchema {
   validate(obj: JsonObject, old: JsonObject | undefined): FieldError[];
   /** The type server-side apply merges with (list types, map types, struct types). */
   readonly applyType: TypeNode;
+  /** The compiled root node (undefined without a schema). */
+  readonly root?: SchemaNode | undefined;
 }
 
 /** Options of {@link compileSchema}. */
 export interface CompileOptions {
   /** The CRD's `spec.preserveUnknownFields` (v1 requires false; kept for stored v1beta1 CRDs). */
   readonly preserveUnknownFields?: boolean;
+  /** Runtime CEL cost budget per validate() call (kube's per-request limit); tests lower it. */
+  readonly celCostBudget?: number;
 }
 
-const ANY: TypeNode = Object.freeze({ kind: 'leaf', scalar: false });
+class CompiledSchema implements StructuralSchema {
+  readonly applyType: TypeNode;
+  readonly #root: SchemaNode | undefined;
+  readonly #preserve: boolean;
+  readonly #rules: CompiledRules | undefined;
+
+  constructor(root: SchemaNode | undefined, options: CompileOptions) {
+    this.#root = root;
+    this.#preserve = options.preserveUnknownFields === true || root === undefined;
+    this.applyType = applyTypeOf(root, true);
+    this.#rules = root === undefined ? undefined : compileRules(root, options.celCostBudget);
+  }
+
+  get root(): SchemaNode | undefined {
+    return this.#root;
+  }
+
+  applyDefaults(obj: JsonObject): void {
+    if (this.#root !== undefined) applyDefaults(obj, this.#root);
+  }
+
+  prune(obj: JsonObject): string[] {
+    if (this.#root === undefined) return [];
+    const pruned: string[] = [];
+    if (!this.#preserve) pruneValue(obj, this.#root, true, '', pruned);
+    pruneNonNullableNulls(obj, this.#root);
+    return pruned;
+  }
+
+  validate(obj: JsonObject, old: JsonObject | undefined): FieldError[] {
+    const root = this.#root;
+    if (root === undefined) return [];
+    const errs: FieldError[] = [];
+    // Root metadata is validated as ObjectMeta by the generic registry, not by the schema.
+    const { metadata: _m, ...rest } = obj;
+    void _m;
+    validateValue(root, rest, '', errs);
+    validateListTypes(root, obj, '', errs);
+    for (const [k, p] of root.properties) if (k !== 'metadata') validateEmbedded(p, obj[k], k, errs);
+    if (this.#rules !== undefined) errs.push(...this.#rules.validate(obj, old));
+    // kube validates with a nil root path, which prints as `<nil>`.
+    return errs.map((e) => (e.field === '' ? { ...e, field: '<nil>' } : e));
+  }
+}
 
 /**
  * Compiles one version's `openAPIV3Schema` (undefined: none, everything preserved).
- * The CRD was validated before it was stored, so this does not report schema errors.
+ * The CRD was validated before it was stored, so this does not report schema errors
+ * (see {@link checkCRDSchemas} for those).
  */
 export function compileSchema(
   openAPIV3Schema: JsonObject | undefined,
   options: CompileOptions = {},
 ): StructuralSchema {
-  void openAPIV3Schema;
-  void options;
-  return {
-    applyDefaults: () => undefined,
-    prune: () => [],
-    validate: () => [],
-    applyType: ANY,
-  };
+  return new CompiledSchema(
+    openAPIV3Schema === undefined ? undefined : compileNode(openAPIV3Schema),
+    options,
+  );
 }

@@ -10,6 +10,7 @@
 export type FieldErrorReason =
   | 'FieldValueRequired'
   | 'FieldValueInvalid'
+  | 'FieldValueTypeInvalid'
   | 'FieldValueNotSupported'
   | 'FieldValueDuplicate'
   | 'FieldValueForbidden'
