@@ -53,7 +53,8 @@ import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
-import { AdmissionChain } from '../admission/index.js';
+import { buildAdmission } from './admission.js';
+import type { AuthorizerChain } from '../authz/authorizer.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -207,6 +208,38 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     hstsHeaderValue(flagList('strict-transport-security-directives')),
   );
   const metrics = new MetricsRegistry();
+  // The authorizer is built after the resource layer; the certificate plugins ask it at request time.
+  const authorizer: { chain?: AuthorizerChain } = {};
+  const admission = buildAdmission({
+    enable: flagList('enable-admission-plugins'),
+    disable: flagList('disable-admission-plugins'),
+    configFile: options.admissionControlConfigFile,
+    // The ServiceAccount step needs the controller that makes `default` accounts.
+    external: new Map(
+      serviceAccounts === undefined || deps.startControllers === false
+        ? []
+        : [['ServiceAccount', serviceAccounts.admission]],
+    ),
+    authorize: async (user, r) => {
+      const chain = authorizer.chain;
+      if (chain === undefined) return true;
+      const answer = await chain.authorize({
+        user,
+        verb: r.verb,
+        isResourceRequest: true,
+        path: '',
+        apiGroup: r.group,
+        apiVersion: '*',
+        resource: r.resource,
+        subresource: '',
+        namespace: '',
+        name: r.name,
+      });
+      return answer.decision === 'allow';
+    },
+    tolerationSeconds: { notReady: 300, unreachable: 300 },
+    logError: (message, err) => deps.log.error(message, err),
+  });
   // The resource layer is built first: the authorizer's RBAC index watches its store.
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
@@ -240,17 +273,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    ...(serviceAccounts === undefined
-      ? {}
-      : {
-          // The admission step needs the controller that makes `default` accounts.
-          ...(deps.startControllers === false
-            ? {}
-            : { admission: new AdmissionChain([serviceAccounts.admission]) }),
-          controllers: serviceAccounts.controllers,
-        }),
+    admission: admission.chain,
+    controllers: [...(serviceAccounts?.controllers ?? []), ...admission.controllers],
   };
   const layer = createResourceLayer(resourceDeps);
+  admission.attach(layer.ctx);
   resourceStore.current = layer.store;
   const authz = buildAuthorization({
     modes: options.authorizationModes,
@@ -266,6 +293,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logError: (message, err) => deps.log.error(message, err),
     ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
   });
+  authorizer.chain = authz.chain;
   if (authz.rbacIndex !== undefined) deps.lifecycle.claimHook(RBAC_BOOTSTRAP_HOOK);
   const limiter = new InflightLimiter({
     readOnly: options.maxRequestsInflight,

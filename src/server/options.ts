@@ -18,6 +18,7 @@ import { parseServiceAccountFlags, type ServiceAccountFlags } from '../serviceac
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { parseSniCertKey } from '../tls/sni.js';
 import { SERVER_FLAGS } from './flag-table.js';
+import { pluginFlagErrors, unimplementedPlugins } from '../admission/plugins.js';
 
 /** Authorization modes kube-apiserver knows; only AlwaysAllow is implemented yet. */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
@@ -77,6 +78,8 @@ export interface ServerOptions {
   readonly serviceAccount: ServiceAccountFlags;
   /** `--encryption-provider-config` (absolute), or ''. */
   readonly encryptionProviderConfig: string;
+  /** `--admission-control-config-file` (absolute), or ''. */
+  readonly admissionControlConfigFile: string;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -197,6 +200,12 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
   } catch (err) {
     throw new FlagError((err as Error).message);
   }
+  // kube-apiserver's start-up errors for unknown or overlapping admission plugin names.
+  const admissionErrors = pluginFlagErrors(
+    list('enable-admission-plugins'),
+    list('disable-admission-plugins'),
+  );
+  if (admissionErrors.length > 0) throw new FlagError(admissionErrors.join('; '));
   const etcdPrefix = str('etcd-prefix').replace(/\/+$/, '');
   const resolvePath = (p: string): string => (p === '' ? '' : resolve(cwd, p));
 
@@ -236,6 +245,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     dataDir: resolve(cwd, str('data-dir') === '' ? '.capstan' : str('data-dir')),
     serviceAccount: parseServiceAccountFlags(v, resolvePath),
     encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
+    admissionControlConfigFile: resolvePath(str('admission-control-config-file')),
     flags: v,
     changed: parsed.changed,
   };
@@ -249,6 +259,12 @@ export function notImplementedWarnings(options: ServerOptions): string[] {
     if (spec.notImplemented === true && options.changed.has(spec.name)) {
       warnings.push(`flag --${spec.name} is accepted but not implemented yet; it has no effect`);
     }
+  }
+  const enabled = ((options.flags.get('enable-admission-plugins') as string[] | undefined) ?? []).filter(
+    (n) => n !== '',
+  );
+  for (const name of unimplementedPlugins(enabled)) {
+    warnings.push(`admission plugin ${name} is accepted but not implemented yet; it has no effect`);
   }
   return warnings;
 }
