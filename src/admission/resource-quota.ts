@@ -24,8 +24,13 @@ import {
   ZERO,
   type Resources,
 } from './quantities.js';
-import { hardOf, recalculate } from './quota/recalculate.js';
+import { hardOf, kindOfResource, recalculate } from './quota/recalculate.js';
 import { podConstraints, quotaSelects, usageOf, type UsageKind } from './quota/usage.js';
+
+/** How long a storage lookup that found no quota in a namespace is trusted (kube: 30 s). */
+const LIVE_LOOKUP_TTL_MS = 30_000;
+/** At most this many namespaces' live lookups are remembered (kube's LRU holds 100). */
+const LIVE_LOOKUP_CAPACITY = 100;
 
 /** How often a check retries after losing a compare-and-swap on a quota. */
 const MAX_ATTEMPTS = 10;
@@ -56,6 +61,7 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
   readonly name = 'ResourceQuota';
   readonly #objects: AdmissionObjects;
   readonly queue = new KeyedQueue();
+  readonly #liveLookups = new Map<string, { expiry: number; any: boolean }>();
   /** Namespaces whose quotas a delete may have freed (the controller recounts them). */
   readonly dirty = new Set<string>();
 
@@ -75,8 +81,7 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
     if ((a.operation !== 'CREATE' && a.operation !== 'UPDATE') || a.object === undefined) return;
     const kind: UsageKind = a.type;
     // Fast path: most namespaces have no quota.
-    const cached = await this.#objects.list(KINDS.resourceQuota, a.namespace);
-    if (cached.length === 0) return;
+    if (!(await this.#hasQuotas(a.namespace))) return;
     const usage = usageOf(kind, a.object);
     let delta = usage;
     if (a.operation === 'UPDATE' && a.oldObject !== undefined) {
@@ -95,6 +100,21 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
     await this.queue.run(a.namespace, () => this.#charge(a, kind, delta));
   }
 
+  /**
+   * True when the namespace has quotas: from the cache, or (the cache shows none) from storage
+   * at most every {@link LIVE_LOOKUP_TTL_MS}, as kube's quota accessor does with its live lookups.
+   */
+  async #hasQuotas(namespace: string): Promise<boolean> {
+    if ((await this.#objects.list(KINDS.resourceQuota, namespace)).length > 0) return true;
+    const now = Date.now();
+    const known = this.#liveLookups.get(namespace);
+    if (known !== undefined && known.expiry > now) return known.any;
+    const any = (await this.#objects.listLive(KINDS.resourceQuota, namespace)).length > 0;
+    if (this.#liveLookups.size >= LIVE_LOOKUP_CAPACITY) this.#liveLookups.clear();
+    this.#liveLookups.set(namespace, { expiry: now + LIVE_LOOKUP_TTL_MS, any });
+    return any;
+  }
+
   async #charge(a: AdmissionAttributes, kind: UsageKind, delta: Resources): Promise<void> {
     const obj = a.object as KubeObject;
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
@@ -105,9 +125,11 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
       for (const quota of quotas) {
         if (!quotaSelects(quota, kind, obj)) continue;
         const hard = hardOf(quota);
-        const restricted = [...hard.keys()].filter(
-          (r) => usageOf(kind, obj).has(r) || r === `count/${kind.plural}`,
-        );
+        // kube's `MatchingResources`: the hard resources this kind's evaluator counts.
+        const restricted = [...hard.keys()].filter((r) => {
+          const k = kindOfResource(this.#objects, r);
+          return k !== undefined && k.group === kind.group && k.kind === kind.kind;
+        });
         if (restricted.length === 0) continue;
         if (kind.group === '' && kind.kind === 'Pod') {
           const missing = podConstraints(obj, restricted);
