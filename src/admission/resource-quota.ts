@@ -117,13 +117,15 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
 
   async #charge(a: AdmissionAttributes, kind: UsageKind, delta: Resources): Promise<void> {
     const obj = a.object as KubeObject;
+    // Quotas already charged by an earlier attempt (a later quota lost its compare-and-swap).
+    const charged = new Set<string>();
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const quotas = (await this.#objects.listLive(KINDS.resourceQuota, a.namespace)).sort((x, y) =>
         (x.metadata.name ?? '').localeCompare(y.metadata.name ?? ''),
       );
       const updates: KubeObject[] = [];
       for (const quota of quotas) {
-        if (!quotaSelects(quota, kind, obj)) continue;
+        if (charged.has(quota.metadata.name ?? '') || !quotaSelects(quota, kind, obj)) continue;
         const hard = hardOf(quota);
         // kube's `MatchingResources`: the hard resources this kind's evaluator counts.
         const restricted = [...hard.keys()].filter((r) => {
@@ -151,6 +153,8 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
           if (compareQuantities(total, hard.get(r) ?? ZERO) > 0) exceeded.push(r);
         }
         if (exceeded.length > 0) {
+          // An earlier attempt charged other quotas for this refused object: recount them.
+          if (charged.size > 0) this.dirty.add(a.namespace);
           const mask = (res: Resources): Resources => new Map([...res].filter(([r]) => exceeded.includes(r)));
           const usedShown: Resources = new Map(exceeded.map((r) => [r, used.get(r) ?? ZERO]));
           throw admissionForbidden(
@@ -170,9 +174,11 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
           lost = true;
           break;
         }
+        charged.add(u.metadata.name ?? '');
       }
       if (!lost) return;
     }
+    this.dirty.add(a.namespace);
     throw admissionForbidden(a, 'status unknown for quota: too many concurrent updates, please retry');
   }
 }
