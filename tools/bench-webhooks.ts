@@ -140,7 +140,6 @@ async function main(): Promise<void> {
   const server = await startServer(parsed.options, {
     store: await openMemoryStore(),
     log: new ServerLog(() => undefined),
-    admissionWebhooks: true,
   });
   const tls = {
     ca: server.pki.servingTrustPem,

@@ -59,10 +59,11 @@ import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
-import { AdmissionChain } from '../admission/index.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
 import { buildAudit } from '../audit/index.js';
 import { allowAllAnnotationStep } from '../authz/authorization-step.js';
+import { buildAdmission } from './admission.js';
+import type { AuthorizerChain } from '../authz/authorizer.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -104,11 +105,6 @@ export interface AppDeps {
   readonly encryption?: EncryptionConfig;
   /** The cluster CA: signs approved `kubernetes.io/kube-apiserver-client` CSRs (none: no signer). */
   readonly ca?: CertKeyPair;
-  /**
-   * Test hook until `--enable-admission-plugins` wires them: append MutatingAdmissionWebhook and
-   * ValidatingAdmissionWebhook (src/admission/webhook/) to the admission chain.
-   */
-  readonly admissionWebhooks?: boolean;
   /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
   readonly plantedAuthzBug?: string;
   /** How often `--authorization-config` is looked at for changes (default one minute, as kube's). */
@@ -233,6 +229,54 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   );
   const metrics = new MetricsRegistry();
   const flowControl = buildFlowControl(options, metrics, isLongRunning, (m, e) => deps.log.error(m, e));
+  // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
+  const registry = new LayeredRegistry(deps.registry);
+  // The webhook plugins read their configurations, Services and EndpointSlices through the
+  // resource layer's store, built below (they start listing once the app is ready).
+  const webhooks = webhookAdmission({
+    store: () => layer.store,
+    registry,
+    defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
+    observe: webhookDurationObserver(metrics),
+    onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
+  });
+  // The authorizer is built after the resource layer; the certificate plugins ask it at request time.
+  const authorizer: { chain?: AuthorizerChain } = {};
+  const admission = buildAdmission({
+    enable: flagList('enable-admission-plugins'),
+    disable: flagList('disable-admission-plugins'),
+    configFile: options.admissionControlConfigFile,
+    external: new Map([
+      // The ServiceAccount step needs the controller that makes `default` accounts.
+      ...(serviceAccounts === undefined || deps.startControllers === false
+        ? []
+        : [['ServiceAccount', serviceAccounts.admission] as const]),
+      ['MutatingAdmissionWebhook', webhooks.mutating],
+      ['ValidatingAdmissionWebhook', webhooks.validating],
+    ]),
+    authorize: async (user, r) => {
+      const chain = authorizer.chain;
+      if (chain === undefined) return true;
+      const answer = await chain.authorize({
+        user,
+        verb: r.verb,
+        isResourceRequest: true,
+        path: '',
+        apiGroup: r.group,
+        apiVersion: '*',
+        resource: r.resource,
+        subresource: '',
+        namespace: '',
+        name: r.name,
+      });
+      return answer.decision === 'allow';
+    },
+    tolerationSeconds: { notReady: 300, unreachable: 300 },
+    logError: (message, err) => deps.log.error(message, err),
+  });
+  const webhooksEnabled =
+    admission.chain.plugins.includes(webhooks.mutating) ||
+    admission.chain.plugins.includes(webhooks.validating);
   // The resource layer is built first: the authorizer's RBAC index watches its store.
   // One parse of the generated schemas serves OpenAPI, protobuf, strategic merge patch and apply.
   const schemas = loadSchemas();
@@ -240,8 +284,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.encryption === undefined
       ? deps.store
       : encryptingStore(deps.store, chainsByPrefix(deps.registry, deps.encryption), options.etcdPrefix);
-  // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
-  const registry = new LayeredRegistry(deps.registry);
   const published = new PublishedSchemas();
   const crdRequests = new CrdRequests();
   const crdController: ControllerFactory = (ctx) =>
@@ -251,21 +293,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       conversions: crdRequests,
       onError: (message, err) => deps.log.error(message, err),
     });
-  const webhooks =
-    deps.admissionWebhooks === true
-      ? webhookAdmission({
-          store: () => layer.store,
-          registry,
-          defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
-          observe: webhookDurationObserver(metrics),
-          onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
-        })
-      : undefined;
-  const admissionPlugins = [
-    // The ServiceAccount step needs the controller that makes `default` accounts.
-    ...(serviceAccounts === undefined || deps.startControllers === false ? [] : [serviceAccounts.admission]),
-    ...(webhooks === undefined ? [] : [webhooks.mutating, webhooks.validating]),
-  ];
   const resourceDeps: ResourceDeps = {
     registry,
     contextFor: (ctx, type, method) => crdRequests.contextFor(ctx, type, method),
@@ -293,10 +320,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    ...(admissionPlugins.length === 0 ? {} : { admission: new AdmissionChain(admissionPlugins) }),
-    controllers: [...(serviceAccounts?.controllers ?? []), ...flowControl.controllers, crdController],
+    admission: admission.chain,
+    controllers: [
+      ...(serviceAccounts?.controllers ?? []),
+      ...flowControl.controllers,
+      crdController,
+      ...admission.controllers,
+    ],
   };
   const layer = createResourceLayer(resourceDeps);
+  admission.attach(layer.ctx);
   resourceStore.current = layer.store;
   const authz = buildAuthorization({
     modes: options.authorizationModes,
@@ -322,6 +355,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     logError: (message, err) => deps.log.error(message, err),
     ...(deps.plantedAuthzBug === undefined ? {} : { plantedBug: deps.plantedAuthzBug }),
   });
+  authorizer.chain = authz.chain;
   if (authz.rbacIndex !== undefined) deps.lifecycle.claimHook(RBAC_BOOTSTRAP_HOOK);
   const refuseDuringShutdown = retryAfterOnShutdown(() => deps.lifecycle.rejectingRequests);
   app.addHook('onRequest', (request, reply, done) => {
@@ -380,14 +414,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.log.error('reloading TLS files failed; the previous certificates stay in use', err),
   );
   const runtime = processMetrics(metrics);
-  if (webhooks !== undefined) {
+  if (webhooksEnabled) {
     app.addHook('onReady', (done) => {
       webhooks.start();
       done();
     });
   }
   app.addHook('onClose', (_instance, done) => {
-    webhooks?.stop();
+    webhooks.stop();
     authz.stop();
     servingTls.stop();
     runtime.stop();

@@ -28,6 +28,7 @@ import { ApiEnablement, RuntimeConfigError } from '../registry/runtime-config.js
 import { goawayChanceError } from './connection-limits.js';
 import { SERVER_FLAGS } from './flag-table.js';
 import { parseAuditFlags, type AuditFlags } from '../audit/flags.js';
+import { pluginFlagErrors, unimplementedPlugins } from '../admission/plugins.js';
 
 /** Authorization modes kube-apiserver knows (all implemented in src/authz/). */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
@@ -110,6 +111,8 @@ export interface ServerOptions {
   readonly encryptionProviderConfig: string;
   /** The `--audit-*` flags. */
   readonly audit: AuditFlags;
+  /** `--admission-control-config-file` (absolute), or ''. */
+  readonly admissionControlConfigFile: string;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -271,6 +274,12 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
       `--runtime-config: ${needed.join(', ')} must stay enabled: the server's own controllers use them`,
     );
   }
+  // kube-apiserver's start-up errors for unknown or overlapping admission plugin names.
+  const admissionErrors = pluginFlagErrors(
+    list('enable-admission-plugins'),
+    list('disable-admission-plugins'),
+  );
+  if (admissionErrors.length > 0) throw new FlagError(admissionErrors.join('; '));
   const etcdPrefix = str('etcd-prefix').replace(/\/+$/, '');
   const resolvePath = (p: string): string => (p === '' ? '' : resolve(cwd, p));
 
@@ -313,6 +322,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     serviceAccount: parseServiceAccountFlags(v, resolvePath),
     encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
     audit: parseAuditFlags(v, resolvePath),
+    admissionControlConfigFile: resolvePath(str('admission-control-config-file')),
     flags: v,
     changed: parsed.changed,
   };
@@ -326,6 +336,12 @@ export function notImplementedWarnings(options: ServerOptions): string[] {
     if (spec.notImplemented === true && options.changed.has(spec.name)) {
       warnings.push(`flag --${spec.name} is accepted but not implemented yet; it has no effect`);
     }
+  }
+  const enabled = ((options.flags.get('enable-admission-plugins') as string[] | undefined) ?? []).filter(
+    (n) => n !== '',
+  );
+  for (const name of unimplementedPlugins(enabled)) {
+    warnings.push(`admission plugin ${name} is accepted but not implemented yet; it has no effect`);
   }
   return warnings;
 }

@@ -43,8 +43,6 @@ export interface StartOverrides {
   readonly log?: ServerLog;
   /** Run the resource controllers (default true). */
   readonly startControllers?: boolean;
-  /** Test hook: append the admission webhook plugins to the chain (see AppDeps). */
-  readonly admissionWebhooks?: boolean;
   /** Deprecated API versions instead of kube 1.33's (tests). */
   readonly deprecations?: Deprecations;
 }
@@ -184,7 +182,6 @@ export async function startServer(
         ? {}
         : { authorizationConfigReloadMs: Number(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS']) }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
-      ...(overrides.admissionWebhooks === true ? { admissionWebhooks: true } : {}),
       ...(overrides.deprecations === undefined ? {} : { deprecations: overrides.deprecations }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),

@@ -195,7 +195,7 @@ beforeAll(async () => {
   await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
   deadPort = (probe.address() as AddressInfo).port;
   await new Promise<void>((r) => probe.close(() => r()));
-  server = await startTestServer({ admissionWebhooks: true });
+  server = await startTestServer();
   tls = adminTls(server.kubeconfigPath);
 }, 60_000);
 

@@ -36,8 +36,6 @@ export interface TestServerOptions {
   readonly args?: readonly string[];
   /** Run the namespace controllers (default true). */
   readonly startControllers?: boolean;
-  /** Append the admission webhook plugins to the chain (AppDeps.admissionWebhooks). */
-  readonly admissionWebhooks?: boolean;
   /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
   readonly etcd?: LocalEtcd;
 }
@@ -90,7 +88,6 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       log: new ServerLog((line) => logs.push(line)),
       ...(memory === undefined ? {} : { store: memory }),
       ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
-      ...(opts.admissionWebhooks === true ? { admissionWebhooks: true } : {}),
     });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);

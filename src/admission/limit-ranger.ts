@@ -1,0 +1,256 @@
+/**
+ * kube's LimitRanger, over the namespace's LimitRanges:
+ * - mutating, new pods: each container (and init container) without a request or limit gets the
+ *   `Container` item's `defaultRequest` / `default` (with kube's item defaulting: default from
+ *   max, defaultRequest from default, then from min), recorded in the pod's
+ *   `kubernetes.io/limit-ranger` annotation;
+ * - validating, new pods and new or updated PersistentVolumeClaims: `min`, `max` and
+ *   `maxLimitRequestRatio` per Container, per Pod (sums) and per PersistentVolumeClaim, with
+ *   kube's messages (`maximum cpu usage per Container is 1, but limit is 2`).
+ */
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
+import { compareQuantities, milliValue, quantitySign, type Quantity } from '../validation/quantity.js';
+import type { AdmissionAttributes, AdmissionPlugin } from './types.js';
+import { KINDS, type AdmissionObjects } from './objects.js';
+import { admissionForbidden } from './forbidden.js';
+import { isCore, objectList, specOf } from './pod-spec.js';
+import { quantityText, resourcesJson, resourcesOf, type Resources } from './quantities.js';
+import { podResources } from './quota/usage.js';
+
+const ANNOTATION = 'kubernetes.io/limit-ranger';
+
+interface Item {
+  readonly type: string;
+  readonly min: Resources;
+  readonly max: Resources;
+  readonly default: Resources;
+  readonly defaultRequest: Resources;
+  readonly ratio: Resources;
+}
+
+/** The items of the namespace's LimitRanges, with kube's item defaulting. */
+function itemsOf(ranges: readonly KubeObject[]): Item[] {
+  const out: Item[] = [];
+  for (const lr of ranges) {
+    for (const raw of objectList(specOf(lr)['limits'])) {
+      const type = typeof raw['type'] === 'string' ? raw['type'] : '';
+      const min = resourcesOf(raw['min']);
+      const max = resourcesOf(raw['max']);
+      const def = resourcesOf(raw['default']);
+      const defReq = resourcesOf(raw['defaultRequest']);
+      if (type === 'Container') {
+        for (const [k, v] of max) if (!def.has(k)) def.set(k, v);
+        for (const [k, v] of def) if (!defReq.has(k)) defReq.set(k, v);
+        for (const [k, v] of min) if (!defReq.has(k)) defReq.set(k, v);
+      }
+      out.push({
+        type,
+        min,
+        max,
+        default: def,
+        defaultRequest: defReq,
+        ratio: resourcesOf(raw['maxLimitRequestRatio']),
+      });
+    }
+  }
+  return out;
+}
+
+function minConstraint(
+  t: string,
+  r: string,
+  enforced: Quantity,
+  request: Resources,
+  limit: Resources,
+): string | undefined {
+  const req = request.get(r);
+  const lim = limit.get(r);
+  if (req === undefined)
+    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}.  No request is specified`;
+  if (compareQuantities(req, enforced) < 0) {
+    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
+  }
+  if (lim !== undefined && compareQuantities(lim, enforced) < 0) {
+    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}, but limit is ${quantityText(lim)}`;
+  }
+  return undefined;
+}
+
+function maxRequestConstraint(
+  t: string,
+  r: string,
+  enforced: Quantity,
+  request: Resources,
+): string | undefined {
+  const req = request.get(r);
+  if (req === undefined)
+    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}.  No request is specified`;
+  if (compareQuantities(req, enforced) > 0) {
+    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
+  }
+  return undefined;
+}
+
+function maxConstraint(
+  t: string,
+  r: string,
+  enforced: Quantity,
+  request: Resources,
+  limit: Resources,
+): string | undefined {
+  const req = request.get(r);
+  const lim = limit.get(r);
+  if (lim === undefined)
+    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}.  No limit is specified`;
+  if (compareQuantities(lim, enforced) > 0) {
+    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but limit is ${quantityText(lim)}`;
+  }
+  if (req !== undefined && compareQuantities(req, enforced) > 0) {
+    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
+  }
+  return undefined;
+}
+
+function ratioConstraint(
+  t: string,
+  r: string,
+  enforced: Quantity,
+  request: Resources,
+  limit: Resources,
+): string | undefined {
+  const req = request.get(r);
+  const lim = limit.get(r);
+  const e = quantityText(enforced);
+  if (req === undefined || quantitySign(req) === 0) {
+    return `${r} max limit to request ratio per ${t} is ${e}, but no request is specified or request is 0`;
+  }
+  if (lim === undefined || quantitySign(lim) === 0) {
+    return `${r} max limit to request ratio per ${t} is ${e}, but no limit is specified or limit is 0`;
+  }
+  const observed = Number(milliValue(lim)) / Number(milliValue(req));
+  if (observed * 1000 > Number(milliValue(enforced))) {
+    return `${r} max limit to request ratio per ${t} is ${e}, but provided ratio is ${observed.toFixed(6)}`;
+  }
+  return undefined;
+}
+
+/** Every min/max/ratio violation of one request/limit pair against `item`. */
+function violations(
+  item: Item,
+  t: string,
+  request: Resources,
+  limit: Resources,
+  maxOnRequest = false,
+): string[] {
+  const out: (string | undefined)[] = [];
+  for (const [r, q] of item.min) out.push(minConstraint(t, r, q, request, limit));
+  for (const [r, q] of item.max)
+    out.push(maxOnRequest ? maxRequestConstraint(t, r, q, request) : maxConstraint(t, r, q, request, limit));
+  for (const [r, q] of item.ratio) out.push(ratioConstraint(t, r, q, request, limit));
+  return out.filter((m): m is string => m !== undefined);
+}
+
+const resourcesField = (c: JsonObject, which: 'requests' | 'limits'): Resources =>
+  resourcesOf(isJsonObject(c['resources']) ? c['resources'][which] : undefined);
+
+/** kube's `utilerrors.NewAggregate(...).Error()`. */
+function aggregate(messages: readonly string[]): string {
+  return messages.length === 1 ? (messages[0] ?? '') : `[${messages.join(', ')}]`;
+}
+
+export function limitRanger(objects: AdmissionObjects): AdmissionPlugin {
+  const items = async (a: AdmissionAttributes): Promise<Item[]> =>
+    itemsOf(await objects.list(KINDS.limitRange, a.namespace));
+
+  return {
+    name: 'LimitRanger',
+    handles: (a) =>
+      a.subresource === undefined &&
+      ((isCore(a, 'Pod') && a.operation === 'CREATE') ||
+        (isCore(a, 'PersistentVolumeClaim') && (a.operation === 'CREATE' || a.operation === 'UPDATE'))),
+    admit: async (a) => {
+      if (!isCore(a, 'Pod') || a.object === undefined) return;
+      const containerItems = (await items(a)).filter((i) => i.type === 'Container');
+      if (containerItems.length === 0) return;
+      const defLimits: Resources = new Map();
+      const defRequests: Resources = new Map();
+      for (const i of containerItems) {
+        for (const [k, v] of i.default) defLimits.set(k, v);
+        for (const [k, v] of i.defaultRequest) defRequests.set(k, v);
+      }
+      const notes: string[] = [];
+      const spec = specOf(a.object);
+      const merge = (c: JsonObject, prefix: string): void => {
+        const res: JsonObject = isJsonObject(c['resources']) ? c['resources'] : {};
+        const limits = resourcesOf(res['limits']);
+        const requests = resourcesOf(res['requests']);
+        const setLimits = [...defLimits.keys()].filter((k) => !limits.has(k)).sort();
+        const setRequests = [...defRequests.keys()].filter((k) => !requests.has(k)).sort();
+        for (const k of setLimits) limits.set(k, defLimits.get(k) as Quantity);
+        for (const k of setRequests) requests.set(k, defRequests.get(k) as Quantity);
+        if (setLimits.length === 0 && setRequests.length === 0) return;
+        c['resources'] = {
+          ...res,
+          ...(limits.size > 0
+            ? {
+                limits: {
+                  ...(isJsonObject(res['limits']) ? res['limits'] : {}),
+                  ...resourcesJson(new Map(setLimits.map((k) => [k, limits.get(k) as Quantity]))),
+                },
+              }
+            : {}),
+          ...(requests.size > 0
+            ? {
+                requests: {
+                  ...(isJsonObject(res['requests']) ? res['requests'] : {}),
+                  ...resourcesJson(new Map(setRequests.map((k) => [k, requests.get(k) as Quantity]))),
+                },
+              }
+            : {}),
+        };
+        const name = typeof c['name'] === 'string' ? c['name'] : '';
+        if (setRequests.length > 0) notes.push(`${setRequests.join(', ')} request for ${prefix} ${name}`);
+        if (setLimits.length > 0) notes.push(`${setLimits.join(', ')} limit for ${prefix} ${name}`);
+      };
+      for (const c of objectList(spec['containers'])) merge(c, 'container');
+      for (const c of objectList(spec['initContainers'])) merge(c, 'init container');
+      if (notes.length > 0) {
+        a.object.metadata.annotations = {
+          ...(a.object.metadata.annotations ?? {}),
+          [ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}`,
+        };
+      }
+    },
+    validate: async (a) => {
+      if (a.object === undefined) return;
+      const all = await items(a);
+      if (all.length === 0) return;
+      const errors: string[] = [];
+      if (isCore(a, 'PersistentVolumeClaim')) {
+        const spec = specOf(a.object);
+        const requests = resourcesOf(
+          isJsonObject(spec['resources']) ? spec['resources']['requests'] : undefined,
+        );
+        for (const i of all.filter((x) => x.type === 'PersistentVolumeClaim')) {
+          errors.push(...violations(i, 'PersistentVolumeClaim', requests, new Map(), true));
+        }
+      } else {
+        const spec = specOf(a.object);
+        for (const i of all) {
+          if (i.type === 'Container') {
+            for (const c of [...objectList(spec['containers']), ...objectList(spec['initContainers'])]) {
+              errors.push(
+                ...violations(i, 'Container', resourcesField(c, 'requests'), resourcesField(c, 'limits')),
+              );
+            }
+          } else if (i.type === 'Pod') {
+            errors.push(
+              ...violations(i, 'Pod', podResources(a.object, 'requests'), podResources(a.object, 'limits')),
+            );
+          }
+        }
+      }
+      if (errors.length > 0) throw admissionForbidden(a, aggregate(errors));
+    },
+  };
+}
