@@ -12,7 +12,7 @@
  * `-` means no prefix. Groups: `--oidc-groups-claim` (string or list), each prefixed with
  * `--oidc-groups-prefix`. With the `email` claim, `email_verified`, when present, must be true.
  */
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JSONWebKeySet } from 'jose';
+import type { createLocalJWKSet, JSONWebKeySet } from 'jose';
 import { httpsJson } from './https-json.js';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
 import { authenticatedUser } from './user.js';
@@ -90,6 +90,7 @@ export class OidcAuthenticator implements TokenAuthenticator {
     if (res.status !== 200 || !Array.isArray(jwks?.keys))
       throw new Error(`oidc: JWKS fetch answered ${res.status}`);
     const kids = new Set(jwks.keys.flatMap((k) => (typeof k.kid === 'string' ? [k.kid] : [])));
+    const { createLocalJWKSet } = await import('jose'); // loaded on first use, not at start-up
     this.#keys = { resolver: createLocalJWKSet(jwks), kids };
   }
 
@@ -104,6 +105,7 @@ export class OidcAuthenticator implements TokenAuthenticator {
     if (token.split('.').length !== 3) return undefined;
     let claims: Record<string, unknown>;
     let kid: string | undefined;
+    const { decodeJwt, decodeProtectedHeader, jwtVerify } = await import('jose'); // loaded on first use
     try {
       claims = decodeJwt(token);
       kid = decodeProtectedHeader(token).kid;

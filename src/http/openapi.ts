@@ -13,7 +13,7 @@
  * the first request and cached as bytes (src/openapi/documents.ts).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { OpenApiDocuments, serverRelativeUrl, type RenderedDocument } from '../openapi/documents.js';
+import type { OpenApiDocuments, RenderedDocument } from '../openapi/documents.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { CustomKinds } from '../openapi/custom.js';
 import type { Registry } from '../registry/types.js';
@@ -105,12 +105,19 @@ export interface OpenApiDeps {
  * first request. Unknown group versions under `/openapi/v3/` are 404.
  */
 export function registerOpenApiRoutes(app: FastifyInstance, deps: OpenApiDeps): void {
-  const docs = new OpenApiDocuments(deps.registry, deps.schemas, {
-    v2Info: { title: 'Kubernetes', version: `v${KUBERNETES_MAJOR}.${KUBERNETES_MINOR}.0` },
-    ...(deps.custom === undefined ? {} : { custom: deps.custom }),
-  });
+  // The builders are loaded on the first OpenAPI request, not at start-up.
+  let loaded: Promise<{ docs: OpenApiDocuments; serverRelativeUrl: (path: string, etag: string) => string }>;
+  const load = (): typeof loaded =>
+    (loaded ??= import('../openapi/documents.js').then((m) => ({
+      docs: new m.OpenApiDocuments(deps.registry, deps.schemas, {
+        v2Info: { title: 'Kubernetes', version: `v${KUBERNETES_MAJOR}.${KUBERNETES_MINOR}.0` },
+        ...(deps.custom === undefined ? {} : { custom: deps.custom }),
+      }),
+      serverRelativeUrl: m.serverRelativeUrl,
+    })));
 
-  app.get('/openapi/v2', (request, reply) => {
+  app.get('/openapi/v2', async (request, reply) => {
+    const { docs } = await load();
     const offer = negotiate(request.headers.accept, V2_OFFERS);
     void reply.header('Vary', 'Accept');
     if (offer === undefined) throw notAcceptableFor('/openapi/v2', V2_OFFERS);
@@ -119,9 +126,12 @@ export function registerOpenApiRoutes(app: FastifyInstance, deps: OpenApiDeps): 
       : send(request, reply, docs.v2Protobuf(), OPENAPI_V2_PROTOBUF);
   });
 
-  app.get('/openapi/v3', (request, reply) => send(request, reply, docs.v3Root(), JSON_TYPE));
+  app.get('/openapi/v3', async (request, reply) =>
+    send(request, reply, (await load()).docs.v3Root(), JSON_TYPE),
+  );
 
-  app.get('/openapi/v3/*', (request, reply) => {
+  app.get('/openapi/v3/*', async (request, reply) => {
+    const { docs, serverRelativeUrl } = await load();
     const path = (request.params as { '*'?: string })['*'] ?? '';
     const doc = docs.v3(path);
     if (doc === undefined)

@@ -18,7 +18,7 @@
  * (bounded, see token-cache.ts); steps 3–4 run on every use, step 4 through {@link ObjectGetter}
  * (watch caches first), so a revocation takes effect at once.
  */
-import { decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import type { UserInfo } from '../authn/user.js';
 import type { TokenAuthentication, TokenAuthenticator } from '../authn/token-authenticator.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
@@ -120,6 +120,8 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
     let verified = this.#cache.get(hash);
     if (verified === undefined) {
       let payload: JWTPayload;
+      // jose is loaded on the first bearer token, not at start-up.
+      const { decodeJwt } = await import('jose');
       try {
         payload = decodeJwt(token);
       } catch {
@@ -141,6 +143,7 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
   }
 
   async #verify(token: string, payload: JWTPayload): Promise<Verified> {
+    const { decodeProtectedHeader, jwtVerify } = await import('jose');
     let header;
     try {
       header = decodeProtectedHeader(token);

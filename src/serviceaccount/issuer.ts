@@ -3,7 +3,6 @@
  * `alg` and `kid`, over claims from claims.ts. Bound tokens get `iss` = the first
  * `--service-account-issuer`; legacy tokens keep `kubernetes/serviceaccount`.
  */
-import { SignJWT } from 'jose';
 import type { SigningKey } from './keys.js';
 
 /** Issues tokens with one key and issuer. */
@@ -24,6 +23,7 @@ export class TokenIssuer {
   /** A signed token for `claims`; `iss` is set to the issuer unless the claims carry one. */
   async sign(claims: Record<string, unknown>): Promise<string> {
     const payload = 'iss' in claims ? claims : { iss: this.#issuer, ...claims };
+    const { SignJWT } = await import('jose'); // loaded on first use, not at start-up
     return new SignJWT(payload)
       .setProtectedHeader({ alg: this.#key.alg, kid: this.#key.kid })
       .sign(this.#key.privateKey);

@@ -8,7 +8,6 @@
  * `jwks_uri` is `--service-account-jwks-uri`, or `https://<external address>/openid/v1/jwks`.
  * The documents are built once (the keys are fixed for the server's life).
  */
-import { exportJWK } from 'jose';
 import type { FastifyInstance } from 'fastify';
 import type { VerificationKey } from './keys.js';
 
@@ -40,6 +39,7 @@ export function servesDiscovery(issuer: string): boolean {
 
 /** The JWKS document of `keys`. */
 export async function jwksDocument(keys: readonly VerificationKey[]): Promise<{ keys: object[] }> {
+  const { exportJWK } = await import('jose'); // loaded on first use, not at start-up
   const out: object[] = [];
   for (const k of keys) {
     const jwk = await exportJWK(k.publicKey);
