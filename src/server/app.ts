@@ -60,6 +60,7 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
+import { celMatchConditions } from '../admission/policy/match-conditions.js';
 import { buildAudit } from '../audit/index.js';
 import { allowAllAnnotationStep } from '../authz/authorization-step.js';
 import { buildAdmission } from './admission.js';
@@ -238,6 +239,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registry,
     defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
     observe: webhookDurationObserver(metrics),
+    matchConditions: celMatchConditions(),
     onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
   });
   // The authorizer is built after the resource layer; the certificate plugins ask it at request time.
