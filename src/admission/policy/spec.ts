@@ -27,7 +27,7 @@ export interface Validation {
   readonly expression: string;
   readonly message: string;
   readonly messageExpression: string;
-  /** Unauthorized, Forbidden (default), Invalid, RequestEntityTooLarge. */
+  /** Unauthorized, Forbidden, Invalid, RequestEntityTooLarge; '' (kube's default: Invalid). */
   readonly reason: string;
 }
 
@@ -107,7 +107,7 @@ export function policyOf(obj: KubeObject): PolicySpec {
       expression: str(v, 'expression'),
       message: str(v, 'message'),
       messageExpression: str(v, 'messageExpression'),
-      reason: str(v, 'reason') || 'Forbidden',
+      reason: str(v, 'reason'),
     })),
     failurePolicy: spec['failurePolicy'] === 'Ignore' ? 'Ignore' : 'Fail',
     auditAnnotations: objects(spec['auditAnnotations']).map((a) => ({
