@@ -135,7 +135,7 @@ const PARAMS_BY_NAME = `  paramRef:
 beforeAll(async () => {
   server = await startTestServer();
   tls = adminTls(server.kubeconfigPath);
-  for (const ns of ['vap-params', 'vap-deny', 'vap-warn', 'vap-sel', 'vap-bad', 'vap-ignore', 'vap-reason']) {
+  for (const ns of ['vap-params', 'vap-deny', 'vap-warn', 'vap-sel', 'vap-bad', 'vap-ignore', 'vap-cost']) {
     await namespace(ns);
   }
   expect((await createConfigMap('vap-params', 'limits', { max: '3' })).status).toBe(201);
@@ -325,5 +325,44 @@ ${reason === '' ? '' : `    reason: ${reason}\n`}`;
       'jsonpath={.status.typeChecking.expressionWarnings[0].fieldRef}',
     ]);
     expect(table.stdout).toBe('spec.validations[0].expression');
+  });
+
+  it('refuses, unrun, an expression whose cost on the request is over the per-call limit', async () => {
+    await apply(
+      'runaway',
+      `apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingAdmissionPolicy
+metadata:
+  name: runaway
+spec:
+  matchConstraints:
+    resourceRules:
+    - apiGroups: [""]
+      apiVersions: ["v1"]
+      operations: ["CREATE"]
+      resources: ["configmaps"]
+  validations:
+  - expression: "object.data.all(a, object.data.all(b, object.data.all(c, object.data[c] != '')))"
+`,
+    );
+    await apply('runaway-b', binding('runaway-b', 'runaway', 'vap-cost', 'Deny'));
+    await until(
+      async () => (await createConfigMap('vap-cost', 'probe', { a: '' }, {}, '?dryRun=All')).status !== 201,
+    );
+    // Three keys: cheap, and run (an empty value fails it, else it passes).
+    expect((await createConfigMap('vap-cost', 'small', { a: '1', b: '2', c: '3' })).status).toBe(201);
+    const empty = await createConfigMap('vap-cost', 'empty', { a: '1', b: '' });
+    expect(empty.status).toBe(422);
+    expect(empty.json['message']).toContain('failed expression: object.data.all(');
+    // 300 keys: 27 million iterations; refused at once by its cost.
+    const data: Record<string, string> = {};
+    for (let i = 0; i < 300; i++) data[`k${i}`] = 'v';
+    const started = Date.now();
+    const big = await createConfigMap('vap-cost', 'big', data);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(big.status).toBe(422);
+    expect(big.json['message']).toBe(
+      `configmaps "big" is forbidden: ValidatingAdmissionPolicy 'runaway' with binding 'runaway-b' denied request: expression '${"object.data.all(a, object.data.all(b, object.data.all(c, object.data[c] != '')))"}' resulted in error: operation cancelled: actual cost limit exceeded`,
+    );
   });
 });

@@ -675,7 +675,7 @@ describe('failures', () => {
     await until(async () => (await createConfigMap('cel', 'f', { p: 'fail' }, '?dryRun=All')).status === 403);
     const r = await createConfigMap('cel', 'f', { p: 'fail' });
     expect(r.json['message']).toBe(
-      `configmaps "f" is forbidden: matchCondition 'broken' resulted in error: No such key: nope`,
+      `configmaps "f" is forbidden: matchCondition 'broken' resulted in error: no such key: nope`,
     );
     expect((await createConfigMap('cel', 'i', { p: 'ignore' })).status).toBe(201);
     expect(received.get('/cel-ignore')).toBeUndefined();

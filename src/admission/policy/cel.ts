@@ -4,7 +4,7 @@
  * and `variables`), a cache of compiled expressions, and the evaluation of one expression on
  * JSON values. Every variable is `dyn`: the objects are not type checked against their schemas.
  */
-import { CelEnvironment, jsonToCel, type CelProgram } from '../../cel/index.js';
+import { actualSizes, CelEnvironment, jsonToCel, type CelProgram, type SizeOracle } from '../../cel/index.js';
 
 /** Variables of webhook match conditions. */
 export const WEBHOOK_VARIABLES: Readonly<Record<string, string>> = {
@@ -44,6 +44,41 @@ export class ExpressionCache {
     }
     return c;
   }
+}
+
+/**
+ * kube's per-call cost limit of admission expressions (`celconfig.PerCallLimit`): an expression
+ * whose cost on the data at hand is over it is refused before it runs.
+ */
+export const PER_CALL_COST_LIMIT = 1_000_000;
+
+/** cel-go's wording of a few evaluation errors cel-js words differently. */
+function celGoRuntimeWording(msg: string): string {
+  return msg.replace(/^No such key: /, 'no such key: ');
+}
+
+/** The outcome of {@link runExpression}. */
+export type RunResult =
+  | { readonly value: unknown; readonly error?: undefined }
+  | { readonly value?: undefined; readonly error: string };
+
+/**
+ * Compiles (cached) and evaluates `expression` on `activation`, refusing it unrun when its cost
+ * on these values (`sizes`, from {@link actualSizes}) is over {@link PER_CALL_COST_LIMIT}.
+ */
+export function runExpression(
+  cache: ExpressionCache,
+  expression: string,
+  activation: Readonly<Record<string, unknown>>,
+  sizes: SizeOracle = actualSizes(activation),
+): RunResult {
+  const c = cache.compile(expression);
+  if ('error' in c) return { error: c.error };
+  if (c.program.costWith(sizes) > PER_CALL_COST_LIMIT) {
+    return { error: 'operation cancelled: actual cost limit exceeded' };
+  }
+  const r = c.program.evaluate(activation);
+  return r.error === undefined ? { value: r.value } : { error: celGoRuntimeWording(r.error) };
 }
 
 /** JSON values (null for absent) as CEL values. */

@@ -5,7 +5,7 @@
  * decisions the policy's failurePolicy turns into a denial or nothing.
  */
 import type { MatchConditionResult } from '../webhook/types.js';
-import { celToString, type ExpressionCache } from './cel.js';
+import { celToString, runExpression, type ExpressionCache } from './cel.js';
 import { evaluateConditions } from './match-conditions.js';
 import type { PolicySpec } from './spec.js';
 
@@ -48,19 +48,12 @@ export function evaluatePolicy(
   }
   if (!conditions.matches) return { matched: false, decisions: [], annotations };
   for (const v of policy.variables) {
-    const c = cache.compile(v.expression);
-    if ('error' in c) continue;
-    const r = c.program.evaluate(activation);
+    const r = runExpression(cache, v.expression, activation);
     if (r.error === undefined) vars[v.name] = r.value;
   }
   const decisions: Decision[] = [];
   policy.validations.forEach((v, index) => {
-    const c = cache.compile(v.expression);
-    if ('error' in c) {
-      decisions.push(errorDecision(`expression '${v.expression}' resulted in error: ${c.error}`, index));
-      return;
-    }
-    const r = c.program.evaluate(activation);
+    const r = runExpression(cache, v.expression, activation);
     if (r.error !== undefined) {
       decisions.push(errorDecision(`expression '${v.expression}' resulted in error: ${r.error}`, index));
       return;
@@ -73,9 +66,7 @@ export function evaluatePolicy(
     decisions.push({ message: messageOf(cache, v, activation), reason: v.reason, error: false, index });
   });
   for (const a of policy.auditAnnotations) {
-    const c = cache.compile(a.valueExpression);
-    if ('error' in c) continue;
-    const r = c.program.evaluate(activation);
+    const r = runExpression(cache, a.valueExpression, activation);
     if (r.error === undefined && r.value !== null && r.value !== undefined) {
       annotations.set(a.key, celToString(r.value));
     }
@@ -90,13 +81,10 @@ function messageOf(
   activation: Readonly<Record<string, unknown>>,
 ): string {
   if (v.messageExpression !== '') {
-    const c = cache.compile(v.messageExpression);
-    if (!('error' in c)) {
-      const r = c.program.evaluate(activation);
-      if (typeof r.value === 'string') {
-        const text = r.value.trim();
-        if (text !== '' && !text.includes('\n')) return text;
-      }
+    const r = runExpression(cache, v.messageExpression, activation);
+    if (typeof r.value === 'string') {
+      const text = r.value.trim();
+      if (text !== '' && !text.includes('\n')) return text;
     }
   }
   if (v.message !== '') return v.message;

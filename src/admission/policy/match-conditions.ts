@@ -4,7 +4,7 @@
  * failurePolicy decides), as kube's matcher.
  */
 import type { MatchCondition, MatchConditionEvaluator, MatchConditionResult } from '../webhook/types.js';
-import { celActivation, ExpressionCache, WEBHOOK_VARIABLES } from './cel.js';
+import { celActivation, ExpressionCache, runExpression, WEBHOOK_VARIABLES } from './cel.js';
 
 /** Evaluates `conditions` on an activation of CEL values. */
 export function evaluateConditions(
@@ -14,12 +14,7 @@ export function evaluateConditions(
 ): MatchConditionResult {
   const errors: string[] = [];
   for (const c of conditions) {
-    const compiled = cache.compile(c.expression);
-    if ('error' in compiled) {
-      errors.push(`matchCondition '${c.name}' resulted in error: ${compiled.error}`);
-      continue;
-    }
-    const r = compiled.program.evaluate(activation);
+    const r = runExpression(cache, c.expression, activation);
     if (r.error !== undefined) {
       errors.push(`matchCondition '${c.name}' resulted in error: ${r.error}`);
     } else if (typeof r.value !== 'boolean') {
