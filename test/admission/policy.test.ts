@@ -365,4 +365,31 @@ spec:
       `configmaps "big" is forbidden: ValidatingAdmissionPolicy 'runaway' with binding 'runaway-b' denied request: expression '${"object.data.all(a, object.data.all(b, object.data.all(c, object.data[c] != '')))"}' resulted in error: operation cancelled: actual cost limit exceeded`,
     );
   });
+
+  it('refuses malformed policies and bindings at creation (422, kube field paths)', async () => {
+    const b = await api('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name: 'broken' },
+      spec: { paramRef: { name: 'a', selector: {}, parameterNotFoundAction: 'Deny' } },
+    });
+    expect(b.status).toBe(422);
+    expect(b.json['message']).toBe(
+      'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "broken" is invalid: spec.policyName: Required value, spec.paramRef.name: Forbidden: name and selector are mutually exclusive, spec.validationActions: Required value: at least one validation action is required',
+    );
+    const p = await api('POST', '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'broken' },
+      spec: { failurePolicy: 'Sometimes', validations: [{ expression: ' ', reason: 'Teapot' }] },
+    });
+    expect(p.status).toBe(422);
+    const causes = ((p.json['details'] as Json)['causes'] as Json[]).map((c) => c['field']);
+    expect(causes).toEqual([
+      'spec.matchConstraints',
+      'spec.failurePolicy',
+      'spec.validations[0].expression',
+      'spec.validations[0].reason',
+    ]);
+  });
 });
