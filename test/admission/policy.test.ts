@@ -346,6 +346,20 @@ spec:
 `,
     );
     await apply('runaway-b', binding('runaway-b', 'runaway', 'vap-cost', 'Deny'));
+    // kube's v1 defaults.
+    const stored = await api(
+      'GET',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies/runaway',
+    );
+    expect(stored.json['spec']).toMatchObject({
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        matchPolicy: 'Equivalent',
+        namespaceSelector: {},
+        objectSelector: {},
+        resourceRules: [{ scope: '*' }],
+      },
+    });
     await until(
       async () => (await createConfigMap('vap-cost', 'probe', { a: '' }, {}, '?dryRun=All')).status !== 201,
     );
