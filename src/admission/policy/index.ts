@@ -214,7 +214,7 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
   return {
     plugin: {
       name: 'ValidatingAdmissionPolicy',
-      handles: (attrs) => !isExempt(attrs) && (!bindings.synced || [...bindings.values()].length > 0),
+      handles: (attrs) => !isExempt(attrs) && (!bindings.synced || bindings.values().next().done !== true),
       validate,
     },
     start: () => {
