@@ -8,7 +8,9 @@
  * |------|------|
  * | NamespaceLifecycle | enforced inline by the resource handler (src/resource/namespace-lifecycle.ts); always on |
  * | ServiceAccount | built by src/serviceaccount (passed in as an external plugin) |
- * | MutatingAdmissionPolicy, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook | named slots: external plugins the wiring passes in; none yet (their factories give undefined until the webhook work is wired) |
+ * | MutatingAdmissionWebhook, ValidatingAdmissionWebhook | src/admission/webhook (passed in as external plugins) |
+ * | ValidatingAdmissionPolicy | src/admission/policy (passed in as an external plugin) |
+ * | MutatingAdmissionPolicy | a named slot for an external plugin; none yet (accepted, no effect) |
  * | the others | one file each in this folder; names kube knows but Capstan does not implement are accepted and reported by {@link buildAdmissionPlugins} |
  */
 import type { JsonObject } from '../api/object.js';
@@ -97,7 +99,7 @@ export const DEFAULT_ON_PLUGINS: ReadonlySet<string> = new Set([
   'ValidatingAdmissionPolicy',
 ]);
 
-/** Plugins made outside this folder, by name (ServiceAccount; later the webhook and policy plugins). */
+/** Plugins made outside this folder, by name (ServiceAccount, the webhook and policy plugins). */
 export const EXTERNAL_PLUGINS: readonly string[] = [
   'ServiceAccount',
   'MutatingAdmissionPolicy',

@@ -160,6 +160,31 @@ export function defaultWebhookConfiguration(cfg: JsonObject, mutating: boolean):
   });
 }
 
+function defaultMatchResources(m: JsonObject | undefined): void {
+  if (m === undefined) return;
+  defaultPointer(m, 'matchPolicy', 'Equivalent');
+  defaultPointer(m, 'namespaceSelector', {});
+  defaultPointer(m, 'objectSelector', {});
+  eachObject(m, 'resourceRules', (rule) => defaultPointer(rule, 'scope', '*'));
+  eachObject(m, 'excludeResourceRules', (rule) => defaultPointer(rule, 'scope', '*'));
+}
+
+/**
+ * admissionregistration/v1 ValidatingAdmissionPolicy: failurePolicy Fail; its matchConstraints
+ * matchPolicy Equivalent, empty namespace and object selectors, rule scope `*`.
+ */
+export function defaultValidatingAdmissionPolicy(p: JsonObject): void {
+  const spec = objectAt(p, 'spec');
+  if (spec === undefined) return;
+  defaultPointer(spec, 'failurePolicy', 'Fail');
+  defaultMatchResources(objectAt(spec, 'matchConstraints'));
+}
+
+/** admissionregistration/v1 ValidatingAdmissionPolicyBinding: its matchResources as a policy's. */
+export function defaultValidatingAdmissionPolicyBinding(b: JsonObject): void {
+  defaultMatchResources(objectAt(objectAt(b, 'spec'), 'matchResources'));
+}
+
 /**
  * apiextensions/v1 CustomResourceDefinition: singular name (lower-case kind), listKind
  * (`<Kind>List`), conversion strategy None, webhook service port 443.

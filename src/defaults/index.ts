@@ -25,6 +25,8 @@ import {
   defaultPriorityClass,
   defaultRoleBinding,
   defaultStorageClass,
+  defaultValidatingAdmissionPolicy,
+  defaultValidatingAdmissionPolicyBinding,
   defaultWebhookConfiguration,
 } from './groups.js';
 import { defaultPod } from './pod.js';
@@ -73,6 +75,8 @@ const DEFAULTERS: ReadonlyMap<string, Defaulter> = new Map<string, Defaulter>([
     'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
     (o) => defaultWebhookConfiguration(o, false),
   ],
+  ['admissionregistration.k8s.io/ValidatingAdmissionPolicy', defaultValidatingAdmissionPolicy],
+  ['admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding', defaultValidatingAdmissionPolicyBinding],
   ['apiextensions.k8s.io/CustomResourceDefinition', defaultCRD],
   ['discovery.k8s.io/EndpointSlice', defaultEndpointSlice],
 ]);

@@ -60,6 +60,8 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
+import { validatingAdmissionPolicy } from '../admission/policy/index.js';
+import { celMatchConditions } from '../admission/policy/match-conditions.js';
 import { buildAudit } from '../audit/index.js';
 import { allowAllAnnotationStep } from '../authz/authorization-step.js';
 import { buildAdmission } from './admission.js';
@@ -238,6 +240,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     registry,
     defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
     observe: webhookDurationObserver(metrics),
+    matchConditions: celMatchConditions(),
+    onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
+  });
+  // ValidatingAdmissionPolicy reads its policies, bindings, params and namespaces the same way.
+  const policies = validatingAdmissionPolicy({
+    store: () => layer.store,
+    registry,
     onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
   });
   // The authorizer is built after the resource layer; the certificate plugins ask it at request time.
@@ -252,6 +261,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         ? []
         : [['ServiceAccount', serviceAccounts.admission] as const]),
       ['MutatingAdmissionWebhook', webhooks.mutating],
+      ['ValidatingAdmissionPolicy', policies.plugin],
       ['ValidatingAdmissionWebhook', webhooks.validating],
     ]),
     authorize: async (user, r) => {
@@ -420,8 +430,15 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       done();
     });
   }
+  if (admission.chain.plugins.includes(policies.plugin)) {
+    app.addHook('onReady', (done) => {
+      policies.start();
+      done();
+    });
+  }
   app.addHook('onClose', (_instance, done) => {
     webhooks.stop();
+    policies.stop();
     authz.stop();
     servingTls.stop();
     runtime.stop();

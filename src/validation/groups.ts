@@ -2,6 +2,10 @@
  * The validator table of the named groups outside apps and batch.
  */
 import { validateWebhookConfiguration } from './admission.js';
+import {
+  validateValidatingAdmissionPolicy,
+  validateValidatingAdmissionPolicyBinding,
+} from './admission-policy.js';
 import { validateCRD } from './apiextensions.js';
 import { validateHPA } from './autoscaling.js';
 import { validateCSR } from './certificates.js';
@@ -46,6 +50,14 @@ export const GROUP_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<stri
   [
     'admissionregistration.k8s.io/ValidatingWebhookConfiguration',
     (o, _old, e) => validateWebhookConfiguration(o, false, e),
+  ],
+  [
+    'admissionregistration.k8s.io/ValidatingAdmissionPolicy',
+    (o, _old, e) => validateValidatingAdmissionPolicy(o, e),
+  ],
+  [
+    'admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding',
+    (o, _old, e) => validateValidatingAdmissionPolicyBinding(o, e),
   ],
   ['events.k8s.io/Event', validateEvent],
   ['scheduling.k8s.io/PriorityClass', validatePriorityClass],

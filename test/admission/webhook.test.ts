@@ -642,31 +642,52 @@ describe('failures', () => {
     expect(received.get('/dry-some')?.length).toBe(1);
   });
 
-  it('treats matchConditions as an evaluation error while no CEL evaluator is wired', async () => {
+  it('evaluates matchConditions with CEL: false skips the webhook, an error follows failurePolicy', async () => {
     await namespace('cel');
+    answers.set('/cel-match', { allowed: false, status: { message: 'matched', code: 403 } });
     await configure('validating', 'cel', 'cel', [
+      {
+        name: 'match.capstan.test',
+        path: '/cel-match',
+        matchConditions: [
+          {
+            name: 'labelled',
+            expression: "has(object.metadata.labels) && 'check' in object.metadata.labels",
+          },
+          { name: 'create', expression: "request.operation == 'CREATE' && oldObject == null" },
+        ],
+        objectSelector: { matchLabels: { p: 'match' } },
+      },
       {
         name: 'fail.capstan.test',
         path: '/cel-fail',
-        matchConditions: [{ name: 'always', expression: 'true' }],
+        matchConditions: [{ name: 'broken', expression: 'object.data.nope == 1' }],
         objectSelector: { matchLabels: { p: 'fail' } },
       },
       {
         name: 'ignore.capstan.test',
         path: '/cel-ignore',
         failurePolicy: 'Ignore',
-        matchConditions: [{ name: 'always', expression: 'true' }],
+        matchConditions: [{ name: 'broken', expression: 'object.data.nope == 1' }],
         objectSelector: { matchLabels: { p: 'ignore' } },
       },
     ]);
     await until(async () => (await createConfigMap('cel', 'f', { p: 'fail' }, '?dryRun=All')).status === 403);
     const r = await createConfigMap('cel', 'f', { p: 'fail' });
     expect(r.json['message']).toBe(
-      'configmaps "f" is forbidden: matchConditions cannot be evaluated: no CEL evaluator is configured on this server',
+      `configmaps "f" is forbidden: matchCondition 'broken' resulted in error: no such key: nope`,
     );
     expect((await createConfigMap('cel', 'i', { p: 'ignore' })).status).toBe(201);
     expect(received.get('/cel-ignore')).toBeUndefined();
     expect(received.get('/cel-fail')).toBeUndefined();
+    // A false condition: the webhook is not called and the request goes through.
+    expect((await createConfigMap('cel', 'm1', { p: 'match' })).status).toBe(201);
+    expect(received.get('/cel-match')).toBeUndefined();
+    // Every condition true: the webhook is called (and denies).
+    const denied = await createConfigMap('cel', 'm2', { p: 'match', check: 'yes' });
+    expect(denied.status).toBe(403);
+    expect(denied.json['message']).toBe('admission webhook "match.capstan.test" denied the request: matched');
+    expect(received.get('/cel-match')).toHaveLength(1);
   });
 });
 

@@ -41,7 +41,8 @@ function clientConfigOf(cc: JsonObject): WebhookClientConfig {
   };
 }
 
-function ruleOf(r: JsonObject): WebhookRule {
+/** One `rules[]` entry with its defaults (scope `*`). */
+export function ruleOf(r: JsonObject): WebhookRule {
   const scope = r['scope'];
   return {
     operations: strings(r['operations']),

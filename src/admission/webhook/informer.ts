@@ -58,6 +58,11 @@ export class Informer {
     return this.#objects.get(key);
   }
 
+  /** Every object with its storage key, in no particular order. */
+  entries(): IterableIterator<[string, KubeObject]> {
+    return this.#objects.entries();
+  }
+
   /** Every object, in no particular order. */
   values(): IterableIterator<KubeObject> {
     return this.#objects.values();

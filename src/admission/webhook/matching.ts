@@ -67,7 +67,7 @@ export function ruleMatches(rule: WebhookRule, attrs: AdmissionAttributes, type:
  * (matchPolicy Equivalent) the first equivalent type a rule matches; undefined when none does.
  */
 export function invocationType(
-  webhook: WebhookSpec,
+  webhook: Pick<WebhookSpec, 'rules' | 'matchPolicy'>,
   attrs: AdmissionAttributes,
   registry: Registry,
 ): ResourceType | undefined {
@@ -101,7 +101,10 @@ function selectorEmpty(selector: Record<string, unknown>): boolean {
 }
 
 /** The object selector: the new or the old object's labels match (kube's object matcher). */
-export function objectSelectorMatches(webhook: WebhookSpec, attrs: AdmissionAttributes): boolean {
+export function objectSelectorMatches(
+  webhook: Pick<WebhookSpec, 'objectSelector'>,
+  attrs: AdmissionAttributes,
+): boolean {
   if (selectorEmpty(webhook.objectSelector)) return true;
   const now = labelsOf(attrs.object);
   const old = labelsOf(attrs.oldObject);
@@ -112,7 +115,10 @@ export function objectSelectorMatches(webhook: WebhookSpec, attrs: AdmissionAttr
 }
 
 /** True when the namespace selector needs no lookup: it is empty or the request is cluster-scoped. */
-export function namespaceSelectorTrivial(webhook: WebhookSpec, attrs: AdmissionAttributes): boolean {
+export function namespaceSelectorTrivial(
+  webhook: Pick<WebhookSpec, 'namespaceSelector'>,
+  attrs: AdmissionAttributes,
+): boolean {
   if (attrs.namespace === '' && !isNamespaceResource(attrs.type)) return true;
   return selectorEmpty(webhook.namespaceSelector);
 }
@@ -139,7 +145,7 @@ export function namespaceLabelSource(
 
 /** Whether `labels` satisfy the webhook's namespace selector. */
 export function namespaceSelectorMatches(
-  webhook: WebhookSpec,
+  webhook: Pick<WebhookSpec, 'namespaceSelector'>,
   labels: Readonly<Record<string, string>>,
 ): boolean {
   return selectorMatches(webhook.namespaceSelector, new Map(Object.entries(labels)));
