@@ -25,7 +25,13 @@ import type { ServiceObjects } from '../admission/webhook/service-resolver.js';
 import type { ServedGroup } from '../registry/registry.js';
 import type { ResourceContext } from '../resource/context.js';
 import { createObject } from '../resource/create.js';
-import { Backends, remoteSpecOf, type ProxyClientCert, type RemoteSpec } from './backend.js';
+import {
+  Backends,
+  DiscoveryCheckError,
+  remoteSpecOf,
+  type ProxyClientCert,
+  type RemoteSpec,
+} from './backend.js';
 import { localApiServices } from './priorities.js';
 
 const APISERVICES = '/apiregistration.k8s.io/apiservices/';
@@ -260,7 +266,10 @@ export class Aggregator {
       return {
         status: 'False',
         reason: 'FailedDiscoveryCheck',
-        message: `failing or missing response from https://${spec.name}.${spec.namespace}.svc:${spec.port}/apis/${spec.group}/${spec.version}: ${(err as Error).message}`,
+        message:
+          err instanceof DiscoveryCheckError
+            ? `failing or missing response from ${err.url}: ${err.message}`
+            : `failing or missing response from https://${spec.name}.${spec.namespace}.svc:${spec.port}/apis/${spec.group}/${spec.version}: ${String((err as Error).message)}`,
       };
     }
   }

@@ -7,6 +7,7 @@
  */
 import { request as httpsRequest, type RequestOptions } from 'node:https';
 import type { ClientRequest, IncomingMessage, OutgoingHttpHeaders } from 'node:http';
+import { describe as describeCallError } from '../admission/webhook/client.js';
 import type { JsonObject } from '../api/object.js';
 import { isJsonObject } from '../api/object.js';
 import {
@@ -48,6 +49,17 @@ export function remoteSpecOf(obj: JsonObject): RemoteSpec | undefined {
     caBundle: ca === undefined ? undefined : Buffer.from(ca, 'base64').toString('utf8'),
     insecureSkipTLSVerify: spec['insecureSkipTLSVerify'] === true,
   };
+}
+
+/** A failed discovery GET: `url` is the endpoint's, `message` the cause as Go words it. */
+export class DiscoveryCheckError extends Error {
+  constructor(
+    readonly url: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'DiscoveryCheckError';
+  }
 }
 
 /** Reaches the servers of remote APIServices. */
@@ -92,10 +104,12 @@ export class Backends {
 
   /**
    * GETs `path` from the spec's server and parses the JSON answer (the availability check and
-   * discovery). @throws Error with the cause on a failed connection or a non-2xx answer
+   * discovery). @throws DiscoveryCheckError on a failed connection or a non-2xx answer
    */
   async getJson(spec: RemoteSpec, path: string, timeoutMs: number): Promise<unknown> {
     const endpoint = await this.resolve(spec);
+    const addr = `${endpoint.host}:${endpoint.port}`;
+    const url = `https://${addr}${path}`;
     return new Promise((resolve, reject) => {
       const req = this.request(spec, endpoint, 'GET', path, { accept: 'application/json' }, (res) => {
         const chunks: Buffer[] = [];
@@ -105,13 +119,13 @@ export class Backends {
           const status = res.statusCode ?? 0;
           const text = Buffer.concat(chunks).toString('utf8');
           if (status < 200 || status >= 300) {
-            reject(new Error(`bad status from https://${endpoint.host}:${endpoint.port}${path}: ${status}`));
+            reject(new DiscoveryCheckError(url, `bad status from ${url}: ${status}`));
             return;
           }
           try {
             resolve(JSON.parse(text));
           } catch {
-            reject(new Error(`https://${endpoint.host}:${endpoint.port}${path}: the answer is not JSON`));
+            reject(new DiscoveryCheckError(url, `${url}: the answer is not JSON`));
           }
         });
       });
@@ -119,7 +133,7 @@ export class Backends {
         req.destroy(new Error('Client.Timeout exceeded while awaiting headers')),
       );
       req.on('error', (err) =>
-        reject(new Error(`Get "https://${endpoint.host}:${endpoint.port}${path}": ${err.message}`)),
+        reject(new DiscoveryCheckError(url, `Get "${url}": ${describeCallError(err, addr)}`)),
       );
       req.end();
     });

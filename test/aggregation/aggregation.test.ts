@@ -29,6 +29,7 @@ let server: TestServer;
 let tls: AdminTls;
 let backend: LocalHttps;
 let backendCaPem: string;
+let backendServing: { certPem: string; keyPem: string };
 let dir: string;
 /** Requests the backend served: path, headers and the client certificate's common name. */
 const seen: { path: string; headers: IncomingHttpHeaders; clientCn: string }[] = [];
@@ -155,6 +156,7 @@ beforeAll(async () => {
   backendCaPem = backendCa.certPem;
   const frontProxyCa = await makeCa('front-proxy-ca');
   const serving = await issue(backendCa, { commonName: 'api' }, 'server', { dnsNames: ['api.wardle.svc'] });
+  backendServing = serving;
   const client = await issue(frontProxyCa, { commonName: 'front-proxy-client' }, 'client');
   await writeFile(join(dir, 'proxy.crt'), client.certPem);
   await writeFile(join(dir, 'proxy.key'), client.keyPem);
@@ -278,6 +280,53 @@ describe('APIServices', () => {
       status: 'False',
       message: 'cannot find endpoints for service/empty in "wardle"',
     });
+  });
+});
+
+describe('a failing backend', () => {
+  it('reports a backend that refuses connections as FailedDiscoveryCheck', async () => {
+    // A port nothing listens on: the one a server had before it was closed.
+    const dead = await startLocalHttps(
+      { certPem: backendServing.certPem, keyPem: backendServing.keyPem },
+      () => undefined,
+    );
+    const port = Number(new URL(dead.url).port);
+    await dead.close();
+    expect(
+      (
+        await api('POST', '/api/v1/namespaces/wardle/services', {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'dead' },
+          spec: { ports: [{ port: 443 }] },
+        })
+      ).status,
+    ).toBe(201);
+    await api('POST', '/apis/discovery.k8s.io/v1/namespaces/wardle/endpointslices', {
+      apiVersion: 'discovery.k8s.io/v1',
+      kind: 'EndpointSlice',
+      metadata: { name: 'dead-1', labels: { 'kubernetes.io/service-name': 'dead' } },
+      addressType: 'IPv4',
+      endpoints: [{ addresses: ['127.0.0.1'] }],
+      ports: [{ name: '', port, protocol: 'TCP' }],
+    });
+    await api(
+      'POST',
+      '/apis/apiregistration.k8s.io/v1/apiservices',
+      apiService('v1.dead.example.com', 'dead.example.com', 'v1', {
+        namespace: 'wardle',
+        name: 'dead',
+        port: 443,
+      }),
+    );
+    const c = await availableWhen('v1.dead.example.com', 'FailedDiscoveryCheck');
+    expect(c['status']).toBe('False');
+    const url = `https://127.0.0.1:${port}/apis/dead.example.com/v1`;
+    expect(c['message']).toBe(
+      `failing or missing response from ${url}: Get "${url}": dial tcp 127.0.0.1:${port}: connect: connection refused`,
+    );
+    // An unavailable group is not proxied.
+    expect((await api('GET', '/apis/dead.example.com/v1/things')).status).toBe(503);
   });
 });
 
