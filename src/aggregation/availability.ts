@@ -32,7 +32,7 @@ import {
   type ProxyClientCert,
   type RemoteSpec,
 } from './backend.js';
-import { localApiServices } from './priorities.js';
+import { apiServiceName, AUTOMANAGED_LABEL, customApiServices, localApiServices } from './priorities.js';
 
 const APISERVICES = '/apiregistration.k8s.io/apiservices/';
 
@@ -58,6 +58,14 @@ export interface RemoteGroupVersion {
 export interface AggregatorDeps {
   /** The built-in groups (their local APIServices are created at start). */
   readonly localGroups: () => readonly ServedGroup[];
+  /**
+   * All served groups, custom resources' included, with change notifications (the layered
+   * registry): CRD group versions get local APIServices while they are served.
+   */
+  readonly servedGroups?: {
+    groups(): readonly ServedGroup[];
+    onChange(listener: () => void): () => void;
+  };
   /** The front-proxy client certificate, read when a connection is made. */
   readonly clientCert: () => ProxyClientCert | undefined;
   /** How often every remote APIService is checked again (kube: 30 s). */
@@ -131,13 +139,22 @@ export class Aggregator {
       i.start();
     }
     void this.#bootstrap(ctx);
+    const served = this.#deps.servedGroups;
+    let syncing = Promise.resolve();
+    const sync = (): void => {
+      syncing = syncing.then(() => this.#syncCustom(ctx, informers.apiServices));
+    };
+    const unsubscribe = served?.onChange(sync);
+    if (served !== undefined) sync();
     const interval = this.#deps.checkIntervalMs ?? 30_000;
     this.#timer = setInterval(() => this.#schedule(), interval);
     this.#timer.unref();
     return {
       stop: async () => {
         this.#stopped = true;
+        unsubscribe?.();
         clearInterval(this.#timer);
+        await syncing;
         for (const i of Object.values(informers)) i.close();
         await this.#running;
       },
@@ -154,6 +171,42 @@ export class Aggregator {
         if (err instanceof ApiError && err.reason === 'AlreadyExists') continue;
         if (!this.#stopped)
           this.#deps.onError('APIService controller: creating a local APIService failed', err);
+      }
+    }
+  }
+
+  /** Creates the APIServices of served custom group versions, deletes those no longer served. */
+  async #syncCustom(ctx: ResourceContext, apiServices: Informer): Promise<void> {
+    const served = this.#deps.servedGroups;
+    const type = ctx.registry.byKind('apiregistration.k8s.io', 'v1', 'APIService');
+    if (served === undefined || type === undefined || this.#stopped) return;
+    await apiServices.whenSynced();
+    const builtin = new Set(
+      this.#deps.localGroups().flatMap((g) => g.versions.map((v) => apiServiceName(g.name, v))),
+    );
+    const wanted = served
+      .groups()
+      .flatMap((g) => g.versions.map((version) => ({ group: g.name, version })))
+      .filter((gv) => !builtin.has(apiServiceName(gv.group, gv.version)));
+    const names = new Set(wanted.map((gv) => apiServiceName(gv.group, gv.version)));
+    for (const obj of customApiServices(wanted)) {
+      const name = (obj['metadata'] as { name: string }).name;
+      if (apiServices.get(`${APISERVICES}${name}`) !== undefined) continue;
+      try {
+        await createObject(ctx, type, obj as KubeObject);
+      } catch (err) {
+        if (!(err instanceof ApiError && err.reason === 'AlreadyExists') && !this.#stopped)
+          this.#deps.onError(`APIService controller: creating apiservice ${name} failed`, err);
+      }
+    }
+    for (const obj of [...apiServices.values()]) {
+      const name = obj.metadata.name ?? '';
+      if (obj.metadata.labels?.[AUTOMANAGED_LABEL] !== 'true' || names.has(name)) continue;
+      try {
+        await ctx.store.delete(`${APISERVICES}${name}`);
+      } catch (err) {
+        if (!(err instanceof NotFoundError) && !this.#stopped)
+          this.#deps.onError(`APIService controller: deleting apiservice ${name} failed`, err);
       }
     }
   }

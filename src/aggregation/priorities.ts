@@ -34,6 +34,25 @@ const PRIORITIES: ReadonlyMap<string, readonly [group: number, version: number]>
 /** Priorities of a group version kube does not list (alpha and beta versions). */
 const DEFAULT_PRIORITY = [16000, 9] as const;
 
+/** The label of APIServices the server manages: `onstart` (built-in groups), `true` (CRD groups). */
+export const AUTOMANAGED_LABEL = 'kube-aggregator.kubernetes.io/automanaged';
+
+/**
+ * The local APIServices of custom resource group versions (kube's CRD registration controller):
+ * low group priority, version priority 100, labelled `automanaged: "true"` so that they go
+ * when their last CRD does.
+ */
+export function customApiServices(
+  groupVersions: readonly { group: string; version: string }[],
+): JsonObject[] {
+  return groupVersions.map(({ group, version }) => ({
+    apiVersion: 'apiregistration.k8s.io/v1',
+    kind: 'APIService',
+    metadata: { name: apiServiceName(group, version), labels: { [AUTOMANAGED_LABEL]: 'true' } },
+    spec: { group, version, groupPriorityMinimum: 1000, versionPriority: 100 },
+  }));
+}
+
 /** The APIService name of a group version (`v1.apps`; the core group's is `v1.`). */
 export function apiServiceName(group: string, version: string): string {
   return `${version}.${group}`;
@@ -51,7 +70,7 @@ export function localApiServices(groups: readonly ServedGroup[]): JsonObject[] {
         kind: 'APIService',
         metadata: {
           name: apiServiceName(g.name, version),
-          labels: { 'kube-aggregator.kubernetes.io/automanaged': 'onstart' },
+          labels: { [AUTOMANAGED_LABEL]: 'onstart' },
         },
         spec: { group: g.name, version, groupPriorityMinimum, versionPriority },
       });

@@ -324,6 +324,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // API aggregation: the APIService controller, the proxy to remote APIServices' servers.
   const aggregator = new Aggregator({
     localGroups: () => deps.registry.groups(),
+    servedGroups: registry,
     clientCert: () => proxyClientCert,
     onError: (message, err) => deps.log.error(message, err),
   });

@@ -283,6 +283,54 @@ describe('APIServices', () => {
   });
 });
 
+describe('custom resource groups', () => {
+  it('get a local APIService while a CRD serves them, removed with the CRD', async () => {
+    const crd = await api('POST', '/apis/apiextensions.k8s.io/v1/customresourcedefinitions', {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'widgets.stable.example.com' },
+      spec: {
+        group: 'stable.example.com',
+        scope: 'Namespaced',
+        names: { plural: 'widgets', singular: 'widget', kind: 'Widget' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            schema: { openAPIV3Schema: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } },
+          },
+        ],
+      },
+    });
+    expect(crd.status, crd.text).toBe(201);
+    const c = await availableWhen('v1.stable.example.com', 'Local');
+    expect(c['status']).toBe('True');
+    const svc = await api('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com');
+    expect(svc.json['spec']).toEqual({
+      group: 'stable.example.com',
+      version: 'v1',
+      groupPriorityMinimum: 1000,
+      versionPriority: 100,
+    });
+    expect((svc.json['metadata'] as Json)['labels']).toEqual({
+      'kube-aggregator.kubernetes.io/automanaged': 'true',
+    });
+    const del = await api(
+      'DELETE',
+      '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/widgets.stable.example.com',
+    );
+    expect(del.status).toBeLessThan(300);
+    const deadline = Date.now() + 15_000;
+    let status = 200;
+    while (Date.now() < deadline && status !== 404) {
+      status = (await api('GET', '/apis/apiregistration.k8s.io/v1/apiservices/v1.stable.example.com')).status;
+      if (status !== 404) await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    expect(status).toBe(404);
+  });
+});
+
 describe('a failing backend', () => {
   it('reports a backend that refuses connections as FailedDiscoveryCheck', async () => {
     // A port nothing listens on: the one a server had before it was closed.
