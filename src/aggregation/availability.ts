@@ -366,7 +366,7 @@ export class Aggregator {
         this.#schedule();
         return;
       }
-      this.#deps.onError(`apiservice ${name}: status update failed`, err);
+      if (!this.#stopped) this.#deps.onError(`apiservice ${name}: status update failed`, err);
     }
   }
 }

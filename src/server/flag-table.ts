@@ -161,7 +161,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: MISC, name: 'feature-gates', type: 'mapStringBool', default: {}, usage: 'A set of key=value pairs that describe feature gates for alpha/experimental features.', ...later },
   { section: MISC, name: 'proxy-client-cert-file', type: 'string', default: '', usage: 'Client certificate used to prove the identity of the aggregator or kube-apiserver when it must call out during a request. Capstan presents it to the servers of remote APIServices (with the identity in the --requestheader-*-headers headers).' },
   { section: MISC, name: 'proxy-client-key-file', type: 'string', default: '', usage: 'Private key for the client certificate in --proxy-client-cert-file.' },
-  { section: MISC, name: 'enable-aggregator-routing', type: 'bool', default: false, usage: 'Turns on aggregator routing requests to endpoints IP rather than cluster IP.', ...later },
+  { section: MISC, name: 'enable-aggregator-routing', type: 'bool', default: false, usage: 'Turns on aggregator routing requests to endpoints IP rather than cluster IP. Capstan has no kube-proxy and always routes to endpoint IPs; the flag changes nothing.', ...later },
   { section: MISC, name: 'endpoint-reconciler-type', type: 'string', default: 'lease', usage: 'Use an endpoint reconciler (master-count, lease, none).', ...later },
   { section: MISC, name: 'kubelet-client-certificate', type: 'string', default: '', usage: 'Path to a client cert file for TLS to kubelets.', ...later },
   { section: MISC, name: 'kubelet-client-key', type: 'string', default: '', usage: 'Path to a client key file for TLS to kubelets.', ...later },
