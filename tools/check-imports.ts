@@ -50,6 +50,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     'src/authz',
     'src/certificates',
     'src/apiextensions',
+    'src/aggregation',
     'src/audit',
     'src/flowcontrol',
   ],

@@ -172,6 +172,65 @@ function aggregatedResource(t: ResourceType): object {
   };
 }
 
+/** A group served by other servers (remote APIServices), for discovery. */
+export interface RemoteGroup {
+  readonly name: string;
+  /** Preferred first. */
+  readonly versions: readonly {
+    readonly version: string;
+    /** The `resources` of the version's APIResourceList; undefined when not known (unavailable). */
+    readonly resources: readonly Record<string, unknown>[] | undefined;
+  }[];
+}
+
+/** The groups of remote APIServices (the aggregator's part of discovery). */
+export interface RemoteDiscovery {
+  /** Changes whenever `groups()` does. */
+  readonly generation: number;
+  /** In discovery order, after the server's own groups. */
+  groups(): readonly RemoteGroup[];
+}
+
+/** A resource of an APIResourceList as an aggregated (v2) discovery resource, with its subresources. */
+function aggregatedFromList(
+  group: string,
+  version: string,
+  list: readonly Record<string, unknown>[],
+): object[] {
+  const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+  const out: object[] = [];
+  for (const r of list) {
+    const name = str(r['name']);
+    if (name === '' || name.includes('/')) continue;
+    const subresources = list
+      .filter((s) => str(s['name']).startsWith(`${name}/`))
+      .map((s) => ({
+        subresource: str(s['name']).slice(name.length + 1),
+        responseKind: {
+          group: str(s['group']) === '' ? group : str(s['group']),
+          version: str(s['version']) === '' ? version : str(s['version']),
+          kind: str(s['kind']),
+        },
+        verbs: Array.isArray(s['verbs']) ? s['verbs'] : [],
+      }));
+    out.push({
+      resource: name,
+      responseKind: { group, version, kind: str(r['kind']) },
+      scope: r['namespaced'] === true ? 'Namespaced' : 'Cluster',
+      singularResource: str(r['singularName']),
+      verbs: Array.isArray(r['verbs']) ? r['verbs'] : [],
+      ...(Array.isArray(r['shortNames']) && r['shortNames'].length > 0
+        ? { shortNames: r['shortNames'] }
+        : {}),
+      ...(Array.isArray(r['categories']) && r['categories'].length > 0
+        ? { categories: r['categories'] }
+        : {}),
+      ...(subresources.length > 0 ? { subresources } : {}),
+    });
+  }
+  return out;
+}
+
 /** The fixed documents for one registry. */
 class DiscoveryDocuments {
   readonly apis: Rendered;
@@ -183,13 +242,28 @@ class DiscoveryDocuments {
   readonly #serverAddress: () => string;
   /** The registry generation these documents show. */
   readonly generation: number;
+  /** The remote groups' generation these documents show. */
+  readonly remoteGeneration: number;
   #api: Rendered | undefined;
 
-  constructor(registry: ServedRegistry, serverAddress: () => string) {
+  constructor(registry: ServedRegistry, serverAddress: () => string, remote: RemoteDiscovery | undefined) {
     this.#registry = registry;
     this.generation = registry.generation;
+    this.remoteGeneration = remote?.generation ?? 0;
     this.#serverAddress = serverAddress;
-    const named = registry.groups().filter((g) => g.name !== '');
+    const local = registry.groups().filter((g) => g.name !== '');
+    const localNames = new Set(local.map((g) => g.name));
+    const remoteGroups = (remote?.groups() ?? []).filter(
+      (g) => !localNames.has(g.name) && g.versions.length > 0,
+    );
+    const named = [
+      ...local,
+      ...remoteGroups.map((g) => ({
+        name: g.name,
+        versions: g.versions.map((v) => v.version),
+        preferredVersion: g.versions[0]?.version ?? '',
+      })),
+    ];
     const apiGroup = (g: (typeof named)[number]): object => ({
       name: g.name,
       versions: g.versions.map((v) => ({ groupVersion: `${g.name}/${v}`, version: v })),
@@ -216,26 +290,41 @@ class DiscoveryDocuments {
         );
       }
     }
-    const aggregated = (groups: typeof named, version: 'v2' | 'v2beta1'): Rendered =>
+    const remoteItems = remoteGroups
+      .map((g) => ({
+        metadata: { name: g.name, creationTimestamp: null },
+        versions: g.versions
+          .filter((v) => v.resources !== undefined)
+          .map((v) => ({
+            version: v.version,
+            resources: aggregatedFromList(g.name, v.version, v.resources ?? []),
+            freshness: 'Current',
+          })),
+      }))
+      .filter((item) => item.versions.length > 0);
+    const aggregated = (groups: typeof named, version: 'v2' | 'v2beta1', withRemote: boolean): Rendered =>
       render(
         {
           kind: AGGREGATED_KIND,
           apiVersion: `${AGGREGATED_GROUP}/${version}`,
           metadata: {},
-          items: groups.map((g) => ({
-            metadata: { ...(g.name === '' ? {} : { name: g.name }), creationTimestamp: null },
-            versions: g.versions.map((v) => ({
-              version: v,
-              resources: registry.resourcesOf(g.name, v).map(aggregatedResource),
-              freshness: 'Current',
+          items: [
+            ...groups.map((g) => ({
+              metadata: { ...(g.name === '' ? {} : { name: g.name }), creationTimestamp: null },
+              versions: g.versions.map((v) => ({
+                version: v,
+                resources: registry.resourcesOf(g.name, v).map(aggregatedResource),
+                freshness: 'Current',
+              })),
             })),
-          })),
+            ...(withRemote ? remoteItems : []),
+          ],
         },
         `${JSON_TYPE};g=${AGGREGATED_GROUP};v=${version};as=${AGGREGATED_KIND}`,
       );
     const core = registry.groups().filter((g) => g.name === '');
-    this.apisAggregated = { v2: aggregated(named, 'v2'), v2beta1: aggregated(named, 'v2beta1') };
-    this.apiAggregated = { v2: aggregated(core, 'v2'), v2beta1: aggregated(core, 'v2beta1') };
+    this.apisAggregated = { v2: aggregated(local, 'v2', true), v2beta1: aggregated(local, 'v2beta1', true) };
+    this.apiAggregated = { v2: aggregated(core, 'v2', false), v2beta1: aggregated(core, 'v2beta1', false) };
   }
 
   /** `/api`, rendered on first use: the server address is known only once listening. */
@@ -270,6 +359,8 @@ function pick(request: FastifyRequest, aggregated: boolean): DiscoveryFormat {
 export interface DiscoveryOptions {
   /** `host:port` clients should use, for `/api`'s serverAddressByClientCIDRs. */
   readonly serverAddress: () => string;
+  /** The groups of remote APIServices (none: the server's own groups only). */
+  readonly remote?: RemoteDiscovery;
 }
 
 /**
@@ -281,10 +372,13 @@ export function installDiscoveryRoutes(
   registry: ServedRegistry,
   options: DiscoveryOptions,
 ): void {
-  let current = new DiscoveryDocuments(registry, options.serverAddress);
+  let current = new DiscoveryDocuments(registry, options.serverAddress, options.remote);
   const documents = (): DiscoveryDocuments => {
-    if (current.generation !== registry.generation) {
-      current = new DiscoveryDocuments(registry, options.serverAddress);
+    if (
+      current.generation !== registry.generation ||
+      current.remoteGeneration !== (options.remote?.generation ?? 0)
+    ) {
+      current = new DiscoveryDocuments(registry, options.serverAddress, options.remote);
     }
     return current;
   };

@@ -5,6 +5,7 @@
  *
  * Nothing here listens or opens storage (see server.ts); the app can be driven with `inject`.
  */
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import fastify, { type FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
@@ -25,6 +26,14 @@ import {
   type ResourceDeps,
 } from './resources.js';
 import { CrdRequests, PublishedSchemas, startCrdController } from '../apiextensions/index.js';
+import {
+  Aggregator,
+  aggregatorProxy,
+  DEFAULT_IDENTITY_HEADERS,
+  remoteDiscovery,
+  type IdentityHeaders,
+  type ProxyClientCert,
+} from '../aggregation/index.js';
 import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
@@ -145,6 +154,25 @@ function webhookDurationObserver(metrics: MetricsRegistry): WebhookObserver {
     [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25],
   );
   return (o) => duration.observe([o.name, o.type, o.operation, String(o.rejected)], o.seconds);
+}
+
+/** `--proxy-client-cert-file` and `--proxy-client-key-file`, read (both or neither). */
+function readProxyClientCert(certFile: string, keyFile: string): ProxyClientCert | undefined {
+  if (certFile === '' && keyFile === '') return undefined;
+  if (certFile === '' || keyFile === '') {
+    throw new Error('--proxy-client-cert-file and --proxy-client-key-file must be given together');
+  }
+  return { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8') };
+}
+
+/** The identity headers sent to aggregated servers: the first of each `--requestheader-*` flag. */
+function identityHeaderNames(flagList: (name: string) => string[]): IdentityHeaders {
+  return {
+    user: flagList('requestheader-username-headers')[0] ?? DEFAULT_IDENTITY_HEADERS.user,
+    uid: flagList('requestheader-uid-headers')[0] ?? DEFAULT_IDENTITY_HEADERS.uid,
+    group: flagList('requestheader-group-headers')[0] ?? DEFAULT_IDENTITY_HEADERS.group,
+    extraPrefix: flagList('requestheader-extra-headers-prefix')[0] ?? DEFAULT_IDENTITY_HEADERS.extraPrefix,
+  };
 }
 
 /** Builds the app; call `ready()` or `listen()` on the result. */
@@ -303,6 +331,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       conversions: crdRequests,
       onError: (message, err) => deps.log.error(message, err),
     });
+  // API aggregation: the APIService controller, the proxy to remote APIServices' servers.
+  const aggregator = new Aggregator({
+    localGroups: () => deps.registry.groups(),
+    servedGroups: registry,
+    clientCert: () => proxyClientCert,
+    onError: (message, err) => deps.log.error(message, err),
+  });
+  const proxyClientCert = readProxyClientCert(
+    flags.get('proxy-client-cert-file') as string,
+    flags.get('proxy-client-key-file') as string,
+  );
   const resourceDeps: ResourceDeps = {
     registry,
     contextFor: (ctx, type, method) => crdRequests.contextFor(ctx, type, method),
@@ -335,6 +374,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ...(serviceAccounts?.controllers ?? []),
       ...flowControl.controllers,
       crdController,
+      (ctx) => aggregator.start(ctx),
       ...admission.controllers,
     ],
   };
@@ -403,6 +443,19 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       done();
     });
   }
+  // Requests of remote APIServices go to their servers once authorized here.
+  const proxy = aggregatorProxy(aggregator, identityHeaderNames(flagList));
+  app.addHook('onRequest', (request, reply, done) => {
+    let proxied: boolean;
+    try {
+      proxied = proxy(request, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    // A proxied request is answered by the proxy: the hook chain ends here.
+    if (!proxied) done();
+  });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
     app.addHook('preHandler', (request, reply, done) => {
@@ -495,7 +548,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installVersionRoute(app, deps.version);
   installMetricsRoute(app, metrics);
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
-  installDiscoveryRoutes(app, registry, { serverAddress: deps.serverAddress });
+  installDiscoveryRoutes(app, registry, {
+    serverAddress: deps.serverAddress,
+    remote: remoteDiscovery(aggregator),
+  });
   registerOpenApiRoutes(app, { registry: deps.registry, schemas, custom: published });
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);

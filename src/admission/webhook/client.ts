@@ -47,8 +47,11 @@ const UNKNOWN_AUTHORITY = new Set([
   'UNABLE_TO_GET_ISSUER_CERT',
 ]);
 
-/** A Go-style description of a connection or TLS failure. */
-function describe(err: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } }, addr: string): string {
+/** A Go-style description of a connection or TLS failure (also the aggregator's). */
+export function describe(
+  err: NodeJS.ErrnoException & { cert?: { subjectaltname?: string } },
+  addr: string,
+): string {
   const code = err.code ?? '';
   if (UNKNOWN_AUTHORITY.has(code))
     return 'tls: failed to verify certificate: x509: certificate signed by unknown authority';
