@@ -1,13 +1,16 @@
 /**
- * `certificatesigningrequests/approval` (PUT): sets the request's Approved or Denied condition,
- * as `kubectl certificate approve|deny` sends it. Only `status.conditions` is taken from the
- * body; the caller needs the `approve` verb on `signers` for the request's signerName (or its
- * `<domain>/*`), as kube's CertificateApproval admission checks.
+ * `certificatesigningrequests/approval` (GET, PUT, PATCH): PUT and PATCH set the request's
+ * Approved or Denied condition, as `kubectl certificate approve|deny` sends it. As kube's
+ * approval strategy, only `status.conditions` and the object's labels and annotations are taken
+ * from the request; the caller needs the `approve` verb on `signers` for the request's signerName
+ * (or its `<domain>/*`) to change the conditions, as kube's CertificateApproval admission checks.
+ * GET answers the request itself.
  */
 import { ConflictError } from '../../storage/errors.js';
 import { ApiError, conflict, invalid, notFound } from '../api/errors.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
-import { encodeForStorage, withResourceVersion, type KubeObject } from '../api/object.js';
+import { decodeStored, encodeForStorage, withResourceVersion, type KubeObject } from '../api/object.js';
+import { applyPatch, type PatchBody } from '../resource/patch.js';
 import { objectKey } from '../resource/keys.js';
 import type { Attributes } from '../authz/attributes.js';
 import type { AuthorizerChain } from '../authz/authorizer.js';
@@ -31,14 +34,24 @@ const QUALIFIED = { resource: 'certificatesigningrequests', group: 'certificates
 /** The approval endpoint; `chain` decides the `approve` verb on signers. */
 export function approvalEndpoint(chain: AuthorizerChain): CustomEndpoint {
   return {
-    methods: ['PUT'],
-    async handle({ ctx, target, request, body }) {
+    methods: ['GET', 'PUT', 'PATCH'],
+    async handle({ ctx, target, request, body, method }) {
       const name = target.name ?? '';
-      const given = (body ?? {}) as Csr;
       const key = objectKey(target.type, undefined, name);
       const { kv } = await ctx.store.get(key);
       if (kv === undefined) throw notFound({ ...QUALIFIED, name });
+      if (method === 'GET') return { code: 200, body: withResourceVersion(kv.value, kv.modRevision) };
       const stored = JSON.parse(decoder.decode(kv.value)) as Csr;
+      const given = (
+        method === 'PATCH'
+          ? applyPatch(
+              ctx,
+              target.type.messageType,
+              decodeStored(kv.value, kv.modRevision),
+              body as PatchBody,
+            )
+          : (body ?? {})
+      ) as Csr;
       const rv = given.metadata?.resourceVersion;
       if (rv !== undefined && rv !== '' && rv !== String(kv.modRevision)) {
         throw conflict(
@@ -86,6 +99,11 @@ export function approvalEndpoint(chain: AuthorizerChain): CustomEndpoint {
         .replace(/\.\d{3}Z$/, 'Z');
       const next: Csr = {
         ...stored,
+        metadata: {
+          ...stored.metadata,
+          ...(given.metadata?.labels === undefined ? {} : { labels: given.metadata.labels }),
+          ...(given.metadata?.annotations === undefined ? {} : { annotations: given.metadata.annotations }),
+        },
         status: {
           ...(stored.status ?? {}),
           conditions: conditions.map((c) => ({

@@ -242,7 +242,9 @@ async function dispatch(
     const body =
       method === 'POST' || method === 'PUT'
         ? objectBody(request.body, reps, custom.messageType ?? type.messageType)
-        : undefined;
+        : method === 'PATCH'
+          ? patchBody(request.body)
+          : undefined;
     return custom.handle({ ctx, target, method, request, body });
   }
   const allNamespaces = type.namespaced && target.namespace === undefined;
