@@ -42,6 +42,11 @@ export class KindStrategies {
     return strategy;
   }
 
+  /** The strategy of `type`, or undefined when it has none (PartialObjectMetadata, ...). */
+  find(type: KindRef): KindStrategy | undefined {
+    return this.#byKind.get(keyOf(type));
+  }
+
   /** True when `type` has a strategy. */
   has(type: KindRef): boolean {
     return this.#byKind.has(keyOf(type));

@@ -26,7 +26,7 @@ export async function deleteCollection(
   const selection = Selection.fromQuery(
     query,
     target.type,
-    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+    ctx.strategies.find(target.type)?.selectableFields,
   );
   const page = await readPage(ctx, target, selection, {});
   let n = 0;

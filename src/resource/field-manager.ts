@@ -58,7 +58,7 @@ export class FieldManager {
 
   #typeOf(type: ResourceType, values: readonly unknown[]): StructType {
     this.#types ??= new ObjectTypes(this.#load());
-    const strategy = this.#strategies.has(type) ? this.#strategies.of(type) : undefined;
+    const strategy = this.#strategies.find(type);
     if (strategy?.applyType !== undefined) {
       return strategy.applyType(this.#types.forMessage(OBJECT_META), values);
     }

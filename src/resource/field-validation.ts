@@ -83,7 +83,7 @@ export function validateFields(
 
 /** Drops unknown fields from `obj` (in place); returns one `unknown field "path"` per field. */
 export function unknownProblems(ctx: ResourceContext, type: ResourceType, obj: JsonObject): string[] {
-  const strategy = ctx.strategies.has(type) ? ctx.strategies.of(type) : undefined;
+  const strategy = ctx.strategies.find(type);
   if (strategy?.pruneUnknown !== undefined) {
     return strategy.pruneUnknown(obj as KubeObject).map((p) => `unknown field ${JSON.stringify(p)}`);
   }

@@ -42,7 +42,7 @@ export async function listResource(
   const selection = Selection.fromQuery(
     query,
     target.type,
-    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+    ctx.strategies.find(target.type)?.selectableFields,
   );
   const { meta, sources } = await readCollection(ctx, target, selection, planList(query));
   return renderFromSources(rep, meta, sources);

@@ -239,7 +239,7 @@ export async function openWatch(
   const selection = Selection.fromQuery(
     query,
     target.type,
-    ctx.strategies.has(target.type) ? ctx.strategies.of(target.type).selectableFields : undefined,
+    ctx.strategies.find(target.type)?.selectableFields,
   );
   const scope = watchScope(target, selection);
   const ms = timeoutMs(ctx, plan);

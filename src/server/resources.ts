@@ -158,8 +158,8 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     now,
     (type) => {
       // Types without a kind strategy (PartialObjectMetadata) get the default columns.
-      if (!strategies.has(type)) return printerFor(type.group, type.plural);
-      const strategy = strategies.of(type);
+      const strategy = strategies.find(type);
+      if (strategy === undefined) return printerFor(type.group, type.plural);
       const version = type.apiVersion.slice(type.apiVersion.indexOf('/') + 1);
       return strategy.tableOf?.(version) ?? strategy.table;
     },
