@@ -361,6 +361,14 @@ function shapeOf(request: FastifyRequest, watchPrefix: boolean): RequestShape {
   return watchPrefix || boolParam(request.query as Query, 'watch') ? 'watch' : 'read';
 }
 
+/** Adds `warnings` as `Warning` headers after any set earlier on the raw response (a deprecated version's). */
+function addWarnings(reply: FastifyReply, warnings: readonly string[]): void {
+  if (warnings.length === 0) return;
+  const prior = reply.raw.getHeader('warning');
+  const earlier = prior === undefined ? [] : Array.isArray(prior) ? prior : [String(prior)];
+  void reply.header('warning', [...earlier, ...warnings.map(warningHeader)]);
+}
+
 async function handle(
   base: ResourceContext,
   contextFor: ResourceRoutesDeps['contextFor'],
@@ -401,16 +409,11 @@ async function handle(
     );
   } catch (err) {
     // A refused request keeps the warnings gathered before the refusal (kube sends them too).
-    if (warnings.length > 0 && !reply.sent) void reply.header('warning', warnings.map(warningHeader));
+    if (!reply.sent) addWarnings(reply, warnings);
     throw err;
   }
   if (result === undefined) return;
-  if (warnings.length > 0) {
-    // Warnings set earlier on the raw response (a deprecated version's) stay first.
-    const prior = reply.raw.getHeader('warning');
-    const earlier = prior === undefined ? [] : Array.isArray(prior) ? prior : [String(prior)];
-    void reply.header('warning', [...earlier, ...warnings.map(warningHeader)]);
-  }
+  addWarnings(reply, warnings);
   if (result.contentType !== undefined) {
     await reply.code(result.code).type(result.contentType).send(result.body);
   } else if (
