@@ -164,11 +164,21 @@ export function pluginFlagErrors(enable: readonly string[], disable: readonly st
   return errors;
 }
 
-/** Of `names`, those kube knows that Capstan accepts without implementing (the webhook and policy slots included until wired). */
+/**
+ * Plugins made outside this folder and wired by src/server/app.ts, and NamespaceLifecycle, which
+ * the resource handler enforces inline.
+ */
+const MADE_ELSEWHERE: ReadonlySet<string> = new Set([
+  'NamespaceLifecycle',
+  'ServiceAccount',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+]);
+
+/** Of `names`, those kube knows that Capstan accepts without implementing (MutatingAdmissionPolicy among them). */
 export function unimplementedPlugins(names: readonly string[]): string[] {
-  return names.filter(
-    (n) => n !== 'NamespaceLifecycle' && n !== 'ServiceAccount' && FACTORIES[n] === undefined,
-  );
+  return names.filter((n) => !MADE_ELSEWHERE.has(n) && FACTORIES[n] === undefined);
 }
 
 /** The enabled plugin names in kube's order: the default-on set, plus `enable`, minus `disable`. */
