@@ -144,7 +144,7 @@ const FACTORIES: Readonly<Record<string, PluginFactory>> = {
   CertificateSigning: (d) => certificateSigning(d.authorize),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
   DefaultIngressClass: (d) => defaultIngressClass(d.objects),
-  ResourceQuota: (d) => resourceQuota(d.objects, d.config),
+  ResourceQuota: (d) => resourceQuota(d.objects),
 };
 
 /** kube's start-up errors for the two flags (empty: fine). */
