@@ -56,57 +56,28 @@ function itemsOf(ranges: readonly KubeObject[]): Item[] {
   return out;
 }
 
-function minConstraint(
-  t: string,
-  r: string,
-  enforced: Quantity,
-  request: Resources,
-  limit: Resources,
-): string | undefined {
-  const req = request.get(r);
-  const lim = limit.get(r);
-  if (req === undefined)
-    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}.  No request is specified`;
-  if (compareQuantities(req, enforced) < 0) {
-    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
-  }
-  if (lim !== undefined && compareQuantities(lim, enforced) < 0) {
-    return `minimum ${r} usage per ${t} is ${quantityText(enforced)}, but limit is ${quantityText(lim)}`;
-  }
-  return undefined;
-}
+/** One observed value checked against a bound: `required` ones must be present. */
+type Observed = readonly [what: 'request' | 'limit', value: Quantity | undefined, required: boolean];
 
-function maxRequestConstraint(
+/**
+ * kube's min and max messages: the first of `observed` (in kube's order of checks) that is
+ * missing while required, or beyond `enforced` (below a minimum, above a maximum).
+ */
+function boundViolation(
+  bound: 'minimum' | 'maximum',
   t: string,
   r: string,
   enforced: Quantity,
-  request: Resources,
+  observed: readonly Observed[],
 ): string | undefined {
-  const req = request.get(r);
-  if (req === undefined)
-    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}.  No request is specified`;
-  if (compareQuantities(req, enforced) > 0) {
-    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
-  }
-  return undefined;
-}
-
-function maxConstraint(
-  t: string,
-  r: string,
-  enforced: Quantity,
-  request: Resources,
-  limit: Resources,
-): string | undefined {
-  const req = request.get(r);
-  const lim = limit.get(r);
-  if (lim === undefined)
-    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}.  No limit is specified`;
-  if (compareQuantities(lim, enforced) > 0) {
-    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but limit is ${quantityText(lim)}`;
-  }
-  if (req !== undefined && compareQuantities(req, enforced) > 0) {
-    return `maximum ${r} usage per ${t} is ${quantityText(enforced)}, but request is ${quantityText(req)}`;
+  const head = `${bound} ${r} usage per ${t} is ${quantityText(enforced)}`;
+  for (const [what, value, required] of observed) {
+    if (value === undefined) {
+      if (required) return `${head}.  No ${what} is specified`;
+      continue;
+    }
+    const c = compareQuantities(value, enforced);
+    if (bound === 'minimum' ? c < 0 : c > 0) return `${head}, but ${what} is ${quantityText(value)}`;
   }
   return undefined;
 }
@@ -143,9 +114,23 @@ function violations(
   maxOnRequest = false,
 ): string[] {
   const out: (string | undefined)[] = [];
-  for (const [r, q] of item.min) out.push(minConstraint(t, r, q, request, limit));
-  for (const [r, q] of item.max)
-    out.push(maxOnRequest ? maxRequestConstraint(t, r, q, request) : maxConstraint(t, r, q, request, limit));
+  for (const [r, q] of item.min) {
+    out.push(
+      boundViolation('minimum', t, r, q, [
+        ['request', request.get(r), true],
+        ['limit', limit.get(r), false],
+      ]),
+    );
+  }
+  for (const [r, q] of item.max) {
+    const observed: Observed[] = maxOnRequest
+      ? [['request', request.get(r), true]]
+      : [
+          ['limit', limit.get(r), true],
+          ['request', request.get(r), false],
+        ];
+    out.push(boundViolation('maximum', t, r, q, observed));
+  }
   for (const [r, q] of item.ratio) out.push(ratioConstraint(t, r, q, request, limit));
   return out.filter((m): m is string => m !== undefined);
 }

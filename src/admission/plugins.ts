@@ -99,15 +99,6 @@ export const DEFAULT_ON_PLUGINS: ReadonlySet<string> = new Set([
   'ValidatingAdmissionPolicy',
 ]);
 
-/** Plugins made outside this folder, by name (ServiceAccount, the webhook and policy plugins). */
-export const EXTERNAL_PLUGINS: readonly string[] = [
-  'ServiceAccount',
-  'MutatingAdmissionPolicy',
-  'MutatingAdmissionWebhook',
-  'ValidatingAdmissionPolicy',
-  'ValidatingAdmissionWebhook',
-];
-
 /** Asks the authorizer whether `user` may do `verb` on a resource (kube's SubjectAccessReview). */
 export type Authorize = (
   user: UserInfo,
@@ -153,7 +144,7 @@ const FACTORIES: Readonly<Record<string, PluginFactory>> = {
   CertificateSigning: (d) => certificateSigning(d.authorize),
   CertificateSubjectRestriction: () => certificateSubjectRestriction(),
   DefaultIngressClass: (d) => defaultIngressClass(d.objects),
-  ResourceQuota: (d) => resourceQuota(d.objects, d.config),
+  ResourceQuota: (d) => resourceQuota(d.objects),
 };
 
 /** kube's start-up errors for the two flags (empty: fine). */
@@ -173,11 +164,21 @@ export function pluginFlagErrors(enable: readonly string[], disable: readonly st
   return errors;
 }
 
-/** Of `names`, those kube knows that Capstan accepts without implementing (the webhook and policy slots included until wired). */
+/**
+ * Plugins made outside this folder and wired by src/server/app.ts, and NamespaceLifecycle, which
+ * the resource handler enforces inline.
+ */
+const MADE_ELSEWHERE: ReadonlySet<string> = new Set([
+  'NamespaceLifecycle',
+  'ServiceAccount',
+  'MutatingAdmissionWebhook',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionWebhook',
+]);
+
+/** Of `names`, those kube knows that Capstan accepts without implementing (MutatingAdmissionPolicy among them). */
 export function unimplementedPlugins(names: readonly string[]): string[] {
-  return names.filter(
-    (n) => n !== 'NamespaceLifecycle' && n !== 'ServiceAccount' && FACTORIES[n] === undefined,
-  );
+  return names.filter((n) => !MADE_ELSEWHERE.has(n) && FACTORIES[n] === undefined);
 }
 
 /** The enabled plugin names in kube's order: the default-on set, plus `enable`, minus `disable`. */
@@ -187,37 +188,21 @@ export function enabledPluginNames(enable: readonly string[], disable: readonly 
   );
 }
 
-/** What {@link buildAdmissionPlugins} made. */
-export interface BuiltPlugins {
-  readonly plugins: AdmissionPlugin[];
-  /** Enabled names kube knows that Capstan does not implement (accepted, no effect). */
-  readonly notImplemented: string[];
-}
-
 /**
- * The plugins of `names` (already in kube's order), each from its factory or from `external`.
- * `configs` holds each plugin's configuration by name.
+ * The plugins of `names` (already in kube's order), each from its factory or from `external`;
+ * names with neither are left out (see {@link unimplementedPlugins}). `configs` holds each
+ * plugin's configuration by name.
  */
 export function buildAdmissionPlugins(
   names: readonly string[],
   deps: Omit<PluginDeps, 'config'>,
   configs: ReadonlyMap<string, JsonObject>,
   external: ReadonlyMap<string, AdmissionPlugin>,
-): BuiltPlugins {
+): AdmissionPlugin[] {
   const plugins: AdmissionPlugin[] = [];
-  const notImplemented: string[] = [];
   for (const name of names) {
-    if (name === 'NamespaceLifecycle') continue;
-    const outside = external.get(name);
-    if (outside !== undefined) {
-      plugins.push(outside);
-      continue;
-    }
-    if (EXTERNAL_PLUGINS.includes(name)) continue;
-    const factory = FACTORIES[name];
-    const plugin = factory?.({ ...deps, config: configs.get(name) });
-    if (factory === undefined) notImplemented.push(name);
-    else if (plugin !== undefined) plugins.push(plugin);
+    const plugin = external.get(name) ?? FACTORIES[name]?.({ ...deps, config: configs.get(name) });
+    if (plugin !== undefined) plugins.push(plugin);
   }
-  return { plugins, notImplemented };
+  return plugins;
 }

@@ -184,9 +184,6 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
 }
 
 /** The ResourceQuota plugin. */
-export function resourceQuota(
-  objects: AdmissionObjects,
-  _config: JsonObject | undefined,
-): ResourceQuotaAdmission {
+export function resourceQuota(objects: AdmissionObjects): ResourceQuotaAdmission {
   return new ResourceQuotaAdmission(objects);
 }

@@ -220,8 +220,6 @@ export interface AdmissionDeps {
 /** The admission of one server. */
 export interface Admission {
   readonly chain: AdmissionChain;
-  /** Enabled plugins Capstan accepts but does not implement. */
-  readonly notImplemented: readonly string[];
   /** Started with the resource controllers (quota status, system priority classes). */
   readonly controllers: readonly ControllerFactory[];
   /** Hands the lookups the resource context (right after the resource layer is built). */
@@ -235,14 +233,14 @@ export function buildAdmission(deps: AdmissionDeps): Admission {
   const configs = loadAdmissionConfig(deps.configFile);
   const objects = new ContextObjects();
   const names = enabledPluginNames(deps.enable, deps.disable);
-  const built = buildAdmissionPlugins(
+  const plugins = buildAdmissionPlugins(
     names,
     { objects, now: () => new Date(), authorize: deps.authorize, tolerationSeconds: deps.tolerationSeconds },
     configs,
     deps.external,
   );
   const controllers: ControllerFactory[] = [];
-  const quota = built.plugins.find((p): p is ResourceQuotaAdmission => p instanceof ResourceQuotaAdmission);
+  const quota = plugins.find((p): p is ResourceQuotaAdmission => p instanceof ResourceQuotaAdmission);
   if (quota !== undefined) {
     controllers.push(() =>
       startQuotaController(objects, quota, {
@@ -259,8 +257,7 @@ export function buildAdmission(deps: AdmissionDeps): Admission {
     });
   }
   return {
-    chain: new AdmissionChain(built.plugins),
-    notImplemented: built.notImplemented,
+    chain: new AdmissionChain(plugins),
     controllers,
     attach: (ctx) => objects.attach(ctx),
   };

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parsePodSecurityConfig } from '../../src/admission/pod-security/policy.js';
+import { unimplementedPlugins } from '../../src/admission/plugins.js';
 import { buildAdmission, loadAdmissionConfig } from '../../src/server/admission.js';
 
 let dir: string;
@@ -80,5 +81,19 @@ describe('the admission configuration file', () => {
         logError: () => undefined,
       }),
     ).toThrow('PodSecurity: defaults.enforce: must be one of privileged, baseline, restricted');
+  });
+
+  it('calls only plugins without an implementation "accepted but not implemented"', () => {
+    const named = [
+      'NamespaceLifecycle',
+      'ServiceAccount',
+      'MutatingAdmissionWebhook',
+      'ValidatingAdmissionWebhook',
+      'ValidatingAdmissionPolicy',
+      'NodeRestriction',
+      'MutatingAdmissionPolicy',
+      'EventRateLimit',
+    ];
+    expect(unimplementedPlugins(named)).toEqual(['MutatingAdmissionPolicy', 'EventRateLimit']);
   });
 });
