@@ -70,34 +70,36 @@ function addQuantities(a: Quantity, b: Quantity, sign: 1n | -1n): CelQuantity {
 
 /** Registers Kubernetes' CEL libraries on `env` (mutates and returns it). */
 export function registerKubernetesLibraries(env: Environment): Environment {
+  const register = (
+    name: string,
+    receiverType: string | undefined,
+    params: string[],
+    returnType: string,
+    handler: (...args: never[]) => unknown,
+  ): void => {
+    env.registerFunction({
+      name,
+      ...(receiverType === undefined ? {} : { receiverType }),
+      returnType,
+      params: params.map((type, i) => ({ name: `a${i}`, type })),
+      handler: handler as (...args: unknown[]) => unknown,
+    });
+  };
+  /** A method on `receiverType`. */
   const m = (
     name: string,
     receiverType: string,
     params: string[],
     returnType: string,
     handler: (...args: never[]) => unknown,
-  ): void => {
-    env.registerFunction({
-      name,
-      receiverType,
-      returnType,
-      params: params.map((type, i) => ({ name: `a${i}`, type })),
-      handler: handler as (...args: unknown[]) => unknown,
-    });
-  };
+  ): void => register(name, receiverType, params, returnType, handler);
+  /** A global function. */
   const f = (
     name: string,
     params: string[],
     returnType: string,
     handler: (...args: never[]) => unknown,
-  ): void => {
-    env.registerFunction({
-      name,
-      returnType,
-      params: params.map((type, i) => ({ name: `a${i}`, type })),
-      handler: handler as (...args: unknown[]) => unknown,
-    });
-  };
+  ): void => register(name, undefined, params, returnType, handler);
   // Lists.
   m('isSorted', 'list', [], 'bool', (l: unknown[]) =>
     l.every((v, i) => i === 0 || listCompare(l[i - 1], v) <= 0),

@@ -16,7 +16,7 @@ import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
 import type { KubeObject } from '../api/object.js';
-import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from './patch/json-patch.js';
+import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from '../api/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
 import { applyUpdate, type UpdatePart } from './update.js';

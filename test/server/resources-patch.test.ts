@@ -3,11 +3,7 @@
  * status and scale subresources.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  applyJsonPatch,
-  JsonPatchApplyError,
-  JsonPatchFormatError,
-} from '../../src/resource/patch/json-patch.js';
+import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from '../../src/api/json-patch.js';
 import { applyMergePatch } from '../../src/resource/patch/merge-patch.js';
 import { loadPatchSchema } from '../../src/resource/patch/schema-adapter.js';
 import {

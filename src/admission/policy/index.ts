@@ -14,7 +14,7 @@ import type { Registry } from '../../registry/types.js';
 import { selectorMatches } from '../../validation/meta.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../types.js';
 import { admissionForbidden } from '../webhook/errors.js';
-import { Informer } from '../webhook/informer.js';
+import { cachedOrStored, Informer, syncedWithin } from '../webhook/informer.js';
 import { isExempt } from '../webhook/matching.js';
 import { admissionRequest } from '../webhook/review.js';
 import { asType } from '../webhook/selection.js';
@@ -88,22 +88,11 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
   const cache = new ExpressionCache(POLICY_VARIABLES);
   const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
 
-  const synced = async (i: Informer): Promise<boolean> => {
-    if (i.synced) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, readyTimeoutMs)));
-    await Promise.race([i.whenSynced(), timeout]);
-    clearTimeout(timer);
-    return i.synced;
-  };
+  const synced = (i: Informer): Promise<boolean> => syncedWithin(i, readyTimeoutMs);
   const namespaceObject = async (name: string): Promise<KubeObject | undefined> => {
     if (!(await synced(namespaces)))
       throw internalError('admission policies: the Namespace informer has not synced');
-    const cached = namespaces.get(`${nsPrefix}${name}`);
-    if (cached !== undefined) return cached;
-    const { kv } = await store.get(`${nsPrefix}${name}`);
-    if (kv === undefined) return undefined;
-    return JSON.parse(Buffer.from(kv.value).toString('utf8')) as KubeObject;
+    return cachedOrStored(namespaces, store, `${nsPrefix}${name}`);
   };
   const labelsOfNamespace = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
     const ns = await namespaceObject(name);

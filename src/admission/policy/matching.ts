@@ -4,17 +4,9 @@
  * equivalent-resource code (src/admission/webhook/matching.ts), plus `resourceNames` and
  * `excludeResourceRules`.
  */
-import { notFound } from '../../api/errors.js';
 import type { Registry, ResourceType } from '../../registry/types.js';
 import type { AdmissionAttributes } from '../types.js';
-import {
-  equivalentTypes,
-  namespaceLabelSource,
-  namespaceSelectorMatches,
-  namespaceSelectorTrivial,
-  objectSelectorMatches,
-  ruleMatches,
-} from '../webhook/matching.js';
+import { equivalentTypes, ruleMatches, selectorsMatch } from '../webhook/matching.js';
 import type { MatchResources, NamedRule } from './spec.js';
 
 function namedRuleMatches(rule: NamedRule, attrs: AdmissionAttributes, type: ResourceType): boolean {
@@ -57,18 +49,6 @@ export async function matchResources(
   if (rulesMatch(m.excludeRules, m.matchPolicy, attrs, deps.registry) !== undefined) return undefined;
   const type = m.rules.length === 0 ? attrs.type : rulesMatch(m.rules, m.matchPolicy, attrs, deps.registry);
   if (type === undefined) return undefined;
-  if (!objectSelectorMatches(m, attrs)) return undefined;
-  if (!namespaceSelectorTrivial(m, attrs)) {
-    const source = namespaceLabelSource(attrs);
-    let labels: Readonly<Record<string, string>>;
-    if ('labels' in source) {
-      labels = source.labels;
-    } else {
-      const found = await deps.namespaceLabels(source.lookup);
-      if (found === undefined) throw notFound({ resource: 'namespaces', group: '', name: source.lookup });
-      labels = found;
-    }
-    if (!namespaceSelectorMatches(m, labels)) return undefined;
-  }
+  if (!(await selectorsMatch(m, attrs, deps.namespaceLabels))) return undefined;
   return type;
 }

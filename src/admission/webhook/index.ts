@@ -15,7 +15,7 @@ import type { AdmissionAttributes, AdmissionPlugin } from '../types.js';
 import { WebhookClient } from './client.js';
 import { WebhookConfigurations } from './configurations.js';
 import { admissionForbidden } from './errors.js';
-import { Informer } from './informer.js';
+import { cachedOrStored, Informer, syncedWithin } from './informer.js';
 import { isExempt } from './matching.js';
 import { admitMutating, type MutatingDeps, type WebhookObserver } from './mutating.js';
 import type { ServiceObjects } from './service-resolver.js';
@@ -105,15 +105,7 @@ export function webhookAdmission(deps: WebhookAdmissionDeps): WebhookAdmission {
   const validatingConfigs = new WebhookConfigurations(validatingInformer, false);
 
   const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
-  /** Waits for an informer's first list, at most `readyTimeoutMs`; false when it is not in. */
-  const synced = async (i: { synced: boolean; whenSynced(): Promise<void> }): Promise<boolean> => {
-    if (i.synced) return true;
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, readyTimeoutMs)));
-    await Promise.race([i.whenSynced(), timeout]);
-    clearTimeout(timer);
-    return i.synced;
-  };
+  const synced = (i: Parameters<typeof syncedWithin>[0]): Promise<boolean> => syncedWithin(i, readyTimeoutMs);
   const lookupReady = async (i: Informer, kind: string): Promise<void> => {
     if (!(await synced(i))) throw internalError(`admission webhooks: the ${kind} informer has not synced`);
   };
@@ -144,13 +136,8 @@ export function webhookAdmission(deps: WebhookAdmissionDeps): WebhookAdmission {
 
   const namespaceLabels = async (name: string): Promise<Readonly<Record<string, string>> | undefined> => {
     await lookupReady(namespaces, 'Namespace');
-    const cached = namespaces.get(`${nsPrefix}${name}`);
-    if (cached !== undefined) return cached.metadata.labels ?? {};
-    // Not seen by the informer yet (created a moment ago): read storage, as kube's live GET.
-    const { kv } = await store.get(`${nsPrefix}${name}`);
-    if (kv === undefined) return undefined;
-    const obj = JSON.parse(Buffer.from(kv.value).toString('utf8')) as KubeObject;
-    return obj.metadata.labels ?? {};
+    const obj = await cachedOrStored(namespaces, store, `${nsPrefix}${name}`);
+    return obj === undefined ? undefined : (obj.metadata.labels ?? {});
   };
 
   const client = new WebhookClient();

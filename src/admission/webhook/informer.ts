@@ -132,3 +132,34 @@ export class Informer {
     }
   }
 }
+
+/**
+ * Waits for an informer's first list at most `timeoutMs`; true when it is in.
+ * (Takes anything with `synced` and `whenSynced`, e.g. the webhook configurations over an informer.)
+ */
+export async function syncedWithin(
+  i: { readonly synced: boolean; whenSynced(): Promise<void> },
+  timeoutMs: number,
+): Promise<boolean> {
+  if (i.synced) return true;
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)));
+  await Promise.race([i.whenSynced(), timeout]);
+  clearTimeout(timer);
+  return i.synced;
+}
+
+/**
+ * The object at `key` from the informer, or read from storage when the informer has not seen it
+ * yet (created a moment ago), as kube's matchers fall back to a live GET.
+ */
+export async function cachedOrStored(
+  i: Informer,
+  store: Pick<Store, 'get'>,
+  key: string,
+): Promise<KubeObject | undefined> {
+  const cached = i.get(key);
+  if (cached !== undefined) return cached;
+  const { kv } = await store.get(key);
+  return kv === undefined ? undefined : decodeStored(kv.value, kv.modRevision);
+}

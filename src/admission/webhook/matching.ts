@@ -6,6 +6,7 @@
  * namespace selector (the namespace's labels; a Namespace create or update is matched on its own
  * labels). The configuration kinds themselves never go to webhooks.
  */
+import { notFound } from '../../api/errors.js';
 import type { KubeObject } from '../../api/object.js';
 import type { Registry, ResourceType } from '../../registry/types.js';
 import { selectorMatches } from '../../validation/meta.js';
@@ -115,7 +116,7 @@ export function objectSelectorMatches(
 }
 
 /** True when the namespace selector needs no lookup: it is empty or the request is cluster-scoped. */
-export function namespaceSelectorTrivial(
+function namespaceSelectorTrivial(
   webhook: Pick<WebhookSpec, 'namespaceSelector'>,
   attrs: AdmissionAttributes,
 ): boolean {
@@ -143,8 +144,27 @@ export function namespaceLabelSource(
   return { lookup: attrs.namespace };
 }
 
+/**
+ * Whether the object selector and the namespace selector both select the request; the namespace's
+ * labels are looked up only when the namespace selector needs them.
+ * @throws ApiError (NotFound) when the namespace to look up does not exist
+ */
+export async function selectorsMatch(
+  spec: Pick<WebhookSpec, 'objectSelector' | 'namespaceSelector'>,
+  attrs: AdmissionAttributes,
+  namespaceLabels: (name: string) => Promise<Readonly<Record<string, string>> | undefined>,
+): Promise<boolean> {
+  if (!objectSelectorMatches(spec, attrs)) return false;
+  if (namespaceSelectorTrivial(spec, attrs)) return true;
+  const source = namespaceLabelSource(attrs);
+  if ('labels' in source) return namespaceSelectorMatches(spec, source.labels);
+  const found = await namespaceLabels(source.lookup);
+  if (found === undefined) throw notFound({ resource: 'namespaces', group: '', name: source.lookup });
+  return namespaceSelectorMatches(spec, found);
+}
+
 /** Whether `labels` satisfy the webhook's namespace selector. */
-export function namespaceSelectorMatches(
+function namespaceSelectorMatches(
   webhook: Pick<WebhookSpec, 'namespaceSelector'>,
   labels: Readonly<Record<string, string>>,
 ): boolean {

@@ -5,19 +5,12 @@
  * `matchConditions`. Also the conversion of the request's objects to an equivalent version the
  * webhook asked for.
  */
-import { notFound } from '../../api/errors.js';
 import type { KubeObject } from '../../api/object.js';
 import { conversionTo } from '../../conversion/index.js';
 import type { Registry, ResourceType } from '../../registry/types.js';
 import type { AdmissionAttributes } from '../types.js';
 import { admissionForbidden } from './errors.js';
-import {
-  invocationType,
-  namespaceLabelSource,
-  namespaceSelectorMatches,
-  namespaceSelectorTrivial,
-  objectSelectorMatches,
-} from './matching.js';
+import { invocationType, selectorsMatch } from './matching.js';
 import { admissionRequest } from './review.js';
 import type { MatchConditionEvaluator, WebhookSpec } from './types.js';
 
@@ -53,19 +46,7 @@ export async function selectWebhook(
 ): Promise<ResourceType | undefined> {
   const type = invocationType(webhook, attrs, deps.registry);
   if (type === undefined) return undefined;
-  if (!objectSelectorMatches(webhook, attrs)) return undefined;
-  if (!namespaceSelectorTrivial(webhook, attrs)) {
-    const source = namespaceLabelSource(attrs);
-    let labels: Readonly<Record<string, string>>;
-    if ('labels' in source) {
-      labels = source.labels;
-    } else {
-      const found = await deps.namespaceLabels(source.lookup);
-      if (found === undefined) throw notFound({ resource: 'namespaces', group: '', name: source.lookup });
-      labels = found;
-    }
-    if (!namespaceSelectorMatches(webhook, labels)) return undefined;
-  }
+  if (!(await selectorsMatch(webhook, attrs, deps.namespaceLabels))) return undefined;
   if (webhook.matchConditions.length > 0) {
     const result =
       deps.matchConditions === undefined

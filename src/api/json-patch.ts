@@ -5,7 +5,7 @@
  * that cannot apply (missing path, failed `test`) is a {@link JsonPatchApplyError} (kube: 422).
  * The input is never modified: the patch applies to a copy.
  */
-import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../../api/object.js';
+import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from './object.js';
 
 /** The patch document is not a list of well-formed operations. */
 export class JsonPatchFormatError extends Error {
