@@ -1,15 +1,16 @@
 /**
  * A watch whose events are mapped one by one; everything else is the inner watch's. Store
- * wrappers (`prefixed()`, the storage codec's transcoding store) use it to rewrite keys or values.
+ * wrappers (`prefixed()`, the storage codec's transcoding store, the custom resources' converting
+ * store) use it to rewrite keys or values; a mapping may be asynchronous (a conversion webhook).
  */
 import type { Watch, WatchEvent } from './interface.js';
 
-/** `inner` with every event passed through `map` (progress events included). */
+/** `inner` with every event passed through `map` (progress events included), in order. */
 export class MappedWatch implements Watch {
   readonly #inner: Watch;
-  readonly #map: (event: WatchEvent) => WatchEvent;
+  readonly #map: (event: WatchEvent) => WatchEvent | Promise<WatchEvent>;
 
-  constructor(inner: Watch, map: (event: WatchEvent) => WatchEvent) {
+  constructor(inner: Watch, map: (event: WatchEvent) => WatchEvent | Promise<WatchEvent>) {
     this.#inner = inner;
     this.#map = map;
   }
@@ -30,7 +31,7 @@ export class MappedWatch implements Watch {
     return {
       async next(): Promise<IteratorResult<WatchEvent>> {
         const step = await inner.next();
-        return step.done === true ? step : { done: false, value: map(step.value) };
+        return step.done === true ? step : { done: false, value: await map(step.value) };
       },
       async return(value?: unknown): Promise<IteratorResult<WatchEvent>> {
         if (inner.return !== undefined) return inner.return(value);

@@ -17,12 +17,13 @@ import type {
   TxnRequest,
   UpdateOptions,
   Watch,
-  WatchEvent,
   WatchOptions,
   WriteResult,
   DeleteOptions,
 } from '../../storage/interface.js';
+import { MappedWatch } from '../../storage/mapped-watch.js';
 import { PassThroughStore } from '../../storage/pass-through-store.js';
+import { mapWatchEvent } from '../../storage/value-mapping.js';
 import { encodeForStorage, isJsonObject, type KubeObject } from '../api/object.js';
 
 /** Converts objects to `apiVersion` (all of one kind); resolves in the same order. */
@@ -36,40 +37,6 @@ function parse(value: Uint8Array): KubeObject | undefined {
     return isJsonObject(obj) && isJsonObject(obj['metadata']) ? (obj as KubeObject) : undefined;
   } catch {
     return undefined;
-  }
-}
-
-/** A watch whose events are converted one by one (asynchronously). */
-class ConvertingWatch implements Watch {
-  readonly #inner: Watch;
-  readonly #map: (event: WatchEvent) => Promise<WatchEvent>;
-
-  constructor(inner: Watch, map: (event: WatchEvent) => Promise<WatchEvent>) {
-    this.#inner = inner;
-    this.#map = map;
-  }
-
-  requestProgress(): void {
-    this.#inner.requestProgress();
-  }
-
-  close(): void {
-    this.#inner.close();
-  }
-
-  [Symbol.asyncIterator](): AsyncIterator<WatchEvent> {
-    const inner = this.#inner[Symbol.asyncIterator]();
-    const map = this.#map;
-    return {
-      async next(): Promise<IteratorResult<WatchEvent>> {
-        const step = await inner.next();
-        return step.done === true ? step : { done: false, value: await map(step.value) };
-      },
-      async return(value?: unknown): Promise<IteratorResult<WatchEvent>> {
-        if (inner.return !== undefined) return inner.return(value);
-        return { done: true, value: undefined };
-      },
-    };
   }
 }
 
@@ -174,19 +141,16 @@ export class ConvertingStore extends PassThroughStore {
   }
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new ConvertingWatch(this.inner.watch(span, options), async (event) => {
-      switch (event.type) {
-        case 'progress':
-          return event;
-        case 'put':
-          return {
-            ...event,
-            kv: await this.#one(event.kv, this.#target),
-            prevKv: event.prevKv === undefined ? undefined : await this.#one(event.prevKv, this.#target),
-          };
-        case 'delete':
-          return { ...event, prevKv: await this.#one(event.prevKv, this.#target) };
-      }
+    return new MappedWatch(this.inner.watch(span, options), async (event) => {
+      if (event.type === 'progress') return event;
+      // A delete's kv is the tombstone: only its previous value carries an object.
+      const kvs =
+        event.type === 'delete'
+          ? [event.prevKv]
+          : [event.kv, ...(event.prevKv === undefined ? [] : [event.prevKv])];
+      const converted = await this.#values(kvs, this.#target);
+      const byInput = new Map(kvs.map((kv, i) => [kv, converted[i] ?? kv]));
+      return mapWatchEvent(event, (kv) => byInput.get(kv) ?? kv);
     });
   }
 }

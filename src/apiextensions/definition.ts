@@ -9,15 +9,11 @@ import type { PrinterColumn } from '../table/printer-columns.js';
 import type { ScalePaths } from '../kinds/index.js';
 import type { ResourceType, Subresource } from '../registry/types.js';
 
-/** `spec.names` or `status.acceptedNames`. */
-export interface CrdNames {
-  readonly plural: string;
-  readonly singular: string;
-  readonly kind: string;
-  readonly listKind: string;
-  readonly shortNames: readonly string[];
-  readonly categories: readonly string[];
-}
+/** `spec.names` or `status.acceptedNames`: the names a served {@link ResourceType} carries. */
+export type CrdNames = Pick<
+  ResourceType,
+  'plural' | 'singular' | 'kind' | 'listKind' | 'shortNames' | 'categories'
+>;
 
 /** One `spec.versions[]` entry. */
 export interface CrdVersion {

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  adminFetch,
+  adminJson,
   adminTls,
   runKubectl,
   startTestServer,
@@ -105,18 +105,7 @@ async function api(
   path: string,
   body?: unknown,
 ): Promise<{ status: number; json: Json; text: string }> {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  let json: Json = {};
-  try {
-    json = JSON.parse(res.body) as Json;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, json, text: res.body };
+  return adminJson(`${server.url}${path}`, tls, method, body);
 }
 
 function apiService(name: string, group: string, version: string, service: Json, caPem?: string): Json {

@@ -8,7 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+import { adminFetch, adminJson, adminTls, startTestServer, type TestServer } from '../support/server.js';
 import { issue, makeCa, sendJson, startLocalHttps, type LocalHttps } from '../authn/support.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
@@ -24,12 +24,7 @@ interface Reply {
 }
 
 async function call(path: string, method = 'GET', body?: unknown): Promise<Reply> {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: JSON.parse(res.body) as Record<string, unknown> };
+  return adminJson(`${server.url}${path}`, tls, method, body);
 }
 
 type Obj = { apiVersion: string; spec: Record<string, unknown>; metadata: Record<string, unknown> };

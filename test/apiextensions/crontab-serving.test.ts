@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { CustomObjectsApi, Watch } from '@kubernetes/client-node';
-import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+import { adminJson, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const CRD = parse(readFileSync('fixtures/crds/crontab.yaml', 'utf8')) as Record<string, unknown>;
 const CRONTAB = parse(readFileSync('fixtures/crds/my-crontab.yaml', 'utf8')) as Record<string, unknown>;
@@ -26,18 +26,8 @@ async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<{ status: number; json: Record<string, unknown>; headers: Record<string, unknown>; raw: string }> {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  let json: Record<string, unknown> = {};
-  try {
-    json = JSON.parse(res.body) as Record<string, unknown>;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, json, headers: res.headers, raw: res.body };
+  const res = await adminJson(`${server.url}${path}`, tls, method, body, headers);
+  return { ...res, raw: res.text };
 }
 
 type Cond = { type: string; status: string; reason?: string; message?: string };

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+import { adminJson, adminTls, startTestServer, type TestServer } from '../support/server.js';
 
 const CRD_PATH = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
 const WIDGETS = '/apis/example.dev/v1alpha1/widgets';
@@ -26,12 +26,7 @@ async function call(
   body?: unknown,
   headers: Record<string, string> = {},
 ): Promise<Reply> {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-  });
-  return { status: res.status, json: JSON.parse(res.body) as Record<string, unknown> };
+  return adminJson(`${server.url}${path}`, tls, method, body, headers);
 }
 
 type Cond = { type: string; status: string; reason?: string; message?: string };

@@ -86,3 +86,37 @@ export function adminFetch(url: string, tls: AdminTls, options: FetchOptions = {
     stream.end(options.body);
   });
 }
+
+/** A response whose body was read as JSON (`{}` when it is not JSON). */
+export interface JsonResult {
+  readonly status: number;
+  readonly headers: FetchResult['headers'];
+  readonly json: Record<string, unknown>;
+  /** The body as sent. */
+  readonly text: string;
+}
+
+/**
+ * One `method` request to `url` with `tls`: `body` is sent as is when a string, else as JSON,
+ * with `content-type: application/json` unless `headers` say otherwise.
+ */
+export async function adminJson(
+  url: string,
+  tls: AdminTls,
+  method = 'GET',
+  body?: unknown,
+  headers: Readonly<Record<string, string>> = {},
+): Promise<JsonResult> {
+  const res = await adminFetch(url, tls, {
+    method,
+    headers: { 'content-type': 'application/json', ...headers },
+    ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+  });
+  let json: Record<string, unknown> = {};
+  try {
+    json = JSON.parse(res.body) as Record<string, unknown>;
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, headers: res.headers, json, text: res.body };
+}

@@ -22,7 +22,14 @@ export {
   type KubectlResult,
   type KubectlVersion,
 } from './kubectl.js';
-export { adminFetch, adminTls, type AdminTls, type FetchResult } from './https.js';
+export {
+  adminFetch,
+  adminJson,
+  adminTls,
+  type AdminTls,
+  type FetchResult,
+  type JsonResult,
+} from './https.js';
 
 /** Options of {@link startTestServer}. */
 export interface TestServerOptions {
