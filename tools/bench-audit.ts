@@ -16,6 +16,7 @@ import { openMemoryStore } from '../storage/mvcc/index.js';
 import { ServerLog } from '../src/server/log.js';
 import { parseServerArgs, type ServerOptions } from '../src/server/options.js';
 import { startServer, type RunningServer } from '../src/server/server.js';
+import { sendForStatus as send } from './h2-status.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,23 +43,6 @@ async function start(audit: boolean, dir: string): Promise<RunningServer> {
       : []),
   ]) as { options: ServerOptions };
   return startServer(parsed.options, { store: await openMemoryStore(), log: new ServerLog(() => undefined) });
-}
-
-function send(session: ClientHttp2Session, method: string, path: string, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = session.request({
-      ':method': method,
-      ':path': path,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    });
-    let status = 0;
-    s.on('response', (h) => (status = Number(h[':status'])));
-    s.on('data', () => undefined);
-    s.on('end', () => resolve(status));
-    s.on('error', reject);
-    s.end(body);
-  });
 }
 
 function sessionsOf(server: RunningServer): ClientHttp2Session[] {

@@ -18,6 +18,7 @@ import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '
 import { ServerLog } from '../src/server/log.js';
 import { parseServerArgs, type ServerOptions } from '../src/server/options.js';
 import { startServer } from '../src/server/server.js';
+import { sendForStatus as send } from './h2-status.js';
 
 const arg = (name: string, dflt: number): number => {
   const i = process.argv.indexOf(`--${name}`);
@@ -78,23 +79,6 @@ async function webhookCerts(): Promise<{ ca: string; cert: string; key: string }
     ipAddresses: ['127.0.0.1'],
   });
   return { ca, cert, key: privateKeyPem(keys.privateKey) };
-}
-
-function send(session: ClientHttp2Session, method: string, path: string, body?: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = session.request({
-      ':method': method,
-      ':path': path,
-      accept: 'application/json',
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    });
-    let status = 0;
-    s.on('response', (h) => (status = Number(h[':status'])));
-    s.on('data', () => undefined);
-    s.on('end', () => resolve(status));
-    s.on('error', reject);
-    s.end(body);
-  });
 }
 
 async function must(p: Promise<number>, want: number): Promise<void> {

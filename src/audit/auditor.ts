@@ -14,14 +14,14 @@
  *   reply gets kube's `Connection closed early` status.
  *
  * Annotations are `request.auditAnnotations` (authorization's decision and reason, admission's
- * annotations) plus the deprecation hook's.
+ * annotations, the deprecated-APIs hook's of src/server/deprecated-apis.ts, which runs after
+ * RequestReceived as kube's handler does).
  */
 import { randomUUID } from 'node:crypto';
 import { PassThrough, Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, internalError } from '../api/errors.js';
 import { isRequestBody } from '../http/body.js';
-import type { RequestInfo } from '../http/request-info.js';
 import type { AuditBackend, PluginErrorLog } from './backend.js';
 import { evaluatePolicy, type AuditPolicy, type AuditStage } from './policy.js';
 import { auditUser, RequestAudit } from './request-audit.js';
@@ -34,16 +34,6 @@ declare module 'fastify' {
   }
 }
 
-/** kube's annotations of a request to a deprecated API version. */
-export const DEPRECATED_ANNOTATION = 'k8s.io/deprecated';
-export const REMOVED_RELEASE_ANNOTATION = 'k8s.io/removed-release';
-
-/** What the deprecation hook says about a request's API version (undefined: not deprecated). */
-export interface Deprecation {
-  /** `1.25` style, when the version has a planned removal. */
-  readonly removedRelease?: string;
-}
-
 /** What the auditor is built from. */
 export interface AuditorOptions {
   /** Undefined (with no backend): only audit IDs are handed out. */
@@ -51,8 +41,6 @@ export interface AuditorOptions {
   readonly backend: AuditBackend | undefined;
   readonly isLongRunning: (request: FastifyRequest) => boolean;
   readonly log: PluginErrorLog;
-  /** Which API versions are deprecated (the registry has no notion of it yet). */
-  readonly deprecation?: (info: RequestInfo) => Deprecation | undefined;
 }
 
 const AUDIT_ID = 'audit-id';
@@ -141,14 +129,6 @@ export class Auditor {
       raw.once('close', () => this.#closed(request, reply, ctx));
     }
     const stored = this.#process(request, ctx, 'RequestReceived');
-    // After RequestReceived: kube's handler adds these, so its first stage never has them.
-    const deprecated = this.#options.deprecation?.(request.requestInfo);
-    if (deprecated !== undefined) {
-      const notes = (request.auditAnnotations ??= {});
-      notes[DEPRECATED_ANNOTATION] = 'true';
-      if (deprecated.removedRelease !== undefined)
-        notes[REMOVED_RELEASE_ANNOTATION] = deprecated.removedRelease;
-    }
     const refuse = (ok: boolean): void => {
       if (ok) return;
       ctx.completed = true;

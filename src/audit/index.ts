@@ -11,10 +11,9 @@ import { logBackend, openLogSink } from './log-backend.js';
 import { loadPolicyFile } from './policy.js';
 import { truncateBackend } from './truncate.js';
 import { webhookBackend } from './webhook-backend.js';
-import { Auditor, type Deprecation } from './auditor.js';
-import type { RequestInfo } from '../http/request-info.js';
+import { Auditor } from './auditor.js';
 
-export { Auditor, DEPRECATED_ANNOTATION, REMOVED_RELEASE_ANNOTATION, type Deprecation } from './auditor.js';
+export { Auditor } from './auditor.js';
 export { parseAuditFlags, type AuditFlags } from './flags.js';
 export { AuditPolicyError, parsePolicy, evaluatePolicy } from './policy.js';
 
@@ -24,7 +23,6 @@ export interface AuditDeps {
   readonly isLongRunning: (request: FastifyRequest) => boolean;
   /** Where backend failures and policy warnings go. */
   readonly log: { warn(message: string): void; error(message: string, err?: unknown): void };
-  readonly deprecation?: (info: RequestInfo) => Deprecation | undefined;
 }
 
 function inMode(backend: AuditBackend, flags: BackendFlags, log: PluginErrorLog): AuditBackend {
@@ -73,6 +71,5 @@ export function buildAudit(deps: AuditDeps): Auditor {
     backend: backends.length === 0 ? undefined : unionBackend(backends),
     isLongRunning: deps.isLongRunning,
     log,
-    ...(deps.deprecation === undefined ? {} : { deprecation: deps.deprecation }),
   });
 }

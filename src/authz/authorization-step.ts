@@ -29,24 +29,34 @@ export const REASON_ANNOTATION = 'authorization.k8s.io/reason';
  * still runs its authorization filter then).
  */
 export function allowAllAnnotationStep(request: FastifyRequest): void {
+  if (request.audit === null) return;
   const notes = (request.auditAnnotations ??= {});
   notes[DECISION_ANNOTATION] = 'allow';
   notes[REASON_ANNOTATION] = '';
 }
 
 function check(request: FastifyRequest, attrs: Attributes, answer: Authorization): void {
-  const notes = (request.auditAnnotations ??= {});
   if (answer.decision === 'allow') {
-    notes[DECISION_ANNOTATION] = 'allow';
-    notes[REASON_ANNOTATION] = answer.reason;
+    annotate(request, 'allow', answer.reason);
     return;
   }
   // An authorizer that failed (a webhook, whatever its failure policy) is kube's 500.
   if (answer.failed !== undefined) {
-    notes[REASON_ANNOTATION] = 'internal error';
+    annotate(request, undefined, 'internal error');
     throw internalError(answer.failed);
   }
-  notes[DECISION_ANNOTATION] = 'forbid';
-  notes[REASON_ANNOTATION] = answer.reason;
+  annotate(request, 'forbid', answer.reason);
   throw forbiddenError(attrs, answer.reason);
+}
+
+/**
+ * Records the decision (undefined: none) and reason, only for a request the audit policy
+ * audits (`request.audit`, set by the audit step before this one): an unaudited request
+ * allocates nothing here.
+ */
+function annotate(request: FastifyRequest, decision: 'allow' | 'forbid' | undefined, reason: string): void {
+  if (request.audit === null) return;
+  const notes = (request.auditAnnotations ??= {});
+  if (decision !== undefined) notes[DECISION_ANNOTATION] = decision;
+  notes[REASON_ANNOTATION] = reason;
 }

@@ -432,10 +432,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     deps.registry,
     deps.deprecations ?? new Deprecations(),
     deprecatedApisGauge(metrics),
-    // Read by the audit log with the request's other annotations.
-    (request, key, value) => {
-      (request.auditAnnotations ??= {})[key] = value;
-    },
+    // Read by the audit log with the request's other annotations (audited requests only).
+    audit.enabled
+      ? (request, key, value) => {
+          if (request.audit !== null) (request.auditAnnotations ??= {})[key] = value;
+        }
+      : undefined,
   );
   if (deprecated !== undefined) {
     app.addHook('onRequest', (request, reply, done) => {

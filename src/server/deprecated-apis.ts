@@ -3,8 +3,8 @@
  * header with kube's text (watches included: the header goes on the raw response), the gauge
  * `apiserver_requested_deprecated_apis{group,version,resource,subresource,removed_release}` set
  * to 1, and the audit annotations `k8s.io/deprecated: "true"` and `k8s.io/removed-release` handed
- * to `annotate` (the audit hook; no audit backend yet). Installed after authorization, so a
- * refused request gets none of them.
+ * to `annotate` (given only when auditing is on). Installed after authorization, so a refused
+ * request gets none of them.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gauge, MetricsRegistry } from '../metrics/registry.js';
