@@ -22,296 +22,149 @@ export function fields(pairs: readonly (readonly [string, unknown])[]): Obj {
   return out;
 }
 
-// ---- metric specs -------------------------------------------------------------------------------
+// ---- the mapping -------------------------------------------------------------------------------
 
-/** A v2 MetricSpec in v1's annotation form. */
-export function specToV1(m: Obj): Obj {
-  const type = m['type'];
-  const o = obj(m['object']);
-  const p = obj(m['pods']);
-  const r = obj(m['resource']);
-  const c = obj(m['containerResource']);
-  const e = obj(m['external']);
-  const target = (s: Obj | undefined): Obj => obj(s?.['target']) ?? {};
-  const metric = (s: Obj | undefined): Obj => obj(s?.['metric']) ?? {};
+/**
+ * One field of a v1 metric source and where it lives in v2. `$` stands for `target` (specs) or
+ * `current` (statuses), in v1's field name as in v2's path.
+ */
+type Leaf = readonly [v1: string, v2: readonly string[]];
+
+/** Per metric type, its v1 fields in Go's order and their v2 places. */
+const LEAVES: Readonly<Record<string, readonly Leaf[]>> = {
+  object: [
+    ['target', ['describedObject']],
+    ['metricName', ['metric', 'name']],
+    ['$Value', ['$', 'value']],
+    ['selector', ['metric', 'selector']],
+    ['averageValue', ['$', 'averageValue']],
+  ],
+  pods: [
+    ['metricName', ['metric', 'name']],
+    ['$AverageValue', ['$', 'averageValue']],
+    ['selector', ['metric', 'selector']],
+  ],
+  resource: [
+    ['name', ['name']],
+    ['$AverageUtilization', ['$', 'averageUtilization']],
+    ['$AverageValue', ['$', 'averageValue']],
+  ],
+  containerResource: [
+    ['name', ['name']],
+    ['$AverageUtilization', ['$', 'averageUtilization']],
+    ['$AverageValue', ['$', 'averageValue']],
+    ['container', ['container']],
+  ],
+  external: [
+    ['metricName', ['metric', 'name']],
+    ['metricSelector', ['metric', 'selector']],
+    ['$Value', ['$', 'value']],
+    ['$AverageValue', ['$', 'averageValue']],
+  ],
+};
+
+/** The order of v2's fields at any depth. */
+const V2_ORDER = [
+  'name',
+  'metric',
+  'selector',
+  'type',
+  'value',
+  'averageValue',
+  'averageUtilization',
+  'target',
+  'current',
+  'describedObject',
+  'container',
+];
+
+/** A spec target's `type`, read back from the v1 fields present (kube's conversion). */
+const TARGET_TYPE: Readonly<Record<string, (s: Obj) => string>> = {
+  object: (s) => (s['averageValue'] === undefined ? 'Value' : 'AverageValue'),
+  pods: () => 'AverageValue',
+  resource: (s) => (s['targetAverageUtilization'] !== undefined ? 'Utilization' : 'AverageValue'),
+  containerResource: (s) => (s['targetAverageUtilization'] !== undefined ? 'Utilization' : 'AverageValue'),
+  external: (s) => (s['targetAverageValue'] === undefined ? 'Value' : 'AverageValue'),
+};
+
+function placeName(name: string, slot: string): string {
+  return name.startsWith('$') ? slot + name.slice(1) : name;
+}
+
+function placePath(path: readonly string[], slot: string): string[] {
+  return path.map((k) => (k === '$' ? slot : k));
+}
+
+/** A v2 metric (spec or status) in v1's annotation form. */
+function toV1(m: Obj, slot: 'target' | 'current'): Obj {
   return fields([
-    ['type', type],
-    [
-      'object',
-      o &&
-        fields([
-          ['target', o['describedObject']],
-          ['metricName', metric(o)['name']],
-          ['targetValue', target(o)['value']],
-          ['selector', metric(o)['selector']],
-          ['averageValue', target(o)['averageValue']],
-        ]),
-    ],
-    [
-      'pods',
-      p &&
-        fields([
-          ['metricName', metric(p)['name']],
-          ['targetAverageValue', target(p)['averageValue']],
-          ['selector', metric(p)['selector']],
-        ]),
-    ],
-    [
-      'resource',
-      r &&
-        fields([
-          ['name', r['name']],
-          ['targetAverageUtilization', target(r)['averageUtilization']],
-          ['targetAverageValue', target(r)['averageValue']],
-        ]),
-    ],
-    [
-      'containerResource',
-      c &&
-        fields([
-          ['name', c['name']],
-          ['targetAverageUtilization', target(c)['averageUtilization']],
-          ['targetAverageValue', target(c)['averageValue']],
-          ['container', c['container']],
-        ]),
-    ],
-    [
-      'external',
-      e &&
-        fields([
-          ['metricName', metric(e)['name']],
-          ['metricSelector', metric(e)['selector']],
-          ['targetValue', target(e)['value']],
-          ['targetAverageValue', target(e)['averageValue']],
-        ]),
-    ],
+    ['type', m['type']],
+    ...Object.entries(LEAVES).map(([type, leaves]): [string, unknown] => {
+      const source = obj(m[type]);
+      return [
+        type,
+        source &&
+          fields(
+            leaves.map(([name, path]) => [
+              placeName(name, slot),
+              placePath(path, slot).reduce<unknown>((at, k) => obj(at)?.[k], source),
+            ]),
+          ),
+      ];
+    }),
   ]);
 }
 
-function metricId(name: unknown, selector: unknown): Obj {
+/** `o` with its keys, and those of the objects it was built from (`metric`, the slot), in v2's order. */
+function inV2Order(o: Obj, built: readonly string[]): Obj {
+  const rank = (k: string): number => V2_ORDER.indexOf(k);
+  return fields(
+    Object.keys(o)
+      .sort((a, b) => rank(a) - rank(b))
+      .map((k) => {
+        const v = obj(o[k]);
+        return [k, v && built.includes(k) ? inV2Order(v, []) : o[k]];
+      }),
+  );
+}
+
+/** A v1 annotation metric (spec or status) in v2's form. */
+function fromV1(m: Obj, slot: 'target' | 'current'): Obj {
   return fields([
-    ['name', name],
-    ['selector', selector],
+    ['type', m['type']],
+    ...Object.entries(LEAVES).map(([type, leaves]): [string, unknown] => {
+      const source = obj(m[type]);
+      if (!source) return [type, undefined];
+      const out: Obj = {};
+      if (slot === 'target') out['target'] = { type: TARGET_TYPE[type]?.(source) };
+      for (const [name, path] of leaves) {
+        const at = placePath(path, slot);
+        let parent = out;
+        for (const k of at.slice(0, -1)) parent = obj(parent[k]) ?? (parent[k] = {});
+        const value = source[placeName(name, slot)];
+        if (value !== undefined) parent[at[at.length - 1] as string] = value;
+      }
+      return [type, inV2Order(out, ['metric', slot])];
+    }),
   ]);
+}
+
+/** A v2 MetricSpec in v1's annotation form. */
+export function specToV1(m: Obj): Obj {
+  return toV1(m, 'target');
 }
 
 /** A v1 annotation MetricSpec in v2's form. */
 export function specFromV1(m: Obj): Obj {
-  const o = obj(m['object']);
-  const p = obj(m['pods']);
-  const r = obj(m['resource']);
-  const c = obj(m['containerResource']);
-  const e = obj(m['external']);
-  const utilizationTarget = (s: Obj): Obj =>
-    s['targetAverageUtilization'] !== undefined
-      ? fields([
-          ['type', 'Utilization'],
-          ['averageUtilization', s['targetAverageUtilization']],
-          ['averageValue', s['targetAverageValue']],
-        ])
-      : fields([
-          ['type', 'AverageValue'],
-          ['averageValue', s['targetAverageValue']],
-        ]);
-  return fields([
-    ['type', m['type']],
-    [
-      'object',
-      o &&
-        fields([
-          ['metric', metricId(o['metricName'], o['selector'])],
-          [
-            'target',
-            fields([
-              ['type', o['averageValue'] === undefined ? 'Value' : 'AverageValue'],
-              ['value', o['targetValue']],
-              ['averageValue', o['averageValue']],
-            ]),
-          ],
-          ['describedObject', o['target']],
-        ]),
-    ],
-    [
-      'pods',
-      p &&
-        fields([
-          ['metric', metricId(p['metricName'], p['selector'])],
-          [
-            'target',
-            fields([
-              ['type', 'AverageValue'],
-              ['averageValue', p['targetAverageValue']],
-            ]),
-          ],
-        ]),
-    ],
-    [
-      'resource',
-      r &&
-        fields([
-          ['name', r['name']],
-          ['target', utilizationTarget(r)],
-        ]),
-    ],
-    [
-      'containerResource',
-      c &&
-        fields([
-          ['name', c['name']],
-          ['target', utilizationTarget(c)],
-          ['container', c['container']],
-        ]),
-    ],
-    [
-      'external',
-      e &&
-        fields([
-          ['metric', metricId(e['metricName'], e['metricSelector'])],
-          [
-            'target',
-            fields([
-              ['type', e['targetAverageValue'] === undefined ? 'Value' : 'AverageValue'],
-              ['value', e['targetValue']],
-              ['averageValue', e['targetAverageValue']],
-            ]),
-          ],
-        ]),
-    ],
-  ]);
+  return fromV1(m, 'target');
 }
-
-// ---- metric statuses ----------------------------------------------------------------------------
 
 /** A v2 MetricStatus in v1's annotation form. */
 export function statusToV1(m: Obj): Obj {
-  const o = obj(m['object']);
-  const p = obj(m['pods']);
-  const r = obj(m['resource']);
-  const c = obj(m['containerResource']);
-  const e = obj(m['external']);
-  const current = (s: Obj | undefined): Obj => obj(s?.['current']) ?? {};
-  const metric = (s: Obj | undefined): Obj => obj(s?.['metric']) ?? {};
-  return fields([
-    ['type', m['type']],
-    [
-      'object',
-      o &&
-        fields([
-          ['target', o['describedObject']],
-          ['metricName', metric(o)['name']],
-          ['currentValue', current(o)['value']],
-          ['selector', metric(o)['selector']],
-          ['averageValue', current(o)['averageValue']],
-        ]),
-    ],
-    [
-      'pods',
-      p &&
-        fields([
-          ['metricName', metric(p)['name']],
-          ['currentAverageValue', current(p)['averageValue']],
-          ['selector', metric(p)['selector']],
-        ]),
-    ],
-    [
-      'resource',
-      r &&
-        fields([
-          ['name', r['name']],
-          ['currentAverageUtilization', current(r)['averageUtilization']],
-          ['currentAverageValue', current(r)['averageValue']],
-        ]),
-    ],
-    [
-      'containerResource',
-      c &&
-        fields([
-          ['name', c['name']],
-          ['currentAverageUtilization', current(c)['averageUtilization']],
-          ['currentAverageValue', current(c)['averageValue']],
-          ['container', c['container']],
-        ]),
-    ],
-    [
-      'external',
-      e &&
-        fields([
-          ['metricName', metric(e)['name']],
-          ['metricSelector', metric(e)['selector']],
-          ['currentValue', current(e)['value']],
-          ['currentAverageValue', current(e)['averageValue']],
-        ]),
-    ],
-  ]);
+  return toV1(m, 'current');
 }
 
 /** A v1 annotation MetricStatus in v2's form. */
 export function statusFromV1(m: Obj): Obj {
-  const o = obj(m['object']);
-  const p = obj(m['pods']);
-  const r = obj(m['resource']);
-  const c = obj(m['containerResource']);
-  const e = obj(m['external']);
-  const utilization = (s: Obj): Obj =>
-    fields([
-      ['averageValue', s['currentAverageValue']],
-      ['averageUtilization', s['currentAverageUtilization']],
-    ]);
-  return fields([
-    ['type', m['type']],
-    [
-      'object',
-      o &&
-        fields([
-          ['metric', metricId(o['metricName'], o['selector'])],
-          [
-            'current',
-            fields([
-              ['value', o['currentValue']],
-              ['averageValue', o['averageValue']],
-            ]),
-          ],
-          ['describedObject', o['target']],
-        ]),
-    ],
-    [
-      'pods',
-      p &&
-        fields([
-          ['metric', metricId(p['metricName'], p['selector'])],
-          ['current', fields([['averageValue', p['currentAverageValue']]])],
-        ]),
-    ],
-    [
-      'resource',
-      r &&
-        fields([
-          ['name', r['name']],
-          ['current', utilization(r)],
-        ]),
-    ],
-    [
-      'containerResource',
-      c &&
-        fields([
-          ['name', c['name']],
-          ['current', utilization(c)],
-          ['container', c['container']],
-        ]),
-    ],
-    [
-      'external',
-      e &&
-        fields([
-          ['metric', metricId(e['metricName'], e['metricSelector'])],
-          [
-            'current',
-            fields([
-              ['value', e['currentValue']],
-              ['averageValue', e['currentAverageValue']],
-            ]),
-          ],
-        ]),
-    ],
-  ]);
+  return fromV1(m, 'current');
 }

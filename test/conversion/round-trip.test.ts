@@ -220,19 +220,24 @@ const condition = fc.record(
   { requiredKeys: ['type', 'status'] },
 );
 
+/** The spec fields both HPA versions share. */
+const scaling = {
+  scaleTargetRef: fc.record({
+    kind: fc.constant('Deployment'),
+    name,
+    apiVersion: fc.constant('apps/v1'),
+  }),
+  minReplicas: fc.integer({ min: 1, max: 5 }),
+  maxReplicas: fc.integer({ min: 5, max: 50 }),
+};
+
 const hpaV2 = fc
   .record(
     {
       metadata: meta,
       spec: fc.record(
         {
-          scaleTargetRef: fc.record({
-            kind: fc.constant('Deployment'),
-            name,
-            apiVersion: fc.constant('apps/v1'),
-          }),
-          minReplicas: fc.integer({ min: 1, max: 5 }),
-          maxReplicas: fc.integer({ min: 5, max: 50 }),
+          ...scaling,
           metrics,
           // kube reads an empty behavior back as none (v2 defaulting never leaves it empty).
           behavior: fc
@@ -263,13 +268,7 @@ const hpaV1 = fc
       metadata: meta,
       spec: fc.record(
         {
-          scaleTargetRef: fc.record({
-            kind: fc.constant('Deployment'),
-            name,
-            apiVersion: fc.constant('apps/v1'),
-          }),
-          minReplicas: fc.integer({ min: 1, max: 5 }),
-          maxReplicas: fc.integer({ min: 5, max: 50 }),
+          ...scaling,
           targetCPUUtilizationPercentage: fc.integer({ min: 1, max: 100 }),
         },
         { requiredKeys: ['scaleTargetRef', 'maxReplicas', 'targetCPUUtilizationPercentage'] },
