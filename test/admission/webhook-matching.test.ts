@@ -12,7 +12,6 @@ import { SERVER_USER } from '../../src/api/user.js';
 import type { AdmissionAttributes } from '../../src/admission/index.js';
 import { webhooksOf } from '../../src/admission/webhook/configurations.js';
 import { deniedError } from '../../src/admission/webhook/errors.js';
-import { applyPatch, decodePatch } from '../../src/admission/webhook/json-patch.js';
 import {
   invocationType,
   isExempt,
@@ -284,35 +283,6 @@ describe('reviews', () => {
     expect(deniedError('w', undefined).message).toBe(
       'admission webhook "w" denied the request without explanation',
     );
-  });
-});
-
-describe('JSON Patch', () => {
-  it('applies RFC 6902 operations to a copy', () => {
-    const doc = { a: { b: [1, 2] }, c: 'x' };
-    const ops = decodePatch(
-      Buffer.from(
-        JSON.stringify([
-          { op: 'add', path: '/a/b/-', value: 3 },
-          { op: 'replace', path: '/c', value: 'y' },
-          { op: 'copy', from: '/c', path: '/d' },
-          { op: 'move', from: '/d', path: '/e~1f' },
-          { op: 'remove', path: '/a/b/0' },
-          { op: 'test', path: '/c', value: 'y' },
-        ]),
-      ),
-    );
-    expect(applyPatch(doc, ops)).toEqual({ a: { b: [2, 3] }, c: 'y', 'e/f': 'y' });
-    expect(doc).toEqual({ a: { b: [1, 2] }, c: 'x' });
-  });
-
-  it('refuses malformed documents and operations that do not apply', () => {
-    expect(() => decodePatch(Buffer.from('{"op":"add"}'))).toThrow();
-    expect(() => decodePatch(Buffer.from('[{"op":"jump","path":"/a"}]'))).toThrow();
-    expect(() => applyPatch({}, decodePatch(Buffer.from('[{"op":"remove","path":"/x"}]')))).toThrow();
-    expect(() =>
-      applyPatch({ a: 1 }, decodePatch(Buffer.from('[{"op":"test","path":"/a","value":2}]'))),
-    ).toThrow();
   });
 });
 

@@ -7,12 +7,12 @@
  * failurePolicy; denials carry the webhook's message and code.
  */
 import { internalError } from '../../api/errors.js';
-import type { KubeObject } from '../../api/object.js';
+import { applyJsonPatch, parseJsonPatch } from '../../api/json-patch.js';
+import { jsonEqual, type KubeObject } from '../../api/object.js';
 import type { ResourceType } from '../../registry/types.js';
 import type { AdmissionAttributes } from '../types.js';
 import { callWebhook, type CallContext } from './call.js';
 import { CallingWebhookError, deniedError } from './errors.js';
-import { applyPatch, decodePatch, jsonEqual } from './json-patch.js';
 import { asType, selectWebhook, type SelectionDeps } from './selection.js';
 import type { WebhookSpec } from './types.js';
 
@@ -128,7 +128,7 @@ async function callOne(
     if (response.patch === undefined) return false;
     let ops;
     try {
-      ops = decodePatch(response.patch);
+      ops = parseJsonPatch(JSON.parse(response.patch.toString('utf8')));
     } catch (err) {
       throw new CallingWebhookError(
         webhook.name,
@@ -149,7 +149,7 @@ async function callOne(
     }
     let patched: unknown;
     try {
-      patched = applyPatch(object, ops);
+      patched = applyJsonPatch(object, ops);
     } catch (err) {
       throw internalError((err as Error).message);
     }
