@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  adminFetch,
+  adminJson,
   adminTls,
   runKubectl,
   startTestServer,
@@ -25,18 +25,7 @@ let server: TestServer;
 let tls: AdminTls;
 
 async function api(method: string, path: string, body?: unknown) {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  let json: Json = {};
-  try {
-    json = JSON.parse(res.body) as Json;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, json, headers: res.headers };
+  return adminJson(`${server.url}${path}`, tls, method, body);
 }
 
 function createConfigMap(

@@ -11,11 +11,11 @@ import type { TLSSocket } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   adminFetch,
+  adminJson,
   adminTls,
   runKubectl,
   startTestServer,
   type AdminTls,
-  type FetchResult,
   type TestServer,
 } from '../support/server.js';
 import { issue, makeCa, sendJson, startLocalHttps, type LocalHttps } from '../authn/support.js';
@@ -48,18 +48,7 @@ function patchOf(ops: unknown[]): Json {
 }
 
 async function api(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
-  const res: FetchResult = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  let json: Json = {};
-  try {
-    json = JSON.parse(res.body) as Json;
-  } catch {
-    // not JSON
-  }
-  return { status: res.status, json, headers: res.headers };
+  return adminJson(`${server.url}${path}`, tls, method, body, headers);
 }
 
 async function namespace(name: string): Promise<void> {
