@@ -5,8 +5,9 @@
  *
  * - A `metadata.resourceVersion` in the new object must equal the current one (409 otherwise,
  *   with kube's message); without one the update is unconditional (unless the kind requires it).
- * - The first attempt starts from the watch cache's copy when it has one (no storage read), as
- *   kube's GuaranteedUpdate does; the write's compare on the mod revision catches a stale copy.
+ * - The attempts run in the object store's `guaranteedUpdate` (cached-store.ts): the first may
+ *   start from the watch cache's copy (no storage read), as kube's GuaranteedUpdate does; the
+ *   write's compare on the mod revision catches a stale copy.
  *   Anything that fails on a cached copy (a lost race, a resourceVersion precondition, an
  *   error of the build or validation, an update that seems to change nothing) is retried once
  *   from storage before it counts.
