@@ -311,7 +311,7 @@ export class CachedStore implements ObjectStore {
         if ('done' in outcome) return outcome.done;
         if (!cached) {
           if ('rejected' in outcome) throw outcome.rejected;
-          return outcome.unchanged;
+          return outcome.unchanged();
         }
       }
       stored = await this.current(type, key);

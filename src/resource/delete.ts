@@ -222,8 +222,10 @@ export async function deleteObject(
           const pending = meta.deletionGracePeriodSeconds ?? 0;
           const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
           if (!shorter) {
-            const body = withResourceVersion(kv.value, kv.modRevision);
-            return { unchanged: { ...deletedReply(type, returnObject, body, obj), removed: false } };
+            const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
+            return {
+              unchanged: () => ({ ...deletedReply(type, returnObject, body(), obj), removed: false }),
+            };
           }
         }
         if (grace > 0 || finalizers.length > 0) {

@@ -56,13 +56,14 @@ export const RACED: unique symbol = Symbol('raced');
  * How one attempt of {@link ObjectStore.guaranteedUpdate} ended, besides throwing (a thrown
  * error is the answer, whatever copy the attempt saw):
  * - `done`: the answer (written, or final whatever the copy);
- * - `unchanged`: nothing to write — the answer on a current copy;
+ * - `unchanged`: nothing to write — its function makes the answer on a current copy (on a
+ *   copy that may be stale it is never called);
  * - `rejected`: the attempt refused the object (preconditions, admission, validation) — the
  *   error on a current copy;
  * - {@link RACED}: the write lost a race; the next attempt reads the object again.
  */
 export type WriteOutcome<T> =
-  { readonly done: T } | { readonly unchanged: T } | { readonly rejected: unknown } | typeof RACED;
+  { readonly done: T } | { readonly unchanged: () => T } | { readonly rejected: unknown } | typeof RACED;
 
 /** One attempt of a write on the object's copy (undefined: absent); `attempt` counts from 1. */
 export type WriteAttempt<T> = (stored: StoredObject | undefined, attempt: number) => Promise<WriteOutcome<T>>;

@@ -235,8 +235,8 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         }
         if (sameContent(next, current)) {
           await pending?.rollback();
-          const body = withResourceVersion(kv.value, kv.modRevision);
-          return { unchanged: { code: 200, body, obj: current, deleted: false } };
+          const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
+          return { unchanged: () => ({ code: 200, body: body(), obj: current, deleted: false }) };
         }
         const bytes = encodeForStorage(next);
         const lease = await leaseFor(ctx, type);

@@ -116,7 +116,7 @@ describe('guaranteedUpdate', () => {
     const seen: unknown[] = [];
     const result = await objects.guaranteedUpdate(type, KEY, { dryRun: false }, async (stored) => {
       seen.push(value(stored));
-      return { unchanged: value(stored) };
+      return { unchanged: () => value(stored) };
     });
     expect(seen).toEqual(['cached', 'stored']);
     expect(result).toBe('stored');
@@ -159,7 +159,7 @@ describe('guaranteedUpdate', () => {
     const seen: unknown[] = [];
     await objects.guaranteedUpdate(type, '/configmaps/default/filler', { dryRun: false }, async (stored) => {
       seen.push(value(stored));
-      return { unchanged: undefined };
+      return { unchanged: () => undefined };
     });
     expect(seen).toEqual(['filler']);
   });
