@@ -3,8 +3,8 @@
  * store), warms it up with a few of the same request, then records V8's precise coverage around
  * one more and prints every file of `src/` and `storage/` in which some function ran.
  *
- * Usage: `npm run build && node dist/tools/trace-request.js [post|get] [--stacks]` (default `post`: a
- * ConfigMap create). The header line counts the `JSON.parse` and `JSON.stringify` calls (server and
+ * Usage: `npm run build && node dist/tools/trace-request.js [post|get|list] [--stacks]` (default
+ * `post`: a ConfigMap create; `get`: one ConfigMap; `list`: the namespace's ConfigMaps). The header line counts the `JSON.parse` and `JSON.stringify` calls (server and
  * client, one process; `--stacks` prints where each came from). The list is what "a POST passes through" means in docs/architecture.md.
  */
 import { request } from 'node:https';
@@ -59,9 +59,10 @@ async function main(): Promise<void> {
     const tls = { ca, cert, key };
     const path = '/api/v1/namespaces/default/configmaps';
     let n = 0;
+    const target = verb === 'get' ? `${path}/cm-0` : path;
     const once = (): Promise<number> =>
-      verb === 'get'
-        ? send(server.url, tls, 'GET', `${path}/cm-0`)
+      verb === 'get' || verb === 'list'
+        ? send(server.url, tls, 'GET', target)
         : send(
             server.url,
             tls,
@@ -69,7 +70,7 @@ async function main(): Promise<void> {
             path,
             JSON.stringify({ metadata: { name: `cm-${n++}` }, data: { a: 'b' } }),
           );
-    if (verb === 'get')
+    if (verb === 'get' || verb === 'list')
       await send(server.url, tls, 'POST', path, JSON.stringify({ metadata: { name: 'cm-0' } }));
     for (let i = 0; i < 20; i++) await once();
     const session = new Session();
@@ -106,7 +107,7 @@ async function main(): Promise<void> {
       if (script.functions.some((f) => f.ranges.some((r) => r.count > 0))) files.add(file);
     }
     console.log(
-      `# ${verb.toUpperCase()} ${verb === 'get' ? `${path}/cm-0` : path} → ${status}: ${files.size} files, JSON.parse ×${counts.parse}, JSON.stringify ×${counts.stringify}`,
+      `# ${verb === 'post' ? 'POST' : 'GET'} ${target} → ${status}: ${files.size} files, JSON.parse ×${counts.parse}, JSON.stringify ×${counts.stringify}`,
     );
     for (const f of [...files].sort()) console.log(f);
   } finally {

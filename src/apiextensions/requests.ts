@@ -9,7 +9,7 @@
  */
 import { ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
-import type { ResourceContext } from '../resource/context.js';
+import { storageOnlyContext, type ResourceContext } from '../resource/context.js';
 import type { KubeObject } from '../api/object.js';
 import { ConvertingStore, type ConvertObjects } from './converting-store.js';
 
@@ -59,17 +59,14 @@ export class CrdRequests {
     }
     const entry = this.#byResource.get(type.storageResource);
     if (entry === undefined) return ctx;
-    return {
-      ...ctx,
-      store: new ConvertingStore(
-        ctx.store,
-        `/${type.storageResource}/`,
-        type.apiVersion,
-        entry.storageApiVersion,
-        entry.convert,
-        entry.readDefaults,
-      ),
-      watchCaches: undefined,
-    };
+    const store = new ConvertingStore(
+      ctx.store,
+      `/${type.storageResource}/`,
+      type.apiVersion,
+      entry.storageApiVersion,
+      entry.convert,
+      entry.readDefaults,
+    );
+    return storageOnlyContext(ctx, store);
   }
 }

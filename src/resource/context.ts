@@ -6,6 +6,8 @@
 import type { Readable } from 'node:stream';
 import type { Store } from '../../storage/interface.js';
 import { EventLeases } from './event-leases.js';
+import { CachedStore } from './cached-store.js';
+import type { ObjectStore } from './object-store.js';
 import type { WatchCaches } from '../watchcache/cache-set.js';
 import type { Qualified } from '../api/errors.js';
 import type { Registry, ResourceType } from '../registry/types.js';
@@ -35,7 +37,12 @@ export interface ResourceContext {
   readonly minRequestTimeoutSeconds: number;
   /** How often an idle watch with `allowWatchBookmarks` gets a BOOKMARK (milliseconds). */
   readonly bookmarkIntervalMs: number;
-  /** The watch caches (`--watch-cache`); undefined: every read and watch goes to storage. */
+  /**
+   * What handlers read, watch and start writes from (the watch caches in front of `store`:
+   * cached-store.ts); writes go to `store`.
+   */
+  readonly objects: ObjectStore;
+  /** The watch caches (`--watch-cache`) behind `objects`; undefined: it reads storage only. */
   readonly watchCaches: WatchCaches | undefined;
   /** How long a read for a resourceVersion not reached yet waits before 504 (ms). */
   readonly freshnessTimeoutMs: number;
@@ -114,6 +121,8 @@ export function createResourceContext(options: ResourceContextOptions): Resource
   let schemas = options.schemas;
   const load = (): SchemaSet => (schemas ??= loadSchemas());
   const strategies = options.strategies ?? KindStrategies.fromRegistry(options.registry);
+  const freshnessTimeoutMs = options.freshnessTimeoutMs ?? 3000;
+  const bookmarkIntervalMs = options.bookmarkIntervalMs ?? 60_000;
   return {
     registry: options.registry,
     store: options.store,
@@ -123,14 +132,30 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     patchSchema: options.patchSchema ?? patchSchemaFrom(load()),
     fields: new FieldManager(load, strategies),
     minRequestTimeoutSeconds: options.minRequestTimeoutSeconds,
-    bookmarkIntervalMs: options.bookmarkIntervalMs ?? 60_000,
+    bookmarkIntervalMs,
+    objects: new CachedStore({
+      store: options.store,
+      caches: options.watchCaches,
+      freshnessTimeoutMs,
+      bookmarkIntervalMs,
+    }),
     watchCaches: options.watchCaches,
-    freshnessTimeoutMs: options.freshnessTimeoutMs ?? 3000,
+    freshnessTimeoutMs,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
     admission: options.admission ?? EMPTY_CHAIN,
     writeHooks: options.writeHooks,
     serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
   };
+}
+
+/**
+ * `ctx` over another store (a custom resource's converting store), read without the watch
+ * caches: they hold the objects of `ctx.store`, not of `store`.
+ */
+export function storageOnlyContext(ctx: ResourceContext, store: Store): ResourceContext {
+  const { freshnessTimeoutMs, bookmarkIntervalMs } = ctx;
+  const objects = new CachedStore({ store, caches: undefined, freshnessTimeoutMs, bookmarkIntervalMs });
+  return { ...ctx, store, objects, watchCaches: undefined };
 }
 
 /** A request's resolved target: type, namespace (undefined = all / cluster-scoped), name, subresource. */

@@ -33,7 +33,8 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
-import { readObject, staleConflict, type StoredObject } from './store-ops.js';
+import { RACED, type WriteOutcome } from './object-store.js';
+import { staleConflict } from './store-ops.js';
 import { admissionAttributes, serverRequester, type AdmissionRequester } from './admission.js';
 
 /** Attempts before a delete that keeps losing races gives up with a 409. */
@@ -196,58 +197,56 @@ export async function deleteObject(
 ): Promise<Deleted> {
   const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
-  // As update.ts: the first attempt may start from the watch cache's copy (not for a dry run);
-  // whatever fails or writes nothing on a cached copy is retried from storage.
-  let fromCache = options.dryRun !== true;
-  for (let attempt = 1; ; attempt++) {
-    const stored: StoredObject | undefined = await readObject(ctx, type, namespace, name, {
-      cached: fromCache,
-    });
-    fromCache = false;
-    if (stored === undefined) throw notFound(qualified(type, name));
-    const { kv, obj } = stored;
-    try {
-      await admitDelete(ctx, type, namespace, name, obj, options);
-    } catch (err) {
-      if (stored.cached) continue;
-      throw err;
-    }
-    const meta = obj.metadata;
-    if (!meta.deletionTimestamp) strategy.prepareForDelete?.(obj, ctx.now());
-    const finalizers = meta.finalizers ?? [];
-    const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
-    const returnObject = strategy.returnDeletedObject;
-    try {
-      if (meta.deletionTimestamp) {
-        const pending = meta.deletionGracePeriodSeconds ?? 0;
-        const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
-        if (!shorter) {
-          if (stored.cached) continue;
-          return {
-            ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
-            removed: false,
-          };
+  // As update.ts: the object store may start from the watch cache's copy; whatever is refused or
+  // writes nothing on it runs again on storage's copy.
+  const dryRun = options.dryRun === true;
+  return ctx.objects.guaranteedUpdate<Deleted>(
+    type,
+    key,
+    { dryRun },
+    async (stored, attempt): Promise<WriteOutcome<Deleted>> => {
+      if (stored === undefined) throw notFound(qualified(type, name));
+      const { kv, obj } = stored;
+      try {
+        await admitDelete(ctx, type, namespace, name, obj, options);
+      } catch (err) {
+        return { rejected: err };
+      }
+      const meta = obj.metadata;
+      if (!meta.deletionTimestamp) strategy.prepareForDelete?.(obj, ctx.now());
+      const finalizers = meta.finalizers ?? [];
+      const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
+      const returnObject = strategy.returnDeletedObject;
+      try {
+        if (meta.deletionTimestamp) {
+          const pending = meta.deletionGracePeriodSeconds ?? 0;
+          const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
+          if (!shorter) {
+            const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
+            return {
+              unchanged: () => ({ ...deletedReply(type, returnObject, body(), obj), removed: false }),
+            };
+          }
         }
+        if (grace > 0 || finalizers.length > 0) {
+          markDeleting(ctx, obj, grace);
+          if (dryRun) return { done: { code: 200, body: JSON.stringify(obj), removed: false } };
+          const bytes = encodeForStorage(obj);
+          const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
+          return { done: { code: 200, body: withResourceVersion(bytes, written.revision), removed: false } };
+        }
+        if (!dryRun) {
+          await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+          await ctx.writeHooks?.afterDelete(ctx, type, obj);
+        }
+        const body = withResourceVersion(kv.value, kv.modRevision);
+        return { done: { ...deletedReply(type, returnObject, body, obj), removed: true } };
+      } catch (err) {
+        if (err instanceof NotFoundError) throw notFound(qualified(type, name));
+        if (!(err instanceof ConflictError)) throw err;
+        if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
+        return RACED;
       }
-      if (grace > 0 || finalizers.length > 0) {
-        markDeleting(ctx, obj, grace);
-        if (options.dryRun === true) return { code: 200, body: JSON.stringify(obj), removed: false };
-        const bytes = encodeForStorage(obj);
-        const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
-        return { code: 200, body: withResourceVersion(bytes, written.revision), removed: false };
-      }
-      if (options.dryRun !== true) {
-        await ctx.store.delete(key, { ifModRevision: kv.modRevision });
-        await ctx.writeHooks?.afterDelete(ctx, type, obj);
-      }
-      return {
-        ...deletedReply(type, returnObject, withResourceVersion(kv.value, kv.modRevision), obj),
-        removed: true,
-      };
-    } catch (err) {
-      if (err instanceof NotFoundError) throw notFound(qualified(type, name));
-      if (!(err instanceof ConflictError)) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
-    }
-  }
+    },
+  );
 }

@@ -8,7 +8,6 @@ import { ApiError } from '../api/errors.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { deleteObject, type DeleteOptions } from './delete.js';
 import { listBody } from './list.js';
-import { readPage } from './reads.js';
 import { decodeStored } from '../api/object.js';
 import type { Query } from './query.js';
 import { Selection } from './selection.js';
@@ -28,7 +27,7 @@ export async function deleteCollection(
     target.type,
     ctx.strategies.find(target.type)?.selectableFields,
   );
-  const page = await readPage(ctx, target, selection, {});
+  const page = await ctx.objects.page(target, selection, {});
   let n = 0;
   for (const kv of page.items) {
     const obj = decodeStored(kv.value, kv.modRevision);

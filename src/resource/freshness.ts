@@ -6,7 +6,6 @@
  */
 import type { Store } from '../../storage/interface.js';
 import { tooLargeResourceVersion } from '../api/errors.js';
-import type { ResourceContext } from './context.js';
 
 /**
  * The store's current revision once it is at least `revision`, polling with a short back-off.
@@ -23,13 +22,4 @@ export async function awaitStoreRevision(store: Store, revision: bigint, timeout
     await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)));
     delay = Math.min(delay * 2, 200);
   }
-}
-
-/**
- * Resolves when the store has reached `revision` (no-op for undefined or `0`), else 504.
- * @throws ApiError 504 after the context's freshness timeout.
- */
-export async function requireRevision(ctx: ResourceContext, revision: bigint | undefined): Promise<void> {
-  if (revision === undefined || revision === 0n) return;
-  await awaitStoreRevision(ctx.store, revision, ctx.freshnessTimeoutMs);
 }

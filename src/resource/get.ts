@@ -5,11 +5,12 @@
  * `0` = Any, served from the type's watch cache when it is ready; `N` = Not older than N, served
  * from the cache once it reached N (from storage while the cache warms). A version the server
  * has not reached after a short wait is kube's 504 `Too large resource version` (Retry-After 1).
- * Where it is read from is reads.ts's choice.
+ * Where it is read from is the object store's choice (cached-store.ts).
  */
-import type { ResourceContext, ResourceReply, Target } from './context.js';
+import { notFound } from '../api/errors.js';
+import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
+import { objectKey } from './keys.js';
 import { param, revisionParam, type Query } from './query.js';
-import { readItem } from './reads.js';
 
 /** GET an item: 200 with the object, 404 when absent, 504 for a resourceVersion ahead of the server. */
 export async function getResource(
@@ -18,6 +19,9 @@ export async function getResource(
   query: Query,
 ): Promise<ResourceReply> {
   const minRevision = revisionParam(param(query, 'resourceVersion'));
-  const body = await readItem(ctx, target.type, target.namespace, target.name ?? '', minRevision);
+  const name = target.name ?? '';
+  const key = objectKey(target.type, target.namespace, name);
+  const body = await ctx.objects.item(target.type, key, minRevision);
+  if (body === undefined) throw notFound(qualified(target.type, name));
   return { code: 200, body };
 }

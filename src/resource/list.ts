@@ -1,6 +1,6 @@
 /**
- * list (GET on a collection without `watch`): reads.ts reads the collection under the spec's
- * resourceVersion rules (read-plan.ts) from the watch cache or storage; this module renders it.
+ * list (GET on a collection without `watch`): the object store (`ctx.objects`) reads the
+ * collection under the spec's resourceVersion rules (read-plan.ts); this module renders it.
  * The body is streamed from item bytes (list-body.ts).
  */
 import type { ResourceContext, ResourceReply, Target } from './context.js';
@@ -8,7 +8,8 @@ import { partsStream } from './list-body.js';
 import { withResourceVersion } from '../api/object.js';
 import { planList } from './read-plan.js';
 import type { Query } from './query.js';
-import { pageMeta, readCollection, type ListPage } from './reads.js';
+import type { ListPage } from './object-store.js';
+import { pageMeta } from './storage-pages.js';
 import { Selection } from './selection.js';
 import { jsonList, JsonRepresentation } from '../representation/json.js';
 import type { ListMetaValues, ObjectSource, Representation } from '../representation/types.js';
@@ -44,6 +45,6 @@ export async function listResource(
     target.type,
     ctx.strategies.find(target.type)?.selectableFields,
   );
-  const { meta, sources } = await readCollection(ctx, target, selection, planList(query));
+  const { meta, sources } = await ctx.objects.collection(target, selection, planList(query));
   return renderFromSources(rep, meta, sources);
 }

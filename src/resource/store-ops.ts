@@ -1,67 +1,30 @@
 /**
- * Reading objects from the store and the write options every verb shares (event leases).
+ * Reading objects as stored now and the write options every verb shares (event leases).
  * Storage errors that carry no resource name are mapped here, with the object's identity, to the
  * API errors clients expect.
  */
-import type { KeyValue } from '../../storage/interface.js';
 import { isStorageError } from '../../storage/errors.js';
 import { conflict, notFound, type ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
-import { decodeStored, type KubeObject } from '../api/object.js';
-import { conversionTo } from '../conversion/index.js';
+import type { StoredObject } from './object-store.js';
 
 /** Kube's optimistic-concurrency message (`OptimisticLockErrorMsg`). */
 export const OPTIMISTIC_LOCK_MESSAGE =
   'the object has been modified; please apply your changes to the latest version and try again';
 
-/** One stored object: its key-value (bytes, revisions) and its parse (with resourceVersion). */
-export interface StoredObject {
-  /** From the watch cache (`lease` and `createRevision` are then unknown, 0): may be stale. */
-  readonly kv: KeyValue;
-  readonly obj: KubeObject;
-  /** True when read from the watch cache rather than storage. */
-  readonly cached: boolean;
-}
-
 /**
- * The stored object, or undefined when absent. Reads at the current revision; with `cached`,
- * the type's ready watch cache answers when it holds the object — the object may then be stale,
- * which a write guarded by its mod revision finds out (kube's GuaranteedUpdate starts from its
- * cache the same way). An object the cache lacks is read from storage.
+ * The object as stored now (a consistent read), or undefined when absent; in the form of
+ * `type`'s version.
  */
-export async function readObject(
+export function readObject(
   ctx: ResourceContext,
   type: ResourceType,
   namespace: string | undefined,
   name: string,
-  options: { readonly cached?: boolean } = {},
 ): Promise<StoredObject | undefined> {
-  const key = objectKey(type, namespace, name);
-  if (options.cached === true) {
-    const cache = ctx.watchCaches?.for(type);
-    const version = cache?.ready === true ? cache.get(key) : undefined;
-    if (version !== undefined) {
-      const kv: KeyValue = {
-        key,
-        value: version.value,
-        createRevision: 0n,
-        modRevision: version.revision,
-        lease: 0n,
-      };
-      return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)), cached: true };
-    }
-  }
-  const { kv } = await ctx.store.get(key);
-  if (kv === undefined) return undefined;
-  return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)), cached: false };
-}
-
-function inThisVersion(type: ResourceType, obj: KubeObject): KubeObject {
-  // An object stored by another version of the kind (core/events.k8s.io Events), in this one's form.
-  const convert = conversionTo(type);
-  return convert === undefined ? obj : convert(obj);
+  return ctx.objects.current(type, objectKey(type, namespace, name));
 }
 
 /** Like {@link readObject}, but a missing object is the 404 of `type`/`name`. */

@@ -5,8 +5,9 @@
  *
  * - A `metadata.resourceVersion` in the new object must equal the current one (409 otherwise,
  *   with kube's message); without one the update is unconditional (unless the kind requires it).
- * - The first attempt starts from the watch cache's copy when it has one (no storage read), as
- *   kube's GuaranteedUpdate does; the write's compare on the mod revision catches a stale copy.
+ * - The attempts run in the object store's `guaranteedUpdate` (cached-store.ts): the first may
+ *   start from the watch cache's copy (no storage read), as kube's GuaranteedUpdate does; the
+ *   write's compare on the mod revision catches a stale copy.
  *   Anything that fails on a cached copy (a lost race, a resourceVersion precondition, an
  *   error of the build or validation, an update that seems to change nothing) is retried once
  *   from storage before it counts.
@@ -40,7 +41,8 @@ import {
   withResourceVersion,
   type KubeObject,
 } from '../api/object.js';
-import { leaseFor, readObject, staleConflict } from './store-ops.js';
+import { RACED, type WriteOutcome } from './object-store.js';
+import { leaseFor, staleConflict } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 import { admissionAttributes } from './admission.js';
 
@@ -184,79 +186,77 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
   const strategy = ctx.strategies.of(type);
   const key = objectKey(type, namespace, name);
   const write = plan.write ?? serverWrite();
-  // A dry run answers from the state it reads (no compare catches a stale copy): storage only.
-  let fromCache = !write.dryRun;
-  for (let attempt = 1; ; attempt++) {
-    const stored = await readObject(ctx, type, namespace, name, { cached: fromCache });
-    fromCache = false;
-    if (stored === undefined) {
-      if (!plan.allowCreate) throw notFound(qualified(type, name));
-      const fresh = await plan.build(undefined);
-      delete fresh.metadata.resourceVersion;
+  return ctx.objects.guaranteedUpdate<Updated>(
+    type,
+    key,
+    { dryRun: write.dryRun },
+    async (stored, attempt): Promise<WriteOutcome<Updated>> => {
+      if (stored === undefined) {
+        if (!plan.allowCreate) throw notFound(qualified(type, name));
+        const fresh = await plan.build(undefined);
+        delete fresh.metadata.resourceVersion;
+        try {
+          const created = await createObject(ctx, type, fresh, { write, applied: plan.applied === true });
+          return { done: { code: 201, body: created.body, obj: created.obj, deleted: false } };
+        } catch (err) {
+          // Created by someone else meanwhile: update that one instead.
+          if (err instanceof ApiError && err.reason === 'AlreadyExists' && attempt < MAX_ATTEMPTS)
+            return RACED;
+          throw err;
+        }
+      }
+      const { kv, obj: current } = stored;
+      let next: KubeObject;
       try {
-        const created = await createObject(ctx, type, fresh, { write, applied: plan.applied === true });
-        return { code: 201, body: created.body, obj: created.obj, deleted: false };
+        next = await buildNext(ctx, plan, write, strategy, current);
       } catch (err) {
-        // Created by someone else meanwhile: update that one instead.
-        if (err instanceof ApiError && err.reason === 'AlreadyExists' && attempt < MAX_ATTEMPTS) continue;
-        throw err;
+        return { rejected: err };
       }
-    }
-    const { kv, obj: current } = stored;
-    let next: KubeObject;
-    try {
-      next = await buildNext(ctx, plan, write, strategy, current);
-    } catch (err) {
-      if (stored.cached) continue;
-      throw err;
-    }
 
-    const meta = current.metadata;
-    const removable =
-      meta.deletionTimestamp &&
-      (next.metadata.finalizers ?? []).length === 0 &&
-      (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
-      strategy.canDeleteOnUpdate(next);
-    const pending = removable
-      ? undefined
-      : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
-    try {
-      if (write.dryRun) {
-        next.metadata.resourceVersion = String(kv.modRevision);
-        return { code: 200, body: JSON.stringify(next), obj: next, deleted: removable === true };
-      }
-      if (removable) {
-        await ctx.store.delete(key, { ifModRevision: kv.modRevision });
-        await ctx.writeHooks?.afterDelete(ctx, type, current);
-        next.metadata.resourceVersion = String(kv.modRevision);
-        return { code: 200, body: JSON.stringify(next), obj: next, deleted: true };
-      }
-      if (sameContent(next, current)) {
+      const meta = current.metadata;
+      const removable =
+        meta.deletionTimestamp &&
+        (next.metadata.finalizers ?? []).length === 0 &&
+        (meta.deletionGracePeriodSeconds ?? 0) === 0 &&
+        strategy.canDeleteOnUpdate(next);
+      const pending = removable
+        ? undefined
+        : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
+      try {
+        if (write.dryRun) {
+          next.metadata.resourceVersion = String(kv.modRevision);
+          return { done: { code: 200, body: JSON.stringify(next), obj: next, deleted: removable === true } };
+        }
+        if (removable) {
+          await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+          await ctx.writeHooks?.afterDelete(ctx, type, current);
+          next.metadata.resourceVersion = String(kv.modRevision);
+          return { done: { code: 200, body: JSON.stringify(next), obj: next, deleted: true } };
+        }
+        if (sameContent(next, current)) {
+          await pending?.rollback();
+          const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
+          return { unchanged: () => ({ code: 200, body: body(), obj: current, deleted: false }) };
+        }
+        const bytes = encodeForStorage(next);
+        const lease = await leaseFor(ctx, type);
+        const written = await ctx.store.update(key, bytes, {
+          ifModRevision: kv.modRevision,
+          ...(lease === undefined ? {} : { lease }),
+        });
+        await pending?.commit();
+        next.metadata.resourceVersion = String(written.revision);
+        const body = withResourceVersion(bytes, written.revision);
+        return { done: { code: 200, body, obj: next, deleted: false } };
+      } catch (err) {
         await pending?.rollback();
-        if (stored.cached) continue;
-        return {
-          code: 200,
-          body: withResourceVersion(kv.value, kv.modRevision),
-          obj: current,
-          deleted: false,
-        };
+        const raced = err instanceof ConflictError || err instanceof NotFoundError;
+        if (!raced) throw err;
+        if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
+        return RACED;
       }
-      const bytes = encodeForStorage(next);
-      const lease = await leaseFor(ctx, type);
-      const written = await ctx.store.update(key, bytes, {
-        ifModRevision: kv.modRevision,
-        ...(lease === undefined ? {} : { lease }),
-      });
-      await pending?.commit();
-      next.metadata.resourceVersion = String(written.revision);
-      return { code: 200, body: withResourceVersion(bytes, written.revision), obj: next, deleted: false };
-    } catch (err) {
-      await pending?.rollback();
-      const raced = err instanceof ConflictError || err instanceof NotFoundError;
-      if (!raced) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
-    }
-  }
+    },
+  );
 }
 
 /** PUT on an item (`part` main) or on its `status` subresource. */

@@ -7,7 +7,7 @@
  *   from R + 1, as kube's cacher does: the cost is the live objects, never the retained history
  *   (replaying 100,000 events of a write burst made the first list after it 10× slower). The
  *   window starts empty at R ({@link TypeCache.startRevision}); a client resuming a version
- *   before R is served by storage (src/resource/reads.ts), which still holds that history.
+ *   before R is served by storage (src/resource/cached-store.ts), which still holds that history.
  * - `warming` (the state is read) → `ready`: reads and watches may be served from here. Before
  *   that, callers go to storage.
  * - `ready` (storage watch fails, e.g. compacted under a stalled cache, or backend unavailable)

@@ -1,0 +1,321 @@
+/**
+ * The {@link ObjectStore} of a server: the watch caches in front of storage. It serves reads and
+ * watches from the type's watch cache when the cache can, and from storage when it must — the
+ * one place that chooses, so the handlers never look at the cache themselves.
+ *
+ * - item (get): `0` and Not older than N from a ready cache (after it reached N; 504 when it
+ *   does not in time); unset (Most Recent) from storage.
+ * - collection (list): from a ready cache, as kube-apiserver's cacher does: `0` (Any, any limit
+ *   ignored as kube does), Not older than without a limit (after the cache caught up, else 504),
+ *   and Most Recent once the cache has provably caught up with the store's current revision —
+ *   with a `limit` too: the first page keeps the cache's snapshot, and `continue` pages are read
+ *   from that snapshot while the cache keeps it and storage has not compacted its revision. The
+ *   continue tokens are the store's own (`Store.sealContinue`), so storage resumes any of them.
+ *   Otherwise one consistent read of storage, optionally paged, or an Exact read at the asked
+ *   revision (410 when compacted): storage-pages.ts.
+ * - watch: from a ready cache unless it cannot show that it reached the asked state in time;
+ *   from storage otherwise (storage-watch.ts), also for a start before the revision the cache
+ *   listed its state at (that history is in storage only).
+ * - writes ({@link CachedStore.guaranteedUpdate}): the first attempt starts from the cache's
+ *   copy when it holds the object (kube's GuaranteedUpdate); the caller's compare on its mod
+ *   revision catches a stale copy, and an attempt that fails or writes nothing on it runs again
+ *   on storage's copy.
+ */
+import { CompactedError } from '../../storage/errors.js';
+import type { KeyValue, Store } from '../../storage/interface.js';
+import { expired, tooLargeResourceVersion } from '../api/errors.js';
+import { decodeStored, withResourceVersion, type KubeObject } from '../api/object.js';
+import { conversionTo } from '../conversion/index.js';
+import type { ResourceType } from '../registry/types.js';
+import { JsonRepresentation } from '../representation/json.js';
+import { ValueSource } from '../representation/source.js';
+import type { Representation } from '../representation/types.js';
+import type { WatchCaches } from '../watchcache/cache-set.js';
+import type { WatchFrames } from '../watchcache/frames.js';
+import type { ObjectVersion } from '../watchcache/object-version.js';
+import { pageOf } from '../watchcache/page.js';
+import { scoped } from '../watchcache/scope.js';
+import type { TypeCache } from '../watchcache/type-cache.js';
+import type { Target } from './context.js';
+import { awaitStoreRevision } from './freshness.js';
+import { collectionSpan } from './keys.js';
+import {
+  RACED,
+  type CollectionRead,
+  type EventStream,
+  type ListPage,
+  type ObjectStore,
+  type StoredObject,
+  type WatchScope,
+  type WriteAttempt,
+} from './object-store.js';
+import type { ListPlan, WatchPlan } from './read-plan.js';
+import type { Selection } from './selection.js';
+import { pageMeta, pageSources, readStoragePage } from './storage-pages.js';
+import { errorFrame, openStorageWatch, type StorageWatchOptions } from './storage-watch.js';
+
+/** Kube's message for an expired continue token. */
+const CONTINUE_EXPIRED =
+  'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
+
+/** The settings of a {@link CachedStore}. */
+export interface CachedStoreOptions extends StorageWatchOptions {
+  /** The watch caches (`--watch-cache`); undefined: everything is read from storage. */
+  readonly caches: Pick<WatchCaches, 'for'> | undefined;
+}
+
+function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
+/** An object stored by another version of its kind (core/events.k8s.io Events), in `type`'s form. */
+function inThisVersion(type: ResourceType, obj: KubeObject): KubeObject {
+  const convert = conversionTo(type);
+  return convert === undefined ? obj : convert(obj);
+}
+
+/** The cache's frame encoders for `rep`; undefined for plain JSON (the cache's shared JSON frames). */
+function cacheFrames(rep: Representation): WatchFrames | undefined {
+  if (rep instanceof JsonRepresentation) return undefined;
+  return {
+    object: (type, version) => rep.event(type, version),
+    value: (type, value) => rep.event(type, new ValueSource(value as unknown as KubeObject)),
+  };
+}
+
+/** A watch that is one frame (an expired start) and then ends. */
+function oneFrame(frame: Uint8Array): EventStream {
+  return {
+    async *frames() {
+      yield frame;
+    },
+    close: () => undefined,
+  };
+}
+
+/** The watch caches in front of storage (see the module comment). */
+export class CachedStore implements ObjectStore {
+  readonly #o: CachedStoreOptions;
+  readonly #store: Store;
+  readonly #timeoutMs: number;
+
+  constructor(options: CachedStoreOptions) {
+    this.#o = options;
+    this.#store = options.store;
+    this.#timeoutMs = options.freshnessTimeoutMs;
+  }
+
+  /** The ready cache of `type`, if any. */
+  #ready(type: ResourceType): TypeCache | undefined {
+    const cache = this.#o.caches?.for(type);
+    return cache?.ready === true ? cache : undefined;
+  }
+
+  async item(type: ResourceType, key: string, minRevision: bigint | undefined): Promise<Buffer | undefined> {
+    if (minRevision !== undefined) {
+      const cache = this.#ready(type);
+      if (cache !== undefined) {
+        if (await cache.waitFresh(minRevision, this.#timeoutMs)) {
+          const version = cache.get(key);
+          return version === undefined ? undefined : asBuffer(cache.json(version));
+        }
+        if (cache.ready) throw tooLargeResourceVersion(minRevision, cache.revision);
+      }
+      if (minRevision !== 0n) await awaitStoreRevision(this.#store, minRevision, this.#timeoutMs);
+    }
+    const { kv } = await this.#store.get(key);
+    return kv === undefined ? undefined : withResourceVersion(kv.value, kv.modRevision);
+  }
+
+  async collection(target: Target, selection: Selection, plan: ListPlan): Promise<CollectionRead> {
+    const paged = await this.#cachedPage(target, selection, plan);
+    if (paged !== undefined) return paged;
+    const cache = await this.#usableCache(target, plan);
+    if (cache !== undefined) {
+      const { items, revision } = cache.snapshot();
+      const prefix = collectionSpan(target.type, target.namespace);
+      const scope = { prefix: 'prefix' in prefix ? prefix.prefix : '', selection };
+      return { meta: { resourceVersion: String(revision) }, sources: scoped(items, scope) };
+    }
+    let page: ListPage;
+    try {
+      page = await this.page(target, selection, plan);
+    } catch (err) {
+      if (err instanceof CompactedError && plan.continue !== undefined) throw expired(CONTINUE_EXPIRED);
+      if (err instanceof CompactedError)
+        throw expired('The resourceVersion for the provided list is too old.');
+      throw err;
+    }
+    return { meta: pageMeta(page), sources: pageSources(page) };
+  }
+
+  page(target: Target, selection: Selection, plan: ListPlan): Promise<ListPage> {
+    const span = collectionSpan(target.type, target.namespace);
+    return readStoragePage(this.#store, this.#timeoutMs, span, selection, plan);
+  }
+
+  /**
+   * A page of a Most Recent paged list (or its continuation) from the cache's snapshots, or
+   * undefined when storage must serve it (see the module comment).
+   */
+  async #cachedPage(
+    target: Target,
+    selection: Selection,
+    plan: ListPlan,
+  ): Promise<CollectionRead | undefined> {
+    if (plan.limit === undefined || plan.any === true || plan.exact !== undefined) return undefined;
+    if (plan.notOlderThan !== undefined) return undefined;
+    const cache = this.#ready(target.type);
+    if (cache === undefined) return undefined;
+    const span = collectionSpan(target.type, target.namespace);
+    if (!('prefix' in span)) return undefined;
+    const store = this.#store;
+    let items: readonly ObjectVersion[] | undefined;
+    let revision: bigint;
+    let after: string | undefined;
+    if (plan.continue !== undefined) {
+      const position = store.openContinue(span, plan.continue);
+      items = cache.snapshotAt(position.revision);
+      if (items === undefined || position.revision < (await store.compactedRevision())) return undefined;
+      revision = position.revision;
+      after = position.lastKey;
+    } else {
+      if (!(await cache.waitConsistent(this.#timeoutMs))) return undefined;
+      ({ items, revision } = cache.retainSnapshot());
+    }
+    const page = pageOf(items, { prefix: span.prefix, selection }, after, plan.limit);
+    const { lastKey, keysAfter } = page;
+    // The token carries the count, so storage resuming it need not count again.
+    const token =
+      lastKey === undefined
+        ? undefined
+        : store.sealContinue(span, {
+            revision,
+            lastKey,
+            ...(keysAfter === undefined ? {} : { remaining: keysAfter }),
+          });
+    // As storage: a remaining count only on an unfiltered chunk with more after it.
+    const remaining = token !== undefined && selection.everything ? keysAfter : undefined;
+    return {
+      meta: {
+        resourceVersion: String(revision),
+        ...(token === undefined ? {} : { continue: token }),
+        ...(remaining === undefined ? {} : { remainingItemCount: remaining }),
+      },
+      sources: page.items,
+    };
+  }
+
+  /** The cache that may serve this list, once it holds a state the plan accepts; else undefined. */
+  async #usableCache(target: Target, plan: ListPlan): Promise<TypeCache | undefined> {
+    if (plan.continue !== undefined || plan.exact !== undefined) return undefined;
+    if (plan.limit !== undefined && plan.any !== true) return undefined;
+    const cache = this.#ready(target.type);
+    if (cache === undefined) return undefined;
+    if (plan.any === true) return cache;
+    if (plan.notOlderThan !== undefined) {
+      if (await cache.waitFresh(plan.notOlderThan, this.#timeoutMs)) return cache;
+      if (!cache.ready) return undefined;
+      throw tooLargeResourceVersion(plan.notOlderThan, cache.revision);
+    }
+    return (await cache.waitConsistent(this.#timeoutMs)) ? cache : undefined;
+  }
+
+  async watch(
+    type: ResourceType,
+    scope: WatchScope,
+    plan: WatchPlan,
+    rep: Representation,
+  ): Promise<EventStream> {
+    const source = await this.#watchSource(type, plan);
+    if (source === undefined) return openStorageWatch(this.#o, rep, type, plan, scope.selection, scope.span);
+    const { cache, from } = source;
+    const frames = cacheFrames(rep);
+    const watcher = cache.openWatcher({
+      scope,
+      from,
+      initialEvents: plan.initialEvents,
+      initialEventsEnd: plan.initialEventsEnd,
+      bookmarks: plan.bookmarks,
+      kind: type.kind,
+      apiVersion: type.apiVersion,
+      ...(frames === undefined ? {} : { frames }),
+    });
+    if (watcher === 'expired') {
+      return oneFrame(errorFrame(rep, new CompactedError(from as bigint, cache.oldest)));
+    }
+    return { frames: () => watcher.frames(), close: () => watcher.end() };
+  }
+
+  /**
+   * Where a watch under `plan` is served from: the type's cache (once ready and, for a
+   * consistent start, caught up with the store; for a start at N with initial events, once it
+   * reached N) and where its watcher starts (`now`: the current state, with initial events when
+   * asked; a revision: events after it), or undefined for storage.
+   * @throws ApiError 504 when a ready cache does not reach the asked revision in time.
+   */
+  async #watchSource(
+    type: ResourceType,
+    plan: WatchPlan,
+  ): Promise<{ readonly cache: TypeCache; readonly from: 'now' | bigint } | undefined> {
+    const cache = this.#ready(type);
+    if (cache === undefined) return undefined;
+    let from: 'now' | bigint = 'now';
+    if (plan.from === 'latest') {
+      if (!(await cache.waitConsistent(this.#timeoutMs))) return undefined;
+    } else if (typeof plan.from === 'bigint') {
+      // History from before the cache listed its state is storage's: the cache never held it.
+      if (!plan.initialEvents && plan.from < cache.startRevision) return undefined;
+      if (!plan.initialEvents) from = plan.from;
+      else if (!(await cache.waitFresh(plan.from, this.#timeoutMs))) {
+        if (!cache.ready) return undefined;
+        throw tooLargeResourceVersion(plan.from, cache.revision);
+      }
+    }
+    return cache.ready ? { cache, from } : undefined;
+  }
+
+  async current(type: ResourceType, key: string): Promise<StoredObject | undefined> {
+    const { kv } = await this.#store.get(key);
+    if (kv === undefined) return undefined;
+    return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)) };
+  }
+
+  /** The ready cache's copy of `key` (may be stale), or undefined when it has none. */
+  #cachedCopy(type: ResourceType, key: string): StoredObject | undefined {
+    const version = this.#ready(type)?.get(key);
+    if (version === undefined) return undefined;
+    const kv: KeyValue = {
+      key,
+      value: version.value,
+      createRevision: 0n,
+      modRevision: version.revision,
+      lease: 0n,
+    };
+    return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)) };
+  }
+
+  async guaranteedUpdate<T>(
+    type: ResourceType,
+    key: string,
+    options: { readonly dryRun: boolean },
+    attempt: WriteAttempt<T>,
+  ): Promise<T> {
+    // A dry run writes nothing, so no compare would catch a stale copy: storage only.
+    let stored = options.dryRun ? undefined : this.#cachedCopy(type, key);
+    let cached = stored !== undefined;
+    if (!cached) stored = await this.current(type, key);
+    for (let n = 1; ; n++) {
+      const outcome = await attempt(stored, n);
+      if (outcome !== RACED) {
+        if ('done' in outcome) return outcome.done;
+        if (!cached) {
+          if ('rejected' in outcome) throw outcome.rejected;
+          return outcome.unchanged();
+        }
+      }
+      stored = await this.current(type, key);
+      cached = false;
+    }
+  }
+}

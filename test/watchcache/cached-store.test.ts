@@ -1,0 +1,166 @@
+/**
+ * The object store owns the choice between the watch cache and storage. Its cache here is a
+ * `TypeCache` over a second store holding an older copy of the object, so every answer shows
+ * where it came from: the cache's copy says `v: cached`, storage's `v: stored`.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openMemoryStore } from '../../storage/mvcc/index.js';
+import type { Store } from '../../storage/interface.js';
+import { loadRegistry } from '../../src/registry/registry.js';
+import type { ResourceType } from '../../src/registry/types.js';
+import { TypeCache } from '../../src/watchcache/type-cache.js';
+import { CachedStore } from '../../src/resource/cached-store.js';
+import { RACED, type StoredObject, type WriteOutcome } from '../../src/resource/object-store.js';
+import { Selection } from '../../src/resource/selection.js';
+
+const KEY = '/configmaps/default/x';
+const type = loadRegistry().byResource('', 'v1', 'configmaps') as ResourceType;
+const target = { type, namespace: 'default', name: undefined, subresource: undefined };
+const everything = Selection.fromQuery({}, type, undefined);
+
+function configMap(v: string): Uint8Array {
+  return Buffer.from(
+    JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { v } }),
+  );
+}
+
+/** `store` counting its `get`s. */
+function counted(store: Store, counter: { gets: number }): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (prop === 'get')
+        return (...args: Parameters<Store['get']>) => {
+          counter.gets++;
+          return target.get(...args);
+        };
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+const reads = { gets: 0 };
+let storage: Store;
+let cacheStore: Store;
+let cache: TypeCache;
+let objects: CachedStore;
+let storedRevision: bigint;
+
+beforeAll(async () => {
+  storage = await openMemoryStore();
+  cacheStore = await openMemoryStore();
+  await cacheStore.create(KEY, configMap('cached'));
+  await storage.create('/configmaps/default/filler', configMap('filler'));
+  storedRevision = (await storage.create(KEY, configMap('stored'))).revision;
+  cache = new TypeCache({
+    store: cacheStore,
+    prefix: '/configmaps/',
+    window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
+    watcherCapacity: 100,
+    bookmarkIntervalMs: 60_000,
+  });
+  cache.start();
+  expect(await cache.waitFresh(0n, 2000)).toBe(true);
+  objects = new CachedStore({
+    store: counted(storage, reads),
+    caches: { for: () => cache },
+    freshnessTimeoutMs: 200,
+    bookmarkIntervalMs: 60_000,
+  });
+});
+
+afterAll(async () => {
+  cache.close();
+  await storage.close();
+  await cacheStore.close();
+});
+
+function value(stored: StoredObject | undefined): unknown {
+  return (stored?.obj['data'] as Record<string, unknown> | undefined)?.['v'];
+}
+
+describe('reads', () => {
+  it('serves resourceVersion=0 from the cache and Most Recent from storage', async () => {
+    const any = JSON.parse(String(await objects.item(type, KEY, 0n))) as { data: { v: string } };
+    expect(any.data.v).toBe('cached');
+    const latest = JSON.parse(String(await objects.item(type, KEY, undefined))) as { data: { v: string } };
+    expect(latest.data.v).toBe('stored');
+  });
+
+  it('lists resourceVersion=0 from the cache and Exact from storage', async () => {
+    const fromCache = await objects.collection(target, everything, { any: true });
+    expect([...fromCache.sources]).toHaveLength(1);
+    const exact = await objects.collection(target, everything, { exact: storedRevision });
+    expect([...exact.sources]).toHaveLength(2);
+    expect(exact.meta.resourceVersion).toBe(String(storedRevision));
+  });
+});
+
+describe('guaranteedUpdate', () => {
+  it('starts from the cached copy and reruns a refused attempt on storage’s copy', async () => {
+    reads.gets = 0;
+    const seen: unknown[] = [];
+    const result = await objects.guaranteedUpdate(type, KEY, { dryRun: false }, async (stored, attempt) => {
+      seen.push([value(stored), attempt]);
+      return value(stored) === 'cached' ? { rejected: new Error('stale') } : { done: 'ok' };
+    });
+    expect(result).toBe('ok');
+    expect(seen).toEqual([
+      ['cached', 1],
+      ['stored', 2],
+    ]);
+    expect(reads.gets).toBe(1);
+  });
+
+  it('reruns an attempt that writes nothing on the cached copy, and answers it on storage’s', async () => {
+    const seen: unknown[] = [];
+    const result = await objects.guaranteedUpdate(type, KEY, { dryRun: false }, async (stored) => {
+      seen.push(value(stored));
+      return { unchanged: () => value(stored) };
+    });
+    expect(seen).toEqual(['cached', 'stored']);
+    expect(result).toBe('stored');
+  });
+
+  it('throws what storage’s copy refuses, and never reruns a thrown error', async () => {
+    let calls = 0;
+    const refused = objects.guaranteedUpdate(type, KEY, { dryRun: true }, async () => {
+      calls++;
+      return { rejected: new Error('invalid') };
+    });
+    await expect(refused).rejects.toThrow('invalid');
+    expect(calls).toBe(1);
+    calls = 0;
+    const thrown = objects.guaranteedUpdate(type, KEY, { dryRun: false }, async () => {
+      calls++;
+      throw new Error('final');
+    });
+    await expect(thrown).rejects.toThrow('final');
+    expect(calls).toBe(1);
+  });
+
+  it('reads storage for a dry run and after a lost race', async () => {
+    reads.gets = 0;
+    const seen: unknown[] = [];
+    await objects.guaranteedUpdate(
+      type,
+      KEY,
+      { dryRun: true },
+      async (stored, attempt): Promise<WriteOutcome<number>> => {
+        seen.push(value(stored));
+        return attempt < 3 ? RACED : { done: attempt };
+      },
+    );
+    expect(seen).toEqual(['stored', 'stored', 'stored']);
+    expect(reads.gets).toBe(3);
+  });
+
+  it('reads storage for an object the cache lacks', async () => {
+    const seen: unknown[] = [];
+    await objects.guaranteedUpdate(type, '/configmaps/default/filler', { dryRun: false }, async (stored) => {
+      seen.push(value(stored));
+      return { unchanged: () => undefined };
+    });
+    expect(seen).toEqual(['filler']);
+  });
+});
