@@ -1,7 +1,7 @@
 /**
  * Custom resources in the Swagger 2.0 document (`/openapi/v2`), as kube-apiserver merges them
  * into its static document: every served CRD version adds its paths, its kind's definition
- * (`com.example.stable.v1.CronTab`, the schema in v2 form, see `custom-schema-v2.ts`) and its
+ * (`com.example.stable.v1.CronTab`, the schema in v2 form, see `custom-schema.ts`) and its
  * list's. The built-in document wins where a path or definition name clashes, and the meta types
  * the custom paths reference are added when the built-in document lacks them.
  */
@@ -14,7 +14,7 @@ import {
   selectableFieldsExtension,
   type CustomKindDoc,
 } from './custom.js';
-import { customKindSchemaV2 } from './custom-schema-v2.js';
+import { customKindSchema } from './custom-schema.js';
 import { definitionName, gvkJson } from './names.js';
 import { collectPaths } from './paths.js';
 import type { Json, JsonObject } from './types.js';
@@ -36,7 +36,7 @@ function sorted(o: JsonObject): JsonObject {
 function kindDefinition(doc: CustomKindDoc): JsonObject {
   const t = doc.type;
   return {
-    ...customKindSchemaV2(doc.schema, doc.preserveUnknownFields === true),
+    ...customKindSchema(doc.schema, 'v2', doc.preserveUnknownFields === true),
     'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.kind })],
     ...selectableFieldsExtension(doc),
   };

@@ -1,7 +1,7 @@
 /**
  * OpenAPI v3 documents of custom resources (CRD versions), as kube-apiserver publishes them at
  * `/openapi/v3/apis/<group>/<version>`: the resources' paths, each kind's schema (the version's
- * `openAPIV3Schema` with `apiVersion`, `kind` and `metadata` declared, and the kind's
+ * structural schema as kube publishes it, see `custom-schema.ts`, with the kind's
  * `x-kubernetes-group-version-kind`), its list, and the meta types they reference. kubectl
  * explain finds a kind by that extension. The pieces both documents share (names, paths, the
  * list schema) are here too; the v2 form is `custom-v2.ts`.
@@ -12,7 +12,7 @@
  */
 import type { ResourceType } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
-import { KIND_PROPERTY_DOCS } from './custom-schema-v2.js';
+import { customKindSchema, KIND_PROPERTY_DOCS } from './custom-schema.js';
 import { groupVersionPath, gvkJson } from './names.js';
 import { resourcePaths, type PathSpec } from './operations.js';
 import { collectPaths } from './paths.js';
@@ -43,7 +43,6 @@ const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
 const API_VERSION_DOC = KIND_PROPERTY_DOCS.apiVersion;
 const KIND_DOC = KIND_PROPERTY_DOCS.kind;
-const METADATA_DOC = KIND_PROPERTY_DOCS.metadata;
 
 /** kube's definition name of a custom kind: the reversed group, the version, the kind. */
 export function customDefinitionName(group: string, version: string, kind: string): string {
@@ -134,20 +133,11 @@ function ref(name: string): JsonObject {
 
 function kindSchema(doc: CustomKindDoc): JsonObject {
   const t = doc.type;
-  const base: JsonObject =
-    doc.schema === undefined ? { type: 'object' } : (structuredClone(doc.schema) as JsonObject);
-  const props = (base['properties'] ?? {}) as JsonObject;
-  base['properties'] = {
-    apiVersion: { description: API_VERSION_DOC, type: 'string' },
-    kind: { description: KIND_DOC, type: 'string' },
-    metadata: { allOf: [ref(`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`)], description: METADATA_DOC },
-    ...Object.fromEntries(
-      Object.entries(props).filter(([k]) => k !== 'metadata' && k !== 'apiVersion' && k !== 'kind'),
-    ),
+  return {
+    ...customKindSchema(doc.schema, 'v3', doc.preserveUnknownFields === true),
+    'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.kind })],
+    ...selectableFieldsExtension(doc),
   };
-  base['x-kubernetes-group-version-kind'] = [gvkJson({ group: t.group, version: t.version, kind: t.kind })];
-  Object.assign(base, selectableFieldsExtension(doc));
-  return base;
 }
 
 /** The v3 documents of `kinds`, by `/openapi/v3` root key (`apis/<group>/<version>`). */

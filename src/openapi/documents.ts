@@ -14,7 +14,8 @@ import type { Registry } from '../registry/types.js';
 import { DefinitionBuilder } from './definitions.js';
 import type { JsonObject } from './types.js';
 import { buildV2Document, type DocumentInfo } from './v2.js';
-import { encodeV2Protobuf } from './v2-protobuf.js';
+import { encodeV2Protobuf, loadGnosticDocumentType } from './v2-protobuf.js';
+import type protobuf from 'protobufjs';
 import { buildV3Documents } from './v3.js';
 import { buildCustomV3Documents, type CustomKinds } from './custom.js';
 import { mergeCustomV2 } from './custom-v2.js';
@@ -75,6 +76,8 @@ export class OpenApiDocuments {
   #defs: DefinitionBuilder | undefined;
   #v2Json: RenderedDocument | undefined;
   #v2Protobuf: RenderedDocument | undefined;
+  /** The gnostic message type, loaded on the first protobuf request (kept: custom kinds re-encode). */
+  #gnostic: protobuf.Type | undefined;
   /** The v2 document with the custom kinds of one generation merged in. */
   #v2Custom: { generation: number; json: RenderedDocument; protobuf?: RenderedDocument } | undefined;
   #v3: ReadonlyMap<string, RenderedDocument> | undefined;
@@ -141,7 +144,10 @@ export class OpenApiDocuments {
 
   #encodeProtobuf(json: RenderedDocument): RenderedDocument {
     const start = process.hrtime.bigint();
-    const body = Buffer.from(encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject));
+    this.#gnostic ??= loadGnosticDocumentType();
+    const body = Buffer.from(
+      encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject, this.#gnostic),
+    );
     this.#stats = { ...this.#stats, v2ProtobufMs: elapsedMs(start), v2ProtobufBytes: body.length };
     return { body, etag: json.etag, lastModified: json.lastModified };
   }

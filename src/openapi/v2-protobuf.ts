@@ -268,11 +268,13 @@ export function loadGnosticDocumentType(
 }
 
 /**
- * The protobuf encoding of a v2 document.
+ * The protobuf encoding of a v2 document (`type`: the loaded gnostic type, loaded when omitted).
  * @throws OpenApiEncodeError on a keyword outside the supported subset; an Error from protobufjs
  *   when the schema file is missing or invalid.
  */
-export function encodeV2Protobuf(doc: JsonObject): Uint8Array {
-  const type = loadGnosticDocumentType();
+export function encodeV2Protobuf(
+  doc: JsonObject,
+  type: protobuf.Type = loadGnosticDocumentType(),
+): Uint8Array {
   return type.encode(toGnosticDocument(doc)).finish();
 }

@@ -3,9 +3,9 @@
  * 304, gnostic protobuf), kubectl 1.33 `explain` (v3 by default, v2 protobuf with
  * `--output=plaintext-openapiv2`), and kubectl's client-side apply of an existing custom object.
  *
- * The expected v2 definitions (`fixtures/crds/widget-openapi-v2.json`) are what kube-apiserver
- * v1.33 publishes for `fixtures/crds/widget-openapi.yaml`: its v2 conversion drops what Swagger
- * 2.0 cannot say (nullable, junctors, preserve-unknown-fields' properties, defaults).
+ * The expected definitions (`fixtures/crds/widget-openapi-v2.json`, `-v3.json`) are what
+ * kube-apiserver v1.33 publishes for `fixtures/crds/widget-openapi.yaml`: its v2 conversion drops
+ * what Swagger 2.0 cannot say (nullable, junctors, preserve-unknown-fields' properties, defaults).
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -127,6 +127,26 @@ describe('/openapi/v2 with custom resources', () => {
     });
     // The meta types the paths reference are there.
     expect(doc.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
+  });
+
+  it('publishes the v3 schemas as kube does (embedded resources, int-or-string unfolded, no example)', async () => {
+    const expected = JSON.parse(readFileSync('fixtures/crds/widget-openapi-v3.json', 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    for (const version of ['v1', 'v2']) {
+      const res = await adminJson(`${server.url}/openapi/v3/apis/openapi.example.com/${version}`, tls);
+      expect(res.status).toBe(200);
+      const schemas = (res.json['components'] as { schemas: Record<string, unknown> }).schemas;
+      for (const [name, def] of Object.entries(expected)) {
+        if (name.startsWith(`com.example.openapi.${version}.`)) expect(schemas[name], name).toEqual(def);
+      }
+      const item = (res.json['paths'] as Record<string, Record<string, unknown>>)[
+        `/apis/openapi.example.com/${version}/namespaces/{namespace}/widgets/{name}`
+      ];
+      const patch = item?.['patch'] as { requestBody: { content: Record<string, unknown> } };
+      expect(Object.keys(patch.requestBody.content)).not.toContain('application/strategic-merge-patch+json');
+    }
   });
 
   it('serves the same document as gnostic protobuf, with the JSON ETag', async () => {
