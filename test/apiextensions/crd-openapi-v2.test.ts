@@ -149,6 +149,51 @@ describe('/openapi/v2 with custom resources', () => {
     }
   });
 
+  it("lists a version's selectable fields on its kind and list (v2 and v3)", async () => {
+    const crd = {
+      apiVersion: 'apiextensions.k8s.io/v1',
+      kind: 'CustomResourceDefinition',
+      metadata: { name: 'sels.sel.example.com' },
+      spec: {
+        group: 'sel.example.com',
+        scope: 'Cluster',
+        names: { plural: 'sels', singular: 'sel', kind: 'Sel', listKind: 'SelList' },
+        versions: [
+          {
+            name: 'v1',
+            served: true,
+            storage: true,
+            selectableFields: [{ jsonPath: '.spec.color' }],
+            schema: {
+              openAPIV3Schema: {
+                type: 'object',
+                properties: { spec: { type: 'object', properties: { color: { type: 'string' } } } },
+              },
+            },
+          },
+        ],
+      },
+    };
+    const created = await adminJson(
+      `${server.url}/apis/apiextensions.k8s.io/v1/customresourcedefinitions`,
+      tls,
+      'POST',
+      crd,
+    );
+    expect(created.status).toBe(201);
+    const doc = await waitForSwagger((d) => 'com.example.sel.v1.SelList' in d.definitions);
+    const ext = [{ fieldPath: 'spec.color' }];
+    for (const name of ['com.example.sel.v1.Sel', 'com.example.sel.v1.SelList']) {
+      expect((doc.definitions[name] as Record<string, unknown>)['x-kubernetes-selectable-fields']).toEqual(
+        ext,
+      );
+    }
+    const v3 = await adminJson(`${server.url}/openapi/v3/apis/sel.example.com/v1`, tls);
+    const schemas = (v3.json['components'] as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    expect(schemas['com.example.sel.v1.Sel']?.['x-kubernetes-selectable-fields']).toEqual(ext);
+    expect(schemas['com.example.sel.v1.SelList']?.['x-kubernetes-selectable-fields']).toEqual(ext);
+  });
+
   it('serves the same document as gnostic protobuf, with the JSON ETag', async () => {
     const json = await getV2({ accept: 'application/json' });
     const pb = await getV2({ accept: PROTOBUF });
