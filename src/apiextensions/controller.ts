@@ -211,7 +211,15 @@ class Controller {
     this.#registry.setCustom(def.name, types);
     this.#published?.set(
       def.name,
-      types.map((type) => ({ type, schema: def.versions.find((v) => v.name === type.version)?.schema })),
+      types.map((type) => {
+        const version = def.versions.find((v) => v.name === type.version);
+        return {
+          type,
+          schema: version?.schema,
+          preserveUnknownFields: def.preserveUnknownFields,
+          selectableFields: version?.selectableFields ?? [],
+        };
+      }),
     );
     const storageResource = `${def.group}/${def.acceptedNames.plural}`;
     if (previous !== undefined && previous.storageResource !== storageResource) {

@@ -1,12 +1,14 @@
 /**
  * The server-side apply type of a custom resource: `apiVersion` and `kind` scalars, `metadata`
- * typed as ObjectMeta, and the rest from the version's structural schema. Where the schema
- * leaves a field open (no schema, or `x-kubernetes-preserve-unknown-fields`), the type is
+ * typed as ObjectMeta, and the rest from the version's structural schema. A field the schema
+ * neither declares nor preserves makes apply fail (`.foo: field not declared in schema`), as in
+ * kube. Where the schema leaves a field open (no schema, or `x-kubernetes-preserve-unknown-fields`), the type is
  * deduced from the values at hand as kube's deduced type converter does: objects merge field by
  * field, lists and scalars are atomic.
  */
 import { fieldElement, type StructType, type TypeNode } from '../apply/index.js';
 import type { FieldElement } from '../apply/path-element.js';
+import { SchemaStruct } from '../schema/index.js';
 
 const SCALAR: TypeNode = Object.freeze({ kind: 'leaf', scalar: true });
 const ANY: TypeNode = Object.freeze({ kind: 'leaf', scalar: false });
@@ -83,7 +85,13 @@ class CustomRoot implements StructType {
   field(name: string): TypeNode | undefined {
     if (name === 'apiVersion' || name === 'kind') return SCALAR;
     if (name === 'metadata') return this.#meta;
-    if (this.#schema.kind === 'struct') return this.#schema.field(name) ?? this.#deduced.field(name);
+    const schema = this.#schema;
+    if (schema instanceof SchemaStruct) {
+      // A field the root neither declares nor preserves is kube's `field not declared in schema`.
+      if (schema.declares(name)) return schema.field(name);
+      return schema.preservesUnknownFields ? this.#deduced.field(name) : undefined;
+    }
+    if (schema.kind === 'struct') return schema.field(name) ?? this.#deduced.field(name);
     return this.#deduced.field(name);
   }
 

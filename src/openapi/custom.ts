@@ -1,16 +1,22 @@
 /**
  * OpenAPI v3 documents of custom resources (CRD versions), as kube-apiserver publishes them at
  * `/openapi/v3/apis/<group>/<version>`: the resources' paths, each kind's schema (the version's
- * `openAPIV3Schema` with `apiVersion`, `kind` and `metadata` declared, and the kind's
+ * structural schema as kube publishes it, see `custom-schema.ts`, with the kind's
  * `x-kubernetes-group-version-kind`), its list, and the meta types they reference. kubectl
- * explain finds a kind by that extension.
+ * explain finds a kind by that extension. The pieces both documents share (names, paths, the
+ * list schema) are here too; the v2 form is `custom-v2.ts`.
+ *
+ * Custom resources take no strategic merge patch, so their PATCH operations do not offer it:
+ * kubectl (1.31+ reads v3 for this) would otherwise send one and get 415. As in kube, their
+ * deprecated `/watch/` paths are not published.
  */
 import type { ResourceType } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
+import { customKindSchema, KIND_PROPERTY_DOCS } from './custom-schema.js';
 import { groupVersionPath, gvkJson } from './names.js';
-import { resourcePaths } from './operations.js';
+import { resourcePaths, type PathSpec } from './operations.js';
 import { collectPaths } from './paths.js';
-import type { Json, JsonObject } from './types.js';
+import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 import { renderPath } from './v3.js';
 
 /** One served custom kind version and its schema. */
@@ -18,6 +24,10 @@ export interface CustomKindDoc {
   readonly type: ResourceType;
   /** The version's `openAPIV3Schema` (a JSON object; undefined: any object). */
   readonly schema: Readonly<Record<string, unknown>> | undefined;
+  /** The CRD's `spec.preserveUnknownFields` (v1 CRDs: false). */
+  readonly preserveUnknownFields?: boolean;
+  /** The version's `selectableFields[].jsonPath` (`.spec.color`). */
+  readonly selectableFields?: readonly string[];
 }
 
 /** The custom kinds to publish; `generation` changes whenever they do. */
@@ -29,17 +39,92 @@ export interface CustomKinds {
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 const OBJECT_META = `${META}ObjectMeta`;
 const LIST_META = `${META}ListMeta`;
+const STRATEGIC_MERGE_PATCH = 'application/strategic-merge-patch+json';
 
-const API_VERSION_DOC =
-  'APIVersion defines the versioned schema of this representation of an object. Servers should convert recognized schemas to the latest internal value, and may reject unrecognized values. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#resources';
-const KIND_DOC =
-  'Kind is a string value representing the REST resource this object represents. Servers may infer this from the endpoint the client submits requests to. Cannot be updated. In CamelCase. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#types-kinds';
-const METADATA_DOC =
-  "Standard object's metadata. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata";
+const API_VERSION_DOC = KIND_PROPERTY_DOCS.apiVersion;
+const KIND_DOC = KIND_PROPERTY_DOCS.kind;
 
 /** kube's definition name of a custom kind: the reversed group, the version, the kind. */
 export function customDefinitionName(group: string, version: string, kind: string): string {
   return `${group.split('.').reverse().join('.')}.${version}.${kind}`;
+}
+
+/** The definition name of a custom kind version. */
+export function customKindName(doc: CustomKindDoc): string {
+  return customDefinitionName(doc.type.group, doc.type.version, doc.type.kind);
+}
+
+/**
+ * The paths of a custom kind version; its operations name the kind's definition (and its list,
+ * `<name>List`) by definition name rather than by protobuf message.
+ */
+export function customPaths(doc: CustomKindDoc): PathSpec[] {
+  const prefix = `/apis/${doc.type.group}/${doc.type.version}/watch/`;
+  // kube publishes no `/watch/` paths for custom resources (watch is a list parameter).
+  const paths = resourcePaths({ ...doc.type, messageType: customKindName(doc) });
+  return paths
+    .filter((p) => !p.path.startsWith(prefix))
+    .map((p) => ({
+      ...p,
+      operations: p.operations.map((o) =>
+        o.body === undefined || !o.body.mediaTypes.includes(STRATEGIC_MERGE_PATCH)
+          ? o
+          : {
+              ...o,
+              body: { ...o.body, mediaTypes: o.body.mediaTypes.filter((m) => m !== STRATEGIC_MERGE_PATCH) },
+            },
+      ),
+    }));
+}
+
+/** `x-kubernetes-selectable-fields` of a kind and its list, when the version declares any. */
+export function selectableFieldsExtension(doc: CustomKindDoc): JsonObject {
+  const fields = doc.selectableFields ?? [];
+  if (fields.length === 0) return {};
+  return {
+    'x-kubernetes-selectable-fields': fields.map((f) => ({ fieldPath: f.replace(/^\./, '') })),
+  };
+}
+
+/** A reference to a definition in a document of `flavor`. */
+function refTo(name: string, flavor: OpenApiFlavor): string {
+  return `${flavor === 'v2' ? '#/definitions/' : '#/components/schemas/'}${name}`;
+}
+
+/**
+ * The reference builder of custom documents: custom kinds' definitions are named already, the
+ * rest are the built-in messages'.
+ */
+export function customRefs(defs: DefinitionBuilder): Pick<DefinitionBuilder, 'ref'> {
+  return {
+    ref: (type, flavor) => (type.startsWith('k8s.io.') ? defs.ref(type, flavor) : refTo(type, flavor)),
+  };
+}
+
+/** The list kind's definition (`<Kind>List`), as kube builds it for either flavour. */
+export function customListSchema(doc: CustomKindDoc, flavor: OpenApiFlavor): JsonObject {
+  const t = doc.type;
+  const meta =
+    flavor === 'v2'
+      ? { $ref: refTo('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta', flavor) }
+      : { allOf: [ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta')] };
+  return {
+    description: `${t.listKind} is a list of ${t.kind}`,
+    properties: {
+      apiVersion: { description: API_VERSION_DOC, type: 'string' },
+      items: {
+        description: `List of ${t.plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`,
+        items: { $ref: refTo(customKindName(doc), flavor) },
+        type: 'array',
+      },
+      kind: { description: KIND_DOC, type: 'string' },
+      metadata: { ...meta, description: KIND_PROPERTY_DOCS.listMetadata },
+    },
+    required: ['items'],
+    type: 'object',
+    'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.listKind })],
+    ...selectableFieldsExtension(doc),
+  };
 }
 
 function ref(name: string): JsonObject {
@@ -48,38 +133,10 @@ function ref(name: string): JsonObject {
 
 function kindSchema(doc: CustomKindDoc): JsonObject {
   const t = doc.type;
-  const base: JsonObject =
-    doc.schema === undefined ? { type: 'object' } : (structuredClone(doc.schema) as JsonObject);
-  const props = (base['properties'] ?? {}) as JsonObject;
-  base['properties'] = {
-    apiVersion: { description: API_VERSION_DOC, type: 'string' },
-    kind: { description: KIND_DOC, type: 'string' },
-    metadata: { allOf: [ref(`io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta`)], description: METADATA_DOC },
-    ...Object.fromEntries(
-      Object.entries(props).filter(([k]) => k !== 'metadata' && k !== 'apiVersion' && k !== 'kind'),
-    ),
-  };
-  base['x-kubernetes-group-version-kind'] = [gvkJson({ group: t.group, version: t.version, kind: t.kind })];
-  return base;
-}
-
-function listSchema(doc: CustomKindDoc, itemName: string): JsonObject {
-  const t = doc.type;
   return {
-    description: `${t.listKind} is a list of ${t.kind}`,
-    properties: {
-      apiVersion: { description: API_VERSION_DOC, type: 'string' },
-      items: {
-        description: `List of ${t.plural}. More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md`,
-        items: ref(itemName),
-        type: 'array',
-      },
-      kind: { description: KIND_DOC, type: 'string' },
-      metadata: { allOf: [ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta')], description: METADATA_DOC },
-    },
-    required: ['items'],
-    type: 'object',
-    'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.listKind })],
+    ...customKindSchema(doc.schema, 'v3', doc.preserveUnknownFields === true),
+    'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.kind })],
+    ...selectableFieldsExtension(doc),
   };
 }
 
@@ -99,16 +156,12 @@ export function buildCustomV3Documents(
   for (const [key, docs] of [...byGv].sort(([a], [b]) => (a < b ? -1 : 1))) {
     const own: JsonObject = {};
     const specs = docs.flatMap((d) => {
-      const name = customDefinitionName(d.type.group, d.type.version, d.type.kind);
+      const name = customKindName(d);
       own[name] = kindSchema(d);
-      own[`${name}List`] = listSchema(d, name);
-      return resourcePaths({ ...d.type, messageType: name });
+      own[`${name}List`] = customListSchema(d, 'v3');
+      return customPaths(d);
     });
-    // Custom kinds' definitions are named already; the rest are the built-in messages'.
-    const refs: Pick<DefinitionBuilder, 'ref'> = {
-      ref: (type, flavor) =>
-        type.startsWith('k8s.io.') ? defs.ref(type, flavor) : `#/components/schemas/${type}`,
-    };
+    const refs = customRefs(defs);
     const { paths, types } = collectPaths(specs, (p) => renderPath(p, refs));
     const builtIn = [...types].filter((t) => t.startsWith('k8s.io.'));
     const schemas: JsonObject = {};

@@ -34,6 +34,7 @@ import type { Registry } from '../registry/types.js';
 
 /** The protobuf message of a TokenRequest (the body and answer of serviceaccounts/token). */
 export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
+import { fieldDescription } from './descriptions.js';
 import { definitionName, gvkJson, type Gvk } from './names.js';
 import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 
@@ -183,7 +184,7 @@ export class DefinitionBuilder {
       properties['kind'] = { type: 'string' };
     }
     for (const [jsonName, ref] of this.#schemas.jsonView(m)) {
-      properties[jsonName] = this.#fieldSchema(ref.field, flavor);
+      properties[jsonName] = this.#fieldSchema(ref.field, flavor, fieldDescription(messageType, jsonName));
       if (isRequired(ref)) required.push(jsonName);
     }
     const out: JsonObject = { type: 'object' };
@@ -243,8 +244,9 @@ export class DefinitionBuilder {
     return { $ref: this.ref(type, flavor) };
   }
 
-  #fieldSchema(f: FieldSchema, flavor: OpenApiFlavor): JsonObject {
+  #fieldSchema(f: FieldSchema, flavor: OpenApiFlavor, description: string | undefined): JsonObject {
     const ext: Record<string, Json> = {};
+    if (description !== undefined) ext['description'] = description;
     if (f.listType !== undefined) ext['x-kubernetes-list-type'] = f.listType;
     if (f.listMapKeys !== undefined) ext['x-kubernetes-list-map-keys'] = [...f.listMapKeys];
     if (f.mapType !== undefined) ext['x-kubernetes-map-type'] = f.mapType;

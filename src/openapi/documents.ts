@@ -14,9 +14,11 @@ import type { Registry } from '../registry/types.js';
 import { DefinitionBuilder } from './definitions.js';
 import type { JsonObject } from './types.js';
 import { buildV2Document, type DocumentInfo } from './v2.js';
-import { encodeV2Protobuf } from './v2-protobuf.js';
+import { encodeV2Protobuf, loadGnosticDocumentType } from './v2-protobuf.js';
+import type protobuf from 'protobufjs';
 import { buildV3Documents } from './v3.js';
 import { buildCustomV3Documents, type CustomKinds } from './custom.js';
+import { mergeCustomV2 } from './custom-v2.js';
 
 /** One serialized document. */
 export interface RenderedDocument {
@@ -44,7 +46,7 @@ export interface OpenApiDocumentsOptions {
   readonly v2Info: DocumentInfo;
   /** The clock for Last-Modified (tests inject one). */
   readonly now?: () => Date;
-  /** Custom resources to publish besides the registry's kinds (v3 documents; rebuilt on change). */
+  /** Custom resources to publish besides the registry's kinds (v2 and v3; rebuilt on change). */
   readonly custom?: CustomKinds;
 }
 
@@ -74,6 +76,10 @@ export class OpenApiDocuments {
   #defs: DefinitionBuilder | undefined;
   #v2Json: RenderedDocument | undefined;
   #v2Protobuf: RenderedDocument | undefined;
+  /** The gnostic message type, loaded on the first protobuf request (kept: custom kinds re-encode). */
+  #gnostic: protobuf.Type | undefined;
+  /** The v2 document with the custom kinds of one generation merged in. */
+  #v2Custom: { generation: number; json: RenderedDocument; protobuf?: RenderedDocument } | undefined;
   #v3: ReadonlyMap<string, RenderedDocument> | undefined;
   #v3Root: RenderedDocument | undefined;
   #custom: { generation: number; docs: ReadonlyMap<string, RenderedDocument> } | undefined;
@@ -100,11 +106,8 @@ export class OpenApiDocuments {
     return { body, etag: computeEtag(body), lastModified: this.#now() };
   }
 
-  /**
-   * The v2 document as JSON.
-   * @throws SchemaError when a served kind reaches a message missing from the schemas.
-   */
-  v2Json(): RenderedDocument {
+  /** The built-in kinds' v2 document as JSON. */
+  #builtInV2Json(): RenderedDocument {
     if (this.#v2Json === undefined) {
       const start = process.hrtime.bigint();
       this.#v2Json = this.#render(buildV2Document(this.#registry, this.#definitions(), this.#options.v2Info));
@@ -114,18 +117,53 @@ export class OpenApiDocuments {
   }
 
   /**
+   * The v2 document with the current custom kinds, or undefined when there are none. Rebuilt
+   * when their generation changes, from the cached bytes of the built-in document (the tree is
+   * not kept alive between changes).
+   */
+  #customV2(): { generation: number; json: RenderedDocument; protobuf?: RenderedDocument } | undefined {
+    const custom = this.#options.custom;
+    if (custom === undefined) return undefined;
+    const kinds = custom.kinds();
+    if (kinds.length === 0) return undefined;
+    if (this.#v2Custom?.generation !== custom.generation) {
+      const base = JSON.parse(this.#builtInV2Json().body.toString('utf8')) as JsonObject;
+      const json = this.#render(mergeCustomV2(base, kinds, this.#definitions()));
+      this.#v2Custom = { generation: custom.generation, json };
+    }
+    return this.#v2Custom;
+  }
+
+  /**
+   * The v2 document as JSON.
+   * @throws SchemaError when a served kind reaches a message missing from the schemas.
+   */
+  v2Json(): RenderedDocument {
+    return this.#customV2()?.json ?? this.#builtInV2Json();
+  }
+
+  #encodeProtobuf(json: RenderedDocument): RenderedDocument {
+    const start = process.hrtime.bigint();
+    this.#gnostic ??= loadGnosticDocumentType();
+    const body = Buffer.from(
+      encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject, this.#gnostic),
+    );
+    this.#stats = { ...this.#stats, v2ProtobufMs: elapsedMs(start), v2ProtobufBytes: body.length };
+    return { body, etag: json.etag, lastModified: json.lastModified };
+  }
+
+  /**
    * The v2 document as gnostic protobuf, with the JSON form's ETag. Re-parses the cached JSON
    * rather than keeping the document tree alive for a request that may never come.
    * @throws OpenApiEncodeError / SchemaError as the builders do.
    */
   v2Protobuf(): RenderedDocument {
-    if (this.#v2Protobuf === undefined) {
-      const json = this.v2Json();
-      const start = process.hrtime.bigint();
-      const body = Buffer.from(encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject));
-      this.#v2Protobuf = { body, etag: json.etag, lastModified: json.lastModified };
-      this.#stats = { ...this.#stats, v2ProtobufMs: elapsedMs(start), v2ProtobufBytes: body.length };
+    const custom = this.#customV2();
+    if (custom !== undefined) {
+      custom.protobuf ??= this.#encodeProtobuf(custom.json);
+      return custom.protobuf;
     }
+    this.#v2Protobuf ??= this.#encodeProtobuf(this.#builtInV2Json());
     return this.#v2Protobuf;
   }
 

@@ -53,6 +53,30 @@ function str(v: Json | undefined, where: string): string {
   return v;
 }
 
+function num(v: Json | undefined, where: string): number {
+  if (typeof v !== 'number') throw new OpenApiEncodeError(`${where}: expected a number`);
+  return v;
+}
+
+/** Proto fields of the numeric schema keywords. */
+const NUMERIC: ReadonlyMap<string, string> = new Map([
+  ['maximum', 'maximum'],
+  ['minimum', 'minimum'],
+  ['multipleOf', 'multiple_of'],
+  ['maxLength', 'max_length'],
+  ['minLength', 'min_length'],
+  ['maxItems', 'max_items'],
+  ['minItems', 'min_items'],
+  ['maxProperties', 'max_properties'],
+  ['minProperties', 'min_properties'],
+]);
+
+/** Proto fields of the boolean schema keywords (besides `uniqueItems`). */
+const FLAGS: ReadonlyMap<string, string> = new Map([
+  ['exclusiveMaximum', 'exclusive_maximum'],
+  ['exclusiveMinimum', 'exclusive_minimum'],
+]);
+
 function unsupported(where: string, key: string): never {
   throw new OpenApiEncodeError(`${where}: keyword ${JSON.stringify(key)} has no protobuf conversion`);
 }
@@ -69,13 +93,29 @@ function schema(s: JsonObject, where: string): Message {
       ext.push(vendorExtension(key, v));
       continue;
     }
+    const numeric = NUMERIC.get(key);
+    if (numeric !== undefined) {
+      out[numeric] = num(v, where);
+      continue;
+    }
+    const flag = FLAGS.get(key);
+    if (flag !== undefined) {
+      out[flag] = v === true;
+      continue;
+    }
     switch (key) {
       case '$ref':
         out['_ref'] = str(v, where);
         break;
       case 'format':
       case 'description':
+      case 'title':
+      case 'pattern':
         out[key] = str(v, where);
+        break;
+      case 'enum':
+        if (!isJsonArray(v)) throw new OpenApiEncodeError(`${where}.enum: expected an array`);
+        out['enum'] = v.map((e) => ({ yaml: JSON.stringify(e) }));
         break;
       case 'type':
         out['type'] = { value: [str(v, where)] };
@@ -228,11 +268,13 @@ export function loadGnosticDocumentType(
 }
 
 /**
- * The protobuf encoding of a v2 document.
+ * The protobuf encoding of a v2 document (`type`: the loaded gnostic type, loaded when omitted).
  * @throws OpenApiEncodeError on a keyword outside the supported subset; an Error from protobufjs
  *   when the schema file is missing or invalid.
  */
-export function encodeV2Protobuf(doc: JsonObject): Uint8Array {
-  const type = loadGnosticDocumentType();
+export function encodeV2Protobuf(
+  doc: JsonObject,
+  type: protobuf.Type = loadGnosticDocumentType(),
+): Uint8Array {
   return type.encode(toGnosticDocument(doc)).finish();
 }

@@ -17,7 +17,7 @@ export interface DocumentInfo {
   readonly version: string;
 }
 
-function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject {
+function renderOperation(o: OperationSpec, defs: Pick<DefinitionBuilder, 'ref'>): JsonObject {
   const parameters: Json[] = [];
   if (o.body !== undefined) {
     parameters.push({
@@ -49,7 +49,8 @@ function renderOperation(o: OperationSpec, defs: DefinitionBuilder): JsonObject 
   };
 }
 
-function renderPath(p: PathSpec, defs: DefinitionBuilder): JsonObject {
+/** One path item of the v2 document. */
+export function renderV2Path(p: PathSpec, defs: Pick<DefinitionBuilder, 'ref'>): JsonObject {
   return renderPathItem(p, (o) => renderOperation(o, defs), { type: 'string', uniqueItems: true });
 }
 
@@ -61,7 +62,7 @@ function renderPath(p: PathSpec, defs: DefinitionBuilder): JsonObject {
 export function buildV2Document(registry: Registry, defs: DefinitionBuilder, info: DocumentInfo): JsonObject {
   const { paths, types } = collectPaths(
     registry.all().flatMap((t) => resourcePaths(t)),
-    (p) => renderPath(p, defs),
+    (p) => renderV2Path(p, defs),
   );
   const definitions: JsonObject = {};
   for (const type of defs.closure(types)) definitions[definitionName(type)] = defs.definition(type, 'v2');

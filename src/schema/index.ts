@@ -23,6 +23,7 @@ import { validateValue } from './values.js';
 
 export { compileNode, type SchemaNode, type ValidationRule } from './node.js';
 export { checkCRDSchemas } from './crd-checks.js';
+export { SchemaStruct } from './list-types.js';
 
 /** One CRD version's compiled schema. Immutable; shared by every request. */
 export interface StructuralSchema {
@@ -68,7 +69,7 @@ class CompiledSchema implements StructuralSchema {
   constructor(root: SchemaNode | undefined, options: CompileOptions) {
     this.#root = root;
     this.#preserve = options.preserveUnknownFields === true || root === undefined;
-    this.applyType = applyTypeOf(root, true);
+    this.applyType = applyTypeOf(root, true, 'root', this.#preserve);
     this.#rules = root === undefined ? undefined : compileRules(root, options.celCostBudget);
   }
 

@@ -68,7 +68,12 @@ const SCALAR: TypeNode = Object.freeze({ kind: 'leaf', scalar: true });
 const ANY: TypeNode = Object.freeze({ kind: 'leaf', scalar: false });
 const DEDUCED: MapType = Object.freeze({ kind: 'map', atomic: false, element: ANY });
 
-class SchemaStruct implements StructType {
+/**
+ * A struct of a schema: its declared fields, and (`x-kubernetes-preserve-unknown-fields`)
+ * whether it keeps others, which apply then owns atomically. Apply rejects a field a struct
+ * neither declares nor preserves (`.spec.foo: field not declared in schema`).
+ */
+export class SchemaStruct implements StructType {
   readonly kind = 'struct';
   readonly #fields: ReadonlyMap<string, TypeNode>;
   readonly #elements = new Map<string, FieldElement>();
@@ -77,12 +82,18 @@ class SchemaStruct implements StructType {
     readonly name: string,
     readonly atomic: boolean,
     fields: ReadonlyMap<string, TypeNode>,
+    readonly preservesUnknownFields = false,
   ) {
     this.#fields = fields;
   }
 
+  /** True when the schema declares field `name`. */
+  declares(name: string): boolean {
+    return this.#fields.has(name);
+  }
+
   field(name: string): TypeNode | undefined {
-    return this.#fields.get(name);
+    return this.#fields.get(name) ?? (this.preservesUnknownFields ? ANY : undefined);
   }
 
   omitsEmpty(): boolean {
@@ -125,9 +136,19 @@ function objectMetaType(): StructType {
   return new SchemaStruct('io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta', false, fields);
 }
 
-/** The apply type of a schema node; `resourceRoot` declares apiVersion, kind and metadata. */
-export function applyTypeOf(node: SchemaNode | undefined, resourceRoot: boolean, name = 'root'): TypeNode {
-  if (node === undefined) return resourceRoot ? new SchemaStruct(name, false, rootFields(new Map())) : ANY;
+/**
+ * The apply type of a schema node; `resourceRoot` declares apiVersion, kind and metadata.
+ * `preserveAll` (the root of a schema-less version or of a CRD with `spec.preserveUnknownFields`)
+ * keeps fields the root does not declare.
+ */
+export function applyTypeOf(
+  node: SchemaNode | undefined,
+  resourceRoot: boolean,
+  name = 'root',
+  preserveAll = false,
+): TypeNode {
+  if (node === undefined)
+    return resourceRoot ? new SchemaStruct(name, false, rootFields(new Map()), true) : ANY;
   if (node.intOrString) return SCALAR;
   const type = node.type;
   if (type === 'array') {
@@ -158,6 +179,7 @@ export function applyTypeOf(node: SchemaNode | undefined, resourceRoot: boolean,
       name,
       atomic,
       resourceRoot || node.embeddedResource ? rootFields(fields) : fields,
+      preserveAll || node.preserveUnknownFields,
     );
   }
   if (type === '') return node.preserveUnknownFields ? DEDUCED : ANY;
