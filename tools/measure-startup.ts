@@ -91,7 +91,8 @@ function parseArgs(argv: readonly string[]): Args {
       { label: 'tsc build', main: join(ROOT, 'dist', 'src', 'cli', 'main.js') },
       { label: 'bundle', main: join(ROOT, 'dist', 'bundle', 'capstan.js') },
     ];
-  for (const b of out.builds) if (!existsSync(b.main)) throw new Error(`${b.main} does not exist (npm run build)`);
+  for (const b of out.builds)
+    if (!existsSync(b.main)) throw new Error(`${b.main} does not exist (npm run build)`);
   if (!(out.runs >= 1) || !(out.envtestRuns >= 0)) throw new Error('--runs must be ≥ 1, --envtest-runs ≥ 0');
   return out;
 }
@@ -184,7 +185,9 @@ async function main(): Promise<void> {
       for (let r = 0; r < args.envtestRuns; r++) {
         for (const b of r % 2 === 0 ? args.builds : [...args.builds].reverse()) {
           await envtestRun(binary, assets.get(b)!, samples.get(b)!);
-          log(`envtest ${r + 1}/${args.envtestRuns} ${b.label}: Start() ${samples.get(b)!.envtestStartMs.at(-1)!} ms`);
+          log(
+            `envtest ${r + 1}/${args.envtestRuns} ${b.label}: Start() ${samples.get(b)!.envtestStartMs.at(-1)!} ms`,
+          );
         }
       }
     } finally {

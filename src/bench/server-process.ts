@@ -8,13 +8,13 @@ import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { readKubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
-import { cliEntryPath } from '../server/package-version.js';
+import { fastestCliEntryPath } from '../server/package-version.js';
 import { BenchClient } from './client.js';
 import { BenchError } from './errors.js';
 import { msSince } from './stats.js';
 
-/** The `capstan` entry point of the build this module belongs to (`dist/src/cli/main.js` or the bundle). */
-export const CAPSTAN_MAIN = cliEntryPath();
+/** The `capstan` entry point servers are started from: the bundle when built (as tools/run.sh runs it). */
+export const CAPSTAN_MAIN = fastestCliEntryPath();
 
 /** Options of {@link spawnServer}. */
 export interface SpawnOptions {
@@ -62,7 +62,8 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  */
 export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer> {
   const main = options.main ?? CAPSTAN_MAIN;
-  if (!existsSync(main)) throw new BenchError('BENCH_SERVER_START', `${main} is missing: run npm run build first`);
+  if (!existsSync(main))
+    throw new BenchError('BENCH_SERVER_START', `${main} is missing: run npm run build first`);
   const port = await freePort();
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   const started = process.hrtime.bigint();

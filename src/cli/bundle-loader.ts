@@ -1,3 +1,4 @@
+#!/usr/bin/env node
 /**
  * The entry of the bundled build (`dist/bundle/capstan.js`, made from this file by
  * tools/bundle.ts): runs the one-file CommonJS bundle of the CLI (`capstan.cjs` beside it) with
@@ -10,7 +11,7 @@
  * never writes it otherwise.
  */
 import { renameSync, readFileSync, writeFileSync } from 'node:fs';
-import Module, { createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -28,10 +29,19 @@ function readCache(): Buffer | undefined {
   }
 }
 
-// The bundle starts with `#!/usr/bin/env node` when its entry does; a function body cannot.
-const source = readFileSync(file, 'utf8').replace(/^#!.*/, '');
-const cachedData = readCache();
-const script = new Script(Module.wrap(source), { filename: file, ...(cachedData === undefined ? {} : { cachedData }) });
+/**
+ * The bundle's text is CommonJS's module function around the code, in ASCII (tools/bundle.ts):
+ * read as latin1 it is compiled as it is, one one-byte string kept by V8 as the script's source.
+ */
+function compile(): Script {
+  const cachedData = readCache();
+  return new Script(readFileSync(file, 'latin1'), {
+    filename: file,
+    ...(cachedData === undefined ? {} : { cachedData }),
+  });
+}
+
+const script = compile();
 if (process.env[CODE_CACHE_WRITE_ENV] !== undefined) {
   process.on('exit', () => {
     // What V8 compiled until now (start, requests, shutdown) goes into the cache.

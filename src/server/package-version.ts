@@ -21,7 +21,8 @@ function findPackage(): { root: string; version: string } | undefined {
     if (existsSync(file)) {
       try {
         const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
-        if (pkg.name === 'capstan' && typeof pkg.version === 'string') return { root: dir, version: pkg.version };
+        if (pkg.name === 'capstan' && typeof pkg.version === 'string')
+          return { root: dir, version: pkg.version };
       } catch {
         // not a readable package.json: keep walking up
       }
