@@ -13,7 +13,8 @@
  *
  * Without `--main`: the tsc build (`dist/src/cli/main.js`) and the bundle
  * (`dist/bundle/capstan.js`). Name another checkout's build to compare before and after, e.g.
- * `--main before=/tmp/old/dist/src/cli/main.js --main after=dist/bundle/capstan.js`.
+ * `--main before=/tmp/old/dist/src/cli/main.js --main after=dist/bundle/capstan.js` (a build
+ * outside this checkout writes its envtest assets with its own `envtest-assets`).
  * Medians (and min–max) per build are printed; the machine's other load shows in the spread.
  */
 import { execFile } from 'node:child_process';
@@ -179,7 +180,10 @@ async function main(): Promise<void> {
       const assets = new Map<Build, string>();
       for (const [i, b] of args.builds.entries()) {
         const d = join(dir, `assets-${i}`);
-        await writeEnvtestAssets(d, { mainJs: b.main });
+        // A build of this checkout: its shims run exactly that entry. Another checkout's build
+        // writes its own assets (as its users get them: a before/after comparison of the shims).
+        if (b.main.startsWith(`${ROOT}/`)) await writeEnvtestAssets(d, { mainJs: b.main });
+        else await run(process.execPath, [b.main, 'envtest-assets', d]);
         assets.set(b, d);
       }
       for (let r = 0; r < args.envtestRuns; r++) {
