@@ -13,9 +13,10 @@ if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.j
   npm ci --no-audit --no-fund
 fi
 # Rebuild only when a source, the build settings or the packages changed since the last build,
-# so a second start takes about a second.
+# so a second start takes well under a second. The build ends with the bundle (dist/bundle/, see
+# tools/bundle.ts), which starts in about a third of the time of tsc's output in dist/src/.
 stamp=dist/.build-stamp
-if [ ! -f "$stamp" ] || [ -n "$(find src storage tools proto package.json package-lock.json tsconfig.json tsconfig.build.json -newer "$stamp" -print -quit)" ]; then
+if [ ! -f "$stamp" ] || [ ! -f dist/bundle/capstan.js ] || [ -n "$(find src storage tools proto package.json package-lock.json tsconfig.json tsconfig.build.json -newer "$stamp" -print -quit)" ]; then
   npm run --silent build
   touch "$stamp"
 fi
@@ -37,4 +38,4 @@ case " $* " in
   *" --bind-address"*) ;;
   *) defaults+=(--bind-address=127.0.0.1) ;;
 esac
-exec node dist/src/cli/main.js server "${defaults[@]}" "$@"
+exec node dist/bundle/capstan.js server "${defaults[@]}" "$@"

@@ -1,19 +1,13 @@
 /**
- * kube-apiserver's bootstrap RBAC policy, loaded once from `bootstrap-policy.yaml` (data, kept
- * beside this file) and expanded into the API objects the server creates and reconciles at
+ * kube-apiserver's bootstrap RBAC policy, written as data in `bootstrap-policy.yaml` (beside this
+ * file; `bootstrap-policy-data.ts` is its parsed form, generated, so that a server does not parse
+ * YAML while it starts) and expanded into the API objects the server creates and reconciles at
  * start: ClusterRoles, ClusterRoleBindings, Roles and RoleBindings, each labelled
  * `kubernetes.io/bootstrapping=rbac-defaults` and annotated
  * `rbac.authorization.kubernetes.io/autoupdate=true`.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
-import { findPackageRoot } from '../registry/schema.js';
+import { BOOTSTRAP_POLICY_DATA } from './bootstrap-policy-data.js';
 import type { PolicyRule, Subject } from './rbac-rules.js';
-
-/** Path of the data file inside the package. */
-export const BOOTSTRAP_POLICY_FILE = 'src/authz/bootstrap-policy.yaml';
 
 export const BOOTSTRAP_LABEL = 'kubernetes.io/bootstrapping';
 export const AUTOUPDATE_ANNOTATION = 'rbac.authorization.kubernetes.io/autoupdate';
@@ -34,14 +28,16 @@ export interface PolicyObject {
   };
 }
 
-interface ShortRule {
+/** A rule in the file's shorthand (see the file's header). */
+export interface ShortRule {
   v?: string[];
   g?: string[];
   r?: string[];
   n?: string[];
   u?: string[];
 }
-interface RoleEntry {
+/** A ClusterRole or Role of the file. */
+export interface RoleEntry {
   name: string;
   namespace?: string;
   labels?: Record<string, string>;
@@ -49,13 +45,15 @@ interface RoleEntry {
   controller?: boolean;
   rules?: ShortRule[];
 }
-interface BindingEntry {
+/** A ClusterRoleBinding or RoleBinding of the file. */
+export interface BindingEntry {
   name: string;
   namespace?: string;
   role: string;
   subjects: string[];
 }
-interface PolicyFile {
+/** The file's content. */
+export interface PolicyFile {
   clusterRoles: RoleEntry[];
   clusterRoleBindings: BindingEntry[];
   roles: RoleEntry[];
@@ -124,9 +122,7 @@ function bindingObject(kind: 'ClusterRoleBinding' | 'RoleBinding', e: BindingEnt
 }
 
 /** The bootstrap objects, in creation order (roles before bindings). */
-export function bootstrapPolicy(path?: string): PolicyObject[] {
-  const file = path ?? join(findPackageRoot(dirname(fileURLToPath(import.meta.url))), BOOTSTRAP_POLICY_FILE);
-  const data = parse(readFileSync(file, 'utf8')) as PolicyFile;
+export function bootstrapPolicy(data: PolicyFile = BOOTSTRAP_POLICY_DATA): PolicyObject[] {
   const out: PolicyObject[] = [];
   for (const e of data.clusterRoles) {
     out.push({ resource: 'clusterroles', namespace: '', name: e.name, object: roleObject('ClusterRole', e) });

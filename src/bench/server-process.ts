@@ -7,14 +7,14 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readKubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
+import { fastestCliEntryPath } from '../server/package-version.js';
 import { BenchClient } from './client.js';
 import { BenchError } from './errors.js';
 import { msSince } from './stats.js';
 
-/** The built `capstan` entry point next to this module (`dist/src/cli/main.js`). */
-export const CAPSTAN_MAIN = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+/** The `capstan` entry point servers are started from: the bundle when built (as tools/run.sh runs it). */
+export const CAPSTAN_MAIN = fastestCliEntryPath();
 
 /** Options of {@link spawnServer}. */
 export interface SpawnOptions {
@@ -22,6 +22,8 @@ export interface SpawnOptions {
   readonly dataDir: string;
   /** More `capstan server` flags (e.g. `--etcd-servers=...`). */
   readonly extraArgs?: readonly string[];
+  /** The `capstan` entry to run (default {@link CAPSTAN_MAIN}; a start-up comparison runs two builds). */
+  readonly main?: string;
   /** How long to wait for the first successful request (default 60 s). */
   readonly timeoutMs?: number;
 }
@@ -59,15 +61,16 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
  *   it does not answer within the timeout (the process is killed first).
  */
 export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer> {
-  if (!existsSync(CAPSTAN_MAIN))
-    throw new BenchError('BENCH_SERVER_START', `${CAPSTAN_MAIN} is missing: run npm run build first`);
+  const main = options.main ?? CAPSTAN_MAIN;
+  if (!existsSync(main))
+    throw new BenchError('BENCH_SERVER_START', `${main} is missing: run npm run build first`);
   const port = await freePort();
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(
     process.execPath,
     [
-      CAPSTAN_MAIN,
+      main,
       'server',
       `--data-dir=${options.dataDir}`,
       `--secure-port=${port}`,

@@ -4,7 +4,8 @@
  */
 import { access, chmod, constants, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
-import { ETCD_STANDIN_JS } from './etcd-standin.js';
+import { serverHelp } from '../server/options.js';
+import { ETCD_STANDIN_HELP, ETCD_STANDIN_JS } from './etcd-standin.js';
 
 /** The environment variable that makes both shims use envtest's real etcd. */
 export const REAL_ETCD_ENV = 'CAPSTAN_ENVTEST_ETCD';
@@ -36,14 +37,19 @@ function shQuote(s: string): string {
   return `'${s.replaceAll("'", `'\\''`)}'`;
 }
 
-function apiserverScript(node: string, mainJs: string): string {
+function apiserverScript(node: string, mainJs: string, helpFile: string): string {
   return `#!/bin/sh
 # Written by \`capstan envtest-assets\`: Capstan as envtest's kube-apiserver.
 # envtest's flags pass through unchanged, except --etcd-servers: by default it is dropped and Capstan
 # runs its embedded store in a fresh temporary directory, removed on exit. With ${REAL_ETCD_ENV}=1
 # Capstan uses the etcd envtest started (the \`etcd\` script then runs a real etcd).
+# envtest runs \`kube-apiserver --help\` before every start: that is answered from the text
+# \`capstan server --help\` printed when this directory was written, without starting node.
 NODE=${shQuote(node)}
 MAIN=${shQuote(mainJs)}
+if [ "$#" = 1 ] && { [ "$1" = --help ] || [ "$1" = -h ]; }; then
+  exec cat ${shQuote(helpFile)}
+fi
 if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
   exec "$NODE" "$MAIN" server "$@"
 fi
@@ -80,6 +86,17 @@ function etcdScript(node: string, standin: string): string {
 # Written by \`capstan envtest-assets\`: envtest starts etcd and polls its /health; Capstan's
 # kube-apiserver shim uses its embedded store, so by default this only answers that probe.
 # With ${REAL_ETCD_ENV}=1 it runs the first real etcd on PATH instead.
+# envtest runs \`etcd --help\` before every start: the stand-in's answer needs no node process.
+if [ "\${${REAL_ETCD_ENV}:-}" != "1" ]; then
+  for a in "$@"; do
+    case $a in
+      --help | -h)
+        printf '%s\\n' ${shQuote(ETCD_STANDIN_HELP)}
+        exit 0
+        ;;
+    esac
+  done
+fi
 if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
   self=$(cd "$(dirname "$0")" && pwd)/etcd
   IFS=:
@@ -123,7 +140,10 @@ export async function writeEnvtestAssets(dir: string, options: EnvtestAssetsOpti
   const apiserver = join(abs, 'kube-apiserver');
   const etcd = join(abs, 'etcd');
   const standin = join(abs, 'etcd-standin.mjs');
-  await writeFile(apiserver, apiserverScript(node, resolve(options.mainJs)));
+  const help = join(abs, 'kube-apiserver.help');
+  // What `capstan server --help` prints (console.log adds the newline).
+  await writeFile(help, `${serverHelp()}\n`);
+  await writeFile(apiserver, apiserverScript(node, resolve(options.mainJs), help));
   await writeFile(standin, ETCD_STANDIN_JS);
   await writeFile(etcd, etcdScript(node, standin));
   await chmod(apiserver, 0o755);

@@ -2,7 +2,7 @@
  * `capstan envtest-assets [DIR]`: writes a directory for controller-runtime's envtest
  * (`KUBEBUILDER_ASSETS=DIR go test ./...`).
  */
-import { fileURLToPath } from 'node:url';
+import { fastestCliEntryPath } from '../server/package-version.js';
 import { REAL_ETCD_ENV, writeEnvtestAssets } from './assets.js';
 
 const HELP = `usage: capstan envtest-assets [DIR]
@@ -28,8 +28,9 @@ export async function runEnvtestAssetsCommand(argv: readonly string[]): Promise<
     console.error("Run 'capstan envtest-assets --help' for usage.");
     return 2;
   }
-  // This module sits at dist/src/envtest/command.js; the CLI entry is dist/src/cli/main.js.
-  const mainJs = fileURLToPath(new URL('../cli/main.js', import.meta.url));
+  // envtest starts the server once per suite or test: the shim runs the bundle when it was built
+  // (it starts faster), else the build this command runs from.
+  const mainJs = fastestCliEntryPath();
   const assets = await writeEnvtestAssets(argv[0] ?? 'envtest-assets', { mainJs });
   console.log(
     `wrote ${assets.dir}: kube-apiserver, etcd${assets.kubectl !== undefined ? `, kubectl -> ${assets.kubectl}` : ' (no kubectl found)'}`,

@@ -5,16 +5,18 @@
  * that probe (and `--help`, which envtest runs to discover flags) and exits on SIGTERM/SIGINT. It is written out as plain JavaScript (no imports from
  * Capstan) so that it starts in a few tens of milliseconds.
  */
+/** What `etcd --help` of the stand-in prints (envtest looks for `--unsafe-no-fsync` in it). */
+export const ETCD_STANDIN_HELP =
+  'Usage: etcd [flags] (Capstan envtest stand-in: answers GET /health only)\n' +
+  '  --listen-client-urls\n  --advertise-client-urls\n  --listen-peer-urls\n  --data-dir\n  --unsafe-no-fsync';
+
 export const ETCD_STANDIN_JS = `// Written by \`capstan envtest-assets\`: a stand-in for etcd that only answers envtest's health probe.
 import { createServer } from 'node:http';
 
 const args = process.argv.slice(2);
 // envtest probes flags with \`etcd --help\` (e.g. for --unsafe-no-fsync): answer and exit.
 if (args.includes('--help') || args.includes('-h')) {
-  console.log(
-    'Usage: etcd [flags] (Capstan envtest stand-in: answers GET /health only)\\n' +
-      '  --listen-client-urls\\n  --advertise-client-urls\\n  --listen-peer-urls\\n  --data-dir\\n  --unsafe-no-fsync',
-  );
+  console.log(${JSON.stringify(ETCD_STANDIN_HELP)});
   process.exit(0);
 }
 if (args.includes('--version')) {

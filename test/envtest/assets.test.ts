@@ -230,6 +230,8 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
   const help = execFileSync(join(assets, 'kube-apiserver'), ['--help'], { encoding: 'utf8' });
   expect(help).toContain('--cert-dir');
   expect(help).not.toContain('--insecure-port');
+  // It is answered by the shell (envtest asks before every start) with what the server prints.
+  expect(help).toBe(execFileSync(process.execPath, [MAIN, 'server', '--help'], { encoding: 'utf8' }));
   // Nor its `etcd --help` probe (for --unsafe-no-fsync) start a stand-in that never exits.
   const etcdHelp = execFileSync(join(assets, 'etcd'), ['--help'], { encoding: 'utf8', timeout: 10_000 });
   expect(etcdHelp).toContain('--unsafe-no-fsync');

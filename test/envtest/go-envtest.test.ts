@@ -19,7 +19,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REAL_ETCD_ENV, writeEnvtestAssets } from '../../src/envtest/assets.js';
 
 const run = promisify(execFile);
-const MAIN = resolve(import.meta.dirname, '../../dist/src/cli/main.js');
+// The bundle: what tools/run.sh and `capstan envtest-assets` run (npm run build makes it).
+const MAIN = resolve(import.meta.dirname, '../../dist/bundle/capstan.js');
 const PROGRAM = resolve(import.meta.dirname, '../fixtures/envtest');
 const CI = process.env['CI'] === 'true';
 /** envtest Start()/Stop() pairs timed before the controller run (medians printed, not asserted). */

@@ -1,0 +1,96 @@
+/**
+ * The bundled build (`dist/bundle/`, made by `npm run build` with tools/bundle.ts) is the server
+ * tools/run.sh and envtest run: it must behave as tsc's output. Proven here on a real process:
+ * its code cache is accepted by this Node (else every start compiles the whole bundle), it finds
+ * the files it reads at run time from `dist/bundle/` (package.json for the version, the generated
+ * schemas, `proto/` for the OpenAPI v2 protobuf document, which also loads protobufjs with
+ * createRequire), the RBAC bootstrap policy is in place when `/readyz` says so, a YAML body is
+ * parsed (yaml loaded with createRequire), and classic-level's native binding loads (the store).
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BenchClient } from '../../src/bench/client.js';
+import { spawnServer, type SpawnedServer } from '../../src/bench/server-process.js';
+import { readKubeconfigCredentials } from '../../src/pki/kubeconfig-credentials.js';
+
+const DIST = resolve(import.meta.dirname, '../../dist');
+const BUNDLE = join(DIST, 'bundle', 'capstan.js');
+const TSC_MAIN = join(DIST, 'src', 'cli', 'main.js');
+
+let dir: string;
+let server: SpawnedServer;
+let client: BenchClient;
+
+beforeAll(async () => {
+  expect(existsSync(BUNDLE), `${BUNDLE} missing: run npm run build`).toBe(true);
+  dir = await mkdtemp(join(tmpdir(), 'capstan-bundle-test-'));
+  server = await spawnServer({
+    dataDir: join(dir, 'data'),
+    main: BUNDLE,
+    extraArgs: ['--authorization-mode=Node,RBAC'],
+  });
+  client = new BenchClient(readKubeconfigCredentials(server.kubeconfigPath), 1);
+}, 120_000);
+
+afterAll(async () => {
+  client?.close();
+  await server?.stop();
+  if (dir !== undefined) await rm(dir, { recursive: true, force: true });
+});
+
+describe('the bundled build', () => {
+  it('has a code cache this Node accepts', () => {
+    const script = `
+      const { readFileSync } = require('node:fs');
+      const { Script } = require('node:vm');
+      const file = ${JSON.stringify(join(DIST, 'bundle', 'capstan.cjs'))};
+      const s = new Script(readFileSync(file, 'latin1'), { filename: file, cachedData: readFileSync(file + '.cache') });
+      process.stdout.write(String(s.cachedDataRejected));`;
+    expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })).toBe('false');
+  });
+
+  it('prints the version tsc’s build prints', () => {
+    const bundled = execFileSync(process.execPath, [BUNDLE, 'version'], { encoding: 'utf8' });
+    expect(bundled).toBe(execFileSync(process.execPath, [TSC_MAIN, 'version'], { encoding: 'utf8' }));
+    expect(bundled).not.toContain('unknown');
+  });
+
+  it('serves what needs its run-time files and lazily loaded packages', async () => {
+    expect((await client.request('GET', '/readyz')).status).toBe(200);
+    // The RBAC bootstrap policy (generated module) is stored once /readyz is 200.
+    const admin = await client.request(
+      'GET',
+      '/apis/rbac.authorization.k8s.io/v1/clusterroles/cluster-admin',
+    );
+    expect(admin.status).toBe(200);
+    expect(JSON.parse(admin.body.toString('utf8'))).toMatchObject({
+      metadata: { labels: { 'kubernetes.io/bootstrapping': 'rbac-defaults' } },
+    });
+    const version = JSON.parse((await client.request('GET', '/version')).body.toString('utf8')) as {
+      gitVersion: string;
+    };
+    expect(version.gitVersion).not.toContain('unknown');
+    // Schemas from src/registry/generated/schemas.json: the OpenAPI v3 document of a group.
+    const v3 = await client.request('GET', '/openapi/v3/apis/apps/v1');
+    expect(v3.status).toBe(200);
+    expect(v3.body.toString('utf8')).toContain('io.k8s.api.apps.v1.Deployment');
+    // proto/ and protobufjs: the OpenAPI v2 document as protobuf.
+    const v2 = await client.request('GET', '/openapi/v2', {
+      accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf',
+    });
+    expect(v2.status).toBe(200);
+    expect(v2.body.length).toBeGreaterThan(100_000);
+    // yaml (createRequire): a YAML body, then the object read back from the store.
+    const created = await client.request('POST', '/api/v1/namespaces/default/configmaps', {
+      body: 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: from-yaml\ndata:\n  k: v\n',
+      contentType: 'application/yaml',
+    });
+    expect(created.status).toBe(201);
+    const read = await client.request('GET', '/api/v1/namespaces/default/configmaps/from-yaml');
+    expect(JSON.parse(read.body.toString('utf8'))).toMatchObject({ data: { k: 'v' } });
+  }, 60_000);
+});
