@@ -133,10 +133,14 @@ export function validateValidatingAdmissionPolicyBinding(o: JsonObject, errs: Fi
     const selector = obj(pr, 'selector');
     if (hasName && selector !== undefined) {
       errs.push(forbidden(child(pp, 'name'), 'name and selector are mutually exclusive'));
-    } else if (!hasName && selector === undefined) {
+    }
+    if (selector !== undefined) {
+      errs.push(...validateLabelSelector(selector, child(pp, 'selector')));
+      if (hasName) errs.push(forbidden(child(pp, 'selector'), 'name and selector are mutually exclusive'));
+    }
+    if (!hasName && selector === undefined) {
       errs.push(required(pp, 'one of name or selector must be specified'));
     }
-    if (selector !== undefined) errs.push(...validateLabelSelector(selector, child(pp, 'selector')));
     const action = pr['parameterNotFoundAction'];
     if (action === undefined || action === null || action === '') {
       errs.push(required(child(pp, 'parameterNotFoundAction')));

@@ -24,16 +24,23 @@ export interface StatusWriterDeps {
 export function expressionWarnings(cache: ExpressionCache, obj: KubeObject): JsonObject[] {
   const p = policyOf(obj);
   const out: JsonObject[] = [];
-  const check = (fieldRef: string, expression: string): void => {
+  const params = p.paramKind !== undefined;
+  const scope = cache.policyScope(params, p.variables);
+  const check = (fieldRef: string, expression: string, at = scope): void => {
     if (expression === '') return;
-    const c = cache.compile(expression);
+    const c = cache.compile(expression, at);
     if ('error' in c) out.push({ fieldRef, warning: c.error });
   };
-  p.matchConditions.forEach((c, i) => check(`spec.matchConditions[${i}].expression`, c.expression));
-  p.variables.forEach((v, i) => check(`spec.variables[${i}].expression`, v.expression));
+  p.matchConditions.forEach((c, i) =>
+    check(`spec.matchConditions[${i}].expression`, c.expression, { params, authorizer: true }),
+  );
+  const { errors } = cache.compiler.variableTypes(p.variables, params);
+  errors.forEach((e, i) => {
+    if (e !== undefined) out.push({ fieldRef: `spec.variables[${i}].expression`, warning: e });
+  });
   p.validations.forEach((v, i) => {
     check(`spec.validations[${i}].expression`, v.expression);
-    check(`spec.validations[${i}].messageExpression`, v.messageExpression);
+    check(`spec.validations[${i}].messageExpression`, v.messageExpression, { ...scope, authorizer: false });
   });
   p.auditAnnotations.forEach((a, i) =>
     check(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression),

@@ -1,0 +1,359 @@
+/**
+ * CEL in admission objects on one RBAC server: expressions are compiled when a
+ * ValidatingAdmissionPolicy or a webhook configuration is written, and refused with kube's 422
+ * field errors (messages checked against kube-apiserver v1.33 with the same objects); the
+ * `authorizer` variable asks the server's authorizer for the requesting user, in policies and
+ * in webhook matchConditions.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+
+type Json = Record<string, unknown>;
+
+let server: TestServer;
+let tls: AdminTls;
+
+async function api(method: string, path: string, body?: unknown, user?: string) {
+  const res = await adminFetch(`${server.url}${path}`, tls, {
+    method,
+    headers: {
+      'content-type': 'application/json',
+      ...(user === undefined ? {} : { 'Impersonate-User': user }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  let json: Json = {};
+  try {
+    json = JSON.parse(res.body) as Json;
+  } catch {
+    // not JSON
+  }
+  return { status: res.status, json };
+}
+
+const VAP = '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicies';
+const VWC = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+
+function policy(name: string, spec: Json): Json {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicy',
+    metadata: { name },
+    spec: {
+      failurePolicy: 'Fail',
+      matchConstraints: {
+        resourceRules: [
+          { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+        ],
+      },
+      ...spec,
+    },
+  };
+}
+
+function configMap(ns: string, name: string): Json {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns } };
+}
+
+/** Polls `probe` until true (policies reach the plugin through a watch). */
+async function until(probe: () => Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const started = Date.now();
+  while (!(await probe())) {
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+beforeAll(async () => {
+  server = await startTestServer({ args: ['--authorization-mode=RBAC'] });
+  tls = adminTls(server.kubeconfigPath);
+  for (const ns of ['vap-authz', 'hook-authz']) {
+    const r = await api('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: ns, labels: { suite: ns } },
+    });
+    expect(r.status).toBe(201);
+  }
+  // alice may create ConfigMaps in both namespaces; whether she may list Secrets is the test.
+  const role = await api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterroles', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name: 'cm-writer' },
+    rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }],
+  });
+  expect(role.status).toBe(201);
+  const binding = await api('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: 'alice-cm-writer' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'cm-writer' },
+    subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }],
+  });
+  expect(binding.status).toBe(201);
+}, 60_000);
+
+afterAll(async () => {
+  await server?.close();
+});
+
+describe('admission expressions', () => {
+  it('refuses a policy whose expressions do not compile or have the wrong type, with kube’s 422 message', async () => {
+    const r = await api(
+      'POST',
+      VAP,
+      policy('typed', {
+        matchConditions: [
+          { name: 'b', expression: 'params.x == 1' },
+          { name: 'c', expression: "'x'" },
+        ],
+        variables: [
+          { name: 'a', expression: '[1, 2]' },
+          { name: 'b', expression: 'variables.nope == 1' },
+        ],
+        validations: [
+          { expression: 'object.data' },
+          { expression: "object.metadata.name + 1 == 'x'" },
+          { expression: 'true', messageExpression: 'variables.a' },
+          { expression: 'true', messageExpression: "'a' + 1" },
+          { expression: "request.nope == 'x'" },
+          { expression: "authorizer.group('').resource('pods').check('get').allowed()" },
+          { expression: 'true', messageExpression: "authorizer.path('/x').check('get').reason()" },
+          { expression: 'namespaceObject.metadata.nope == 1' },
+          { expression: '1 == 1 && undefinedVar' },
+        ],
+        auditAnnotations: [
+          { key: 'k1', valueExpression: '1' },
+          { key: 'k3', valueExpression: 'null' },
+          { key: 'k4', valueExpression: 'object.x' },
+        ],
+      }),
+    );
+    expect(r.status).toBe(422);
+    expect(r.json['reason']).toBe('Invalid');
+    // kube-apiserver v1.33.13's answer to the same object, verbatim.
+    expect(r.json['message']).toBe(
+      "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"typed\" is invalid: [spec.matchConditions[0].expression: Invalid value: \"params.x == 1\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'params' (in container '')\n | params.x == 1\n | ^, spec.matchConditions[1].expression: Invalid value: \"'x'\": must evaluate to bool but got string, spec.variables[1].expression: Invalid value: \"variables.nope == 1\": compilation failed: ERROR: <input>:1:10: undefined field 'nope'\n | variables.nope == 1\n | .........^, spec.validations[0].expression: Invalid value: \"object.data\": must evaluate to bool but got dyn, spec.validations[1].expression: Invalid value: \"object.metadata.name + 1 == 'x'\": compilation failed: ERROR: <input>:1:26: found no matching overload for '_==_' applied to '(int, string)'\n | object.metadata.name + 1 == 'x'\n | .........................^, spec.validations[2].messageExpression: Invalid value: \"variables.a\": must evaluate to string but got list(int), spec.validations[3].messageExpression: Invalid value: \"'a' + 1\": compilation failed: ERROR: <input>:1:5: found no matching overload for '_+_' applied to '(string, int)'\n | 'a' + 1\n | ....^, spec.validations[4].expression: Invalid value: \"request.nope == 'x'\": compilation failed: ERROR: <input>:1:8: undefined field 'nope'\n | request.nope == 'x'\n | .......^, spec.validations[6].messageExpression: Invalid value: \"authorizer.path('/x').check('get').reason()\": compilation failed: ERROR: <input>:1:1: undeclared reference to 'authorizer' (in container '')\n | authorizer.path('/x').check('get').reason()\n | ^, spec.validations[7].expression: Invalid value: \"namespaceObject.metadata.nope == 1\": compilation failed: ERROR: <input>:1:25: undefined field 'nope'\n | namespaceObject.metadata.nope == 1\n | ........................^, spec.validations[8].expression: Invalid value: \"1 == 1 && undefinedVar\": compilation failed: ERROR: <input>:1:11: undeclared reference to 'undefinedVar' (in container '')\n | 1 == 1 && undefinedVar\n | ..........^, spec.auditAnnotations[0].valueExpression: Invalid value: \"1\": must evaluate to one of [string null_type] but got int, spec.auditAnnotations[2].valueExpression: Invalid value: \"object.x\": must evaluate to one of [string null_type] but got dyn]",
+    );
+    const causes = ((r.json['details'] as Json)['causes'] as Json[]).map((c) => c['field']);
+    expect(causes[0]).toBe('spec.matchConditions[0].expression');
+    // A syntax error is refused too (cel-js words it differently from cel-go).
+    const syntax = await api('POST', VAP, policy('syntax', { validations: [{ expression: '1 + ' }] }));
+    expect(syntax.status).toBe(422);
+    expect(String(syntax.json['message'])).toMatch(
+      /spec\.validations\[0\]\.expression: Invalid value: "1 \+ ": compilation failed: ERROR: <input>:1:5: .*\n \| 1 \+ \n \| \.\.\.\.\^$/,
+    );
+  });
+
+  it('checks an update as a create, and params only with a paramKind', async () => {
+    const ok = await api(
+      'POST',
+      VAP,
+      policy('evolving', {
+        paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+        matchConditions: [{ name: 'has-params', expression: 'params != null' }],
+        validations: [{ expression: "has(object.data) || params.data.x == 'y'" }],
+      }),
+    );
+    expect(ok.status, JSON.stringify(ok.json)).toBe(201);
+    const stored = ok.json as { metadata: Json; spec: Json };
+    // No resourceVersion: the type-checking status write may land first.
+    const { resourceVersion: _rv, ...metadata } = stored.metadata;
+    const bad = await api('PUT', `${VAP}/evolving`, {
+      ...stored,
+      metadata,
+      spec: { ...stored.spec, validations: [{ expression: 'object.metadata.name' }] },
+    });
+    expect(bad.status).toBe(422);
+    expect(bad.json['message']).toBe(
+      'ValidatingAdmissionPolicy.admissionregistration.k8s.io "evolving" is invalid: spec.validations[0].expression: Invalid value: "object.metadata.name": must evaluate to bool but got dyn',
+    );
+  });
+
+  it('refuses webhook matchConditions that do not compile (kube’s message)', async () => {
+    const r = await api('POST', VWC, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'w1' },
+      webhooks: [
+        {
+          name: 'a.example.com',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          clientConfig: { url: 'https://127.0.0.1:1/x' },
+          matchConditions: [
+            { name: 'ok', expression: "authorizer.group('').resource('secrets').check('list').allowed()" },
+            { name: 'p', expression: 'params.x' },
+            { name: 'v', expression: 'variables.x' },
+            { name: 's', expression: 'request.name' },
+            { name: '', expression: '' },
+            { name: 'ok', expression: "namespaceObject.metadata.name == 'x'" },
+          ],
+        },
+      ],
+    });
+    expect(r.status).toBe(422);
+    expect(r.json['message']).toBe(
+      'ValidatingWebhookConfiguration.admissionregistration.k8s.io "w1" is invalid: [webhooks[0].matchConditions[1].expression: Invalid value: "params.x": compilation failed: ERROR: <input>:1:1: undeclared reference to \'params\' (in container \'\')\n | params.x\n | ^, webhooks[0].matchConditions[2].expression: Invalid value: "variables.x": compilation failed: ERROR: <input>:1:1: undeclared reference to \'variables\' (in container \'\')\n | variables.x\n | ^, webhooks[0].matchConditions[3].expression: Invalid value: "request.name": must evaluate to bool but got string, webhooks[0].matchConditions[4].expression: Required value, webhooks[0].matchConditions[4].name: Required value, webhooks[0].matchConditions[5].name: Duplicate value: "ok"]',
+    );
+  });
+
+  it('asks the authorizer about the requesting user in a policy (authorizer, requestResource, serviceAccount)', async () => {
+    const created = await api(
+      'POST',
+      VAP,
+      policy('needs-secrets', {
+        variables: [
+          {
+            name: 'canList',
+            expression:
+              "authorizer.group('').resource('secrets').namespace(object.metadata.namespace).check('list').allowed()",
+          },
+        ],
+        validations: [
+          { expression: 'variables.canList', message: 'only those who may list secrets' },
+          {
+            expression: "authorizer.requestResource.check('create').allowed()",
+            message: 'requestResource is the request itself',
+          },
+          {
+            expression:
+              "!authorizer.serviceAccount('vap-authz', 'nobody').group('').resource('configmaps').check('create').allowed()",
+            message: 'a service account without roles is not allowed',
+          },
+          {
+            expression: "!authorizer.path('/healthz').check('get').errored()",
+            message: 'a path check does not err',
+          },
+        ],
+      }),
+    );
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    const bound = await api(
+      'POST',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'needs-secrets-b' },
+        spec: {
+          policyName: 'needs-secrets',
+          validationActions: ['Deny'],
+          matchResources: { namespaceSelector: { matchLabels: { suite: 'vap-authz' } } },
+        },
+      },
+    );
+    expect(bound.status).toBe(201);
+    await until(
+      async () =>
+        (
+          await api(
+            'POST',
+            '/api/v1/namespaces/vap-authz/configmaps?dryRun=All',
+            configMap('vap-authz', 'p'),
+            'alice',
+          )
+        ).status === 422,
+    );
+    const denied = await api(
+      'POST',
+      '/api/v1/namespaces/vap-authz/configmaps',
+      configMap('vap-authz', 'a'),
+      'alice',
+    );
+    expect(denied.status).toBe(422);
+    expect(denied.json['message']).toBe(
+      `configmaps "a" is forbidden: ValidatingAdmissionPolicy 'needs-secrets' with binding 'needs-secrets-b' denied request: only those who may list secrets`,
+    );
+    // The admin (system:masters) may list secrets: admitted.
+    expect(
+      (await api('POST', '/api/v1/namespaces/vap-authz/configmaps', configMap('vap-authz', 'b'))).status,
+    ).toBe(201);
+    // Once alice may list secrets in the namespace, she is admitted too.
+    const role = await api('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/vap-authz/roles', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'Role',
+      metadata: { name: 'secret-lister', namespace: 'vap-authz' },
+      rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }],
+    });
+    expect(role.status).toBe(201);
+    const rb = await api('POST', '/apis/rbac.authorization.k8s.io/v1/namespaces/vap-authz/rolebindings', {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: 'alice-lists', namespace: 'vap-authz' },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'secret-lister' },
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice' }],
+    });
+    expect(rb.status).toBe(201);
+    await until(
+      async () =>
+        (
+          await api(
+            'POST',
+            '/api/v1/namespaces/vap-authz/configmaps?dryRun=All',
+            configMap('vap-authz', 'p'),
+            'alice',
+          )
+        ).status === 201,
+    );
+    expect(
+      (await api('POST', '/api/v1/namespaces/vap-authz/configmaps', configMap('vap-authz', 'c'), 'alice'))
+        .status,
+    ).toBe(201);
+  });
+
+  it('asks the authorizer in webhook matchConditions: a webhook is called only for users the condition selects', async () => {
+    // The webhook's URL answers nothing: calling it fails the request (failurePolicy Fail).
+    const r = await api('POST', VWC, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'unreachable' },
+      webhooks: [
+        {
+          name: 'unreachable.example.com',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          failurePolicy: 'Fail',
+          timeoutSeconds: 2,
+          clientConfig: { url: 'https://127.0.0.1:1/validate' },
+          namespaceSelector: { matchLabels: { suite: 'hook-authz' } },
+          rules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+          ],
+          matchConditions: [
+            {
+              name: 'cannot-list-secrets',
+              expression:
+                "!authorizer.group('').resource('secrets').namespace('hook-authz').check('list').allowed()",
+            },
+          ],
+        },
+      ],
+    });
+    expect(r.status, JSON.stringify(r.json)).toBe(201);
+    // alice may not list secrets there: the webhook is called, and fails.
+    await until(
+      async () =>
+        (
+          await api(
+            'POST',
+            '/api/v1/namespaces/hook-authz/configmaps?dryRun=All',
+            configMap('hook-authz', 'p'),
+            'alice',
+          )
+        ).status !== 201,
+    );
+    const called = await api(
+      'POST',
+      '/api/v1/namespaces/hook-authz/configmaps',
+      configMap('hook-authz', 'a'),
+      'alice',
+    );
+    expect(called.status).toBe(500);
+    expect(String(called.json['message'])).toContain('failed calling webhook "unreachable.example.com"');
+    // The admin may: the condition is false, the webhook is skipped.
+    expect(
+      (await api('POST', '/api/v1/namespaces/hook-authz/configmaps', configMap('hook-authz', 'b'))).status,
+    ).toBe(201);
+  });
+});
