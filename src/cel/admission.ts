@@ -22,6 +22,11 @@ export interface AdmissionEnvOptions {
   readonly authorizer: boolean;
   /** The policy's variables in order with their CEL types; undefined: no `variables`. */
   readonly variables?: readonly { readonly name: string; readonly type: string }[];
+  /**
+   * The type of `object` and `oldObject` (type checking against a matched kind's schema);
+   * undefined: `dyn`.
+   */
+  readonly objectType?: { readonly name: string; readonly objectTypes: readonly CelObjectType[] };
 }
 
 /** The output types an expression may have (kube's `ReturnTypes`). */
@@ -139,7 +144,7 @@ function returnError(returns: AdmissionReturn, outputType: string): string {
 
 function keyOf(o: AdmissionEnvOptions): string {
   const vars = o.variables === undefined ? '-' : o.variables.map((v) => `${v.name}:${v.type}`).join(',');
-  return `${o.params ? 'p' : ''}${o.authorizer ? 'a' : ''}|${vars}`;
+  return `${o.params ? 'p' : ''}${o.authorizer ? 'a' : ''}|${vars}|${o.objectType?.name ?? ''}`;
 }
 
 /**
@@ -153,15 +158,16 @@ export class AdmissionCompiler {
     const key = keyOf(o);
     let env = this.#envs.get(key);
     if (env === undefined) {
+      const objectType = o.objectType?.name ?? 'dyn';
       const variables: Record<string, string> = {
-        object: 'dyn',
-        oldObject: 'dyn',
+        object: objectType,
+        oldObject: objectType,
         request: REQUEST,
         namespaceObject: NS,
       };
       if (o.params) variables['params'] = 'dyn';
       if (o.authorizer) variables['authorizer'] = AUTHORIZER_TYPE;
-      const objectTypes = [...OBJECT_TYPES];
+      const objectTypes = [...OBJECT_TYPES, ...(o.objectType?.objectTypes ?? [])];
       if (o.variables !== undefined) {
         const fields: Record<string, string> = {};
         for (const v of o.variables) fields[v.name] = v.type;
@@ -199,11 +205,21 @@ export class AdmissionCompiler {
   variableTypes(
     variables: readonly { readonly name: string; readonly expression: string }[],
     params: boolean,
+    objectType?: AdmissionEnvOptions['objectType'],
   ): { readonly types: { name: string; type: string }[]; readonly errors: (string | undefined)[] } {
     const types: { name: string; type: string }[] = [];
     const errors: (string | undefined)[] = [];
     for (const v of variables) {
-      const c = this.compile(v.expression, { params, authorizer: true, variables: [...types] }, 'any');
+      const c = this.compile(
+        v.expression,
+        {
+          params,
+          authorizer: true,
+          variables: [...types],
+          ...(objectType === undefined ? {} : { objectType }),
+        },
+        'any',
+      );
       errors.push(c.error);
       types.push({ name: v.name, type: c.error === undefined ? c.outputType : 'dyn' });
     }

@@ -290,6 +290,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     store: () => layer.store,
     registry,
     authorize: celAuthorize,
+    // The server's one load of the built-in schemas (made below, before any request).
+    schemas: () => schemas,
     onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
   });
   const admission = buildAdmission({

@@ -198,6 +198,60 @@ describe('admission expressions', () => {
     );
   });
 
+  it('type checks a policy against the kinds it matches and reports kube’s warnings in status', async () => {
+    const created = await api('POST', VAP, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'typo' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: ['apps'],
+              apiVersions: ['v1'],
+              operations: ['CREATE'],
+              resources: ['deployments', 'replicasets'],
+            },
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+          ],
+        },
+        validations: [
+          {
+            expression: 'object.spec.replicass > 1',
+            messageExpression: "'x' + string(object.spec.replicas)",
+          },
+          {
+            expression:
+              "has(object.spec.template) && object.spec.template.spec.containers.all(c, c.image != '')",
+          },
+          { expression: "object.metadata.name != 'x' && object.data.x == 'y'" },
+          { expression: "object.kind != '' && object.apiVersion != ''" },
+        ],
+      },
+    });
+    expect(created.status, JSON.stringify(created.json)).toBe(201);
+    let status: Json = {};
+    await until(async () => {
+      const got = await api('GET', `${VAP}/typo`);
+      status = (got.json['status'] ?? {}) as Json;
+      return status['observedGeneration'] === 1;
+    });
+    const warnings = (status['typeChecking'] as Json)['expressionWarnings'] as Json[];
+    // kube's fieldRefs and text: one block per kind (group/version, Kind=...), kinds sorted.
+    expect(warnings.map((w) => w['fieldRef'])).toEqual([
+      'spec.validations[0].expression',
+      'spec.validations[0].messageExpression',
+      'spec.validations[1].expression',
+      'spec.validations[2].expression',
+    ]);
+    expect(warnings[0]?.['warning']).toBe(
+      "/v1, Kind=ConfigMap: compilation failed: ERROR: <input>:1:7: undefined field 'spec'\n | object.spec.replicass > 1\n | ......^\n\napps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^\n\napps/v1, Kind=ReplicaSet: compilation failed: ERROR: <input>:1:12: undefined field 'replicass'\n | object.spec.replicass > 1\n | ...........^\n",
+    );
+    expect(String(warnings[2]?.['warning'])).toMatch(/^\/v1, Kind=ConfigMap: compilation failed: /);
+    expect(String(warnings[3]?.['warning'])).not.toContain('ConfigMap');
+  });
+
   it('asks the authorizer about the requesting user in a policy (authorizer, requestResource, serviceAccount)', async () => {
     const created = await api(
       'POST',

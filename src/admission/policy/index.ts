@@ -24,6 +24,8 @@ import { evaluatePolicy, type Decision } from './evaluate.js';
 import { matchResources, type MatchDeps } from './matching.js';
 import { bindingOf, policyOf, type BindingSpec, type PolicySpec } from './spec.js';
 import { startStatusWriter } from './status.js';
+import { typeCheckingWarnings } from './type-checking.js';
+import type { SchemaSet } from '../../registry/schema.js';
 
 /** What the plugin is built from. */
 export interface PolicyAdmissionDeps {
@@ -38,6 +40,8 @@ export interface PolicyAdmissionDeps {
    * user); undefined: every check is allowed.
    */
   readonly authorize?: CelAuthorize;
+  /** The built-in kinds' schemas, for type checking policies against the kinds they match. */
+  readonly schemas?: () => SchemaSet;
 }
 
 /** The plugin and its lifecycle. */
@@ -213,7 +217,16 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
     if (first !== undefined) throw denialError(attrs, first);
   };
 
-  const status = startStatusWriter({ informer: policies, store, cache, onError });
+  const schemas = deps.schemas;
+  const status = startStatusWriter({
+    informer: policies,
+    store,
+    cache,
+    onError,
+    ...(schemas === undefined
+      ? {}
+      : { typeCheck: (p: PolicySpec) => typeCheckingWarnings(cache, p, deps.registry, schemas()) }),
+  });
   return {
     plugin: {
       name: 'ValidatingAdmissionPolicy',

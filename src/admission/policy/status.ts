@@ -10,18 +10,24 @@ import type { Store } from '../../../storage/interface.js';
 import { encodeForStorage, isJsonObject, type JsonObject, type KubeObject } from '../../api/object.js';
 import type { Informer } from '../webhook/informer.js';
 import type { ExpressionCache } from './cel.js';
-import { policyOf } from './spec.js';
+import { policyOf, type PolicySpec } from './spec.js';
 
 /** What the writer needs. */
 export interface StatusWriterDeps {
   readonly informer: Informer;
   readonly store: Pick<Store, 'update'>;
   readonly cache: ExpressionCache;
+  /** Type checking against the matched kinds' schemas (./type-checking.ts); none when absent. */
+  readonly typeCheck?: (policy: PolicySpec) => JsonObject[];
   readonly onError: (message: string, err: unknown) => void;
 }
 
 /** kube's `expressionWarnings` of a policy: the compile errors of its expressions by field. */
-export function expressionWarnings(cache: ExpressionCache, obj: KubeObject): JsonObject[] {
+export function expressionWarnings(
+  cache: ExpressionCache,
+  obj: KubeObject,
+  typeCheck?: (policy: PolicySpec) => JsonObject[],
+): JsonObject[] {
   const p = policyOf(obj);
   const out: JsonObject[] = [];
   const params = p.paramKind !== undefined;
@@ -45,6 +51,8 @@ export function expressionWarnings(cache: ExpressionCache, obj: KubeObject): Jso
   p.auditAnnotations.forEach((a, i) =>
     check(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression),
   );
+  // Expressions that compile are checked against the kinds they will see.
+  if (out.length === 0 && typeCheck !== undefined) out.push(...typeCheck(p));
   return out;
 }
 
@@ -73,7 +81,7 @@ export function startStatusWriter(deps: StatusWriterDeps): { start(): void; stop
     }
   };
   const write = async (obj: KubeObject, generation: number): Promise<void> => {
-    const warnings = expressionWarnings(deps.cache, obj);
+    const warnings = expressionWarnings(deps.cache, obj, deps.typeCheck);
     const status: JsonObject = {
       ...(isJsonObject(obj['status']) ? obj['status'] : {}),
       observedGeneration: generation,
