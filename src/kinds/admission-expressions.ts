@@ -186,7 +186,9 @@ function policyOrder(e: FieldError): [number, number, number] {
   const m = /^spec\.(\w+)(?:\[(\d+)\])?(?:\.(\w+))?/.exec(e.field);
   if (m === null) return [-1, 0, 0];
   const section = SECTIONS.indexOf(m[1] ?? '');
-  const sub = SUBFIELDS.indexOf(m[3] ?? '');
+  // kube checks a variable's name before its expression, other items' expression first.
+  let sub = m[1] === 'variables' && m[3] === 'name' ? -1 : SUBFIELDS.indexOf(m[3] ?? '');
+  if (m[1] === 'auditAnnotations' && m[3] === 'key' && e.reason === 'FieldValueDuplicate') sub = 99;
   return [section, m[2] === undefined ? -1 : Number(m[2]), sub];
 }
 

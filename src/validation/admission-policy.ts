@@ -5,13 +5,22 @@
  * which reports what does not compile in `status.typeChecking` and fails those validations per
  * failurePolicy.
  */
-import { duplicate, forbidden, invalid, notSupported, required, type FieldError } from './field-error.js';
+import {
+  duplicate,
+  forbidden,
+  invalid,
+  notSupported,
+  required,
+  tooMany,
+  type FieldError,
+} from './field-error.js';
+import { isQualifiedName } from './formats.js';
 import { type JsonObject, obj, objects, str, strings } from './json.js';
 import { validateLabelSelector } from './meta.js';
 import { child, index } from './path.js';
 
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-const REASONS = ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'];
+const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const ACTIONS = ['Audit', 'Deny', 'Warn'];
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 
@@ -56,23 +65,60 @@ function validateMatchResources(m: JsonObject, path: string, policy: boolean, er
   errs.push(...validateLabelSelector(m['objectSelector'], child(path, 'objectSelector')));
 }
 
-function validateNamed(
-  items: JsonObject[],
-  path: string,
-  exprKey: string,
-  identifier: boolean,
-  errs: FieldError[],
-): void {
-  const seen = new Set<string>();
+/** CEL's reserved words (never a variable name). */
+const CEL_RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+
+/** kube's checks of `variables` (names are CEL identifiers; no duplicate check, as kube). */
+function validateVariables(items: JsonObject[], path: string, errs: FieldError[]): void {
   items.forEach((item, i) => {
     const p = index(path, i);
     const name = str(item, 'name');
-    if (name === '') errs.push(required(child(p, 'name')));
-    else if (identifier && !CEL_IDENTIFIER.test(name)) {
+    if (name.trim() === '') errs.push(required(child(p, 'name'), 'name is not specified'));
+    else if (!CEL_IDENTIFIER.test(name) || CEL_RESERVED.has(name)) {
       errs.push(invalid(child(p, 'name'), name, 'name is not a valid CEL identifier'));
-    } else if (seen.has(name)) errs.push(duplicate(child(p, 'name'), name));
-    seen.add(name);
-    if (str(item, exprKey).trim() === '') errs.push(required(child(p, exprKey)));
+    }
+    if (str(item, 'expression').trim() === '') {
+      errs.push(required(child(p, 'expression'), 'expression is not specified'));
+    }
+  });
+}
+
+/** kube's checks of `matchConditions` (expression, then a qualified, unique name). */
+function validateMatchConditions(items: JsonObject[], path: string, errs: FieldError[]): void {
+  if (items.length > 64) errs.push(tooMany(path, items.length, 64));
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    const p = index(path, i);
+    if (str(item, 'expression').trim() === '') errs.push(required(child(p, 'expression')));
+    const name = str(item, 'name');
+    if (name === '') errs.push(required(child(p, 'name')));
+    else for (const msg of isQualifiedName(name)) errs.push(invalid(child(p, 'name'), name, msg));
+    if (name !== '') {
+      if (seen.has(name)) errs.push(duplicate(child(p, 'name'), name));
+      seen.add(name);
+    }
   });
 }
 
@@ -96,13 +142,14 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
   const validations = objects(spec, 'validations');
   const annotations = objects(spec, 'auditAnnotations');
   if (validations.length === 0 && annotations.length === 0) {
-    errs.push(
-      required(child(sp, 'validations'), 'validations or auditAnnotations must contain at least one item'),
-    );
+    for (const f of ['validations', 'auditAnnotations']) {
+      errs.push(required(child(sp, f), 'validations or auditAnnotations must contain at least one item'));
+    }
   }
   validations.forEach((v, i) => {
     const p = index(child(sp, 'validations'), i);
-    if (str(v, 'expression').trim() === '') errs.push(required(child(p, 'expression')));
+    if (str(v, 'expression').trim() === '')
+      errs.push(required(child(p, 'expression'), 'expression is not specified'));
     optionalOneOf(v, 'reason', REASONS, p, errs);
     const message = str(v, 'message');
     if (message.includes('\n'))
@@ -115,10 +162,11 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
     if (key === '') errs.push(required(child(p, 'key')));
     else if (keys.has(key)) errs.push(duplicate(child(p, 'key'), key));
     keys.add(key);
-    if (str(a, 'valueExpression').trim() === '') errs.push(required(child(p, 'valueExpression')));
+    if (str(a, 'valueExpression').trim() === '')
+      errs.push(required(child(p, 'valueExpression'), 'valueExpression is not specified'));
   });
-  validateNamed(objects(spec, 'matchConditions'), child(sp, 'matchConditions'), 'expression', false, errs);
-  validateNamed(objects(spec, 'variables'), child(sp, 'variables'), 'expression', true, errs);
+  validateMatchConditions(objects(spec, 'matchConditions'), child(sp, 'matchConditions'), errs);
+  validateVariables(objects(spec, 'variables'), child(sp, 'variables'), errs);
 }
 
 /** A ValidatingAdmissionPolicyBinding. */

@@ -145,6 +145,46 @@ describe('admission expressions', () => {
     );
   });
 
+  it('orders structural and expression errors as kube does', async () => {
+    const r = await api('POST', VAP, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name: 'mixed' },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+          ],
+        },
+        matchConditions: [
+          { name: '', expression: '' },
+          { name: 'a b', expression: '1' },
+          { name: 'x', expression: 'true' },
+          { name: 'x', expression: 'request.nope' },
+        ],
+        variables: [
+          { name: '', expression: '' },
+          { name: '1x', expression: "1 + 'a'" },
+          { name: 'in', expression: 'true' },
+        ],
+        validations: [
+          { expression: ' ', message: 'a\nb' },
+          { expression: '1', reason: 'Nope', messageExpression: ' ' },
+        ],
+        auditAnnotations: [
+          { key: 'k', valueExpression: ' ' },
+          { key: 'k', valueExpression: '1' },
+        ],
+      },
+    });
+    expect(r.status).toBe(422);
+    // kube-apiserver v1.33.13's answer to the same object, verbatim.
+    expect(r.json['message']).toBe(
+      'ValidatingAdmissionPolicy.admissionregistration.k8s.io "mixed" is invalid: [spec.matchConditions[0].expression: Required value, spec.matchConditions[0].name: Required value, spec.matchConditions[1].expression: Invalid value: "1": must evaluate to bool but got int, spec.matchConditions[1].name: Invalid value: "a b": name part must consist of alphanumeric characters, \'-\', \'_\' or \'.\', and must start and end with an alphanumeric character (e.g. \'MyName\',  or \'my.name\',  or \'123-abc\', regex used for validation is \'([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]\'), spec.matchConditions[3].expression: Invalid value: "request.nope": compilation failed: ERROR: <input>:1:8: undefined field \'nope\'\n | request.nope\n | .......^, spec.matchConditions[3].name: Duplicate value: "x", spec.variables[0].name: Required value: name is not specified, spec.variables[0].expression: Required value: expression is not specified, spec.variables[1].name: Invalid value: "1x": name is not a valid CEL identifier, spec.variables[1].expression: Invalid value: "1 + \'a\'": compilation failed: ERROR: <input>:1:3: found no matching overload for \'_+_\' applied to \'(int, string)\'\n | 1 + \'a\'\n | ..^, spec.variables[2].name: Invalid value: "in": name is not a valid CEL identifier, spec.validations[0].expression: Required value: expression is not specified, spec.validations[0].message: Invalid value: "a\\nb": message must not contain line breaks, spec.validations[1].expression: Invalid value: "1": must evaluate to bool but got int, spec.validations[1].messageExpression: Invalid value: " ": must be non-empty if specified, spec.validations[1].reason: Unsupported value: "Nope": supported values: "Forbidden", "Invalid", "RequestEntityTooLarge", spec.auditAnnotations[0].valueExpression: Required value: valueExpression is not specified, spec.auditAnnotations[1].valueExpression: Invalid value: "1": must evaluate to one of [string null_type] but got int, spec.auditAnnotations[1].key: Duplicate value: "k"]',
+    );
+  });
+
   it('checks an update as a create, and params only with a paramKind', async () => {
     const ok = await api(
       'POST',
