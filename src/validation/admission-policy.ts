@@ -14,7 +14,7 @@ import {
   tooMany,
   type FieldError,
 } from './field-error.js';
-import { isQualifiedName } from './formats.js';
+import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName, isQualifiedName } from './formats.js';
 import { type JsonObject, obj, objects, str, strings } from './json.js';
 import { validateLabelSelector } from './meta.js';
 import { child, index } from './path.js';
@@ -37,32 +37,98 @@ function optionalOneOf(
   }
 }
 
+/** kube's `validateResources` (subresources allowed): required, and the wildcard rules. */
+function validateResources(resources: string[], path: string, errs: FieldError[]): void {
+  if (resources.length === 0) errs.push(required(path));
+  const withWildcardSub = new Set<string>();
+  const subWithWildcardRes = new Set<string>();
+  let doubleWildcard = false;
+  let singleWildcard = false;
+  let withoutSub = false;
+  resources.forEach((r, i) => {
+    if (r === '') {
+      errs.push(required(index(path, i)));
+      return;
+    }
+    if (r === '*/*') doubleWildcard = true;
+    if (r === '*') singleWildcard = true;
+    const slash = r.indexOf('/');
+    if (slash === -1) {
+      withoutSub = r !== '*';
+      return;
+    }
+    const res = r.slice(0, slash);
+    const sub = r.slice(slash + 1);
+    if (withWildcardSub.has(res))
+      errs.push(invalid(index(path, i), r, `if '${res}/*' is present, must not specify ${r}`));
+    if (subWithWildcardRes.has(sub))
+      errs.push(invalid(index(path, i), r, `if '*/${sub}' is present, must not specify ${r}`));
+    if (sub === '*') withWildcardSub.add(res);
+    if (res === '*') subWithWildcardRes.add(sub);
+  });
+  if (resources.length > 1 && doubleWildcard) {
+    errs.push(invalid(path, resources, "if '*/*' is present, must not specify other resources"));
+  }
+  if (singleWildcard && withoutSub) {
+    errs.push(
+      invalid(path, resources, "if '*' is present, must not specify other resources without subresources"),
+    );
+  }
+}
+
+/** kube's `validateNamedRuleWithOperations`, in its order. */
 function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[]): void {
   rules.forEach((rule, i) => {
     const rp = index(path, i);
-    for (const k of ['operations', 'apiGroups', 'apiVersions', 'resources'] as const) {
-      const values = strings(rule, k);
-      if (values.length === 0) errs.push(required(child(rp, k)));
-      if (values.length > 1 && values.includes('*')) {
-        errs.push(invalid(child(rp, k), values, `if '*' is present, must not specify other ${k}`));
-      }
+    const names = new Set<string>();
+    strings(rule, 'resourceNames').forEach((n, j) => {
+      const np = index(child(rp, 'resourceNames'), j);
+      for (const msg of isPathSegmentName(n)) errs.push(invalid(np, n, msg));
+      if (names.has(n)) errs.push(duplicate(np, n));
+      names.add(n);
+    });
+    const ops = strings(rule, 'operations');
+    if (ops.length === 0) errs.push(required(child(rp, 'operations')));
+    if (ops.length > 1 && ops.includes('*')) {
+      errs.push(
+        invalid(child(rp, 'operations'), ops, "if '*' is present, must not specify other operations"),
+      );
     }
-    strings(rule, 'operations').forEach((op, j) => {
+    ops.forEach((op, j) => {
       if (!OPERATIONS.includes(op))
         errs.push(notSupported(index(child(rp, 'operations'), j), op, OPERATIONS));
     });
+    const groups = strings(rule, 'apiGroups');
+    if (groups.length === 0) errs.push(required(child(rp, 'apiGroups')));
+    if (groups.length > 1 && groups.includes('*')) {
+      errs.push(
+        invalid(child(rp, 'apiGroups'), groups, "if '*' is present, must not specify other API groups"),
+      );
+    }
+    const versions = strings(rule, 'apiVersions');
+    if (versions.length === 0) errs.push(required(child(rp, 'apiVersions')));
+    if (versions.length > 1 && versions.includes('*')) {
+      errs.push(
+        invalid(child(rp, 'apiVersions'), versions, "if '*' is present, must not specify other API versions"),
+      );
+    }
+    versions.forEach((v, j) => {
+      if (v === '') errs.push(required(index(child(rp, 'apiVersions'), j)));
+    });
+    validateResources(strings(rule, 'resources'), child(rp, 'resources'), errs);
     optionalOneOf(rule, 'scope', ['*', 'Cluster', 'Namespaced'], rp, errs);
   });
 }
 
 function validateMatchResources(m: JsonObject, path: string, policy: boolean, errs: FieldError[]): void {
-  const rules = objects(m, 'resourceRules');
-  if (policy && rules.length === 0) errs.push(required(child(path, 'resourceRules')));
-  validateNamedRules(rules, child(path, 'resourceRules'), errs);
-  validateNamedRules(objects(m, 'excludeResourceRules'), child(path, 'excludeResourceRules'), errs);
   optionalOneOf(m, 'matchPolicy', ['Equivalent', 'Exact'], path, errs);
   errs.push(...validateLabelSelector(m['namespaceSelector'], child(path, 'namespaceSelector')));
   errs.push(...validateLabelSelector(m['objectSelector'], child(path, 'objectSelector')));
+  const rules = objects(m, 'resourceRules');
+  validateNamedRules(rules, child(path, 'resourceRules'), errs);
+  validateNamedRules(objects(m, 'excludeResourceRules'), child(path, 'excludeResourceRules'), errs);
+  // At least one resource rule gives the policy's expressions their types.
+  if (policy && rules.length === 0) errs.push(required(child(path, 'resourceRules')));
 }
 
 /** CEL's reserved words (never a variable name). */
@@ -122,18 +188,48 @@ function validateMatchConditions(items: JsonObject[], path: string, errs: FieldE
   });
 }
 
+/** kube's `validateParamKind`: a group/version and a kind, each a DNS name. */
+function validateParamKind(pk: JsonObject, pp: string, errs: FieldError[]): void {
+  const apiVersion = str(pk, 'apiVersion');
+  const av = child(pp, 'apiVersion');
+  if (apiVersion === '') errs.push(required(av));
+  else if (apiVersion.split('/').length > 2) {
+    errs.push(invalid(av, apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+  } else if (apiVersion !== '/') {
+    const slash = apiVersion.indexOf('/');
+    const group = slash === -1 ? '' : apiVersion.slice(0, slash);
+    const version = slash === -1 ? apiVersion : apiVersion.slice(slash + 1);
+    const groupErrs = group === '' ? [] : isDNS1123Subdomain(group);
+    if (groupErrs.length > 0) errs.push(invalid(av, group, groupErrs.join(',')));
+    if (version === '') errs.push(invalid(av, apiVersion, 'version must be specified'));
+    else {
+      const versionErrs = isDNS1035Label(version);
+      if (versionErrs.length > 0) errs.push(invalid(av, version, versionErrs.join(',')));
+    }
+  }
+  const kind = str(pk, 'kind');
+  if (kind === '') errs.push(required(child(pp, 'kind')));
+  else {
+    const kindErrs = isDNS1035Label(kind.toLowerCase());
+    if (kindErrs.length > 0) {
+      errs.push(
+        invalid(
+          child(pp, 'kind'),
+          kind,
+          `may have mixed case, but should otherwise match: ${kindErrs.join(',')}`,
+        ),
+      );
+    }
+  }
+}
+
 /** A ValidatingAdmissionPolicy. */
 export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldError[]): void {
   const spec = obj(o, 'spec') ?? {};
   const sp = 'spec';
   const pk = obj(spec, 'paramKind');
   if (pk !== undefined) {
-    const pp = child(sp, 'paramKind');
-    if (str(pk, 'apiVersion') === '') errs.push(required(child(pp, 'apiVersion')));
-    else if (str(pk, 'apiVersion').split('/').length > 2) {
-      errs.push(invalid(child(pp, 'apiVersion'), str(pk, 'apiVersion'), 'must be a valid group/version'));
-    }
-    if (str(pk, 'kind') === '') errs.push(required(child(pp, 'kind')));
+    validateParamKind(pk, child(sp, 'paramKind'), errs);
   }
   const mc = obj(spec, 'matchConstraints');
   if (mc === undefined) errs.push(required(child(sp, 'matchConstraints')));
@@ -173,11 +269,19 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
 export function validateValidatingAdmissionPolicyBinding(o: JsonObject, errs: FieldError[]): void {
   const spec = obj(o, 'spec') ?? {};
   const sp = 'spec';
-  if (str(spec, 'policyName') === '') errs.push(required(child(sp, 'policyName')));
+  const policyName = str(spec, 'policyName');
+  if (policyName === '') errs.push(required(child(sp, 'policyName')));
+  else {
+    for (const msg of isDNS1123Subdomain(policyName))
+      errs.push(invalid(child(sp, 'policyName'), policyName, msg));
+  }
   const pr = obj(spec, 'paramRef');
   if (pr !== undefined) {
     const pp = child(sp, 'paramRef');
     const hasName = str(pr, 'name') !== '';
+    for (const msg of isPathSegmentName(str(pr, 'name'))) {
+      if (hasName) errs.push(invalid(child(pp, 'name'), str(pr, 'name'), msg));
+    }
     const selector = obj(pr, 'selector');
     if (hasName && selector !== undefined) {
       errs.push(forbidden(child(pp, 'name'), 'name and selector are mutually exclusive'));

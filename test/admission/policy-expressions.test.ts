@@ -185,6 +185,75 @@ describe('admission expressions', () => {
     );
   });
 
+  it('checks paramKind and bindings as kube does', async () => {
+    const cases: [string, Json, string][] = [
+      [
+        VAP,
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'pk' },
+          spec: {
+            failurePolicy: 'Fail',
+            paramKind: { apiVersion: 'Bad_Group/V1', kind: 'my_kind' },
+            matchConstraints: {
+              resourceRules: [
+                { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+              ],
+            },
+            validations: [{ expression: 'true' }],
+          },
+        },
+        "ValidatingAdmissionPolicy.admissionregistration.k8s.io \"pk\" is invalid: [spec.paramKind.apiVersion: Invalid value: \"Bad_Group\": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*'), spec.paramKind.apiVersion: Invalid value: \"V1\": a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?'), spec.paramKind.kind: Invalid value: \"my_kind\": may have mixed case, but should otherwise match: a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic character, and end with an alphanumeric character (e.g. 'my-name',  or 'abc-123', regex used for validation is '[a-z]([-a-z0-9]*[a-z0-9])?')]",
+      ],
+      [
+        VAP,
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicy',
+          metadata: { name: 'pk2' },
+          spec: {
+            failurePolicy: 'Fail',
+            paramKind: { apiVersion: 'a/b/c', kind: 'Kind' },
+            matchConstraints: {
+              resourceRules: [
+                { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] },
+              ],
+            },
+            validations: [{ expression: 'true' }],
+          },
+        },
+        'ValidatingAdmissionPolicy.admissionregistration.k8s.io "pk2" is invalid: spec.paramKind.apiVersion: Invalid value: "a/b/c": unexpected GroupVersion string: a/b/c',
+      ],
+      [
+        '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+        {
+          apiVersion: 'admissionregistration.k8s.io/v1',
+          kind: 'ValidatingAdmissionPolicyBinding',
+          metadata: { name: 'b2' },
+          spec: {
+            policyName: 'Bad_Name',
+            paramRef: { name: 'a/b', parameterNotFoundAction: 'Deny' },
+            validationActions: ['Deny'],
+            matchResources: {
+              matchPolicy: 'Sometimes',
+              resourceRules: [
+                { apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: [] },
+              ],
+            },
+          },
+        },
+        'ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io "b2" is invalid: [spec.policyName: Invalid value: "Bad_Name": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, \'-\' or \'.\', and must start and end with an alphanumeric character (e.g. \'example.com\', regex used for validation is \'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\'), spec.paramRef.name: Invalid value: "a/b": may not contain \'/\', spec.matchResources.matchPolicy: Unsupported value: "Sometimes": supported values: "Equivalent", "Exact", spec.matchResources.resourceRules[0].resources: Required value]',
+      ],
+    ];
+    for (const [path, body, message] of cases) {
+      const r = await api('POST', path, body);
+      expect(r.status).toBe(422);
+      // kube-apiserver v1.33.13's answers, verbatim.
+      expect(r.json['message']).toBe(message);
+    }
+  });
+
   it('checks an update as a create, and params only with a paramKind', async () => {
     const ok = await api(
       'POST',
