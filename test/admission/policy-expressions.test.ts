@@ -361,6 +361,63 @@ describe('admission expressions', () => {
     expect(String(warnings[3]?.['warning'])).not.toContain('ConfigMap');
   });
 
+  it('denies on the first failing validation with kube’s runtime error text', async () => {
+    expect(
+      (
+        await api(
+          'POST',
+          VAP,
+          policy('runtime', {
+            validations: [
+              { expression: 'int(object.metadata.name) > 0' },
+              { expression: "object.data.nope == 'x'" },
+            ],
+          }),
+        )
+      ).status,
+    ).toBe(201);
+    const bound = await api(
+      'POST',
+      '/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings',
+      {
+        apiVersion: 'admissionregistration.k8s.io/v1',
+        kind: 'ValidatingAdmissionPolicyBinding',
+        metadata: { name: 'runtime-b' },
+        spec: {
+          policyName: 'runtime',
+          validationActions: ['Deny'],
+          matchResources: { namespaceSelector: { matchLabels: { suite: 'vap-runtime' } } },
+        },
+      },
+    );
+    expect(bound.status).toBe(201);
+    const ns = await api('POST', '/api/v1/namespaces', {
+      apiVersion: 'v1',
+      kind: 'Namespace',
+      metadata: { name: 'vap-runtime', labels: { suite: 'vap-runtime' } },
+    });
+    expect(ns.status).toBe(201);
+    await until(
+      async () =>
+        (
+          await api(
+            'POST',
+            '/api/v1/namespaces/vap-runtime/configmaps?dryRun=All',
+            configMap('vap-runtime', 'p'),
+          )
+        ).status !== 201,
+    );
+    const r = await api('POST', '/api/v1/namespaces/vap-runtime/configmaps', {
+      ...configMap('vap-runtime', 'x'),
+      data: { a: 'b' },
+    });
+    expect(r.status).toBe(422);
+    // kube-apiserver v1.33.13's answer to the same request.
+    expect(r.json['message']).toBe(
+      `configmaps "x" is forbidden: ValidatingAdmissionPolicy 'runtime' with binding 'runtime-b' denied request: expression 'int(object.metadata.name) > 0' resulted in error: type conversion error from 'string' to 'int'`,
+    );
+  });
+
   it('asks the authorizer about the requesting user in a policy (authorizer, requestResource, serviceAccount)', async () => {
     const created = await api(
       'POST',

@@ -78,6 +78,9 @@ export const PER_CALL_COST_LIMIT = 1_000_000;
 
 /** cel-go's wording of a few evaluation errors cel-js words differently. */
 function celGoRuntimeWording(msg: string): string {
+  // A string that does not parse: cel-js does not name the source type, cel-go does.
+  const conversion = /^(?:int|uint|double)\(\) type error: cannot convert to (\w+)$/.exec(msg);
+  if (conversion !== null) return `type conversion error from 'string' to '${conversion[1] ?? ''}'`;
   return msg.replace(/^No such key: /, 'no such key: ');
 }
 
