@@ -8,6 +8,7 @@
 import {
   duplicate,
   forbidden,
+  goStringSlice,
   invalid,
   notSupported,
   required,
@@ -67,17 +68,26 @@ function validateResources(resources: string[], path: string, errs: FieldError[]
     if (res === '*') subWithWildcardRes.add(sub);
   });
   if (resources.length > 1 && doubleWildcard) {
-    errs.push(invalid(path, resources, "if '*/*' is present, must not specify other resources"));
+    errs.push(
+      invalid(path, goStringSlice(resources), "if '*/*' is present, must not specify other resources"),
+    );
   }
   if (singleWildcard && withoutSub) {
     errs.push(
-      invalid(path, resources, "if '*' is present, must not specify other resources without subresources"),
+      invalid(
+        path,
+        goStringSlice(resources),
+        "if '*' is present, must not specify other resources without subresources",
+      ),
     );
   }
 }
 
-/** kube's `validateNamedRuleWithOperations`, in its order. */
-function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[]): void {
+/**
+ * kube's `validateNamedRuleWithOperations` (webhook rules are the same without resourceNames),
+ * in its order.
+ */
+export function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[]): void {
   rules.forEach((rule, i) => {
     const rp = index(path, i);
     const names = new Set<string>();
@@ -91,7 +101,11 @@ function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[
     if (ops.length === 0) errs.push(required(child(rp, 'operations')));
     if (ops.length > 1 && ops.includes('*')) {
       errs.push(
-        invalid(child(rp, 'operations'), ops, "if '*' is present, must not specify other operations"),
+        invalid(
+          child(rp, 'operations'),
+          goStringSlice(ops, 'admissionregistration.OperationType'),
+          "if '*' is present, must not specify other operations",
+        ),
       );
     }
     ops.forEach((op, j) => {
@@ -102,14 +116,22 @@ function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[
     if (groups.length === 0) errs.push(required(child(rp, 'apiGroups')));
     if (groups.length > 1 && groups.includes('*')) {
       errs.push(
-        invalid(child(rp, 'apiGroups'), groups, "if '*' is present, must not specify other API groups"),
+        invalid(
+          child(rp, 'apiGroups'),
+          goStringSlice(groups),
+          "if '*' is present, must not specify other API groups",
+        ),
       );
     }
     const versions = strings(rule, 'apiVersions');
     if (versions.length === 0) errs.push(required(child(rp, 'apiVersions')));
     if (versions.length > 1 && versions.includes('*')) {
       errs.push(
-        invalid(child(rp, 'apiVersions'), versions, "if '*' is present, must not specify other API versions"),
+        invalid(
+          child(rp, 'apiVersions'),
+          goStringSlice(versions),
+          "if '*' is present, must not specify other API versions",
+        ),
       );
     }
     versions.forEach((v, j) => {

@@ -418,6 +418,37 @@ describe('admission expressions', () => {
     );
   });
 
+  it('checks webhook rules as kube does, in its order and words', async () => {
+    const r = await api('POST', VWC, {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: 'w2' },
+      webhooks: [
+        {
+          name: 'a.example.com',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          clientConfig: { url: 'https://127.0.0.1:1/x' },
+          rules: [
+            {
+              apiGroups: ['*', 'apps'],
+              apiVersions: [],
+              operations: ['*', 'CREATE', 'NOPE'],
+              resources: ['*', 'pods', '*/*'],
+              scope: 'Everywhere',
+            },
+          ],
+          matchConditions: [{ name: 'x', expression: '1' }],
+        },
+      ],
+    });
+    expect(r.status).toBe(422);
+    // kube-apiserver v1.33.13's answer to the same object, verbatim.
+    expect(r.json['message']).toBe(
+      'ValidatingWebhookConfiguration.admissionregistration.k8s.io "w2" is invalid: [webhooks[0].rules[0].operations: Invalid value: []admissionregistration.OperationType{"*", "CREATE", "NOPE"}: if \'*\' is present, must not specify other operations, webhooks[0].rules[0].operations[2]: Unsupported value: "NOPE": supported values: "*", "CONNECT", "CREATE", "DELETE", "UPDATE", webhooks[0].rules[0].apiGroups: Invalid value: []string{"*", "apps"}: if \'*\' is present, must not specify other API groups, webhooks[0].rules[0].apiVersions: Required value, webhooks[0].rules[0].resources: Invalid value: []string{"*", "pods", "*/*"}: if \'*/*\' is present, must not specify other resources, webhooks[0].rules[0].resources: Invalid value: []string{"*", "pods", "*/*"}: if \'*\' is present, must not specify other resources without subresources, webhooks[0].rules[0].scope: Unsupported value: "Everywhere": supported values: "*", "Cluster", "Namespaced", webhooks[0].matchConditions[0].expression: Invalid value: "1": must evaluate to bool but got int]',
+    );
+  });
+
   it('asks the authorizer about the requesting user in a policy (authorizer, requestResource, serviceAccount)', async () => {
     const created = await api(
       'POST',
