@@ -6,7 +6,7 @@
  *
  * | name | here |
  * |------|------|
- * | NamespaceLifecycle | enforced inline by the resource handler (src/resource/namespace-lifecycle.ts); always on |
+ * | NamespaceLifecycle | enforced inline by the resource handler (src/resource/namespace-lifecycle.ts); `--disable-admission-plugins` turns it off |
  * | ServiceAccount | built by src/serviceaccount (passed in as an external plugin) |
  * | MutatingAdmissionWebhook, ValidatingAdmissionWebhook | src/admission/webhook (passed in as external plugins) |
  * | ValidatingAdmissionPolicy | src/admission/policy (passed in as an external plugin) |

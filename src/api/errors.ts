@@ -122,14 +122,18 @@ export function conflict(q: Qualified, why: string): ApiError {
   );
 }
 
-/** A validation failure: 422 with one cause per offending field. */
+/**
+ * A validation failure: 422 with one cause per offending field. The message lists them as kube's
+ * error aggregate does: one alone, several (duplicates dropped) in brackets.
+ */
 export function invalid(
   kind: string,
   group: string,
   name: string,
   causes: readonly { field: string; message: string; reason?: string }[],
 ): ApiError {
-  const summary = causes.map((c) => `${c.field}: ${c.message}`).join(', ');
+  const distinct = [...new Set(causes.map((c) => `${c.field}: ${c.message}`))];
+  const summary = distinct.length === 1 ? (distinct[0] ?? '') : `[${distinct.join(', ')}]`;
   return new ApiError(
     'Invalid',
     `${kind}${group === '' ? '' : `.${group}`} "${name}" is invalid: ${summary}`,

@@ -3,13 +3,15 @@
  * (apiserver.config.k8s.io v1, v1beta1, v1alpha1), an ordered list of authorizers. Loading decodes
  * strictly (unknown fields are errors), applies kube's defaults (authorizedTTL 5m,
  * unauthorizedTTL 30s, both caches on) and validates with kube's field errors, joined as kube
- * joins them (`[a, b]` for more than one). Webhook `matchConditions` need CEL, which this server
- * does not evaluate yet: a file that sets them is refused with an error that says so.
+ * joins them (`[a, b]` for more than one). Webhook `matchConditions` are compiled here (CEL on
+ * `request`, the SubjectAccessReview v1 spec; src/cel/authorization.ts) and run by the webhook
+ * authorizer before each call.
  */
 import { readFileSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { statSync } from 'node:fs';
 import { parse } from 'yaml';
+import { AuthorizationConditions } from '../cel/authorization.js';
 import { DurationError, parseDuration } from '../flags/duration.js';
 import { isDNS1123Subdomain } from '../validation/formats.js';
 
@@ -32,6 +34,8 @@ export interface WebhookSettings {
   readonly connectionInfo:
     | { readonly type: 'KubeConfigFile'; readonly kubeConfigFile: string }
     | { readonly type: 'InClusterConfig' };
+  /** The compiled `matchConditions` (undefined: none, the webhook is always asked). */
+  readonly matchConditions?: AuthorizationConditions;
 }
 
 /** One entry of `authorizers`. */
@@ -232,10 +236,12 @@ function validateWebhook(w: Json, at: string, errs: string[]): WebhookSettings |
       `${at}connectionInfo.type: Unsupported value: ${q(connType)}: supported values: "InClusterConfig", "KubeConfigFile"`,
     );
   }
+  let matchConditions: AuthorizationConditions | undefined;
   if (conditions.length > 0) {
-    errs.push(
-      `${at}matchConditions: Invalid value: ${conditions.length}: matchConditions (CEL) are not supported by this server yet; remove them from the webhook's configuration`,
-    );
+    const expressions = conditions.map((c) => (isObj(c) ? str(c['expression']) : ''));
+    const compiled = AuthorizationConditions.compile(expressions);
+    if ('errors' in compiled) for (const e of compiled.errors) errs.push(`${at}${e.field}: ${e.message}`);
+    else matchConditions = compiled.conditions;
   }
   if (errs.length !== before || connectionInfo === undefined) return undefined;
   return {
@@ -247,6 +253,7 @@ function validateWebhook(w: Json, at: string, errs: string[]): WebhookSettings |
     subjectAccessReviewVersion: version,
     failurePolicy: failurePolicy as 'NoOpinion' | 'Deny',
     connectionInfo,
+    ...(matchConditions === undefined ? {} : { matchConditions }),
   };
 }
 

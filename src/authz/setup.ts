@@ -104,6 +104,7 @@ function webhookOptions(w: WebhookSettings): WebhookOptions {
     cacheUnauthorized: w.cacheUnauthorizedRequests,
     failurePolicy: w.failurePolicy,
     timeoutMs: w.timeoutMs,
+    ...(w.matchConditions === undefined ? {} : { matchConditions: w.matchConditions }),
   };
 }
 

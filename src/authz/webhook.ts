@@ -8,15 +8,18 @@
  * else allows the request, it fails with 500, as kube-apiserver answers. The same authorizer
  * serves each `Webhook` entry of `--authorization-config`, with that entry's timeout, caches,
  * failure policy (`Deny`: a failed call ends the chain) and connection (a kubeconfig file, or the
- * in-cluster service account).
+ * in-cluster service account), and its `matchConditions`: CEL on the SubjectAccessReview v1 spec,
+ * run before the call; one false skips the webhook (no opinion), an error is decided by the
+ * failure policy as a failed call is.
  */
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
 import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
+import type { AuthorizationConditions } from '../cel/authorization.js';
 import type { Attributes } from './attributes.js';
-import type { Authorization, Authorizer } from './authorizer.js';
+import { NO_OPINION, type Authorization, type Authorizer } from './authorizer.js';
 
 /** Options of {@link WebhookAuthorizer}. */
 export interface WebhookOptions {
@@ -35,6 +38,8 @@ export interface WebhookOptions {
   readonly unauthorizedTtlMs: number;
   /** Per-call timeout (ms, default 30 000 as kube's). */
   readonly timeoutMs?: number;
+  /** `matchConditions` of an `--authorization-config` webhook; undefined: always asked. */
+  readonly matchConditions?: AuthorizationConditions;
   readonly now?: () => number;
 }
 
@@ -141,6 +146,15 @@ export class WebhookAuthorizer implements Authorizer {
   }
 
   async authorize(attrs: Attributes): Promise<Authorization> {
+    const conditions = this.#o.matchConditions;
+    if (conditions !== undefined && !conditions.empty) {
+      const outcome = conditions.evaluate(specOf(attrs, 'v1'));
+      if ('error' in outcome) {
+        const decision = this.#o.failurePolicy === 'Deny' ? 'deny' : 'noOpinion';
+        return { decision, reason: '', evaluationError: outcome.error, failed: outcome.error };
+      }
+      if (!outcome.matches) return NO_OPINION;
+    }
     const spec = specOf(attrs, this.#o.version);
     const key = JSON.stringify(spec);
     const now = this.#now();

@@ -47,8 +47,13 @@ export interface CelEnvironmentOptions {
   readonly variables: Readonly<Record<string, string>>;
   /** Object types the variables' types refer to (declare nested types before their users). */
   readonly objectTypes?: readonly CelObjectType[];
-  /** Static cost limit per expression (kube: 10,000,000). */
+  /** Static cost limit per expression (kube: 10,000,000; `Infinity`: no static limit). */
   readonly costLimit?: number;
+  /**
+   * Compile errors carry cel-go's source frame (`\n | <line>\n | ....^`), as admission
+   * expressions' errors do in kube (CRD rule errors are reported without it).
+   */
+  readonly sourceFrames?: boolean;
 }
 
 /** The outcome of one evaluation. */
@@ -69,6 +74,11 @@ export interface CelProgram {
   costWith(sizes: SizeOracle): number;
   /** Evaluates with these variable values; never throws. */
   evaluate(activation: Readonly<Record<string, unknown>>): CelResult;
+  /**
+   * Evaluates, awaiting functions that answer asynchronously (the authorizer library's
+   * `check()`); never rejects.
+   */
+  evaluateAsync(activation: Readonly<Record<string, unknown>>): Promise<CelResult>;
 }
 
 /** Compilation result: a program or kube's error text. */
@@ -99,11 +109,47 @@ function firstLine(e: unknown): string {
 function celGoWording(msg: string): string {
   const key = /^No such key: (.*)$/.exec(msg);
   if (key !== null) return `undefined field '${key[1] ?? ''}'`;
+  const variable = /^Unknown variable: (.*)$/.exec(msg);
+  if (variable !== null) return `undeclared reference to '${variable[1] ?? ''}' (in container '')`;
+  const ternary = /^Ternary branches must have the same type, got '(.*)' and '(.*)'$/.exec(msg);
+  if (ternary !== null) {
+    return `found no matching overload for '_?_:_' applied to '(bool, ${ternary[1] ?? ''}, ${ternary[2] ?? ''})'`;
+  }
+  const op = OPERATOR_OVERLOAD.exec(msg);
+  if (op !== null) {
+    return `found no matching overload for '_${op[2] ?? ''}_' applied to '(${op[1] ?? ''}, ${op[3] ?? ''})'`;
+  }
   return msg;
 }
 
+const OPERATOR_OVERLOAD = /^no such overload: (\S+) (\+|-|\*|\/|%|==|!=|<|<=|>|>=) (\S+)$/;
+
+/**
+ * The 1-based column of the first `op` at or after `col` in `line`, outside string literals
+ * (cel-go places an operator's error on the operator, cel-js on its left operand); `col` when
+ * there is none.
+ */
+function operatorColumn(line: string, col: number, op: string): number {
+  let quote = '';
+  for (let i = col - 1; i < line.length; i++) {
+    const ch = line[i];
+    if (quote !== '') {
+      if (ch === '\\') i++;
+      else if (ch === quote) quote = '';
+    } else if (ch === '"' || ch === "'") quote = ch;
+    else if (line.startsWith(op, i)) return i + 1;
+  }
+  return col;
+}
+
+/** cel-go's source frame under an error at `line`:`col` (1-based) of `expression`. */
+function sourceFrame(expression: string, line: number, col: number): string {
+  const text = expression.split('\n')[line - 1] ?? '';
+  return `\n | ${text}\n | ${'.'.repeat(Math.max(0, col - 1))}^`;
+}
+
 /** cel-go's `ERROR: <input>:line:col: message` from a cel-js error and its source frame. */
-function compileError(e: unknown): string {
+function compileError(e: unknown, expression?: string): string {
   const text = e instanceof Error ? e.message : String(e);
   const lines = text.split('\n');
   let where = '';
@@ -112,7 +158,18 @@ function compileError(e: unknown): string {
   const frame = at >= 0 ? lines[at] : undefined;
   if (frame !== undefined && caret !== undefined && caret.includes('^')) {
     const line = /^>\s+(\d+)/.exec(frame)?.[1] ?? '1';
-    const col = caret.indexOf('^') - (frame.indexOf('| ') + 2) + 1;
+    let col = caret.indexOf('^') - (frame.indexOf('| ') + 2) + 1;
+    if (expression !== undefined) {
+      // cel-go places a selection's error on its dot, cel-js on the field name.
+      const src = expression.split('\n')[Number(line) - 1] ?? '';
+      const first = lines[0] ?? '';
+      if (/^No such key: /.test(first) && src[col - 2] === '.') col -= 1;
+      const op = OPERATOR_OVERLOAD.exec(first)?.[2];
+      if (op !== undefined) col = operatorColumn(src, col, op);
+      else if (first.startsWith('Ternary branches')) col = operatorColumn(src, col, '?');
+      where = `${line}:${col}:`;
+      return `ERROR: <input>:${where} ${celGoWording(lines[0] ?? text)}${sourceFrame(expression, Number(line), col)}`;
+    }
     where = `${line}:${col}:`;
   }
   return `ERROR: <input>:${where} ${celGoWording(lines[0] ?? text)}`;
@@ -123,9 +180,11 @@ export class CelEnvironment {
   readonly #check: Environment;
   readonly #eval: Environment;
   readonly #costLimit: number;
+  readonly #frames: boolean;
 
   constructor(options: CelEnvironmentOptions) {
     this.#costLimit = options.costLimit ?? PER_EXPRESSION_COST_LIMIT;
+    this.#frames = options.sourceFrames ?? false;
     const check = libraryEnvironment().clone();
     for (const t of options.objectTypes ?? []) {
       check.registerType(t.name, { fields: { ...t.fields } });
@@ -147,13 +206,14 @@ export class CelEnvironment {
   compile(expression: string, sizes: SizeOracle = () => undefined): CelCompileResult {
     let checked: ReturnType<Environment['check']>;
     let ast: unknown;
+    const source = this.#frames ? expression : undefined;
     try {
       ast = this.#check.parse(expression).ast;
       checked = this.#check.check(expression);
     } catch (e) {
-      return { ok: false, message: compileError(e) };
+      return { ok: false, message: compileError(e, source) };
     }
-    if (!checked.valid) return { ok: false, message: compileError(checked.error) };
+    if (!checked.valid) return { ok: false, message: compileError(checked.error, source) };
     const estimatedCost = estimateCost(ast, sizes);
     if (estimatedCost > this.#costLimit) {
       return { ok: false, message: 'estimated rule cost exceeds budget', costExceeded: estimatedCost };
@@ -163,7 +223,7 @@ export class CelEnvironment {
       const parsed = this.#eval.parse(expression);
       evaluator = (ctx) => parsed(ctx);
     } catch (e) {
-      return { ok: false, message: compileError(e) };
+      return { ok: false, message: compileError(e, source) };
     }
     return {
       ok: true,
@@ -176,6 +236,13 @@ export class CelEnvironment {
             const value = evaluator({ ...activation });
             if (value instanceof Promise) return { error: 'asynchronous evaluation is not supported' };
             return { value };
+          } catch (e) {
+            return { error: firstLine(e) };
+          }
+        },
+        async evaluateAsync(activation): Promise<CelResult> {
+          try {
+            return { value: await evaluator({ ...activation }) };
           } catch (e) {
             return { error: firstLine(e) };
           }

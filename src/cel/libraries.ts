@@ -2,10 +2,11 @@
  * Kubernetes' CEL libraries on top of the CEL standard library: lists (isSorted, sum, min, max,
  * indexOf, lastIndexOf), strings (charAt, replace, upperAscii, ... beyond what cel-js has),
  * regex (find, findAll), URLs (`url()`, `isURL()`, getters) and quantities (`quantity()`,
- * `isQuantity()`, arithmetic and comparison). Registered on a cel-js Environment by
+ * `isQuantity()`, arithmetic and comparison), authorization checks (./authz.ts). Registered on a cel-js Environment by
  * {@link registerKubernetesLibraries}.
  */
 import type { Environment } from '@marcbachmann/cel-js';
+import { registerAuthzLibrary } from './authz.js';
 import {
   canonicalQuantity,
   compareQuantities,
@@ -211,5 +212,7 @@ export function registerKubernetesLibraries(env: Environment): Environment {
   m('sub', Q, [Q], Q, (a: CelQuantity, b: CelQuantity) => addQuantities(a.q, b.q, -1n));
   m('sub', Q, ['int'], Q, (a: CelQuantity, b: bigint) => addQuantities(a.q, toQuantity(String(b)).q, -1n));
   m('string', Q, [], 'string', (a: CelQuantity) => canonicalQuantity(a.q));
+  // Authorization checks (admission expressions declare the `authorizer` variable).
+  registerAuthzLibrary(env);
   return env;
 }

@@ -5,6 +5,7 @@
  */
 import type { Registry } from '../registry/types.js';
 import { BuiltInStrategy } from './builtin.js';
+import { AdmissionExpressionStrategy, hasAdmissionExpressions } from './admission-expressions.js';
 import { CRDDefinitionStrategy, isCRDKind } from './crd-definition.js';
 import type { KindStrategy } from './strategy.js';
 
@@ -27,7 +28,14 @@ export class KindStrategies {
     const strategies = new KindStrategies();
     for (const type of registry.all()) {
       if (strategies.has(type)) continue;
-      strategies.set(type, isCRDKind(type) ? new CRDDefinitionStrategy(type) : new BuiltInStrategy(type));
+      strategies.set(
+        type,
+        isCRDKind(type)
+          ? new CRDDefinitionStrategy(type)
+          : hasAdmissionExpressions(type)
+            ? new AdmissionExpressionStrategy(type)
+            : new BuiltInStrategy(type),
+      );
     }
     return strategies;
   }

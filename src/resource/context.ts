@@ -48,6 +48,12 @@ export interface ResourceContext {
   readonly freshnessTimeoutMs: number;
   /** NamespaceLifecycle's lookups: the namespaces cache, or storage (namespace-admission.ts). */
   readonly namespaceAdmission: NamespaceAdmission;
+  /**
+   * NamespaceLifecycle is enabled (kube's default): no content in missing or terminating
+   * namespaces, the system namespaces are never deleted. Off with
+   * `--disable-admission-plugins=NamespaceLifecycle`, as in kube, where nothing else checks.
+   */
+  readonly namespaceLifecycle: boolean;
   /** The admission plugins every write passes (src/admission/; empty: admit everything). */
   readonly admission: AdmissionChain;
   /** Side effects of writes outside the written object (Service cluster IPs and node ports). */
@@ -105,6 +111,8 @@ export interface ResourceContextOptions {
   readonly freshnessTimeoutMs?: number;
   /** Default: no plugins. */
   readonly admission?: AdmissionChain;
+  /** NamespaceLifecycle enabled (default true). */
+  readonly namespaceLifecycle?: boolean;
   /** Write hooks (Service allocations); none by default. */
   readonly writeHooks?: WriteHooks;
   /** Service IP families (default single-stack IPv4). */
@@ -142,6 +150,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     watchCaches: options.watchCaches,
     freshnessTimeoutMs,
     namespaceAdmission: new NamespaceAdmission(options.watchCaches, () => now().getTime()),
+    namespaceLifecycle: options.namespaceLifecycle ?? true,
     admission: options.admission ?? EMPTY_CHAIN,
     writeHooks: options.writeHooks,
     serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],

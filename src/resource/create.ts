@@ -64,7 +64,7 @@ export async function createObject(
   const strategy = ctx.strategies.of(type);
   const generate = (obj.metadata.name ?? '') === '' && (obj.metadata.generateName ?? '') !== '';
   const namespace = type.namespaced ? (obj.metadata.namespace ?? '') : undefined;
-  if (namespace !== undefined && namespace !== '') {
+  if (namespace !== undefined && namespace !== '' && ctx.namespaceLifecycle) {
     await admitCreateInNamespace(ctx, type, namespace, obj.metadata.name ?? '');
   }
   const admission = admissionAttributes({

@@ -30,7 +30,7 @@ export async function deleteNamespace(
   name: string,
   options: DeleteOptions,
 ): Promise<ResourceReply> {
-  admitNamespaceDelete(name);
+  if (ctx.namespaceLifecycle) admitNamespaceDelete(name);
   const key = objectKey(type, undefined, name);
   for (let attempt = 1; ; attempt++) {
     const stored = await readObject(ctx, type, undefined, name);

@@ -220,6 +220,8 @@ export interface AdmissionDeps {
 /** The admission of one server. */
 export interface Admission {
   readonly chain: AdmissionChain;
+  /** NamespaceLifecycle is enabled (the resource handler enforces it inline). */
+  readonly namespaceLifecycle: boolean;
   /** Started with the resource controllers (quota status, system priority classes). */
   readonly controllers: readonly ControllerFactory[];
   /** Hands the lookups the resource context (right after the resource layer is built). */
@@ -258,6 +260,7 @@ export function buildAdmission(deps: AdmissionDeps): Admission {
   }
   return {
     chain: new AdmissionChain(plugins),
+    namespaceLifecycle: names.includes('NamespaceLifecycle'),
     controllers,
     attach: (ctx) => objects.attach(ctx),
   };

@@ -75,6 +75,7 @@ import { buildAudit } from '../audit/index.js';
 import { allowAllAnnotationStep } from '../authz/authorization-step.js';
 import { buildAdmission } from './admission.js';
 import type { AuthorizerChain } from '../authz/authorizer.js';
+import type { CelAuthorize } from '../cel/authz.js';
 
 /** TLS material of the listener. */
 export interface AppTls {
@@ -263,22 +264,36 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const registry = new LayeredRegistry(deps.registry);
   // The webhook plugins read their configurations, Services and EndpointSlices through the
   // resource layer's store, built below (they start listing once the app is ready).
+  // The authorizer is built after the resource layer; admission asks it at request time (the
+  // certificate plugins, and the `authorizer` of CEL in policies and webhook matchConditions).
+  const authorizer: { chain?: AuthorizerChain } = {};
+  const celAuthorize: CelAuthorize = async (a) => {
+    const chain = authorizer.chain;
+    if (chain === undefined) return { allowed: true, reason: '', error: '' };
+    const answer = await chain.authorize(a);
+    return {
+      allowed: answer.decision === 'allow',
+      reason: answer.reason,
+      error: answer.failed ?? answer.evaluationError ?? '',
+    };
+  };
   const webhooks = webhookAdmission({
     store: () => layer.store,
     registry,
     defaulter: (type, obj) => layer.ctx.strategies.of(type).default(obj),
     observe: webhookDurationObserver(metrics),
-    matchConditions: celMatchConditions(),
+    matchConditions: celMatchConditions(celAuthorize),
     onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
   });
   // ValidatingAdmissionPolicy reads its policies, bindings, params and namespaces the same way.
   const policies = validatingAdmissionPolicy({
     store: () => layer.store,
     registry,
+    authorize: celAuthorize,
+    // The server's one load of the built-in schemas (made below, before any request).
+    schemas: () => schemas,
     onError: (message, err) => deps.log.warn(`${message}: ${String(err)}`),
   });
-  // The authorizer is built after the resource layer; the certificate plugins ask it at request time.
-  const authorizer: { chain?: AuthorizerChain } = {};
   const admission = buildAdmission({
     enable: flagList('enable-admission-plugins'),
     disable: flagList('disable-admission-plugins'),
@@ -370,6 +385,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
     admission: admission.chain,
+    namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [
       ...(serviceAccounts?.controllers ?? []),
       ...flowControl.controllers,

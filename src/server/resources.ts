@@ -68,6 +68,8 @@ export interface ResourceDeps {
   readonly endpoints?: CustomEndpoints;
   /** The admission plugins every write passes (src/admission/); default none. */
   readonly admission?: AdmissionChain;
+  /** NamespaceLifecycle enabled (`--disable-admission-plugins` may turn it off); default true. */
+  readonly namespaceLifecycle?: boolean;
   /** The context a request to a type runs with (custom resource conversion); default the layer's. */
   readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
   /**
@@ -191,6 +193,7 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     ...(watchCaches === undefined ? {} : { watchCaches }),
     ...(deps.freshnessTimeoutMs === undefined ? {} : { freshnessTimeoutMs: deps.freshnessTimeoutMs }),
     ...(deps.admission === undefined ? {} : { admission: deps.admission }),
+    ...(deps.namespaceLifecycle === undefined ? {} : { namespaceLifecycle: deps.namespaceLifecycle }),
   });
   return {
     ctx,

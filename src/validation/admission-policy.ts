@@ -5,13 +5,23 @@
  * which reports what does not compile in `status.typeChecking` and fails those validations per
  * failurePolicy.
  */
-import { duplicate, forbidden, invalid, notSupported, required, type FieldError } from './field-error.js';
+import {
+  duplicate,
+  forbidden,
+  goStringSlice,
+  invalid,
+  notSupported,
+  required,
+  tooMany,
+  type FieldError,
+} from './field-error.js';
+import { isDNS1035Label, isDNS1123Subdomain, isPathSegmentName, isQualifiedName } from './formats.js';
 import { type JsonObject, obj, objects, str, strings } from './json.js';
 import { validateLabelSelector } from './meta.js';
 import { child, index } from './path.js';
 
 const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-const REASONS = ['Unauthorized', 'Forbidden', 'Invalid', 'RequestEntityTooLarge'];
+const REASONS = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const ACTIONS = ['Audit', 'Deny', 'Warn'];
 const CEL_IDENTIFIER = /^[_a-zA-Z][_a-zA-Z0-9]*$/;
 
@@ -28,52 +38,211 @@ function optionalOneOf(
   }
 }
 
-function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[]): void {
+/** kube's `validateResources` (subresources allowed): required, and the wildcard rules. */
+function validateResources(resources: string[], path: string, errs: FieldError[]): void {
+  if (resources.length === 0) errs.push(required(path));
+  const withWildcardSub = new Set<string>();
+  const subWithWildcardRes = new Set<string>();
+  let doubleWildcard = false;
+  let singleWildcard = false;
+  let withoutSub = false;
+  resources.forEach((r, i) => {
+    if (r === '') {
+      errs.push(required(index(path, i)));
+      return;
+    }
+    if (r === '*/*') doubleWildcard = true;
+    if (r === '*') singleWildcard = true;
+    const slash = r.indexOf('/');
+    if (slash === -1) {
+      withoutSub = r !== '*';
+      return;
+    }
+    const res = r.slice(0, slash);
+    const sub = r.slice(slash + 1);
+    if (withWildcardSub.has(res))
+      errs.push(invalid(index(path, i), r, `if '${res}/*' is present, must not specify ${r}`));
+    if (subWithWildcardRes.has(sub))
+      errs.push(invalid(index(path, i), r, `if '*/${sub}' is present, must not specify ${r}`));
+    if (sub === '*') withWildcardSub.add(res);
+    if (res === '*') subWithWildcardRes.add(sub);
+  });
+  if (resources.length > 1 && doubleWildcard) {
+    errs.push(
+      invalid(path, goStringSlice(resources), "if '*/*' is present, must not specify other resources"),
+    );
+  }
+  if (singleWildcard && withoutSub) {
+    errs.push(
+      invalid(
+        path,
+        goStringSlice(resources),
+        "if '*' is present, must not specify other resources without subresources",
+      ),
+    );
+  }
+}
+
+/**
+ * kube's `validateNamedRuleWithOperations` (webhook rules are the same without resourceNames),
+ * in its order.
+ */
+export function validateNamedRules(rules: JsonObject[], path: string, errs: FieldError[]): void {
   rules.forEach((rule, i) => {
     const rp = index(path, i);
-    for (const k of ['operations', 'apiGroups', 'apiVersions', 'resources'] as const) {
-      const values = strings(rule, k);
-      if (values.length === 0) errs.push(required(child(rp, k)));
-      if (values.length > 1 && values.includes('*')) {
-        errs.push(invalid(child(rp, k), values, `if '*' is present, must not specify other ${k}`));
-      }
+    const names = new Set<string>();
+    strings(rule, 'resourceNames').forEach((n, j) => {
+      const np = index(child(rp, 'resourceNames'), j);
+      for (const msg of isPathSegmentName(n)) errs.push(invalid(np, n, msg));
+      if (names.has(n)) errs.push(duplicate(np, n));
+      names.add(n);
+    });
+    const ops = strings(rule, 'operations');
+    if (ops.length === 0) errs.push(required(child(rp, 'operations')));
+    if (ops.length > 1 && ops.includes('*')) {
+      errs.push(
+        invalid(
+          child(rp, 'operations'),
+          goStringSlice(ops, 'admissionregistration.OperationType'),
+          "if '*' is present, must not specify other operations",
+        ),
+      );
     }
-    strings(rule, 'operations').forEach((op, j) => {
+    ops.forEach((op, j) => {
       if (!OPERATIONS.includes(op))
         errs.push(notSupported(index(child(rp, 'operations'), j), op, OPERATIONS));
     });
+    const groups = strings(rule, 'apiGroups');
+    if (groups.length === 0) errs.push(required(child(rp, 'apiGroups')));
+    if (groups.length > 1 && groups.includes('*')) {
+      errs.push(
+        invalid(
+          child(rp, 'apiGroups'),
+          goStringSlice(groups),
+          "if '*' is present, must not specify other API groups",
+        ),
+      );
+    }
+    const versions = strings(rule, 'apiVersions');
+    if (versions.length === 0) errs.push(required(child(rp, 'apiVersions')));
+    if (versions.length > 1 && versions.includes('*')) {
+      errs.push(
+        invalid(
+          child(rp, 'apiVersions'),
+          goStringSlice(versions),
+          "if '*' is present, must not specify other API versions",
+        ),
+      );
+    }
+    versions.forEach((v, j) => {
+      if (v === '') errs.push(required(index(child(rp, 'apiVersions'), j)));
+    });
+    validateResources(strings(rule, 'resources'), child(rp, 'resources'), errs);
     optionalOneOf(rule, 'scope', ['*', 'Cluster', 'Namespaced'], rp, errs);
   });
 }
 
 function validateMatchResources(m: JsonObject, path: string, policy: boolean, errs: FieldError[]): void {
-  const rules = objects(m, 'resourceRules');
-  if (policy && rules.length === 0) errs.push(required(child(path, 'resourceRules')));
-  validateNamedRules(rules, child(path, 'resourceRules'), errs);
-  validateNamedRules(objects(m, 'excludeResourceRules'), child(path, 'excludeResourceRules'), errs);
   optionalOneOf(m, 'matchPolicy', ['Equivalent', 'Exact'], path, errs);
   errs.push(...validateLabelSelector(m['namespaceSelector'], child(path, 'namespaceSelector')));
   errs.push(...validateLabelSelector(m['objectSelector'], child(path, 'objectSelector')));
+  const rules = objects(m, 'resourceRules');
+  validateNamedRules(rules, child(path, 'resourceRules'), errs);
+  validateNamedRules(objects(m, 'excludeResourceRules'), child(path, 'excludeResourceRules'), errs);
+  // At least one resource rule gives the policy's expressions their types.
+  if (policy && rules.length === 0) errs.push(required(child(path, 'resourceRules')));
 }
 
-function validateNamed(
-  items: JsonObject[],
-  path: string,
-  exprKey: string,
-  identifier: boolean,
-  errs: FieldError[],
-): void {
-  const seen = new Set<string>();
+/** CEL's reserved words (never a variable name). */
+const CEL_RESERVED = new Set([
+  'true',
+  'false',
+  'null',
+  'in',
+  'as',
+  'break',
+  'const',
+  'continue',
+  'else',
+  'for',
+  'function',
+  'if',
+  'import',
+  'let',
+  'loop',
+  'package',
+  'namespace',
+  'return',
+  'var',
+  'void',
+  'while',
+]);
+
+/** kube's checks of `variables` (names are CEL identifiers; no duplicate check, as kube). */
+function validateVariables(items: JsonObject[], path: string, errs: FieldError[]): void {
   items.forEach((item, i) => {
     const p = index(path, i);
     const name = str(item, 'name');
-    if (name === '') errs.push(required(child(p, 'name')));
-    else if (identifier && !CEL_IDENTIFIER.test(name)) {
+    if (name.trim() === '') errs.push(required(child(p, 'name'), 'name is not specified'));
+    else if (!CEL_IDENTIFIER.test(name) || CEL_RESERVED.has(name)) {
       errs.push(invalid(child(p, 'name'), name, 'name is not a valid CEL identifier'));
-    } else if (seen.has(name)) errs.push(duplicate(child(p, 'name'), name));
-    seen.add(name);
-    if (str(item, exprKey).trim() === '') errs.push(required(child(p, exprKey)));
+    }
+    if (str(item, 'expression').trim() === '') {
+      errs.push(required(child(p, 'expression'), 'expression is not specified'));
+    }
   });
+}
+
+/** kube's checks of `matchConditions` (expression, then a qualified, unique name). */
+function validateMatchConditions(items: JsonObject[], path: string, errs: FieldError[]): void {
+  if (items.length > 64) errs.push(tooMany(path, items.length, 64));
+  const seen = new Set<string>();
+  items.forEach((item, i) => {
+    const p = index(path, i);
+    if (str(item, 'expression').trim() === '') errs.push(required(child(p, 'expression')));
+    const name = str(item, 'name');
+    if (name === '') errs.push(required(child(p, 'name')));
+    else for (const msg of isQualifiedName(name)) errs.push(invalid(child(p, 'name'), name, msg));
+    if (name !== '') {
+      if (seen.has(name)) errs.push(duplicate(child(p, 'name'), name));
+      seen.add(name);
+    }
+  });
+}
+
+/** kube's `validateParamKind`: a group/version and a kind, each a DNS name. */
+function validateParamKind(pk: JsonObject, pp: string, errs: FieldError[]): void {
+  const apiVersion = str(pk, 'apiVersion');
+  const av = child(pp, 'apiVersion');
+  if (apiVersion === '') errs.push(required(av));
+  else if (apiVersion.split('/').length > 2) {
+    errs.push(invalid(av, apiVersion, `unexpected GroupVersion string: ${apiVersion}`));
+  } else if (apiVersion !== '/') {
+    const slash = apiVersion.indexOf('/');
+    const group = slash === -1 ? '' : apiVersion.slice(0, slash);
+    const version = slash === -1 ? apiVersion : apiVersion.slice(slash + 1);
+    const groupErrs = group === '' ? [] : isDNS1123Subdomain(group);
+    if (groupErrs.length > 0) errs.push(invalid(av, group, groupErrs.join(',')));
+    if (version === '') errs.push(invalid(av, apiVersion, 'version must be specified'));
+    else {
+      const versionErrs = isDNS1035Label(version);
+      if (versionErrs.length > 0) errs.push(invalid(av, version, versionErrs.join(',')));
+    }
+  }
+  const kind = str(pk, 'kind');
+  if (kind === '') errs.push(required(child(pp, 'kind')));
+  else {
+    const kindErrs = isDNS1035Label(kind.toLowerCase());
+    if (kindErrs.length > 0) {
+      errs.push(
+        invalid(
+          child(pp, 'kind'),
+          kind,
+          `may have mixed case, but should otherwise match: ${kindErrs.join(',')}`,
+        ),
+      );
+    }
+  }
 }
 
 /** A ValidatingAdmissionPolicy. */
@@ -82,12 +251,7 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
   const sp = 'spec';
   const pk = obj(spec, 'paramKind');
   if (pk !== undefined) {
-    const pp = child(sp, 'paramKind');
-    if (str(pk, 'apiVersion') === '') errs.push(required(child(pp, 'apiVersion')));
-    else if (str(pk, 'apiVersion').split('/').length > 2) {
-      errs.push(invalid(child(pp, 'apiVersion'), str(pk, 'apiVersion'), 'must be a valid group/version'));
-    }
-    if (str(pk, 'kind') === '') errs.push(required(child(pp, 'kind')));
+    validateParamKind(pk, child(sp, 'paramKind'), errs);
   }
   const mc = obj(spec, 'matchConstraints');
   if (mc === undefined) errs.push(required(child(sp, 'matchConstraints')));
@@ -96,13 +260,14 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
   const validations = objects(spec, 'validations');
   const annotations = objects(spec, 'auditAnnotations');
   if (validations.length === 0 && annotations.length === 0) {
-    errs.push(
-      required(child(sp, 'validations'), 'validations or auditAnnotations must contain at least one item'),
-    );
+    for (const f of ['validations', 'auditAnnotations']) {
+      errs.push(required(child(sp, f), 'validations or auditAnnotations must contain at least one item'));
+    }
   }
   validations.forEach((v, i) => {
     const p = index(child(sp, 'validations'), i);
-    if (str(v, 'expression').trim() === '') errs.push(required(child(p, 'expression')));
+    if (str(v, 'expression').trim() === '')
+      errs.push(required(child(p, 'expression'), 'expression is not specified'));
     optionalOneOf(v, 'reason', REASONS, p, errs);
     const message = str(v, 'message');
     if (message.includes('\n'))
@@ -115,28 +280,41 @@ export function validateValidatingAdmissionPolicy(o: JsonObject, errs: FieldErro
     if (key === '') errs.push(required(child(p, 'key')));
     else if (keys.has(key)) errs.push(duplicate(child(p, 'key'), key));
     keys.add(key);
-    if (str(a, 'valueExpression').trim() === '') errs.push(required(child(p, 'valueExpression')));
+    if (str(a, 'valueExpression').trim() === '')
+      errs.push(required(child(p, 'valueExpression'), 'valueExpression is not specified'));
   });
-  validateNamed(objects(spec, 'matchConditions'), child(sp, 'matchConditions'), 'expression', false, errs);
-  validateNamed(objects(spec, 'variables'), child(sp, 'variables'), 'expression', true, errs);
+  validateMatchConditions(objects(spec, 'matchConditions'), child(sp, 'matchConditions'), errs);
+  validateVariables(objects(spec, 'variables'), child(sp, 'variables'), errs);
 }
 
 /** A ValidatingAdmissionPolicyBinding. */
 export function validateValidatingAdmissionPolicyBinding(o: JsonObject, errs: FieldError[]): void {
   const spec = obj(o, 'spec') ?? {};
   const sp = 'spec';
-  if (str(spec, 'policyName') === '') errs.push(required(child(sp, 'policyName')));
+  const policyName = str(spec, 'policyName');
+  if (policyName === '') errs.push(required(child(sp, 'policyName')));
+  else {
+    for (const msg of isDNS1123Subdomain(policyName))
+      errs.push(invalid(child(sp, 'policyName'), policyName, msg));
+  }
   const pr = obj(spec, 'paramRef');
   if (pr !== undefined) {
     const pp = child(sp, 'paramRef');
     const hasName = str(pr, 'name') !== '';
+    for (const msg of isPathSegmentName(str(pr, 'name'))) {
+      if (hasName) errs.push(invalid(child(pp, 'name'), str(pr, 'name'), msg));
+    }
     const selector = obj(pr, 'selector');
     if (hasName && selector !== undefined) {
       errs.push(forbidden(child(pp, 'name'), 'name and selector are mutually exclusive'));
-    } else if (!hasName && selector === undefined) {
+    }
+    if (selector !== undefined) {
+      errs.push(...validateLabelSelector(selector, child(pp, 'selector')));
+      if (hasName) errs.push(forbidden(child(pp, 'selector'), 'name and selector are mutually exclusive'));
+    }
+    if (!hasName && selector === undefined) {
       errs.push(required(pp, 'one of name or selector must be specified'));
     }
-    if (selector !== undefined) errs.push(...validateLabelSelector(selector, child(pp, 'selector')));
     const action = pr['parameterNotFoundAction'];
     if (action === undefined || action === null || action === '') {
       errs.push(required(child(pp, 'parameterNotFoundAction')));

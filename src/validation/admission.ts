@@ -5,8 +5,9 @@
  */
 import { duplicate, invalid, notSupported, required, type FieldError } from './field-error.js';
 import { isDNS1123Subdomain, isValidPortNum } from './formats.js';
-import { type JsonObject, num, obj, objects, oneOf, str, strings } from './json.js';
+import { type JsonObject, num, obj, objects, str, strings } from './json.js';
 import { duplicates, validateLabelSelector } from './meta.js';
+import { validateNamedRules } from './admission-policy.js';
 import { child, index } from './path.js';
 
 const REVIEW_VERSIONS = ['v1', 'v1beta1'];
@@ -56,29 +57,6 @@ function validateClientConfig(cc: JsonObject, path: string, errs: FieldError[]):
   }
 }
 
-function validateRule(rule: JsonObject, path: string, errs: FieldError[]): void {
-  for (const [k, label] of [
-    ['operations', 'operations'],
-    ['apiGroups', 'apiGroups'],
-    ['apiVersions', 'apiVersions'],
-    ['resources', 'resources'],
-  ] as const) {
-    const values = strings(rule, k);
-    if (values.length === 0) errs.push(required(child(path, k)));
-    if (values.length > 1 && values.includes('*')) {
-      errs.push(invalid(child(path, k), values, `if '*' is present, must not specify other ${label}`));
-    }
-  }
-  const ops = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-  strings(rule, 'operations').forEach((op, i) => {
-    if (!ops.includes(op)) errs.push(notSupported(index(child(path, 'operations'), i), op, ops));
-  });
-  const scope = rule['scope'];
-  if (scope !== undefined && scope !== null && !oneOf(scope, ['*', 'Cluster', 'Namespaced'])) {
-    errs.push(notSupported(child(path, 'scope'), scope, ['*', 'Cluster', 'Namespaced']));
-  }
-}
-
 function validateWebhook(w: JsonObject, mutating: boolean, path: string, errs: FieldError[]): void {
   const name = str(w, 'name');
   if (name === '') {
@@ -96,7 +74,7 @@ function validateWebhook(w: JsonObject, mutating: boolean, path: string, errs: F
       );
     }
   }
-  objects(w, 'rules').forEach((r, i) => validateRule(r, index(child(path, 'rules'), i), errs));
+  validateNamedRules(objects(w, 'rules'), child(path, 'rules'), errs);
   const fp = w['failurePolicy'];
   if (fp !== undefined && fp !== null && fp !== 'Fail' && fp !== 'Ignore')
     errs.push(notSupported(child(path, 'failurePolicy'), fp, ['Fail', 'Ignore']));

@@ -25,6 +25,16 @@ export interface FieldError {
   readonly message: string;
 }
 
+/** A bad value already in Go's `%#v` syntax, shown as it is (`[]string{"*", "apps"}`). */
+export class GoValue {
+  constructor(readonly text: string) {}
+}
+
+/** A Go slice of strings in `%#v` syntax; `type` names the element type (`string`, `admissionregistration.OperationType`). */
+export function goStringSlice(values: readonly string[], type = 'string'): GoValue {
+  return new GoValue(`[]${type}{${values.map((v) => JSON.stringify(v)).join(', ')}}`);
+}
+
 /**
  * Renders a bad value the way kube's `ErrorBody` does for the common cases: strings quoted,
  * numbers and booleans bare, absent values as `null`. Objects and lists are rendered as JSON
@@ -32,6 +42,7 @@ export interface FieldError {
  */
 export function formatValue(value: unknown): string {
   if (value === undefined || value === null) return 'null';
+  if (value instanceof GoValue) return value.text;
   if (typeof value === 'string') return JSON.stringify(value);
   if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {
     return String(value);

@@ -1,9 +1,10 @@
 /**
  * `--authorization-config`: the file's validation errors are kube-apiserver v1.33's (each expected
  * message below was printed by kube-apiserver v1.33.13 for the same file), the flag excludes
- * `--authorization-mode` and `--authorization-webhook-*` with kube's message, matchConditions are
- * refused, and a server runs the configured chain (a real HTTPS webhook, then Node and RBAC) with
- * the webhook's failure policy, and reloads the file when it changes.
+ * `--authorization-mode` and `--authorization-webhook-*` with kube's message, matchConditions that
+ * do not compile are refused with kube's errors, and a server runs the configured chain (a real
+ * HTTPS webhook, then Node and RBAC) with the webhook's matchConditions (CEL on the review's
+ * spec) and failure policy, and reloads the file when it changes.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -125,12 +126,39 @@ describe('AuthorizationConfiguration file validation (messages of kube-apiserver
     }
   });
 
-  it('refuses webhook matchConditions (CEL) with a clear error', async () => {
+  it('refuses webhook matchConditions that are blank, repeated or do not compile to a bool', async () => {
     const message = await loadError(
       'match.yaml',
-      `${HEAD}authorizers: [{type: Webhook, name: w, webhook: {timeout: 3s, subjectAccessReviewVersion: v1, matchConditionSubjectAccessReviewVersion: v1, failurePolicy: Deny, connectionInfo: {type: KubeConfigFile, kubeConfigFile: /etc/hostname}, matchConditions: [{expression: 'request.user != "x"'}]}}]\n`,
+      `${HEAD}authorizers:
+- type: Webhook
+  name: w
+  webhook:
+    timeout: 3s
+    subjectAccessReviewVersion: v1
+    matchConditionSubjectAccessReviewVersion: v1
+    failurePolicy: Deny
+    connectionInfo: {type: KubeConfigFile, kubeConfigFile: /etc/hostname}
+    matchConditions:
+    - expression: 'request.user != "x"'
+    - expression: ' '
+    - expression: 'request.user != "x"'
+    - expression: 'request.nope == 1'
+    - expression: 'request.user'
+    - expression: 'request.resourceAttributes.namespace == 1'
+    - expression: 'object.x'
+    - expression: 'has(request.resourceAttributes) && request.resourceAttributes.verb == "get"'
+- {type: RBAC, name: rbac}
+`,
     );
-    expect(message).toMatch(/^authorizers\[0\]\.matchConditions: .*not supported by this server yet/);
+    expect(message).toBe(
+      `[authorizers[0].matchConditions[1].expression: Required value, authorizers[0].matchConditions[2].expression: Duplicate value: "request.user != \\"x\\"", authorizers[0].matchConditions[3].expression: Invalid value: "request.nope == 1": compilation failed: ERROR: <input>:1:8: undefined field 'nope'
+ | request.nope == 1
+ | .......^, authorizers[0].matchConditions[4].expression: Invalid value: "request.user": must evaluate to bool but got string, authorizers[0].matchConditions[5].expression: Invalid value: "request.resourceAttributes.namespace == 1": compilation failed: ERROR: <input>:1:38: found no matching overload for '_==_' applied to '(string, int)'
+ | request.resourceAttributes.namespace == 1
+ | .....................................^, authorizers[0].matchConditions[6].expression: Invalid value: "object.x": compilation failed: ERROR: <input>:1:1: undeclared reference to 'object' (in container '')
+ | object.x
+ | ^]`,
+    );
   });
 
   it('excludes --authorization-mode and --authorization-webhook-* with kube-apiserver message', async () => {
@@ -168,6 +196,10 @@ describe('a server run by --authorization-config', () => {
     failurePolicy: ${failurePolicy}
     unauthorizedTTL: 30s
     connectionInfo: {type: KubeConfigFile, kubeConfigFile: ${hook.kubeconfigPath}}
+    matchConditionSubjectAccessReviewVersion: v1
+    matchConditions:
+    - expression: 'request.user != "skipped"'
+    - expression: 'request.user != "broken" || request.groups[99] == "x"'
 - {type: Node, name: node}
 - {type: RBAC, name: rbac}
 `;
@@ -229,6 +261,30 @@ describe('a server run by --authorization-config', () => {
     expect((await call(server, nobody, 'GET', pods)).status).toBe(403);
     const ready = await call(server, admin, 'GET', '/readyz?verbose');
     expect(String(ready.body['text'])).toContain('[+]poststarthook/rbac/bootstrap-roles ok');
+  });
+
+  it('runs matchConditions before asking: false skips the webhook, an error is decided by failurePolicy', async () => {
+    const issuer = await clusterIssuer(server);
+    const skipped = await clientTls(server, issuer, 'skipped');
+    const broken = await clientTls(server, issuer, 'broken');
+    const asked = hook.reviews.length;
+    // Not asked: no opinion, and RBAC has nothing for the user.
+    const denied = await call(server, skipped, 'GET', pods);
+    expect(denied.status).toBe(403);
+    expect(denied.body['message']).toBe(
+      'pods is forbidden: User "skipped" cannot list resource "pods" in API group "" in the namespace "default"',
+    );
+    expect(hook.reviews.length).toBe(asked);
+    // The condition errs (index out of range): NoOpinion with the error, nothing allows: kube's 500.
+    const failed = await call(server, broken, 'GET', pods);
+    expect(failed.status).toBe(500);
+    expect(failed.body).toMatchObject({ kind: 'Status', reason: 'InternalError', code: 500 });
+    expect(String(failed.body['message'])).toContain(
+      `cel evaluation error: expression 'request.user != "broken" || request.groups[99] == "x"' resulted in error: `,
+    );
+    expect(hook.reviews.length).toBe(asked);
+    // Others are still asked.
+    expect((await call(server, wanda, 'GET', pods)).status).toBe(200);
   });
 
   it('failurePolicy NoOpinion lets RBAC decide when the webhook fails; Deny after a reload fails the request', async () => {

@@ -1,49 +1,73 @@
 /**
- * The CEL side of admission: one environment per variable set (webhook `matchConditions` see
- * `object`, `oldObject`, `request`; ValidatingAdmissionPolicy adds `params`, `namespaceObject`
- * and `variables`), a cache of compiled expressions, and the evaluation of one expression on
- * JSON values. Every variable is `dyn`: the objects are not type checked against their schemas.
+ * The CEL side of admission: kube's environments (src/cel/admission.ts: `object`, `oldObject`,
+ * typed `request` and `namespaceObject`; `params`, `authorizer` and `variables` where kube
+ * declares them), a cache of compiled expressions, and the evaluation of one expression on
+ * JSON values. Evaluation is asynchronous: the authorizer library asks the server's authorizer.
  */
-import { actualSizes, CelEnvironment, jsonToCel, type CelProgram, type SizeOracle } from '../../cel/index.js';
+import { AdmissionCompiler, type AdmissionEnvOptions } from '../../cel/admission.js';
+import { CelAuthorizer, type CelAuthorize, type CelRequestResource } from '../../cel/authz.js';
+import { actualSizes, jsonToCel, type CelProgram, type SizeOracle } from '../../cel/index.js';
+import type { UserInfo } from '../../api/user.js';
 
-/** Variables of webhook match conditions. */
-export const WEBHOOK_VARIABLES: Readonly<Record<string, string>> = {
-  object: 'dyn',
-  oldObject: 'dyn',
-  request: 'dyn',
-};
-
-/** Variables of ValidatingAdmissionPolicy expressions. */
-export const POLICY_VARIABLES: Readonly<Record<string, string>> = {
-  ...WEBHOOK_VARIABLES,
-  params: 'dyn',
-  namespaceObject: 'dyn',
-  variables: 'dyn',
-};
+/** The declarations of webhook match conditions. */
+export const WEBHOOK_SCOPE: AdmissionEnvOptions = { params: false, authorizer: true };
 
 /** A compiled expression or kube's compile error (`compilation failed: ...`). */
 export type Compiled = { readonly program: CelProgram } | { readonly error: string };
 
-/** Compiles expressions once per text (the cache lives as long as its owner). */
+/** Compiles expressions once per environment and text (the cache lives as long as its owner). */
 export class ExpressionCache {
-  readonly #env: CelEnvironment;
+  readonly #compiler = new AdmissionCompiler();
   readonly #cache = new Map<string, Compiled>();
 
-  constructor(variables: Readonly<Record<string, string>>) {
-    this.#env = new CelEnvironment({ variables });
+  /** The compiler (policies' variable types). */
+  get compiler(): AdmissionCompiler {
+    return this.#compiler;
   }
 
-  /** The compiled `expression`, from the cache when seen before. */
-  compile(expression: string): Compiled {
-    let c = this.#cache.get(expression);
+  readonly #scopes = new Map<string, AdmissionEnvOptions>();
+
+  /**
+   * The declarations of a policy's expressions: `params` with a paramKind, the authorizer
+   * (not for messageExpression), and its variables typed by their expressions.
+   */
+  policyScope(
+    params: boolean,
+    variables: readonly { readonly name: string; readonly expression: string }[],
+  ): AdmissionEnvOptions {
+    if (variables.length === 0) return { params, authorizer: true };
+    const key = JSON.stringify([params, variables]);
+    let scope = this.#scopes.get(key);
+    if (scope === undefined) {
+      scope = { params, authorizer: true, variables: this.#compiler.variableTypes(variables, params).types };
+      if (this.#scopes.size > 1024) this.#scopes.clear();
+      this.#scopes.set(key, scope);
+    }
+    return scope;
+  }
+
+  /** The compiled `expression` in `scope`, from the cache when seen before. */
+  compile(expression: string, scope: AdmissionEnvOptions = WEBHOOK_SCOPE): Compiled {
+    const vars = scope.variables?.map((v) => `${v.name}:${v.type}`).join(',') ?? '-';
+    const key = `${scope.params ? 'p' : ''}${scope.authorizer ? 'a' : ''}|${vars}|${expression}`;
+    let c = this.#cache.get(key);
     if (c === undefined) {
-      const r = this.#env.compile(expression);
-      c = r.ok ? { program: r.program } : { error: `compilation failed: ${r.message}` };
+      const r = this.#compiler.compile(expression, scope, 'any');
+      c = r.error === undefined ? { program: r.program } : { error: r.error };
       if (this.#cache.size > 4096) this.#cache.clear();
-      this.#cache.set(expression, c);
+      this.#cache.set(key, c);
     }
     return c;
   }
+}
+
+/** The `authorizer` value of a request's user (undefined authorize: every check is allowed). */
+export function celAuthorizer(
+  user: UserInfo,
+  authorize: CelAuthorize | undefined,
+  request: CelRequestResource,
+): CelAuthorizer {
+  return new CelAuthorizer(user, authorize ?? (() => ({ allowed: true, reason: '', error: '' })), request);
 }
 
 /**
@@ -54,6 +78,9 @@ export const PER_CALL_COST_LIMIT = 1_000_000;
 
 /** cel-go's wording of a few evaluation errors cel-js words differently. */
 function celGoRuntimeWording(msg: string): string {
+  // A string that does not parse: cel-js does not name the source type, cel-go does.
+  const conversion = /^(?:int|uint|double)\(\) type error: cannot convert to (\w+)$/.exec(msg);
+  if (conversion !== null) return `type conversion error from 'string' to '${conversion[1] ?? ''}'`;
   return msg.replace(/^No such key: /, 'no such key: ');
 }
 
@@ -66,25 +93,28 @@ export type RunResult =
  * Compiles (cached) and evaluates `expression` on `activation`, refusing it unrun when its cost
  * on these values (`sizes`, from {@link actualSizes}) is over {@link PER_CALL_COST_LIMIT}.
  */
-export function runExpression(
+export async function runExpression(
   cache: ExpressionCache,
   expression: string,
   activation: Readonly<Record<string, unknown>>,
+  scope: AdmissionEnvOptions = WEBHOOK_SCOPE,
   sizes: SizeOracle = actualSizes(activation),
-): RunResult {
-  const c = cache.compile(expression);
+): Promise<RunResult> {
+  const c = cache.compile(expression, scope);
   if ('error' in c) return { error: c.error };
   if (c.program.costWith(sizes) > PER_CALL_COST_LIMIT) {
     return { error: 'operation cancelled: actual cost limit exceeded' };
   }
-  const r = c.program.evaluate(activation);
+  const r = await c.program.evaluateAsync(activation);
   return r.error === undefined ? { value: r.value } : { error: celGoRuntimeWording(r.error) };
 }
 
-/** JSON values (null for absent) as CEL values. */
+/** JSON values (null for absent) as CEL values; an `authorizer` is kept as it is. */
 export function celActivation(values: Readonly<Record<string, unknown>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(values)) out[k] = v === undefined ? null : jsonToCel(v);
+  for (const [k, v] of Object.entries(values)) {
+    out[k] = v === undefined ? null : v instanceof CelAuthorizer ? v : jsonToCel(v);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
  * messageExpression, reason) and `auditAnnotations`. Compile and evaluation errors become
  * decisions the policy's failurePolicy turns into a denial or nothing.
  */
+import type { AdmissionEnvOptions } from '../../cel/admission.js';
 import type { MatchConditionResult } from '../webhook/types.js';
 import { celToString, runExpression, type ExpressionCache } from './cel.js';
 import { evaluateConditions } from './match-conditions.js';
@@ -33,40 +34,60 @@ function errorDecision(message: string, index = -1): Decision {
   return { message, reason: '', error: true, index };
 }
 
-/** Runs `policy` on an activation of CEL values (object, oldObject, request, params, namespaceObject). */
-export function evaluatePolicy(
+/**
+ * Runs `policy` on an activation of CEL values (object, oldObject, request, params,
+ * namespaceObject, authorizer).
+ */
+export async function evaluatePolicy(
   cache: ExpressionCache,
   policy: PolicySpec,
   base: Readonly<Record<string, unknown>>,
-): Evaluation {
+): Promise<Evaluation> {
   const vars: Record<string, unknown> = {};
   const activation = { ...base, variables: vars };
   const annotations = new Map<string, string>();
-  const conditions: MatchConditionResult = evaluateConditions(cache, policy.matchConditions, activation);
+  const params = policy.paramKind !== undefined;
+  const conditionScope = { params, authorizer: true };
+  const scope = cache.policyScope(params, policy.variables);
+  const messageScope = { ...scope, authorizer: false };
+  const conditions: MatchConditionResult = await evaluateConditions(
+    cache,
+    policy.matchConditions,
+    activation,
+    conditionScope,
+  );
   if ('error' in conditions) {
     return { matched: true, decisions: [errorDecision(conditions.error)], annotations };
   }
   if (!conditions.matches) return { matched: false, decisions: [], annotations };
-  for (const v of policy.variables) {
-    const r = runExpression(cache, v.expression, activation);
+  const declared = scope.variables ?? [];
+  for (let i = 0; i < policy.variables.length; i++) {
+    const v = policy.variables[i];
+    if (v === undefined) continue;
+    // Each variable sees the earlier ones only.
+    const r = await runExpression(cache, v.expression, activation, {
+      ...scope,
+      variables: declared.slice(0, i),
+    });
     if (r.error === undefined) vars[v.name] = r.value;
   }
   const decisions: Decision[] = [];
-  policy.validations.forEach((v, index) => {
-    const r = runExpression(cache, v.expression, activation);
+  for (const [index, v] of policy.validations.entries()) {
+    const r = await runExpression(cache, v.expression, activation, scope);
     if (r.error !== undefined) {
       decisions.push(errorDecision(`expression '${v.expression}' resulted in error: ${r.error}`, index));
-      return;
+      continue;
     }
-    if (r.value === true) return;
+    if (r.value === true) continue;
     if (typeof r.value !== 'boolean') {
       decisions.push(errorDecision(`expression '${v.expression}' must evaluate to bool`, index));
-      return;
+      continue;
     }
-    decisions.push({ message: messageOf(cache, v, activation), reason: v.reason, error: false, index });
-  });
+    const message = await messageOf(cache, v, activation, messageScope);
+    decisions.push({ message, reason: v.reason, error: false, index });
+  }
   for (const a of policy.auditAnnotations) {
-    const r = runExpression(cache, a.valueExpression, activation);
+    const r = await runExpression(cache, a.valueExpression, activation, scope);
     if (r.error === undefined && r.value !== null && r.value !== undefined) {
       annotations.set(a.key, celToString(r.value));
     }
@@ -75,13 +96,14 @@ export function evaluatePolicy(
 }
 
 /** kube's message of a false validation: messageExpression's one-line string, else message, else `failed expression: <expr>`. */
-function messageOf(
+async function messageOf(
   cache: ExpressionCache,
   v: PolicySpec['validations'][number],
   activation: Readonly<Record<string, unknown>>,
-): string {
+  scope: AdmissionEnvOptions,
+): Promise<string> {
   if (v.messageExpression !== '') {
-    const r = runExpression(cache, v.messageExpression, activation);
+    const r = await runExpression(cache, v.messageExpression, activation, scope);
     if (typeof r.value === 'string') {
       const text = r.value.trim();
       if (text !== '' && !text.includes('\n')) return text;

@@ -18,11 +18,14 @@ import { cachedOrStored, Informer, syncedWithin } from '../webhook/informer.js';
 import { isExempt } from '../webhook/matching.js';
 import { admissionRequest } from '../webhook/review.js';
 import { asType } from '../webhook/selection.js';
-import { celActivation, ExpressionCache, POLICY_VARIABLES } from './cel.js';
+import type { CelAuthorize } from '../../cel/authz.js';
+import { celActivation, celAuthorizer, ExpressionCache } from './cel.js';
 import { evaluatePolicy, type Decision } from './evaluate.js';
 import { matchResources, type MatchDeps } from './matching.js';
 import { bindingOf, policyOf, type BindingSpec, type PolicySpec } from './spec.js';
 import { startStatusWriter } from './status.js';
+import { typeCheckingWarnings } from './type-checking.js';
+import type { SchemaSet } from '../../registry/schema.js';
 
 /** What the plugin is built from. */
 export interface PolicyAdmissionDeps {
@@ -32,6 +35,13 @@ export interface PolicyAdmissionDeps {
   readonly onError?: (message: string, err: unknown) => void;
   /** How long a request waits for the first list of policies and bindings (default 10 s). */
   readonly readyTimeoutMs?: number;
+  /**
+   * The server's authorizer behind the `authorizer` CEL variable (asked for the requesting
+   * user); undefined: every check is allowed.
+   */
+  readonly authorize?: CelAuthorize;
+  /** The built-in kinds' schemas, for type checking policies against the kinds they match. */
+  readonly schemas?: () => SchemaSet;
 }
 
 /** The plugin and its lifecycle. */
@@ -85,7 +95,7 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
   const bindings = must('admissionregistration.k8s.io', 'v1', 'ValidatingAdmissionPolicyBinding');
   const namespaces = must('', 'v1', 'Namespace');
   const nsPrefix = prefixOf('', 'v1', 'Namespace') ?? '/namespaces/';
-  const cache = new ExpressionCache(POLICY_VARIABLES);
+  const cache = new ExpressionCache();
   const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
 
   const synced = (i: Informer): Promise<boolean> => syncedWithin(i, readyTimeoutMs);
@@ -182,15 +192,23 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
       const oldObject = asType(attrs.oldObject, type);
       const nsObject =
         attrs.namespace === '' ? undefined : await namespaceObject(attrs.namespace).catch(() => undefined);
+      const authorizer = celAuthorizer(attrs.user, deps.authorize, {
+        group: attrs.type.group,
+        resource: attrs.type.plural,
+        subresource: attrs.subresource ?? '',
+        namespace: attrs.namespace,
+        name: attrs.name,
+      });
       for (const param of params.params) {
         const activation = celActivation({
+          authorizer,
           object: attrs.operation === 'DELETE' ? null : object,
           oldObject: attrs.operation === 'CREATE' ? null : oldObject,
           request: admissionRequest('', attrs, type, object, oldObject),
           params: param,
           namespaceObject: nsObject,
         });
-        const result = evaluatePolicy(cache, policy, activation);
+        const result = await evaluatePolicy(cache, policy, activation);
         for (const [key, value] of result.annotations) attrs.annotate(`${policy.name}/${key}`, value);
         for (const d of result.decisions) deny(d);
       }
@@ -199,7 +217,16 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
     if (first !== undefined) throw denialError(attrs, first);
   };
 
-  const status = startStatusWriter({ informer: policies, store, cache, onError });
+  const schemas = deps.schemas;
+  const status = startStatusWriter({
+    informer: policies,
+    store,
+    cache,
+    onError,
+    ...(schemas === undefined
+      ? {}
+      : { typeCheck: (p: PolicySpec) => typeCheckingWarnings(cache, p, deps.registry, schemas()) }),
+  });
   return {
     plugin: {
       name: 'ValidatingAdmissionPolicy',

@@ -3,18 +3,23 @@
  * errors others had), else an error in any is the outcome's error (the webhook's or policy's
  * failurePolicy decides), as kube's matcher.
  */
+import type { AdmissionEnvOptions } from '../../cel/admission.js';
+import type { CelAuthorize } from '../../cel/authz.js';
+import { isJsonObject, type JsonObject } from '../../api/object.js';
+import type { UserInfo } from '../../api/user.js';
 import type { MatchCondition, MatchConditionEvaluator, MatchConditionResult } from '../webhook/types.js';
-import { celActivation, ExpressionCache, runExpression, WEBHOOK_VARIABLES } from './cel.js';
+import { celActivation, celAuthorizer, ExpressionCache, runExpression, WEBHOOK_SCOPE } from './cel.js';
 
 /** Evaluates `conditions` on an activation of CEL values. */
-export function evaluateConditions(
+export async function evaluateConditions(
   cache: ExpressionCache,
   conditions: readonly MatchCondition[],
   activation: Readonly<Record<string, unknown>>,
-): MatchConditionResult {
+  scope: AdmissionEnvOptions = WEBHOOK_SCOPE,
+): Promise<MatchConditionResult> {
   const errors: string[] = [];
   for (const c of conditions) {
-    const r = runExpression(cache, c.expression, activation);
+    const r = await runExpression(cache, c.expression, activation, scope);
     if (r.error !== undefined) {
       errors.push(`matchCondition '${c.name}' resulted in error: ${r.error}`);
     } else if (typeof r.value !== 'boolean') {
@@ -27,15 +32,56 @@ export function evaluateConditions(
   return { matches: true };
 }
 
-/** The webhook plugins' {@link MatchConditionEvaluator} (one per server). */
-export function celMatchConditions(): MatchConditionEvaluator {
-  const cache = new ExpressionCache(WEBHOOK_VARIABLES);
+function strings(v: unknown): string[] {
+  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+}
+
+/** The requesting user of an AdmissionRequest (`request.userInfo`). */
+function userOf(request: JsonObject): UserInfo {
+  const u = isJsonObject(request['userInfo']) ? request['userInfo'] : {};
+  const extra: Record<string, string[]> = {};
+  if (isJsonObject(u['extra'])) for (const [k, v] of Object.entries(u['extra'])) extra[k] = strings(v);
   return {
-    evaluate: (webhook, input) =>
-      evaluateConditions(
+    name: typeof u['username'] === 'string' ? u['username'] : '',
+    uid: typeof u['uid'] === 'string' ? u['uid'] : '',
+    groups: strings(u['groups']),
+    extra,
+  };
+}
+
+function text(o: JsonObject, key: string): string {
+  const v = o[key];
+  return typeof v === 'string' ? v : '';
+}
+
+/**
+ * The webhook plugins' {@link MatchConditionEvaluator} (one per server); `authorize` backs the
+ * `authorizer` variable (undefined: every check is allowed).
+ */
+export function celMatchConditions(authorize?: CelAuthorize): MatchConditionEvaluator {
+  const cache = new ExpressionCache();
+  return {
+    evaluate: (webhook, input) => {
+      const request = input.request;
+      const resource = isJsonObject(request['resource']) ? request['resource'] : {};
+      const authorizer = celAuthorizer(userOf(request), authorize, {
+        group: text(resource, 'group'),
+        resource: text(resource, 'resource'),
+        subresource: text(request, 'subResource'),
+        namespace: text(request, 'namespace'),
+        name: text(request, 'name'),
+      });
+      return evaluateConditions(
         cache,
         webhook.matchConditions,
-        celActivation({ request: input.request, object: input.object, oldObject: input.oldObject }),
-      ),
+        celActivation({
+          request,
+          object: input.object,
+          oldObject: input.oldObject,
+          namespaceObject: null,
+          authorizer,
+        }),
+      );
+    },
   };
 }

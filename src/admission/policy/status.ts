@@ -10,34 +10,49 @@ import type { Store } from '../../../storage/interface.js';
 import { encodeForStorage, isJsonObject, type JsonObject, type KubeObject } from '../../api/object.js';
 import type { Informer } from '../webhook/informer.js';
 import type { ExpressionCache } from './cel.js';
-import { policyOf } from './spec.js';
+import { policyOf, type PolicySpec } from './spec.js';
 
 /** What the writer needs. */
 export interface StatusWriterDeps {
   readonly informer: Informer;
   readonly store: Pick<Store, 'update'>;
   readonly cache: ExpressionCache;
+  /** Type checking against the matched kinds' schemas (./type-checking.ts); none when absent. */
+  readonly typeCheck?: (policy: PolicySpec) => JsonObject[];
   readonly onError: (message: string, err: unknown) => void;
 }
 
 /** kube's `expressionWarnings` of a policy: the compile errors of its expressions by field. */
-export function expressionWarnings(cache: ExpressionCache, obj: KubeObject): JsonObject[] {
+export function expressionWarnings(
+  cache: ExpressionCache,
+  obj: KubeObject,
+  typeCheck?: (policy: PolicySpec) => JsonObject[],
+): JsonObject[] {
   const p = policyOf(obj);
   const out: JsonObject[] = [];
-  const check = (fieldRef: string, expression: string): void => {
+  const params = p.paramKind !== undefined;
+  const scope = cache.policyScope(params, p.variables);
+  const check = (fieldRef: string, expression: string, at = scope): void => {
     if (expression === '') return;
-    const c = cache.compile(expression);
+    const c = cache.compile(expression, at);
     if ('error' in c) out.push({ fieldRef, warning: c.error });
   };
-  p.matchConditions.forEach((c, i) => check(`spec.matchConditions[${i}].expression`, c.expression));
-  p.variables.forEach((v, i) => check(`spec.variables[${i}].expression`, v.expression));
+  p.matchConditions.forEach((c, i) =>
+    check(`spec.matchConditions[${i}].expression`, c.expression, { params, authorizer: true }),
+  );
+  const { errors } = cache.compiler.variableTypes(p.variables, params);
+  errors.forEach((e, i) => {
+    if (e !== undefined) out.push({ fieldRef: `spec.variables[${i}].expression`, warning: e });
+  });
   p.validations.forEach((v, i) => {
     check(`spec.validations[${i}].expression`, v.expression);
-    check(`spec.validations[${i}].messageExpression`, v.messageExpression);
+    check(`spec.validations[${i}].messageExpression`, v.messageExpression, { ...scope, authorizer: false });
   });
   p.auditAnnotations.forEach((a, i) =>
     check(`spec.auditAnnotations[${i}].valueExpression`, a.valueExpression),
   );
+  // Expressions that compile are checked against the kinds they will see.
+  if (out.length === 0 && typeCheck !== undefined) out.push(...typeCheck(p));
   return out;
 }
 
@@ -66,7 +81,7 @@ export function startStatusWriter(deps: StatusWriterDeps): { start(): void; stop
     }
   };
   const write = async (obj: KubeObject, generation: number): Promise<void> => {
-    const warnings = expressionWarnings(deps.cache, obj);
+    const warnings = expressionWarnings(deps.cache, obj, deps.typeCheck);
     const status: JsonObject = {
       ...(isJsonObject(obj['status']) ? obj['status'] : {}),
       observedGeneration: generation,
