@@ -29,14 +29,49 @@ export interface Row {
   readonly note?: string;
 }
 
+/** One figure of one case measured on both subjects of a comparison: B ÷ A over the rounds. */
+export interface Comparison {
+  readonly scenario: string;
+  readonly case: string;
+  readonly figure: string;
+  /** Median of A's values over the rounds. */
+  readonly a: number;
+  /** Median of B's values over the rounds. */
+  readonly b: number;
+  /** Median of the per-round ratios B ÷ A. */
+  readonly ratio: number;
+  /** Smallest and largest per-round ratio: the spread. */
+  readonly low: number;
+  readonly high: number;
+  /** Rounds in which both sides measured the figure. */
+  readonly rounds: number;
+}
+
+/** One measured server of a run. */
+export interface SubjectInfo {
+  /** The `subject` of its rows. */
+  readonly label: string;
+  /** Where it ran (spawned by the bench with which flags, or the kubeconfig's server). */
+  readonly target: string;
+  readonly product: string;
+  readonly version: string;
+  readonly backend: string;
+}
+
 /** A whole run, as written with `--json`. */
 export interface RunReport {
   readonly startedAt: string;
   readonly command: string;
   readonly node: string;
-  /** Where the server ran: `spawned capstan (leveldb)`, or the kubeconfig's server. */
+  /** Where the (first) server ran: spawned by the bench, or the kubeconfig's server. */
   readonly target: string;
+  /** The measured servers: one, or A and B of a comparison. */
+  readonly subjects?: readonly SubjectInfo[];
+  /** Rounds of each scenario (interleaved A, B / B, A in a comparison). */
+  readonly rounds?: number;
   readonly rows: readonly Row[];
+  /** B ÷ A per figure, in a comparison. */
+  readonly comparisons?: readonly Comparison[];
   /** Scenarios that failed (`name: message`); their rows say `failed`. Absent when none did. */
   readonly failures?: readonly string[];
 }
@@ -90,6 +125,48 @@ export function textTables(rows: readonly Row[]): string {
   return out.join('\n');
 }
 
+/** B ÷ A as `0.950 (0.910–0.990, 5 rounds)`. */
+export function ratioSpread(c: Comparison): string {
+  return `${fmt(c.ratio)} (${fmt(c.low)}–${fmt(c.high)}, ${c.rounds} round${c.rounds === 1 ? '' : 's'})`;
+}
+
+/** The comparisons as a plain-text table (what the command prints after each scenario). */
+export function comparisonText(comparisons: readonly Comparison[]): string {
+  if (comparisons.length === 0) return '';
+  const header = ['case', 'figure', 'A', 'B', 'B/A (spread)'];
+  const body = comparisons.map((c) => [c.case, c.figure, fmt(c.a), fmt(c.b), ratioSpread(c)]);
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [`-- ${comparisons[0]?.scenario ?? ''}: B / A`, line(header), ...body.map(line), ''].join('\n');
+}
+
+/** The markdown section of a comparison: subjects, then one table of every shared figure. */
+function comparisonMarkdown(run: RunReport): string[] {
+  const subjects = run.subjects ?? [];
+  if (run.comparisons === undefined || subjects.length < 2) return [];
+  const lines = [
+    '## Comparison (B ÷ A)',
+    '',
+    ...subjects.map((s) => `- ${s.label}: ${s.target}`),
+    '',
+    `Each scenario ran ${run.rounds ?? 1} round(s) on each server, interleaved (A then B, then B then A, ...),`,
+    'so that a slow moment of the shared machine hits both. The ratio is the median of the per-round',
+    'ratios B ÷ A; the spread is their smallest and largest. Throughput above 1: B is faster; times',
+    'and memory above 1: B is slower or bigger.',
+    '',
+    '| scenario | case | figure | A | B | B ÷ A (spread) |',
+    '|---|---|---|---:|---:|---|',
+  ];
+  for (const c of run.comparisons)
+    lines.push(`| ${c.scenario} | ${c.case} | ${c.figure} | ${fmt(c.a)} | ${fmt(c.b)} | ${ratioSpread(c)} |`);
+  lines.push('');
+  return lines;
+}
+
 /**
  * The markdown report: a header naming the command and the target, then one table per scenario;
  * with `previous`, each figure that was measured before shows its old value beside it.
@@ -102,6 +179,7 @@ export function markdownReport(run: RunReport, previous?: RunReport): string {
     '',
     `Command: \`${run.command}\`, started ${run.startedAt}, Node ${run.node}; target: ${run.target}.`,
     '',
+    ...comparisonMarkdown(run),
     'Figures from one run on a shared machine are noisy; the ratios to the raw stores, measured in the',
     'same run, are what to compare. Ratios: throughput ours ÷ raw (higher is better); time ours ÷ raw',
     '(lower is better).',

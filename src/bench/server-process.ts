@@ -22,6 +22,8 @@ export interface SpawnOptions {
   readonly dataDir: string;
   /** More `capstan server` flags (e.g. `--etcd-servers=...`). */
   readonly extraArgs?: readonly string[];
+  /** `--secure-port` (default: a free port); a restart passes the previous one. */
+  readonly port?: number;
   /** How long to wait for the first successful request (default 60 s). */
   readonly timeoutMs?: number;
 }
@@ -29,6 +31,7 @@ export interface SpawnOptions {
 /** A started server and its start-up figures. */
 export interface SpawnedServer {
   readonly pid: number;
+  readonly port: number;
   readonly kubeconfigPath: string;
   /** Process start to the first authenticated 200 (`GET /api/v1/namespaces/default`). */
   readonly firstRequestMs: number;
@@ -61,7 +64,7 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer> {
   if (!existsSync(CAPSTAN_MAIN))
     throw new BenchError('BENCH_SERVER_START', `${CAPSTAN_MAIN} is missing: run npm run build first`);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(
@@ -134,7 +137,7 @@ export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer>
       }
       if (Number.isNaN(firstRequestMs) || Number.isNaN(readyMs)) await sleep(2);
     }
-    return { pid: child.pid ?? -1, kubeconfigPath, firstRequestMs, readyMs, stop };
+    return { pid: child.pid ?? -1, port, kubeconfigPath, firstRequestMs, readyMs, stop };
   } catch (err) {
     await stop();
     throw err;
