@@ -21,7 +21,10 @@ export interface Row {
   readonly scenario: string;
   /** The case within the scenario (`10 clients`, `10,000 objects, RV=0`). */
   readonly case: string;
-  /** Who was measured: `capstan` (the server under test) or a raw store. */
+  /**
+   * Who was measured: the server under test by what it is (`capstan v1.33.0+capstan (etcd)`,
+   * `B: kube-apiserver v1.33.13 (etcd)` in a comparison), or a raw store.
+   */
   readonly subject: string;
   readonly figures: Figures;
   readonly ratios?: readonly Ratio[];
