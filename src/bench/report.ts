@@ -48,6 +48,13 @@ export interface Comparison {
   readonly high: number;
   /** Rounds in which both sides measured the figure. */
   readonly rounds: number;
+  /**
+   * A distribution-free 95% confidence interval of the median ratio (order statistics of the
+   * per-round ratios), from 8 rounds on: the answer to "is the difference beyond the noise".
+   */
+  readonly ci95?: readonly [number, number];
+  /** Each of those rounds' ratio B ÷ A, in round order. */
+  readonly perRound: readonly number[];
 }
 
 /** One measured server of a run. */
@@ -128,9 +135,11 @@ export function textTables(rows: readonly Row[]): string {
   return out.join('\n');
 }
 
-/** B ÷ A as `0.950 (0.910–0.990, 5 rounds)`. */
+/** B ÷ A as `0.950 (0.910–0.990, 5 rounds)`, or with the interval `0.950 (95% CI 0.93–0.97; 0.8–1.2, 20 rounds)`. */
 export function ratioSpread(c: Comparison): string {
-  return `${fmt(c.ratio)} (${fmt(c.low)}–${fmt(c.high)}, ${c.rounds} round${c.rounds === 1 ? '' : 's'})`;
+  const range = `${fmt(c.low)}–${fmt(c.high)}, ${c.rounds} round${c.rounds === 1 ? '' : 's'}`;
+  if (c.ci95 === undefined) return `${fmt(c.ratio)} (${range})`;
+  return `${fmt(c.ratio)} (95% CI ${fmt(c.ci95[0])}–${fmt(c.ci95[1])}; ${range})`;
 }
 
 /** The comparisons as a plain-text table (what the command prints after each scenario). */
@@ -158,8 +167,9 @@ function comparisonMarkdown(run: RunReport): string[] {
     '',
     `Each scenario ran ${run.rounds ?? 1} round(s) on each server, interleaved (A then B, then B then A, ...),`,
     'so that a slow moment of the shared machine hits both. The ratio is the median of the per-round',
-    'ratios B ÷ A; the spread is their smallest and largest. Throughput above 1: B is faster; times',
-    'and memory above 1: B is slower or bigger.',
+    'ratios B ÷ A; the spread is their smallest and largest; from 8 rounds on, a 95% confidence interval',
+    'of the median ratio (order statistics) comes first. Throughput above 1: B is faster; times and',
+    'memory above 1: B is slower or bigger.',
     '',
     '| scenario | case | figure | A | B | B ÷ A (spread) |',
     '|---|---|---|---:|---:|---|',

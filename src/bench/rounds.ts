@@ -71,6 +71,20 @@ export function mergeRounds(s: SubjectRounds): Row[] {
 }
 
 /**
+ * A distribution-free 95% confidence interval of the median of `xs`: the order statistics of
+ * ranks ⌊(n − 1.96√n)/2⌋ and ⌈1 + (n + 1.96√n)/2⌉ (1-based; the sign test's normal
+ * approximation). Undefined below 8 values, where those ranks fall outside the sample.
+ */
+export function medianInterval(xs: readonly number[]): [number, number] | undefined {
+  const n = xs.length;
+  const lo = Math.floor((n - 1.96 * Math.sqrt(n)) / 2);
+  const hi = Math.ceil(1 + (n + 1.96 * Math.sqrt(n)) / 2);
+  if (lo < 1 || hi > n) return undefined;
+  const sorted = Float64Array.from(xs).sort();
+  return [sorted[lo - 1] as number, sorted[hi - 1] as number];
+}
+
+/**
  * B ÷ A for every figure both subjects measured in the same case, from the rounds in which both
  * did. `a` and `b` are the medians of each side; `ratio` is the median of the per-round ratios,
  * `low` and `high` their extremes.
@@ -100,6 +114,7 @@ export function compareRounds(a: SubjectRounds, b: SubjectRounds): Comparison[] 
           if (x !== 0) ratios.push(y / x);
         }
         if (ratios.length === 0) continue;
+        const ci95 = medianInterval(ratios);
         out.push({
           scenario: row.scenario,
           case: row.case,
@@ -110,6 +125,8 @@ export function compareRounds(a: SubjectRounds, b: SubjectRounds): Comparison[] 
           low: Math.min(...ratios),
           high: Math.max(...ratios),
           rounds: ratios.length,
+          ...(ci95 === undefined ? {} : { ci95 }),
+          perRound: ratios,
         });
       }
     }

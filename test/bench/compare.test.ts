@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBenchCommand } from '../../src/bench/command.js';
 import type { RunReport } from '../../src/bench/report.js';
-import { compareRounds, median, mergeRounds } from '../../src/bench/rounds.js';
+import { compareRounds, median, medianInterval, mergeRounds } from '../../src/bench/rounds.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let dir: string;
@@ -131,8 +131,13 @@ describe('rounds', () => {
       low: 0.8,
       high: 1.3,
       rounds: 3,
+      perRound: [1.1, 0.8, 1.3],
     });
     expect(median([1, 2, 3, 10])).toBe(2.5);
+    // Too few rounds for an interval; with 20, the 5th and 16th smallest ratios.
+    expect(c?.ci95).toBeUndefined();
+    expect(medianInterval(Array.from({ length: 20 }, (_, i) => 20 - i))).toEqual([5, 16]);
+    expect(medianInterval([1, 2, 3, 4, 5, 6, 7])).toBeUndefined();
     expect(median([])).toBeNaN();
   });
 });

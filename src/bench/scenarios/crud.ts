@@ -6,8 +6,8 @@
  * Order per client count: creates for the run's duration, then gets and unconditional updates
  * (PUT without a resourceVersion) over the created objects for the same duration, then one
  * delete of each created object. When only some verbs are named (`capstan bench get`), only
- * those are timed; without creates, 10 objects per client (at least 100) are created first,
- * untimed.
+ * those are timed; without creates, 100 objects (or one per client, if more) are created
+ * first, untimed.
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
@@ -16,8 +16,8 @@ import { configMapBodies, JSON_TYPE } from '../objects.js';
 import type { Figures, Ratio, Row } from '../report.js';
 import { fmt } from '../stats.js';
 
-/** Objects created (untimed) per client for the other verbs when creates are not measured. */
-const FILL_PER_CLIENT = 10;
+/** Objects created (untimed) for the other verbs when creates are not measured (or one per client). */
+const FILL = 100;
 
 /** The figures of a closed loop. */
 export function loopFigures(r: LoopResult): Figures {
@@ -94,7 +94,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       // Without timed creates, a fixed set of objects for the other verbs (set-up, not measured).
       const create = await closedLoop(
         verbs.has('create') ? clients : 32,
-        verbs.has('create') ? budget : { maxOps: Math.max(100, clients * FILL_PER_CLIENT) },
+        verbs.has('create') ? budget : { maxOps: Math.max(FILL, clients) },
         (n) => ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
       );
       const created = create.latency.count;
