@@ -298,6 +298,8 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     throw new FlagError('--duration, --object-size and --write-rate must be positive');
   const opt = (n: string): string | undefined => (str(n) === '' ? undefined : str(n));
   const compareArgs = list('compare-server-arg');
+  if (opt('compare') !== undefined && compareArgs.length > 0)
+    throw new FlagError('--compare-server-arg is for a server the bench starts: drop it or --compare');
   const compare: CompareTarget | undefined =
     opt('compare') === undefined && compareArgs.length === 0
       ? undefined

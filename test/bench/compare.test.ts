@@ -108,6 +108,20 @@ describe('capstan bench --compare', () => {
   });
 });
 
+describe('capstan bench --compare flags', () => {
+  it('refuses server flags for a server given by kubeconfig', async () => {
+    const err: string[] = [];
+    const code = await runBenchCommand(['--compare', 'x.kubeconfig', '--compare-server-arg=--v=2'], {
+      out: () => undefined,
+      err: (l) => err.push(l),
+    });
+    expect(code).toBe(2);
+    expect(err[0]).toBe(
+      'capstan bench: --compare-server-arg is for a server the bench starts: drop it or --compare',
+    );
+  });
+});
+
 describe('rounds', () => {
   const row = (subject: string, v: number) => ({
     scenario: 'get',
