@@ -193,9 +193,13 @@ export function markdownReport(run: RunReport, previous?: RunReport): string {
     `Command: \`${run.command}\`, started ${run.startedAt}, Node ${run.node}; target: ${run.target}.`,
     '',
     ...comparisonMarkdown(run),
-    'Figures from one run on a shared machine are noisy; the ratios to the raw stores, measured in the',
-    'same run, are what to compare. Ratios: throughput ours ÷ raw (higher is better); time ours ÷ raw',
-    '(lower is better).',
+    ...(run.comparisons !== undefined
+      ? []
+      : [
+          'Figures from one run on a shared machine are noisy; the ratios to the raw stores, measured in the',
+          'same run, are what to compare. Ratios: throughput ours ÷ raw (higher is better); time ours ÷ raw',
+          '(lower is better).',
+        ]),
     previous === undefined ? '' : `Values in parentheses are the previous report's (${previous.startedAt}).`,
     '',
     targetsMarkdown(run.rows),
