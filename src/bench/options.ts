@@ -175,7 +175,7 @@ const FLAGS: readonly FlagSpec[] = [
     0,
     'Events (creates, then updates) written before the cold scenario lists and watches.',
   ),
-  flag('burst-watchers', 'int', -1, 'Watchers of the watch case right after a burst of writes (0 skips it).'),
+  flag('burst-watchers', 'int', 0, 'Watchers of the watch case right after a burst of writes (0 skips it).'),
   flag('burst-writes', 'int', 0, 'Writes (creates and deletes) of that burst.'),
   flag('content-type', 'string', JSON_TYPE, `Body type of writes: ${JSON_TYPE} or ${PROTOBUF_TYPE}.`),
   flag('baselines', 'bool', true, 'Measure the raw stores (classic-level, etcd) in the same run.'),
