@@ -220,6 +220,20 @@ export class BenchClient {
     return { status, ended, close: () => stream.close(constants.NGHTTP2_CANCEL) };
   }
 
+  /**
+   * Opens every session of the pool (one `GET /version` each), so that a request timed next does
+   * not pay for a TLS handshake (after a server restart, say).
+   */
+  async connectAll(): Promise<void> {
+    for (let i = 0; i < this.#sessions.length; i++) await this.request('GET', '/version');
+  }
+
+  /** Drops every open session (the next requests connect anew), e.g. after a server restart. */
+  reset(): void {
+    for (const s of this.#sessions) s?.destroy();
+    this.#sessions.fill(undefined);
+  }
+
   /** Closes every session (in-flight streams are cancelled). Idempotent. */
   close(): void {
     this.#closed = true;

@@ -8,7 +8,7 @@ import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { FlagError } from '../flags/flags.js';
 import { BenchError } from './errors.js';
 import { benchHelp, parseBenchArgs } from './options.js';
-import { markdownReport, textTables, type RunReport } from './report.js';
+import { comparisonText, markdownReport, textTables, type RunReport } from './report.js';
 import { runBench } from './runner.js';
 
 /** Output streams of the command (tests pass their own). */
@@ -61,7 +61,10 @@ export async function runBenchCommand(argv: readonly string[], io: BenchIo = PRO
       options,
       {
         progress: io.err,
-        scenarioDone: (_name, rows) => io.out(textTables(rows) + '\n'),
+        scenarioDone: (_name, rows, comparisons) =>
+          io.out(
+            textTables(rows) + '\n' + (comparisons.length === 0 ? '' : comparisonText(comparisons) + '\n'),
+          ),
       },
       ['capstan bench', ...argv].join(' '),
     );

@@ -31,6 +31,14 @@ export interface BenchSizes {
   /** Objects in the populated start-up case (0: skip it). */
   readonly startupObjects: number;
   readonly mixedWorkers: number;
+  /** Live ConfigMaps of the `cold` scenario. */
+  readonly coldObjects: number;
+  /** Events written before the `cold` scenario's first requests (creates, then updates). */
+  readonly coldHistory: number;
+  /** Watchers of the watch case that starts right after a burst of writes (0: none). */
+  readonly burstWatchers: number;
+  /** Writes (creates and deletes) of that burst. */
+  readonly burstWrites: number;
 }
 
 /** The raw stores, when enabled; the level one exposes its db for synced batches. */
@@ -41,6 +49,8 @@ export interface Baselines {
 
 /** What a scenario runs with. */
 export interface ScenarioContext {
+  /** The `subject` of this server's rows: what it is (`capstan v1.33.0+capstan (etcd)`). */
+  readonly subject: string;
   readonly client: BenchClient;
   readonly creds: KubeconfigCredentials;
   /** A server process on this machine to read CPU and RSS from; undefined: not local. */
@@ -48,9 +58,19 @@ export interface ScenarioContext {
   readonly sizes: BenchSizes;
   /** Request body media type of writes (JSON or protobuf). */
   readonly contentType: string;
+  /** Verbs the crud scenario times (`create`, `get`, `update`, `delete`). */
+  readonly verbs: ReadonlySet<string>;
   readonly baselines: Baselines;
-  /** Extra `capstan server` flags for servers a scenario spawns itself (start-up). */
-  readonly serverArgs: readonly string[];
+  /**
+   * `capstan server` flags for servers a scenario spawns itself (start-up); undefined when the
+   * measured server is not a Capstan the bench may stand in for (the other side of a comparison).
+   */
+  readonly serverArgs: readonly string[] | undefined;
+  /**
+   * Restarts the measured server on the same data and port (the client reconnects by itself);
+   * undefined when the bench did not start it.
+   */
+  readonly restart: (() => Promise<void>) | undefined;
   readonly progress: (line: string) => void;
 }
 

@@ -9,6 +9,7 @@ import { JSON_TYPE, PROTOBUF_TYPE } from './objects.js';
 /** Scenario names in run order (`crud` covers create, get, update and delete). */
 export const SCENARIOS = [
   'startup',
+  'cold',
   'crud',
   'list',
   'watch',
@@ -18,6 +19,9 @@ export const SCENARIOS = [
   'custom',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** The verbs of `crud`, each also accepted as a scenario name (timing only the verbs named). */
+const VERBS: readonly string[] = ['create', 'get', 'update', 'delete'];
 
 /** Sizes by preset: `quick` for a look (about a minute), `suite` for `npm run bench`, `full` the issue's sizes. */
 export const PRESETS: Readonly<Record<string, BenchSizes>> = {
@@ -34,6 +38,10 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     informerObjects: 2000,
     startupObjects: 2000,
     mixedWorkers: 10,
+    coldObjects: 1000,
+    coldHistory: 5000,
+    burstWatchers: 100,
+    burstWrites: 1000,
   },
   suite: {
     clients: [1, 10, 100],
@@ -48,6 +56,10 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     informerObjects: 10_000,
     startupObjects: 10_000,
     mixedWorkers: 10,
+    coldObjects: 10_000,
+    coldHistory: 20_000,
+    burstWatchers: 1000,
+    burstWrites: 5000,
   },
   full: {
     clients: [1, 10, 100],
@@ -62,6 +74,29 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     informerObjects: 50_000,
     startupObjects: 100_000,
     mixedWorkers: 20,
+    coldObjects: 10_000,
+    coldHistory: 100_000,
+    burstWatchers: 1000,
+    burstWrites: 20_000,
+  },
+  /** The rows of issue 16's comparison table (`startup cold crud watch`). */
+  table: {
+    clients: [1, 10, 100],
+    durationMs: 5000,
+    objectSize: 1024,
+    listSizes: [10_000],
+    listRepeats: 5,
+    watchers: [10_000],
+    writeRate: 100,
+    watchDurationMs: 10_000,
+    informers: [10],
+    informerObjects: 10_000,
+    startupObjects: 100_000,
+    mixedWorkers: 20,
+    coldObjects: 10_000,
+    coldHistory: 100_000,
+    burstWatchers: 1000,
+    burstWrites: 20_000,
   },
 };
 
@@ -87,7 +122,42 @@ const FLAGS: readonly FlagSpec[] = [
     [],
     'Extra capstan server flag for servers the bench starts (repeatable), e.g. --server-arg=--etcd-servers=http://127.0.0.1:2379.',
   ),
-  flag('preset', 'string', 'quick', 'Sizes: quick, suite (npm run bench) or full (the sizes of issue 7).'),
+  flag(
+    'compare',
+    'string',
+    '',
+    'Kubeconfig of a second server (B): every scenario runs on both, interleaved round by round, and the report gives B ÷ A for each figure. Raw-store baselines are not measured in a comparison.',
+  ),
+  flag(
+    'compare-context',
+    'string',
+    '',
+    'Context in the --compare kubeconfig (default: its current-context).',
+  ),
+  flag(
+    'compare-server-pid',
+    'int',
+    0,
+    'Pid of server B on this machine (default: found by its port when local).',
+  ),
+  flag(
+    'compare-server-arg',
+    'stringArray',
+    [],
+    'Without --compare: B is a capstan server the bench starts with these extra flags (repeatable), e.g. --compare-server-arg=--enable-priority-and-fairness=false.',
+  ),
+  flag(
+    'rounds',
+    'int',
+    0,
+    'Times each scenario runs on each server (figures are medians; B ÷ A per round). Default: 3 with a comparison, else 1.',
+  ),
+  flag(
+    'preset',
+    'string',
+    'quick',
+    'Sizes: quick, suite (npm run bench), full (the sizes of issue 7) or table (the rows of issue 16: run scenarios startup cold crud watch).',
+  ),
   flag('clients', 'stringSlice', [], 'Concurrent clients of create/get/update/delete, e.g. 1,10,100.'),
   flag('duration', 'duration', 0, 'Length of each closed loop.'),
   flag('object-size', 'int', 0, 'ConfigMap payload bytes (default 1024).'),
@@ -97,6 +167,16 @@ const FLAGS: readonly FlagSpec[] = [
   flag('informers', 'stringSlice', [], 'Informer counts of the informers scenario.'),
   flag('informer-objects', 'int', 0, 'Objects the informers list.'),
   flag('startup-objects', 'int', -1, 'Objects in the populated start-up case (0 skips it).'),
+  flag('list-repeats', 'int', 0, 'Timed repetitions of each list shape (the median is reported).'),
+  flag('cold-objects', 'int', 0, 'Live ConfigMaps of the cold scenario.'),
+  flag(
+    'cold-history',
+    'int',
+    0,
+    'Events (creates, then updates) written before the cold scenario lists and watches.',
+  ),
+  flag('burst-watchers', 'int', 0, 'Watchers of the watch case right after a burst of writes (0 skips it).'),
+  flag('burst-writes', 'int', 0, 'Writes (creates and deletes) of that burst.'),
   flag('content-type', 'string', JSON_TYPE, `Body type of writes: ${JSON_TYPE} or ${PROTOBUF_TYPE}.`),
   flag('baselines', 'bool', true, 'Measure the raw stores (classic-level, etcd) in the same run.'),
   flag('etcd-baseline', 'bool', true, 'Include raw etcd (needs /usr/bin/etcd; skipped when absent).'),
@@ -124,12 +204,26 @@ export interface BenchOptions {
   readonly serverArgs: readonly string[];
   readonly sizes: BenchSizes;
   readonly contentType: string;
+  /** Verbs the crud scenario times: those named as scenarios, or all four. */
+  readonly verbs: ReadonlySet<string>;
   readonly baselines: boolean;
   readonly etcdBaseline: boolean;
   readonly json: string | undefined;
   readonly markdown: string | undefined;
   readonly sessions: number;
   readonly preset: string;
+  /** The second server of a comparison, when there is one. */
+  readonly compare: CompareTarget | undefined;
+  /** Runs of each scenario on each server. */
+  readonly rounds: number;
+}
+
+/** Server B of `--compare`: a kubeconfig, or (none) a capstan server the bench starts. */
+export interface CompareTarget {
+  readonly kubeconfig: string | undefined;
+  readonly context: string | undefined;
+  readonly serverPid: number | undefined;
+  readonly serverArgs: readonly string[];
 }
 
 /** `capstan bench --help`. */
@@ -137,7 +231,8 @@ export function benchHelp(): string {
   return `usage: capstan bench [scenario...] [flags]
 
 Measures a Kubernetes-compatible API server through a kubeconfig, beside the raw stores
-(classic-level, etcd) in the same run. Scenarios: ${SCENARIOS.join(', ')} (default: all).
+(classic-level, etcd) in the same run, or against a second server (--compare) with B ÷ A for
+every figure. Scenarios: ${SCENARIOS.join(', ')} (default: all).
 
 ${new FlagSet('capstan bench', FLAGS).usage()}`;
 }
@@ -170,8 +265,10 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
   if (contentType !== JSON_TYPE && contentType !== PROTOBUF_TYPE)
     throw new FlagError(`unsupported --content-type ${contentType}: want ${JSON_TYPE} or ${PROTOBUF_TYPE}`);
   const scenarios: ScenarioName[] = [];
+  const named = new Set<string>();
   for (const a of parsed.args) {
-    const name = ['create', 'get', 'update', 'delete'].includes(a) ? 'crud' : a;
+    if (VERBS.includes(a)) named.add(a);
+    const name = VERBS.includes(a) ? 'crud' : a;
     if (!(SCENARIOS as readonly string[]).includes(name))
       throw new FlagError(`unknown scenario ${a}: want ${SCENARIOS.join(', ')}`);
     if (!scenarios.includes(name as ScenarioName)) scenarios.push(name as ScenarioName);
@@ -182,7 +279,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     durationMs: changed('duration') ? int('duration') : preset.durationMs,
     objectSize: changed('object-size') ? int('object-size') : preset.objectSize,
     listSizes: changed('list-sizes') ? numbers(list('list-sizes'), 'list-sizes') : preset.listSizes,
-    listRepeats: preset.listRepeats,
+    listRepeats: changed('list-repeats') ? int('list-repeats') : preset.listRepeats,
     watchers: changed('watchers') ? numbers(list('watchers'), 'watchers') : preset.watchers,
     writeRate: changed('write-rate') ? int('write-rate') : preset.writeRate,
     watchDurationMs: preset.watchDurationMs,
@@ -190,10 +287,30 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     informerObjects: changed('informer-objects') ? int('informer-objects') : preset.informerObjects,
     startupObjects: changed('startup-objects') ? int('startup-objects') : preset.startupObjects,
     mixedWorkers: preset.mixedWorkers,
+    coldObjects: changed('cold-objects') ? int('cold-objects') : preset.coldObjects,
+    coldHistory: changed('cold-history') ? int('cold-history') : preset.coldHistory,
+    burstWatchers: changed('burst-watchers') ? int('burst-watchers') : preset.burstWatchers,
+    burstWrites: changed('burst-writes') ? int('burst-writes') : preset.burstWrites,
   };
+  if (sizes.listRepeats < 1 || sizes.coldObjects < 1 || sizes.burstWrites < 1)
+    throw new FlagError('--list-repeats, --cold-objects and --burst-writes must be positive');
   if (sizes.durationMs <= 0 || sizes.objectSize < 1 || sizes.writeRate < 1)
     throw new FlagError('--duration, --object-size and --write-rate must be positive');
   const opt = (n: string): string | undefined => (str(n) === '' ? undefined : str(n));
+  const compareArgs = list('compare-server-arg');
+  if (opt('compare') !== undefined && compareArgs.length > 0)
+    throw new FlagError('--compare-server-arg is for a server the bench starts: drop it or --compare');
+  const compare: CompareTarget | undefined =
+    opt('compare') === undefined && compareArgs.length === 0
+      ? undefined
+      : {
+          kubeconfig: opt('compare'),
+          context: opt('compare-context'),
+          serverPid: int('compare-server-pid') > 0 ? int('compare-server-pid') : undefined,
+          serverArgs: compareArgs,
+        };
+  if (int('rounds') < 0) throw new FlagError('--rounds must not be negative');
+  const rounds = int('rounds') > 0 ? int('rounds') : compare === undefined ? 1 : 3;
   return {
     scenarios: scenarios.length === 0 ? SCENARIOS : scenarios,
     kubeconfig: opt('kubeconfig'),
@@ -202,11 +319,14 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     serverArgs: list('server-arg'),
     sizes,
     contentType,
+    verbs: parsed.args.includes('crud') || named.size === 0 ? new Set(VERBS) : named,
     baselines: v.get('baselines') === true,
     etcdBaseline: v.get('etcd-baseline') === true,
     json: opt('json'),
     markdown: opt('markdown'),
     sessions: Math.max(1, int('sessions')),
     preset: str('preset'),
+    compare,
+    rounds,
   };
 }

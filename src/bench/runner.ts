@@ -1,23 +1,22 @@
 /**
- * One bench run: find or start the server, check that it answers with these credentials, open
- * the raw-store baselines, run the chosen scenarios in order, and tear everything down again
- * (the spawned server, the local etcd, temporary directories) whatever happens.
+ * One bench run: find or start the server(s), check that each answers with its credentials and
+ * name it by what it is, open the raw-store baselines, run the chosen scenarios in order, and
+ * tear everything down again (spawned servers, the local etcd, temporary directories) whatever
+ * happens.
+ *
+ * With `--compare`, every scenario runs `--rounds` times on each of the two servers, interleaved
+ * (A then B, then B then A, ...): the rows are the medians over the rounds and each figure both
+ * measured gets a B ÷ A ratio with its spread (`rounds.ts`).
  */
 import { existsSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import {
-  KubeconfigError,
-  readKubeconfigCredentials,
-  type KubeconfigCredentials,
-} from '../pki/kubeconfig-credentials.js';
 import { openRawLevel, rawEtcd } from './baselines.js';
-import { BenchClient } from './client.js';
 import type { Baselines, Scenario, ScenarioContext } from './context.js';
 import { BenchError } from './errors.js';
+import { openSubject, type OpenedSubject, type SubjectSpec } from './open-subject.js';
 import type { BenchOptions, ScenarioName } from './options.js';
-import type { Row, RunReport } from './report.js';
+import type { Comparison, Row, RunReport } from './report.js';
+import { compareRounds, mergeRounds } from './rounds.js';
+import { coldScenario } from './scenarios/cold.js';
 import { authzScenario } from './scenarios/authz.js';
 import { crudScenario } from './scenarios/crud.js';
 import { customScenario } from './scenarios/custom.js';
@@ -26,10 +25,11 @@ import { listScenario } from './scenarios/list.js';
 import { mixedScenario } from './scenarios/mixed.js';
 import { startupScenario } from './scenarios/startup.js';
 import { watchScenario } from './scenarios/watch.js';
-import { spawnServer, type SpawnedServer } from './server-process.js';
+import { Teardown } from './teardown.js';
 
 const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
   startup: startupScenario,
+  cold: coldScenario,
   crud: crudScenario,
   list: listScenario,
   watch: watchScenario,
@@ -43,40 +43,16 @@ const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
 export interface RunIo {
   /** Progress lines (stderr). */
   readonly progress: (line: string) => void;
-  /** Each scenario's rows as soon as it finishes (the command prints a table). */
-  readonly scenarioDone: (name: ScenarioName, rows: readonly Row[]) => void;
-}
-
-/** Cleanups run in reverse order of registration, every one even when an earlier one fails. */
-class Teardown {
-  readonly #steps: (() => Promise<void> | void)[] = [];
-  add(step: () => Promise<void> | void): void {
-    this.#steps.push(step);
-  }
-  async run(): Promise<void> {
-    for (const step of this.#steps.reverse()) await Promise.resolve(step()).catch(() => undefined);
-  }
-}
-
-function credentials(path: string, context: string | undefined): KubeconfigCredentials {
-  try {
-    return readKubeconfigCredentials(path, context);
-  } catch (err) {
-    if (err instanceof KubeconfigError) throw new BenchError('BENCH_KUBECONFIG', err.message, { cause: err });
-    throw err;
-  }
-}
-
-/**
- * Checks that the server answers an authenticated read: the first thing any scenario needs.
- * @throws BenchError BENCH_UNREACHABLE, BENCH_UNAUTHORIZED (401/403) or BENCH_HTTP_STATUS.
- */
-export async function preflight(client: BenchClient): Promise<void> {
-  await client.expect('GET', '/api/v1/namespaces/default', 200, { discardBody: true });
+  /** Each scenario's rows (and comparisons) as soon as it finishes (the command prints tables). */
+  readonly scenarioDone: (
+    name: ScenarioName,
+    rows: readonly Row[],
+    comparisons: readonly Comparison[],
+  ) => void;
 }
 
 async function openBaselines(options: BenchOptions, teardown: Teardown, io: RunIo): Promise<Baselines> {
-  if (!options.baselines) return {};
+  if (!options.baselines || options.compare !== undefined) return {};
   const level = await openRawLevel();
   teardown.add(() => level.close());
   if (!options.etcdBaseline) return { level };
@@ -93,74 +69,101 @@ async function openBaselines(options: BenchOptions, teardown: Teardown, io: RunI
   return { level, etcd: rawEtcd(client) };
 }
 
+/** The subjects of a run: the default target, and the `--compare` one. */
+function subjectSpecs(options: BenchOptions): SubjectSpec[] {
+  const a: SubjectSpec = {
+    kubeconfig: options.kubeconfig,
+    context: options.context,
+    serverPid: options.serverPid,
+    serverArgs: options.serverArgs,
+    standIn: options.compare === undefined,
+    ...(options.compare === undefined ? {} : { name: 'A' }),
+  };
+  if (options.compare === undefined) return [a];
+  const c = options.compare;
+  return [
+    a,
+    {
+      kubeconfig: c.kubeconfig,
+      context: c.context,
+      serverPid: c.serverPid,
+      serverArgs: c.serverArgs,
+      standIn: false,
+      name: 'B',
+    },
+  ];
+}
+
+/** Runs one scenario once on one subject; a failure costs that scenario's rows, not the run. */
+async function runOnce(name: ScenarioName, ctx: ScenarioContext, failures: string[]): Promise<Row[]> {
+  try {
+    return await SCENARIO_FNS[name](ctx);
+  } catch (err) {
+    // A lost server or credentials end the run; anything else costs one scenario, and the
+    // report still carries every other figure (and says what failed).
+    if (err instanceof BenchError && (err.code === 'BENCH_UNREACHABLE' || err.code === 'BENCH_UNAUTHORIZED'))
+      throw err;
+    const message = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
+    failures.push(`${name} on ${ctx.subject}: ${message}`);
+    return [{ scenario: name, case: 'failed', subject: ctx.subject, figures: {}, note: message }];
+  }
+}
+
 /** Runs the scenarios of `options`; resolves with the whole report. */
 export async function runBench(options: BenchOptions, io: RunIo, command: string): Promise<RunReport> {
   const teardown = new Teardown();
   const startedAt = new Date().toISOString();
   try {
-    let creds: KubeconfigCredentials;
-    let pid = options.serverPid;
-    let target: string;
-    if (options.kubeconfig !== undefined) {
-      creds = credentials(options.kubeconfig, options.context);
-      target = `${creds.server} (kubeconfig ${options.kubeconfig})`;
-    } else {
-      const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-'));
-      teardown.add(() => rm(dir, { recursive: true, force: true }));
-      io.progress('starting capstan server on a temporary data dir');
-      const server: SpawnedServer = await spawnServer({
-        dataDir: join(dir, 'data'),
-        extraArgs: options.serverArgs,
-      });
-      teardown.add(() => server.stop());
-      creds = credentials(server.kubeconfigPath, undefined);
-      pid = server.pid;
-      const store = options.serverArgs.some((a) => a.startsWith('--etcd-servers'))
-        ? 'etcd'
-        : 'embedded LevelDB';
-      target = `capstan server started by the bench (${store} store)`;
-    }
-    const client = new BenchClient(creds, options.sessions);
-    teardown.add(() => client.close());
-    await preflight(client);
     const baselines = await openBaselines(options, teardown, io);
-    const ctx: ScenarioContext = {
-      client,
-      creds,
-      serverPid: pid,
+    const settings = {
       sizes: options.sizes,
       contentType: options.contentType,
+      verbs: options.verbs,
+      sessions: options.sessions,
       baselines,
-      serverArgs: options.serverArgs,
       progress: io.progress,
     };
+    const subjects: OpenedSubject[] = [];
+    for (const spec of subjectSpecs(options)) subjects.push(await openSubject(spec, settings, teardown));
+    for (const s of subjects) io.progress(`subject ${s.ctx.subject}: ${s.target}`);
+    const rounds = options.rounds;
     const rows: Row[] = [];
+    const comparisons: Comparison[] = [];
     const failures: string[] = [];
     for (const name of options.scenarios) {
-      let got: Row[];
-      try {
-        got = await SCENARIO_FNS[name](ctx);
-      } catch (err) {
-        // A lost server or credentials end the run; anything else costs one scenario, and the
-        // report still carries every other figure (and says what failed).
-        if (
-          err instanceof BenchError &&
-          (err.code === 'BENCH_UNREACHABLE' || err.code === 'BENCH_UNAUTHORIZED')
-        )
-          throw err;
-        const message = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
-        failures.push(`${name}: ${message}`);
-        got = [{ scenario: name, case: 'failed', subject: 'capstan', figures: {}, note: message }];
+      const perSubject = subjects.map(() => [] as Row[][]);
+      for (let round = 0; round < rounds; round++) {
+        const order = subjects.map((_, i) => i);
+        if (round % 2 === 1) order.reverse();
+        for (const i of order) {
+          const s = subjects[i] as OpenedSubject;
+          if (rounds > 1 || subjects.length > 1)
+            io.progress(`${name}, round ${round + 1}/${rounds}: ${s.ctx.subject}`);
+          (perSubject[i] as Row[][])[round] = await runOnce(name, s.ctx, failures);
+        }
       }
+      const rounded = subjects.map((s, i) => ({ subject: s.ctx.subject, rounds: perSubject[i] as Row[][] }));
+      const got = rounded.flatMap((r) => mergeRounds(r));
+      const compared = rounded.length === 2 ? compareRounds(rounded[0]!, rounded[1]!) : [];
       rows.push(...got);
-      io.scenarioDone(name, got);
+      comparisons.push(...compared);
+      io.scenarioDone(name, got, compared);
     }
     return {
       startedAt,
       command,
       node: process.version,
-      target,
+      target: subjects[0]?.target ?? '',
+      subjects: subjects.map((s) => ({
+        label: s.ctx.subject,
+        target: s.target,
+        product: s.identity.product,
+        version: s.identity.version,
+        backend: s.identity.backend,
+      })),
+      rounds,
       rows,
+      ...(subjects.length > 1 ? { comparisons } : {}),
       ...(failures.length === 0 ? {} : { failures }),
     };
   } finally {

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   readonly extraArgs?: readonly string[];
   /** The `capstan` entry to run (default {@link CAPSTAN_MAIN}; a start-up comparison runs two builds). */
   readonly main?: string;
+  /** `--secure-port` (default: a free port); a restart passes the previous one. */
+  readonly port?: number;
   /** How long to wait for the first successful request (default 60 s). */
   readonly timeoutMs?: number;
 }
@@ -31,6 +33,7 @@ export interface SpawnOptions {
 /** A started server and its start-up figures. */
 export interface SpawnedServer {
   readonly pid: number;
+  readonly port: number;
   readonly kubeconfigPath: string;
   /** Process start to the first authenticated 200 (`GET /api/v1/namespaces/default`). */
   readonly firstRequestMs: number;
@@ -64,7 +67,7 @@ export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer>
   const main = options.main ?? CAPSTAN_MAIN;
   if (!existsSync(main))
     throw new BenchError('BENCH_SERVER_START', `${main} is missing: run npm run build first`);
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
   const started = process.hrtime.bigint();
   const child: ChildProcess = spawn(
@@ -137,7 +140,7 @@ export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer>
       }
       if (Number.isNaN(firstRequestMs) || Number.isNaN(readyMs)) await sleep(2);
     }
-    return { pid: child.pid ?? -1, kubeconfigPath, firstRequestMs, readyMs, stop };
+    return { pid: child.pid ?? -1, port, kubeconfigPath, firstRequestMs, readyMs, stop };
   } catch (err) {
     await stop();
     throw err;

@@ -36,7 +36,11 @@ function check(
 
 /** Checks every target that the rows allow. */
 export function checkTargets(rows: readonly Row[]): TargetCheck[] {
-  const create100 = find(rows, 'create', (r) => r.subject === 'capstan' && r.case.startsWith('100 clients'));
+  const create100 = find(
+    rows,
+    'create',
+    (r) => r.case.startsWith('100 clients') && ratioTo(r, 'raw classic-level batch') !== undefined,
+  );
   const fresh = find(rows, 'startup', (r) => r.case === 'fresh data dir');
   const populated = find(rows, 'startup', (r) => r.case === '100,000 objects');
   const list100k = find(rows, 'list', (r) => r.case === '100,000 objects, RV=0');

@@ -5,7 +5,9 @@
  *
  * Order per client count: creates for the run's duration, then gets and unconditional updates
  * (PUT without a resourceVersion) over the created objects for the same duration, then one
- * delete of each created object.
+ * delete of each created object. When only some verbs are named (`capstan bench get`), only
+ * those are timed; without creates, 100 objects (or one per client, if more) are created
+ * first, untimed.
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
@@ -13,6 +15,9 @@ import { closedLoop, type LoopResult } from '../load.js';
 import { configMapBodies, JSON_TYPE } from '../objects.js';
 import type { Figures, Ratio, Row } from '../report.js';
 import { fmt } from '../stats.js';
+
+/** Objects created (untimed) for the other verbs when creates are not measured (or one per client). */
+const FILL = 100;
 
 /** The figures of a closed loop. */
 export function loopFigures(r: LoopResult): Figures {
@@ -74,7 +79,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
         {
           scenario: 'create',
           case: typeName,
-          subject: 'capstan',
+          subject: ctx.subject,
           figures: {},
           note: `server refused ${ctx.contentType} bodies (HTTP ${probe.status})`,
         },
@@ -84,29 +89,41 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       const c = `${clients} clients, ${typeName}`;
       const budget = { durationMs: ctx.sizes.durationMs };
       const name = (i: number): string => `c${clients}-${i}`;
-      ctx.progress(`create/get/update/delete, ${clients} clients`);
-      const create = await closedLoop(clients, budget, (n) =>
-        ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
+      ctx.progress(`${[...ctx.verbs].join('/')}, ${clients} clients`);
+      const verbs = ctx.verbs;
+      // Without timed creates, a fixed set of objects for the other verbs (set-up, not measured).
+      const create = await closedLoop(
+        verbs.has('create') ? clients : 32,
+        verbs.has('create') ? budget : { maxOps: Math.max(FILL, clients) },
+        (n) => ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
       );
       const created = create.latency.count;
       const pick = (n: number): number => (Math.imul(n, 2654435761) >>> 0) % created;
-      const get = await closedLoop(clients, budget, (n) =>
-        ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
-      );
+      const get = !verbs.has('get')
+        ? undefined
+        : await closedLoop(clients, budget, (n) =>
+            ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
+          );
       let conflicts = 0;
-      const update = await closedLoop(clients, budget, async (n) => {
-        const i = n % created;
-        const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
-          ...send,
-          body: bodies.body(name(i), n + 1),
-        });
-        if (res.status === 409) conflicts++;
-      });
-      const del = await closedLoop(clients, { maxOps: created }, (n) =>
-        ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
-      );
+      const update = !verbs.has('update')
+        ? undefined
+        : await closedLoop(clients, budget, async (n) => {
+            const i = n % created;
+            const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
+              ...send,
+              body: bodies.body(name(i), n + 1),
+            });
+            if (res.status === 409) conflicts++;
+          });
+      const del = !verbs.has('delete')
+        ? undefined
+        : await closedLoop(clients, { maxOps: created }, (n) =>
+            ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
+          );
+      const rate = (verb: string, r: LoopResult | undefined): string =>
+        r === undefined || !verbs.has(verb) ? '' : ` ${verb} ${fmt(r.opsPerSec)}/s`;
       ctx.progress(
-        `  create ${fmt(create.opsPerSec)}/s, get ${fmt(get.opsPerSec)}/s, update ${fmt(update.opsPerSec)}/s, delete ${fmt(del.opsPerSec)}/s`,
+        ` ${rate('create', create)}${rate('get', get)}${rate('update', update)}${rate('delete', del)}`,
       );
       const raw = await rawShapes(ctx, clients);
       const writeRatios = (r: LoopResult): Ratio[] => [
@@ -114,47 +131,43 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
         ...ratio(r, raw.levelPut, 'raw classic-level put'),
         ...ratio(r, raw.etcdPut, 'raw etcd3 put'),
       ];
-      rows.push(
-        {
-          scenario: 'create',
-          case: c,
-          subject: 'capstan',
-          figures: loopFigures(create),
-          ratios: writeRatios(create),
-        },
-        {
-          scenario: 'get',
-          case: c,
-          subject: 'capstan',
-          figures: loopFigures(get),
-          ratios: [
-            ...ratio(get, raw.levelGet, 'raw classic-level get'),
-            ...ratio(get, raw.etcdGet, 'raw etcd3 get'),
-          ],
-        },
-        {
-          scenario: 'update',
-          case: c,
-          subject: 'capstan',
-          figures: { ...loopFigures(update), conflicts },
-          ratios: writeRatios(update),
-        },
-        {
-          scenario: 'delete',
-          case: c,
-          subject: 'capstan',
-          figures: loopFigures(del),
-          ratios: writeRatios(del),
-        },
-      );
+      const measured: [string, LoopResult | undefined, Figures, Ratio[]][] = [
+        ['create', create, {}, writeRatios(create)],
+        [
+          'get',
+          get,
+          {},
+          get === undefined
+            ? []
+            : [
+                ...ratio(get, raw.levelGet, 'raw classic-level get'),
+                ...ratio(get, raw.etcdGet, 'raw etcd3 get'),
+              ],
+        ],
+        ['update', update, { conflicts }, update === undefined ? [] : writeRatios(update)],
+        ['delete', del, {}, del === undefined ? [] : writeRatios(del)],
+      ];
+      for (const [scenario, r, extra, ratios] of measured)
+        if (r !== undefined && verbs.has(scenario))
+          rows.push({
+            scenario,
+            case: c,
+            subject: ctx.subject,
+            figures: { ...loopFigures(r), ...extra },
+            ...(ratios.length === 0 ? {} : { ratios }),
+          });
       const rawRow = (scenario: string, subject: string, r: LoopResult | undefined): void => {
         if (r !== undefined) rows.push({ scenario, case: c, subject, figures: loopFigures(r) });
       };
-      rawRow('create', 'raw classic-level put (sync)', raw.levelPut);
-      rawRow('create', `raw classic-level batch of ${clients} (sync)`, raw.levelBatch);
-      rawRow('create', 'raw etcd3 put', raw.etcdPut);
-      rawRow('get', 'raw classic-level get', raw.levelGet);
-      rawRow('get', 'raw etcd3 get', raw.etcdGet);
+      if (verbs.has('create')) {
+        rawRow('create', 'raw classic-level put (sync)', raw.levelPut);
+        rawRow('create', `raw classic-level batch of ${clients} (sync)`, raw.levelBatch);
+        rawRow('create', 'raw etcd3 put', raw.etcdPut);
+      }
+      if (verbs.has('get')) {
+        rawRow('get', 'raw classic-level get', raw.levelGet);
+        rawRow('get', 'raw etcd3 get', raw.etcdGet);
+      }
     }
     return rows;
   } finally {

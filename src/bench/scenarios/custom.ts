@@ -85,11 +85,16 @@ export async function customScenario(ctx: ScenarioContext): Promise<Row[]> {
       );
       ctx.progress(`  ConfigMap ${fmt(cms.opsPerSec)}/s, custom object ${fmt(crs.opsPerSec)}/s`);
       rows.push(
-        { scenario: 'custom', case: c, subject: 'capstan ConfigMap create', figures: loopFigures(cms) },
         {
           scenario: 'custom',
           case: c,
-          subject: 'capstan custom object create',
+          subject: `${ctx.subject} ConfigMap create`,
+          figures: loopFigures(cms),
+        },
+        {
+          scenario: 'custom',
+          case: c,
+          subject: `${ctx.subject} custom object create`,
           figures: loopFigures(crs),
           ratios: [{ to: 'ConfigMap create', value: crs.opsPerSec / cms.opsPerSec }],
         },

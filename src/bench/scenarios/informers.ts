@@ -59,7 +59,7 @@ export async function informersScenario(ctx: ScenarioContext): Promise<Row[]> {
         rows.push({
           scenario: 'informers',
           case: `${k} informers, ${count(n)} objects`,
-          subject: 'capstan',
+          subject: ctx.subject,
           figures: {
             'all synced ms': all,
             'p50 synced ms': percentile(each, 50),

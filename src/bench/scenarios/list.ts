@@ -17,7 +17,7 @@ import type { RangeFigures } from '../baselines.js';
 const CONTINUE = /"continue":"([^"]+)"/;
 
 /** One timed list (all pages); returns ms and body bytes. */
-async function timedList(
+export async function timedList(
   ctx: ScenarioContext,
   path: string,
   query: string,
@@ -102,7 +102,7 @@ export async function listScenario(ctx: ScenarioContext): Promise<Row[]> {
         rows.push({
           scenario: 'list',
           case: `${count(size)} objects, ${label}`,
-          subject: 'capstan',
+          subject: ctx.subject,
           figures,
           ratios: ratios(figures['time ms'] ?? NaN),
         });
@@ -133,7 +133,7 @@ export async function listScenario(ctx: ScenarioContext): Promise<Row[]> {
       rows.push({
         scenario: 'list',
         case: `${count(size)} objects, 10 concurrent RV=0`,
-        subject: 'capstan',
+        subject: ctx.subject,
         figures: {
           'time ms': ms,
           'MB/s': megabytesPerSecond(bytes * 10, ms),

@@ -56,7 +56,7 @@ export async function mixedScenario(ctx: ScenarioContext): Promise<Row[]> {
       {
         scenario: 'mixed',
         case: `1 watch + ${workers} workers`,
-        subject: 'capstan',
+        subject: ctx.subject,
         figures: {
           'reconciles/s': r.opsPerSec,
           'get p99 ms': g.p99,

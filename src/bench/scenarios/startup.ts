@@ -4,6 +4,11 @@
  * `/readyz` 200, with the idle RSS a second later. Once on a fresh data directory (this includes
  * generating the CA and certificates), once on a directory holding N ConfigMaps (written
  * through the API by an earlier process, then a restart).
+ *
+ * The servers are started with the measured server's flags when the bench started that one too
+ * (then the rows carry its subject); for a server reached through a kubeconfig in a single-server
+ * run they are Capstans with `--server-arg` flags, labelled as such; a server of a comparison the
+ * bench did not start gets a row saying start-up was not measured (with its RSS now, when local).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,6 +17,7 @@ import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 import { BenchClient } from '../client.js';
 import { count, createNamespace, mib, populate, type ScenarioContext } from '../context.js';
 import { readProc } from '../proc.js';
+import { backendOfArgs } from '../subject.js';
 import type { Row } from '../report.js';
 import { fmt } from '../stats.js';
 import { spawnServer, type SpawnedServer } from '../server-process.js';
@@ -20,10 +26,12 @@ const SETTLE_MS = 1000;
 
 async function measure(
   ctx: ScenarioContext,
+  args: readonly string[],
+  subject: string,
   dataDir: string,
   label: string,
 ): Promise<{ row: Row; server: SpawnedServer }> {
-  const server = await spawnServer({ dataDir, extraArgs: ctx.serverArgs });
+  const server = await spawnServer({ dataDir, extraArgs: args });
   await new Promise((r) => setTimeout(r, SETTLE_MS));
   const idle = readProc(server.pid);
   ctx.progress(`  ${label}: first request ${fmt(server.firstRequestMs)} ms, ready ${fmt(server.readyMs)} ms`);
@@ -32,7 +40,7 @@ async function measure(
     row: {
       scenario: 'startup',
       case: label,
-      subject: 'capstan',
+      subject,
       figures: {
         'first request ms': server.firstRequestMs,
         'readyz ms': server.readyMs,
@@ -44,11 +52,28 @@ async function measure(
 
 /** Starts a fresh server, fills it, restarts it. */
 export async function startupScenario(ctx: ScenarioContext): Promise<Row[]> {
+  const args = ctx.serverArgs;
+  if (args === undefined) {
+    const now = ctx.serverPid === undefined ? undefined : readProc(ctx.serverPid);
+    return [
+      {
+        scenario: 'startup',
+        case: 'fresh data dir',
+        subject: ctx.subject,
+        figures: now === undefined ? {} : { 'RSS now MiB': mib(now.rssBytes) },
+        note: 'start-up not measured: the bench did not start this server',
+      },
+    ];
+  }
+  const subject =
+    ctx.restart !== undefined
+      ? ctx.subject
+      : `capstan started by the bench (${backendOfArgs(['capstan', 'server', ...args]) ?? 'backend unknown'})`;
   const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-startup-'));
   const rows: Row[] = [];
   try {
     ctx.progress('startup: fresh data dir');
-    const fresh = await measure(ctx, join(dir, 'data'), 'fresh data dir');
+    const fresh = await measure(ctx, args, subject, join(dir, 'data'), 'fresh data dir');
     rows.push(fresh.row);
     const n = ctx.sizes.startupObjects;
     try {
@@ -66,7 +91,7 @@ export async function startupScenario(ctx: ScenarioContext): Promise<Row[]> {
       await fresh.server.stop();
     }
     if (n > 0) {
-      const populated = await measure(ctx, join(dir, 'data'), `${count(n)} objects`);
+      const populated = await measure(ctx, args, subject, join(dir, 'data'), `${count(n)} objects`);
       await populated.server.stop();
       rows.push(populated.row);
     }

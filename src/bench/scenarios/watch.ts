@@ -10,6 +10,7 @@
  */
 import { BenchClient, type BenchStream } from '../client.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
+import { closedLoop } from '../load.js';
 import { configMapBodies, JSON_TYPE } from '../objects.js';
 import { ProcSampler } from '../proc.js';
 import type { Row } from '../report.js';
@@ -46,7 +47,7 @@ export class EventScanner {
   }
 }
 
-async function oneCase(ctx: ScenarioContext, watchers: number): Promise<Row> {
+async function oneCase(ctx: ScenarioContext, watchers: number, label: string): Promise<Row> {
   const ns = await createNamespace(ctx.client, 'watch');
   const path = `/api/v1/namespaces/${ns}/configmaps`;
   const watchClient = new BenchClient(ctx.creds, Math.ceil(watchers / STREAMS_PER_SESSION));
@@ -101,8 +102,8 @@ async function oneCase(ctx: ScenarioContext, watchers: number): Promise<Row> {
     );
     return {
       scenario: 'watch',
-      case: `${watchers} watchers, ${ctx.sizes.writeRate} writes/s`,
-      subject: 'capstan',
+      case: label,
+      subject: ctx.subject,
       figures: {
         'p50 ms': lat.p50,
         'p99 ms': lat.p99,
@@ -120,12 +121,40 @@ async function oneCase(ctx: ScenarioContext, watchers: number): Promise<Row> {
   }
 }
 
-/** Runs one case per watcher count. */
+/**
+ * A burst of writes as a CRUD benchmark leaves behind: `writes` creates and deletes from 32
+ * clients in a namespace of its own, as fast as the server takes them.
+ */
+async function burst(ctx: ScenarioContext, writes: number): Promise<void> {
+  const ns = await createNamespace(ctx.client, 'burst');
+  const path = `/api/v1/namespaces/${ns}/configmaps`;
+  const bodies = configMapBodies(JSON_TYPE, ctx.sizes.objectSize);
+  try {
+    await closedLoop(32, { maxOps: Math.max(1, Math.floor(writes / 2)) }, async (n) => {
+      await ctx.client.expect('POST', path, 201, { body: bodies.body(`b-${n}`), discardBody: true });
+      await ctx.client.expect('DELETE', `${path}/b-${n}`, [200, 202], { discardBody: true });
+    });
+  } finally {
+    await deleteNamespace(ctx.client, ns);
+  }
+}
+
+/** Runs one case per watcher count, then (when sized) the case right after a burst of writes. */
 export async function watchScenario(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];
+  const rate = ctx.sizes.writeRate;
   for (const w of ctx.sizes.watchers) {
-    ctx.progress(`watch: ${w} watchers at ${ctx.sizes.writeRate} writes/s`);
-    rows.push(await oneCase(ctx, w));
+    ctx.progress(`watch: ${w} watchers at ${rate} writes/s`);
+    rows.push(await oneCase(ctx, w, `${w} watchers, ${rate} writes/s`));
+  }
+  const w = ctx.sizes.burstWatchers;
+  if (w > 0) {
+    const writes = ctx.sizes.burstWrites;
+    ctx.progress(`watch: a burst of ${writes} writes, then ${w} watchers at ${rate} writes/s`);
+    await burst(ctx, writes);
+    rows.push(
+      await oneCase(ctx, w, `${w} watchers, ${rate} writes/s, right after a burst of ${writes} writes`),
+    );
   }
   return rows;
 }

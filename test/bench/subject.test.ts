@@ -1,0 +1,114 @@
+/**
+ * How `capstan bench` names what it measures: product and version from the server's own
+ * `/version`, the backend from how the server process was started, never a fixed "capstan".
+ */
+import { createServer as createH2Server, type Http2Server } from 'node:http2';
+import { createServer, type Server } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BenchClient } from '../../src/bench/client.js';
+import { backendOfArgs, identifySubject, listeningPid, productOf } from '../../src/bench/subject.js';
+
+/** A cleartext HTTP/2 server answering `/version` with `doc` (404 for anything else). */
+function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string }> {
+  const server = createH2Server((req, res) => {
+    if (req.url !== '/version') {
+      res.writeHead(404).end();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(doc));
+  });
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address();
+      resolve({ server, url: `http://127.0.0.1:${typeof a === 'object' && a !== null ? a.port : 0}` });
+    }),
+  );
+}
+
+const creds = (server: string) => ({
+  server,
+  ca: undefined,
+  cert: undefined,
+  key: undefined,
+  token: undefined,
+  insecureSkipTlsVerify: false,
+  context: 'test',
+});
+
+let kube: { server: Http2Server; url: string };
+let capstan: { server: Http2Server; url: string };
+
+beforeAll(async () => {
+  kube = await versionServer({ major: '1', minor: '33', gitVersion: 'v1.33.13', gitCommit: '0123abcd' });
+  capstan = await versionServer({ gitVersion: 'v1.33.0+capstan', gitCommit: 'capstan-0.1.0' });
+});
+afterAll(() => {
+  kube.server.close();
+  capstan.server.close();
+});
+
+describe('subject labels', () => {
+  it('take product and version from /version', async () => {
+    const client = new BenchClient(creds(kube.url), 1);
+    try {
+      const id = await identifySubject(client, {});
+      expect(id.product).toBe('kube-apiserver');
+      expect(id.version).toBe('v1.33.13');
+      // The listening process is this test runner, not a server: its backend is not guessed.
+      expect(id.backend).toBe('backend unknown');
+      expect(id.pid).toBeUndefined();
+      expect(id.label).toBe('kube-apiserver v1.33.13 (backend unknown)');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('name a server the bench started by the flags it started it with', async () => {
+    const client = new BenchClient(creds(capstan.url), 1);
+    try {
+      const leveldb = await identifySubject(client, { spawnedArgs: [], pid: 4242 });
+      expect(leveldb.label).toBe('capstan v1.33.0+capstan (embedded LevelDB)');
+      expect(leveldb.pid).toBe(4242);
+      const etcd = await identifySubject(client, { spawnedArgs: ['--etcd-servers=http://127.0.0.1:2379'] });
+      expect(etcd.label).toBe('capstan v1.33.0+capstan (etcd)');
+    } finally {
+      client.close();
+    }
+  });
+
+  it('say so when /version does not answer', async () => {
+    const client = new BenchClient(creds('http://127.0.0.1:1'), 1);
+    try {
+      expect((await identifySubject(client, {})).label).toBe('server unknown version (backend unknown)');
+    } finally {
+      client.close();
+    }
+    expect(productOf({ gitVersion: 'something' })).toEqual({ product: 'server', version: 'something' });
+  });
+
+  it('read the backend from a server command line', () => {
+    const kubeArgs = [
+      '/work/ref/bin/kube-apiserver',
+      '--etcd-servers=http://127.0.0.1:2379',
+      '--secure-port=6443',
+    ];
+    expect(backendOfArgs(kubeArgs)).toBe('etcd');
+    expect(backendOfArgs(['node', '/x/dist/src/cli/main.js', 'server', '--data-dir=/d'])).toBe(
+      'embedded LevelDB',
+    );
+    expect(backendOfArgs(['capstan', 'server', '--etcd-servers', 'http://e:2379'])).toBe('etcd');
+    expect(backendOfArgs(['node', '/x/vitest.mjs', 'run'])).toBeUndefined();
+  });
+
+  it('find the local process listening on a port', async () => {
+    const server: Server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const a = server.address();
+      const port = typeof a === 'object' && a !== null ? a.port : 0;
+      expect(listeningPid(port)).toBe(process.pid);
+    } finally {
+      server.close();
+    }
+  });
+});
