@@ -20,6 +20,10 @@
  *   copy when it holds the object (kube's GuaranteedUpdate); the caller's compare on its mod
  *   revision catches a stale copy, and an attempt that fails or writes nothing on it runs again
  *   on storage's copy.
+ *
+ * "A ready cache" includes one that is reading its state right now (at start, or right after a
+ * restart): a read it could serve waits for that warm-up, at most the freshness timeout, instead
+ * of scanning the same objects again from storage.
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, Store } from '../../storage/interface.js';
@@ -111,9 +115,20 @@ export class CachedStore implements ObjectStore {
     return cache?.ready === true ? cache : undefined;
   }
 
+  /**
+   * The cache of `type` once it is ready, waiting (bounded) while a warm-up is reading the state
+   * this request would otherwise read again from storage; undefined means storage. Callers ask
+   * {@link #ready} first, so a ready cache costs no await.
+   */
+  async #readied(type: ResourceType): Promise<TypeCache | undefined> {
+    const cache = this.#o.caches?.for(type);
+    if (cache === undefined) return undefined;
+    return (await cache.whenReady(this.#timeoutMs)) ? cache : undefined;
+  }
+
   async item(type: ResourceType, key: string, minRevision: bigint | undefined): Promise<Buffer | undefined> {
     if (minRevision !== undefined) {
-      const cache = this.#ready(type);
+      const cache = this.#ready(type) ?? (await this.#readied(type));
       if (cache !== undefined) {
         if (await cache.waitFresh(minRevision, this.#timeoutMs)) {
           const version = cache.get(key);
@@ -165,7 +180,7 @@ export class CachedStore implements ObjectStore {
   ): Promise<CollectionRead | undefined> {
     if (plan.limit === undefined || plan.any === true || plan.exact !== undefined) return undefined;
     if (plan.notOlderThan !== undefined) return undefined;
-    const cache = this.#ready(target.type);
+    const cache = this.#ready(target.type) ?? (await this.#readied(target.type));
     if (cache === undefined) return undefined;
     const span = collectionSpan(target.type, target.namespace);
     if (!('prefix' in span)) return undefined;
@@ -210,7 +225,7 @@ export class CachedStore implements ObjectStore {
   async #usableCache(target: Target, plan: ListPlan): Promise<TypeCache | undefined> {
     if (plan.continue !== undefined || plan.exact !== undefined) return undefined;
     if (plan.limit !== undefined && plan.any !== true) return undefined;
-    const cache = this.#ready(target.type);
+    const cache = this.#ready(target.type) ?? (await this.#readied(target.type));
     if (cache === undefined) return undefined;
     if (plan.any === true) return cache;
     if (plan.notOlderThan !== undefined) {
@@ -258,7 +273,7 @@ export class CachedStore implements ObjectStore {
     type: ResourceType,
     plan: WatchPlan,
   ): Promise<{ readonly cache: TypeCache; readonly from: 'now' | bigint } | undefined> {
-    const cache = this.#ready(type);
+    const cache = this.#ready(type) ?? (await this.#readied(type));
     if (cache === undefined) return undefined;
     let from: 'now' | bigint = 'now';
     if (plan.from === 'latest') {

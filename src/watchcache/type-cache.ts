@@ -94,6 +94,8 @@ export class TypeCache {
   #window: EventWindow;
   #revision = 0n;
   #startRevision = 0n;
+  /** True while a warm-up reads the type's state from storage. */
+  #listing = false;
   /** Snapshots paged lists started from, by revision (insertion order: oldest first). */
   readonly #retained = new Map<bigint, readonly ObjectVersion[]>();
   #watch: Watch | undefined;
@@ -199,7 +201,13 @@ export class TypeCache {
     this.#progressPending = false;
     this.#retained.clear();
     const { store } = this.#o;
-    const listed = await store.range(this.#span);
+    this.#listing = true;
+    let listed;
+    try {
+      listed = await store.range(this.#span);
+    } finally {
+      this.#listing = false;
+    }
     const start = listed.revision;
     const items = listed.items.map((kv) => new ObjectVersion(kv.key, kv.value, kv.modRevision));
     if (this.#closed()) return;
@@ -303,6 +311,23 @@ export class TypeCache {
     if (this.ready && this.#revision >= revision) return Promise.resolve(true);
     if (this.#phase === 'closed' || timeoutMs <= 0) return Promise.resolve(false);
     this.#requestProgress();
+    return this.#wait(revision, timeoutMs);
+  }
+
+  /**
+   * Resolves true once the cache is ready. While a warm-up is reading the type's state, a caller
+   * that would otherwise read that same state from storage waits for it instead (one scan of the
+   * type, not one per request: ten lists right after a restart cost one warm-up), at most
+   * `timeoutMs`; false at once when the cache is neither ready nor listing.
+   */
+  whenReady(timeoutMs: number): Promise<boolean> {
+    if (this.ready) return Promise.resolve(true);
+    if (!this.#listing || timeoutMs <= 0) return Promise.resolve(false);
+    return this.#wait(0n, timeoutMs);
+  }
+
+  /** A waiter resolved by {@link #resolveWaiters} (true) or by the timeout or {@link #unready} (false). */
+  #wait(revision: bigint, timeoutMs: number): Promise<boolean> {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         this.#waiters = this.#waiters.filter((w) => w.timer !== timer);

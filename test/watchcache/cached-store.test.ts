@@ -164,3 +164,55 @@ describe('guaranteedUpdate', () => {
     expect(seen).toEqual(['filler']);
   });
 });
+
+/** `store` whose `range` (a cache's warm-up read) waits for `gate`. */
+function heldRange(store: Store, gate: Promise<void>): Store {
+  return new Proxy(store, {
+    get(target, prop) {
+      const value: unknown = Reflect.get(target, prop, target);
+      if (prop === 'range')
+        return async (...args: Parameters<Store['range']>) => {
+          await gate;
+          return target.range(...args);
+        };
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+describe('a cache still reading its state', () => {
+  async function readDuringWarmUp(timeoutMs: number, warmUpMs: number): Promise<unknown> {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const warming = new TypeCache({
+      store: heldRange(cacheStore, gate),
+      prefix: '/configmaps/',
+      window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
+      watcherCapacity: 100,
+      bookmarkIntervalMs: 60_000,
+    });
+    warming.start();
+    const store = new CachedStore({
+      store: storage,
+      caches: { for: () => warming },
+      freshnessTimeoutMs: timeoutMs,
+      bookmarkIntervalMs: 60_000,
+    });
+    try {
+      const answer = store.item(type, KEY, 0n);
+      setTimeout(release, warmUpMs);
+      return (JSON.parse(String(await answer)) as { data: { v: string } }).data.v;
+    } finally {
+      release();
+      warming.close();
+    }
+  }
+
+  it('serves a read it could serve once the warm-up ends, instead of scanning storage too', async () => {
+    expect(await readDuringWarmUp(2000, 50)).toBe('cached');
+  });
+
+  it('reads storage when the warm-up outlasts the freshness timeout', async () => {
+    expect(await readDuringWarmUp(50, 500)).toBe('stored');
+  });
+});
