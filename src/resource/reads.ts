@@ -24,7 +24,7 @@
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, RangeOptions } from '../../storage/interface.js';
-import { expired, notFound, tooLargeResourceVersion } from '../api/errors.js';
+import { expired, notFound, tooLargeResourceVersion, type ApiError } from '../api/errors.js';
 import { decodeStored, withResourceVersion } from '../api/object.js';
 import type { ResourceType } from '../registry/types.js';
 import { StoredSource } from '../representation/source.js';
@@ -88,8 +88,9 @@ export async function readCollection(
   ctx: ResourceContext,
   target: Target,
   selection: Selection,
-  plan: ListPlan,
+  asked: ListPlan,
 ): Promise<CollectionRead> {
+  const plan = await continueAtLatest(ctx, target, asked);
   const paged = await cachedPage(ctx, target, selection, plan);
   if (paged !== undefined) return paged;
   const cache = await usableCache(ctx, target, plan);
@@ -103,15 +104,45 @@ export async function readCollection(
   try {
     page = await readPage(ctx, target, selection, plan);
   } catch (err) {
-    if (err instanceof CompactedError && plan.continue !== undefined) throw expired(CONTINUE_EXPIRED);
+    if (err instanceof CompactedError && plan.continue !== undefined)
+      throw continueExpired(ctx, target, plan.continue);
     if (err instanceof CompactedError) throw expired('The resourceVersion for the provided list is too old.');
     throw err;
   }
   return { meta: pageMeta(page), sources: pageSources(page) };
 }
 
-/** Kube's message for an expired continue token. */
-const CONTINUE_EXPIRED =
+/**
+ * The revision of a continue token that lists the rest of its collection at the latest revision,
+ * kube's token with `rv: -1` (revision 0 never names a stored state, so no read issues it).
+ */
+const LATEST = 0n;
+
+/**
+ * The 410 for a continue token whose revision was compacted away. Like kube-apiserver, it hands
+ * back in `metadata.continue` a token for the rest of the list after the same key, read at the
+ * latest revision: the client may finish the list knowing it is no longer one snapshot.
+ */
+function continueExpired(ctx: ResourceContext, target: Target, token: string): ApiError {
+  const span = collectionSpan(target.type, target.namespace);
+  const { lastKey } = ctx.store.openContinue(span, token);
+  return expired(CONTINUE_INCONSISTENT, {
+    continue: ctx.store.sealContinue(span, { revision: LATEST, lastKey }),
+  });
+}
+
+/** `plan`, with a continue token at {@link LATEST} turned into one at the current revision. */
+async function continueAtLatest(ctx: ResourceContext, target: Target, plan: ListPlan): Promise<ListPlan> {
+  if (plan.continue === undefined) return plan;
+  const span = collectionSpan(target.type, target.namespace);
+  const { revision, lastKey } = ctx.store.openContinue(span, plan.continue);
+  if (revision !== LATEST) return plan;
+  const current = await ctx.store.currentRevision();
+  return { ...plan, continue: ctx.store.sealContinue(span, { revision: current, lastKey }) };
+}
+
+/** Kube's message for an expired continue token when it hands back a token for the rest. */
+const CONTINUE_INCONSISTENT =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** The selected items of one storage list read, and where it ended. */
