@@ -44,11 +44,17 @@ export interface StatusDetails {
   readonly retryAfterSeconds?: number;
 }
 
+/** `metadata` of a Status (a ListMeta; only `continue` is ever set on a failure). */
+export interface StatusMetadata {
+  /** On a 410 for an expired continue token: kube's token that lists the rest at the latest revision. */
+  readonly continue?: string;
+}
+
 /** The wire shape of a failure `Status`. */
 export interface StatusBody {
   readonly kind: 'Status';
   readonly apiVersion: 'v1';
-  readonly metadata: Record<string, never>;
+  readonly metadata: StatusMetadata;
   readonly status: 'Failure';
   readonly message: string;
   readonly reason: StatusReason;
@@ -59,15 +65,18 @@ export interface StatusBody {
 /** An error that reaches the client as a `Status` with a fixed reason and code. */
 export class ApiError extends Error {
   readonly code: number;
+  /** The Status's `metadata` (empty unless a continue token is handed back). */
+  readonly metadata: StatusMetadata;
   constructor(
     readonly reason: StatusReason,
     message: string,
     readonly details?: StatusDetails,
-    options?: { cause?: unknown; code?: number },
+    options?: { cause?: unknown; code?: number; metadata?: StatusMetadata },
   ) {
     super(message, options);
     this.name = 'ApiError';
     this.code = options?.code ?? REASON_CODES[reason];
+    this.metadata = options?.metadata ?? {};
   }
 
   /** The `Status` body for this error. */
@@ -75,7 +84,7 @@ export class ApiError extends Error {
     return {
       kind: 'Status',
       apiVersion: 'v1',
-      metadata: {},
+      metadata: this.metadata,
       status: 'Failure',
       message: this.message,
       reason: this.reason,
@@ -179,8 +188,8 @@ export function requestEntityTooLarge(limitBytes: number): ApiError {
 }
 
 /** 410 for a resourceVersion older than retained history (reason Expired, as kube-apiserver). */
-export function expired(message: string): ApiError {
-  return new ApiError('Expired', message);
+export function expired(message: string, metadata?: StatusMetadata): ApiError {
+  return new ApiError('Expired', message, undefined, metadata === undefined ? undefined : { metadata });
 }
 
 /** 504 for a resourceVersion the server has not reached in time. */

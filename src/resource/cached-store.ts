@@ -27,7 +27,7 @@
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, Store } from '../../storage/interface.js';
-import { expired, tooLargeResourceVersion } from '../api/errors.js';
+import { expired, tooLargeResourceVersion, type ApiError } from '../api/errors.js';
 import { decodeStored, withResourceVersion, type KubeObject } from '../api/object.js';
 import { conversionTo } from '../conversion/index.js';
 import type { ResourceType } from '../registry/types.js';
@@ -58,8 +58,14 @@ import type { Selection } from './selection.js';
 import { pageMeta, pageSources, readStoragePage } from './storage-pages.js';
 import { errorFrame, openStorageWatch, type StorageWatchOptions } from './storage-watch.js';
 
-/** Kube's message for an expired continue token. */
-const CONTINUE_EXPIRED =
+/**
+ * The revision of a continue token that lists the rest of its collection at the latest revision,
+ * kube's token with `rv: -1` (revision 0 never names a stored state, so no read issues it).
+ */
+const LATEST = 0n;
+
+/** Kube's message for an expired continue token, answered with a token for the rest. */
+const CONTINUE_INCONSISTENT =
   'The provided continue parameter is too old to display a consistent list result. You can start a new list without the continue parameter, or use the continue token in this response to retrieve the remainder of the results. Continuing with the provided token results in an inconsistent list - objects that were created, modified, or deleted between the time the first chunk was returned and now may show up in the list.';
 
 /** The settings of a {@link CachedStore}. */
@@ -142,7 +148,8 @@ export class CachedStore implements ObjectStore {
     return kv === undefined ? undefined : withResourceVersion(kv.value, kv.modRevision);
   }
 
-  async collection(target: Target, selection: Selection, plan: ListPlan): Promise<CollectionRead> {
+  async collection(target: Target, selection: Selection, asked: ListPlan): Promise<CollectionRead> {
+    const plan = await this.#continueAtLatest(target, asked);
     const paged = await this.#cachedPage(target, selection, plan);
     if (paged !== undefined) return paged;
     const cache = await this.#usableCache(target, plan);
@@ -156,12 +163,36 @@ export class CachedStore implements ObjectStore {
     try {
       page = await this.page(target, selection, plan);
     } catch (err) {
-      if (err instanceof CompactedError && plan.continue !== undefined) throw expired(CONTINUE_EXPIRED);
+      if (err instanceof CompactedError && plan.continue !== undefined)
+        throw this.#continueExpired(target, plan.continue);
       if (err instanceof CompactedError)
         throw expired('The resourceVersion for the provided list is too old.');
       throw err;
     }
     return { meta: pageMeta(page), sources: pageSources(page) };
+  }
+
+  /**
+   * The 410 for a continue token whose revision was compacted away. Like kube-apiserver, it hands
+   * back in `metadata.continue` a token for the rest of the list after the same key, read at the
+   * latest revision: the client may finish the list knowing it is no longer one snapshot.
+   */
+  #continueExpired(target: Target, token: string): ApiError {
+    const span = collectionSpan(target.type, target.namespace);
+    const { lastKey } = this.#store.openContinue(span, token);
+    return expired(CONTINUE_INCONSISTENT, {
+      continue: this.#store.sealContinue(span, { revision: LATEST, lastKey }),
+    });
+  }
+
+  /** `plan`, with a continue token at {@link LATEST} turned into one at the current revision. */
+  async #continueAtLatest(target: Target, plan: ListPlan): Promise<ListPlan> {
+    if (plan.continue === undefined) return plan;
+    const span = collectionSpan(target.type, target.namespace);
+    const { revision, lastKey } = this.#store.openContinue(span, plan.continue);
+    if (revision !== LATEST) return plan;
+    const current = await this.#store.currentRevision();
+    return { ...plan, continue: this.#store.sealContinue(span, { revision: current, lastKey }) };
   }
 
   page(target: Target, selection: Selection, plan: ListPlan): Promise<ListPage> {
