@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IOptions } from 'etcd3';
 import { HostGates, passThroughPolicy } from './host-gate.js';
+import type { ChannelTls } from './kv-channel.js';
 
 /** Client TLS material for etcd, as the server flags `--etcd-cafile/certfile/keyfile` give it. */
 export interface EtcdTlsOptions {
@@ -142,14 +143,26 @@ export async function clientOptions(options: EtcdStoreOptions): Promise<IOptions
     grpcOptions: GRPC_OPTIONS,
     faultHandling,
   };
+  const material = await readTls(options);
+  if (material === undefined) return base;
+  const { ca, cert, key } = material;
+  // etcd3 types the CA as required, but gRPC falls back to the system roots when it is absent.
+  const credentials = { rootCertificate: ca as Buffer, privateKey: key, certChain: cert };
+  return { ...base, credentials: credentials as NonNullable<IOptions['credentials']> };
+}
+
+/** The PEM files of `options.tls`, read; undefined without TLS. */
+export async function readTls(options: EtcdStoreOptions): Promise<ChannelTls | undefined> {
   const tls = options.tls;
-  if (tls === undefined) return base;
+  if (tls === undefined) return undefined;
   const [ca, cert, key] = await Promise.all([
     tls.caFile === undefined ? undefined : readFile(tls.caFile),
     tls.certFile === undefined ? undefined : readFile(tls.certFile),
     tls.keyFile === undefined ? undefined : readFile(tls.keyFile),
   ]);
-  // etcd3 types the CA as required, but gRPC falls back to the system roots when it is absent.
-  const credentials = { rootCertificate: ca as Buffer, privateKey: key, certChain: cert };
-  return { ...base, credentials: credentials as NonNullable<IOptions['credentials']> };
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+  };
 }
