@@ -79,8 +79,13 @@ const DEFAULTS = {
  * 4 MiB default (etcd bounds requests itself). Keepalive detects a silently dead connection
  * under a long watch; 30 s stays above etcd's default minimum ping interval (5 s), below which
  * etcd would close the connection. Short reconnect backoff: a restarted etcd is used at once.
+ * A 16 MiB HTTP/2 receive window: with the default 64 KiB, about 25 events of 1 KiB objects
+ * (with their previous values) fill a watch stream's window, etcd's send blocks until this
+ * process gets round to reading, and etcd then parks the watcher as slow and replays it in
+ * batches every 100 ms; during write bursts that delayed every watcher behind the caches.
  */
 const GRPC_OPTIONS = {
+  'grpc-node.flow_control_window': 16 << 20,
   'grpc.max_receive_message_length': -1,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
