@@ -13,7 +13,10 @@
  *   (`compaction.ts`);
  * - the continue-token secret lives once in etcd, outside any resource prefix (`secret.ts`).
  *
- * Files: `store.ts` (the Store), `writes.ts`, `watch.ts` + `watch-progress.ts` + `event-queue.ts`,
+ * - ranges and write transactions go over plain HTTP/2 gRPC calls, not the etcd3 client's call
+ *   stack, which cost as much CPU as the rest of a request (`kv-channel.ts`);
+ *
+ * Files: `store.ts` (the Store), `writes.ts`, `kv-channel.ts`, `watch.ts` + `watch-progress.ts` + `event-queue.ts`,
  * `compaction.ts`, `codec.ts` (wire shapes), `error-map.ts` (client errors → storage errors),
  * `host-gate.ts` (member failover), `options.ts`, `secret.ts`, `server-version.ts`.
  *
@@ -27,7 +30,9 @@ import { Etcd3 } from 'etcd3';
 import { UnavailableError } from '../errors.js';
 import type { Store } from '../interface.js';
 import { isTransient, toStoreError } from './error-map.js';
-import { clientOptions, resolveOptions, type EtcdStoreOptions } from './options.js';
+import { HostGates } from './host-gate.js';
+import { KvChannel } from './kv-channel.js';
+import { clientOptions, readTls, resolveOptions, type EtcdStoreOptions } from './options.js';
 import { loadSharedSecret } from './secret.js';
 import { progressIsOrdered } from './server-version.js';
 import { EtcdStore } from './store.js';
@@ -52,9 +57,15 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
   const resolved = resolveOptions(options);
   // Two pools: etcd3 resets every connection of a member after a failed unary call, which must
   // not cancel the watch streams (see store.ts).
-  const [unaryOptions, watchOptions] = await Promise.all([clientOptions(options), clientOptions(options)]);
+  const [unaryOptions, watchOptions, tls] = await Promise.all([
+    clientOptions(options),
+    clientOptions(options),
+    readTls(options),
+  ]);
   const client = new Etcd3(unaryOptions);
   const watchClient = new Etcd3(watchOptions);
+  // The hot reads and writes skip the etcd3/grpc-js call stack (see kv-channel.ts).
+  const kv = new KvChannel(options.endpoints, tls, new HostGates(options.endpoints.length));
   try {
     const deadline = Date.now() + resolved.dialTimeoutMs;
     const callOptions = () => ({ deadline: Math.min(deadline, Date.now() + resolved.requestTimeoutMs) });
@@ -73,6 +84,7 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
     const store = new EtcdStore({
       client,
       watchClient,
+      kv,
       options: resolved,
       continueSecret,
       progressOrdered: progressIsOrdered(version),
@@ -82,6 +94,7 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
   } catch (err) {
     client.close();
     watchClient.close();
+    kv.close();
     throw toStoreError(err, 'connect');
   }
 }

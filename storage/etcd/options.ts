@@ -5,6 +5,7 @@
 import { readFile } from 'node:fs/promises';
 import type { IOptions } from 'etcd3';
 import { HostGates, passThroughPolicy } from './host-gate.js';
+import type { ChannelTls } from './kv-channel.js';
 
 /** Client TLS material for etcd, as the server flags `--etcd-cafile/certfile/keyfile` give it. */
 export interface EtcdTlsOptions {
@@ -78,8 +79,13 @@ const DEFAULTS = {
  * 4 MiB default (etcd bounds requests itself). Keepalive detects a silently dead connection
  * under a long watch; 30 s stays above etcd's default minimum ping interval (5 s), below which
  * etcd would close the connection. Short reconnect backoff: a restarted etcd is used at once.
+ * A 16 MiB HTTP/2 receive window: with the default 64 KiB, about 25 events of 1 KiB objects
+ * (with their previous values) fill a watch stream's window, etcd's send blocks until this
+ * process gets round to reading, and etcd then parks the watcher as slow and replays it in
+ * batches every 100 ms; during write bursts that delayed every watcher behind the caches.
  */
 const GRPC_OPTIONS = {
+  'grpc-node.flow_control_window': 16 << 20,
   'grpc.max_receive_message_length': -1,
   'grpc.keepalive_time_ms': 30_000,
   'grpc.keepalive_timeout_ms': 10_000,
@@ -142,14 +148,26 @@ export async function clientOptions(options: EtcdStoreOptions): Promise<IOptions
     grpcOptions: GRPC_OPTIONS,
     faultHandling,
   };
+  const material = await readTls(options);
+  if (material === undefined) return base;
+  const { ca, cert, key } = material;
+  // etcd3 types the CA as required, but gRPC falls back to the system roots when it is absent.
+  const credentials = { rootCertificate: ca as Buffer, privateKey: key, certChain: cert };
+  return { ...base, credentials: credentials as NonNullable<IOptions['credentials']> };
+}
+
+/** The PEM files of `options.tls`, read; undefined without TLS. */
+export async function readTls(options: EtcdStoreOptions): Promise<ChannelTls | undefined> {
   const tls = options.tls;
-  if (tls === undefined) return base;
+  if (tls === undefined) return undefined;
   const [ca, cert, key] = await Promise.all([
     tls.caFile === undefined ? undefined : readFile(tls.caFile),
     tls.certFile === undefined ? undefined : readFile(tls.certFile),
     tls.keyFile === undefined ? undefined : readFile(tls.keyFile),
   ]);
-  // etcd3 types the CA as required, but gRPC falls back to the system roots when it is absent.
-  const credentials = { rootCertificate: ca as Buffer, privateKey: key, certChain: cert };
-  return { ...base, credentials: credentials as NonNullable<IOptions['credentials']> };
+  return {
+    ...(ca === undefined ? {} : { ca }),
+    ...(cert === undefined ? {} : { cert }),
+    ...(key === undefined ? {} : { key }),
+  };
 }

@@ -35,6 +35,7 @@ import { EtcdRequestError, isOutOfRange, isTransient, toStoreError } from './err
 import type { ResolvedEtcdOptions } from './options.js';
 import { CONTINUE_SECRET_KEY } from './secret.js';
 import { EtcdWatch, type WatchTransport } from './watch.js';
+import type { KvChannel } from './kv-channel.js';
 import { EtcdWrites } from './writes.js';
 
 const CAPABILITIES: StoreCapabilities = Object.freeze({
@@ -55,6 +56,8 @@ export interface EtcdStoreParts {
   readonly client: Etcd3;
   /** A second client for watch streams, so a failed unary call never resets the watches' connections. */
   readonly watchClient: Etcd3;
+  /** Ranges and write transactions (see kv-channel.ts); the store closes it. */
+  readonly kv: KvChannel;
   readonly options: ResolvedEtcdOptions;
   readonly continueSecret: Uint8Array;
   /** From the server version: requested progress is ordered with events. */
@@ -66,6 +69,7 @@ export class EtcdStore implements Store {
   readonly capabilities = CAPABILITIES;
   readonly #client: Etcd3;
   readonly #watchClient: Etcd3;
+  readonly #kv: KvChannel;
   readonly #options: ResolvedEtcdOptions;
   readonly #tokens: ContinueTokens;
   readonly #writes: EtcdWrites;
@@ -81,10 +85,11 @@ export class EtcdStore implements Store {
   constructor(parts: EtcdStoreParts) {
     this.#client = parts.client;
     this.#watchClient = parts.watchClient;
+    this.#kv = parts.kv;
     this.#options = parts.options;
     this.#tokens = new ContinueTokens(parts.continueSecret);
     const callOptions = (): CallOptions => this.#callOptions();
-    this.#writes = new EtcdWrites(parts.client.kv, (header) => this.#observe(header), callOptions);
+    this.#writes = new EtcdWrites(parts.kv, (header) => this.#observe(header), callOptions);
     this.#transport = {
       open: () => this.#watchClient.watchClient.watch(),
       progressOrdered: parts.progressOrdered,
@@ -100,7 +105,7 @@ export class EtcdStore implements Store {
 
   async currentRevision(): Promise<bigint> {
     const res = await this.#read('read the revision', undefined, () =>
-      this.#client.kv.range({ key: PROBE_KEY, count_only: true }, this.#callOptions()),
+      this.#kv.range({ key: PROBE_KEY, count_only: true }, this.#callOptions()),
     );
     return this.#observe(res.header);
   }
@@ -116,7 +121,7 @@ export class EtcdStore implements Store {
     const revision = options?.revision;
     const request: IRangeRequest = { key: keyBytes(key) };
     if (revision !== undefined) request.revision = readRevision(revision);
-    const res = await this.#read('get', revision, () => this.#client.kv.range(request, this.#callOptions()));
+    const res = await this.#read('get', revision, () => this.#kv.range(request, this.#callOptions()));
     const current = this.#observe(res.header);
     const kv = res.kvs[0];
     return { kv: kv === undefined ? undefined : toKeyValue(kv), revision: revision ?? current };
@@ -157,7 +162,7 @@ export class EtcdStore implements Store {
       if (keysOnly) request.keys_only = true;
     }
     const res: IRangeResponse = await this.#read('range', revision, () =>
-      this.#client.kv.range(request, this.#callOptions()),
+      this.#kv.range(request, this.#callOptions()),
     );
     const current = this.#observe(res.header);
     const at = revision ?? current;
@@ -267,7 +272,7 @@ export class EtcdStore implements Store {
   async checkHealth(): Promise<void> {
     this.#checkOpen('health check');
     try {
-      const res = await this.#client.kv.range(
+      const res = await this.#kv.range(
         { key: PROBE_KEY, count_only: true },
         { deadline: Date.now() + this.#options.healthTimeoutMs },
       );
@@ -283,6 +288,7 @@ export class EtcdStore implements Store {
     for (const watch of [...this.#watches]) watch.close();
     this.#client.close();
     this.#watchClient.close();
+    this.#kv.close();
   }
 
   /**
@@ -316,10 +322,7 @@ export class EtcdStore implements Store {
   async #readableAt(revision: bigint): Promise<boolean> {
     try {
       await this.#read('probe the compacted revision', undefined, () =>
-        this.#client.kv.range(
-          { key: PROBE_KEY, count_only: true, revision: wire(revision) },
-          this.#callOptions(),
-        ),
+        this.#kv.range({ key: PROBE_KEY, count_only: true, revision: wire(revision) }, this.#callOptions()),
       );
       return true;
     } catch (err) {

@@ -17,7 +17,7 @@
  * | delete(X)                 | mod_revision = X       | NotFound (absent) / Conflict     |
  * | txn delete X / 0n         | mod_revision = X       | Conflict / AlreadyExists (0n)    |
  */
-import type { ICompare, IPutRequest, IRequestOp, IResponseHeader, ITxnResponse, KVClient } from 'etcd3';
+import type { ICompare, IPutRequest, IRequestOp, IResponseHeader, ITxnRequest, ITxnResponse } from 'etcd3';
 import { AlreadyExistsError, ConflictError, LeaseNotFoundError, NotFoundError } from '../errors.js';
 import { isLeaseNotFound } from './error-map.js';
 import type { KeyValue, TxnRequest, WriteResult } from '../interface.js';
@@ -43,13 +43,18 @@ const modIs = (key: Buffer, rev: bigint): ICompare => ({
   mod_revision: wire(rev),
 });
 
+/** Where the transactions go (the store's `KvChannel`, or the etcd3 client's KV in tests). */
+export interface TxnSender {
+  txn(request: ITxnRequest, options: CallOptions): Promise<ITxnResponse>;
+}
+
 /** Issues the write transactions for one store. */
 export class EtcdWrites {
-  readonly #kv: KVClient;
+  readonly #kv: TxnSender;
   readonly #observe: ObserveHeader;
   readonly #callOptions: () => CallOptions;
 
-  constructor(kv: KVClient, observe: ObserveHeader, callOptions: () => CallOptions) {
+  constructor(kv: TxnSender, observe: ObserveHeader, callOptions: () => CallOptions) {
     this.#kv = kv;
     this.#observe = observe;
     this.#callOptions = callOptions;
