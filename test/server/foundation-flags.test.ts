@@ -231,7 +231,8 @@ describe('capstan server options', () => {
     expect(entry('etcd-compaction-interval')).toMatch(
       /^--etcd-compaction-interval duration The interval .*\(default 5m0s\)$/,
     );
-    expect(entry('event-ttl')).toMatch(/\(default 1h0m0s\) \[accepted, not implemented yet\]$/);
+    expect(entry('event-ttl')).toMatch(/storage lease .*\(default 1h0m0s\)$/);
+    expect(entry('allow-privileged')).toMatch(/\[accepted, not implemented yet\]$/);
     expect(entry('secure-port')).toMatch(/^--secure-port int .*\(default 6443\)$/);
     expect(entry('anonymous-auth')).toMatch(/\(default true\)$/);
   });
