@@ -2,6 +2,7 @@
  * `capstan server` flags: pflag syntax, Go durations, kube-apiserver's defaults, validation, help,
  * and the command's exit statuses.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -233,6 +234,15 @@ describe('capstan server options', () => {
     );
     expect(entry('event-ttl')).toMatch(/storage lease .*\(default 1h0m0s\)$/);
     expect(entry('allow-privileged')).toMatch(/\[accepted, not implemented yet\]$/);
+    // The README names every flag that is accepted and changes nothing, and no other.
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const listed = /These are parsed and checked but change nothing: ([^.]*)\./.exec(readme)?.[1] ?? '';
+    const named = [...listed.matchAll(/`(-{1,2}[a-z-]+)`/g)].map((m) => (m[1] as string).replace(/^-+/, ''));
+    expect(named.sort()).toEqual(
+      SERVER_FLAGS.filter((f) => f.notImplemented === true)
+        .map((f) => f.name)
+        .sort(),
+    );
     expect(entry('secure-port')).toMatch(/^--secure-port int .*\(default 6443\)$/);
     expect(entry('anonymous-auth')).toMatch(/\(default true\)$/);
   });
