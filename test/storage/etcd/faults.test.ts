@@ -77,16 +77,18 @@ describe.runIf(runEtcdTests)('etcd store under connection faults', () => {
     const p = ns();
     const watch = collect(viaProxy.watch({ prefix: p }));
     const written: bigint[] = [];
+    // Cut only a stream that is delivering: after each cut, wait for an event from the new one.
+    let cuts = 0;
+    let seen = 0;
     const writer = (async () => {
       for (let i = 0; i < 150; i++) {
+        // However fast the writes go, at least one cut lands in each batch of 30 pairs.
+        if (i > 0 && i % 30 === 0) await waitFor(() => cuts >= i / 30, `cut ${i / 30}`);
         const c = await direct.create(`${p}${i}`, bytes(String(i)));
         const u = await direct.update(`${p}${i}`, bytes(`${i}+`), { ifModRevision: c.revision });
         written.push(c.revision, u.revision);
       }
     })();
-    // Cut only a stream that is delivering: after each cut, wait for an event from the new one.
-    let cuts = 0;
-    let seen = 0;
     while (written.length < 300) {
       await waitFor(() => watch.events.length > seen || written.length >= 300, 'an event on the new stream');
       await new Promise((resolve) => setTimeout(resolve, Math.random() * 20));
