@@ -57,13 +57,9 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
   const resolved = resolveOptions(options);
   // Two pools: etcd3 resets every connection of a member after a failed unary call, which must
   // not cancel the watch streams (see store.ts).
-  const [unaryOptions, watchOptions, tls] = await Promise.all([
-    clientOptions(options),
-    clientOptions(options),
-    readTls(options),
-  ]);
-  const client = new Etcd3(unaryOptions);
-  const watchClient = new Etcd3(watchOptions);
+  const tls = await readTls(options);
+  const client = new Etcd3(clientOptions(options, tls));
+  const watchClient = new Etcd3(clientOptions(options, tls));
   // The hot reads and writes skip the etcd3/grpc-js call stack (see kv-channel.ts).
   const kv = new KvChannel(options.endpoints, tls, new HostGates(options.endpoints.length));
   try {

@@ -128,7 +128,7 @@ export function resolveOptions(options: EtcdStoreOptions): ResolvedEtcdOptions {
 }
 
 /**
- * The `etcd3` client options for one connection pool.
+ * The `etcd3` client options for one connection pool, with the TLS `material` {@link readTls} read.
  *
  * Fault handling is ours, not the client's: its default global policy retries "recoverable"
  * errors three times, which could apply a blind write twice or turn a write that did apply into
@@ -137,7 +137,7 @@ export function resolveOptions(options: EtcdStoreOptions): ResolvedEtcdOptions {
  * three errors even with a single endpoint; {@link HostGates} instead skips a failing member
  * only while another one is believed healthy.
  */
-export async function clientOptions(options: EtcdStoreOptions): Promise<IOptions> {
+export function clientOptions(options: EtcdStoreOptions, material: ChannelTls | undefined): IOptions {
   const gates = new HostGates(options.endpoints.length);
   const faultHandling = {
     global: passThroughPolicy(),
@@ -148,7 +148,6 @@ export async function clientOptions(options: EtcdStoreOptions): Promise<IOptions
     grpcOptions: GRPC_OPTIONS,
     faultHandling,
   };
-  const material = await readTls(options);
   if (material === undefined) return base;
   const { ca, cert, key } = material;
   // etcd3 types the CA as required, but gRPC falls back to the system roots when it is absent.
