@@ -264,8 +264,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const registry = new LayeredRegistry(deps.registry);
   // The webhook plugins read their configurations, Services and EndpointSlices through the
   // resource layer's store, built below (they start listing once the app is ready).
-  // The authorizer is built after the resource layer; admission asks it at request time (the
-  // certificate plugins, and the `authorizer` of CEL in policies and webhook matchConditions).
+  // The authorizer is built after the resource layer; admission asks it at request time through
+  // `celAuthorize` (the certificate plugins, and the `authorizer` of CEL in policies and webhook
+  // matchConditions). Until it exists everything is allowed.
   const authorizer: { chain?: AuthorizerChain } = {};
   const celAuthorize: CelAuthorize = async (a) => {
     const chain = authorizer.chain;
@@ -308,9 +309,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ['ValidatingAdmissionWebhook', webhooks.validating],
     ]),
     authorize: async (user, r) => {
-      const chain = authorizer.chain;
-      if (chain === undefined) return true;
-      const answer = await chain.authorize({
+      const answer = await celAuthorize({
         user,
         verb: r.verb,
         isResourceRequest: true,
@@ -322,7 +321,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         namespace: '',
         name: r.name,
       });
-      return answer.decision === 'allow';
+      return answer.allowed;
     },
     tolerationSeconds: { notReady: 300, unreachable: 300 },
     logError: (message, err) => deps.log.error(message, err),
