@@ -12,6 +12,7 @@ import { TypeCache } from '../../src/watchcache/type-cache.js';
 import { CachedStore } from '../../src/resource/cached-store.js';
 import { RACED, type StoredObject, type WriteOutcome } from '../../src/resource/object-store.js';
 import { Selection } from '../../src/resource/selection.js';
+import { countingGets, overriding } from '../support/store-wrappers.js';
 
 const KEY = '/configmaps/default/x';
 const type = loadRegistry().byResource('', 'v1', 'configmaps') as ResourceType;
@@ -22,21 +23,6 @@ function configMap(v: string): Uint8Array {
   return Buffer.from(
     JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data: { v } }),
   );
-}
-
-/** `store` counting its `get`s. */
-function counted(store: Store, counter: { gets: number }): Store {
-  return new Proxy(store, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (prop === 'get')
-        return (...args: Parameters<Store['get']>) => {
-          counter.gets++;
-          return target.get(...args);
-        };
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
 }
 
 const reads = { gets: 0 };
@@ -62,7 +48,7 @@ beforeAll(async () => {
   cache.start();
   expect(await cache.waitFresh(0n, 2000)).toBe(true);
   objects = new CachedStore({
-    store: counted(storage, reads),
+    store: countingGets(storage, reads),
     caches: { for: () => cache },
     freshnessTimeoutMs: 200,
     bookmarkIntervalMs: 60_000,
@@ -165,27 +151,18 @@ describe('guaranteedUpdate', () => {
   });
 });
 
-/** `store` whose `range` (a cache's warm-up read) waits for `gate`. */
-function heldRange(store: Store, gate: Promise<void>): Store {
-  return new Proxy(store, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (prop === 'range')
-        return async (...args: Parameters<Store['range']>) => {
-          await gate;
-          return target.range(...args);
-        };
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
 describe('a cache still reading its state', () => {
   async function readDuringWarmUp(timeoutMs: number, warmUpMs: number): Promise<unknown> {
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
     const warming = new TypeCache({
-      store: heldRange(cacheStore, gate),
+      // The warm-up's read of the state waits for the gate.
+      store: overriding(cacheStore, {
+        range: async (...args) => {
+          await gate;
+          return cacheStore.range(...args);
+        },
+      }),
       prefix: '/configmaps/',
       window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
       watcherCapacity: 100,

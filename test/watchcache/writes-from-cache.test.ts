@@ -6,68 +6,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
-import type { Store, Watch, WatchEvent } from '../../storage/interface.js';
 import { WatchCaches } from '../../src/watchcache/cache-set.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { json, startResourceApp, type KObj, type ResourceApp } from '../server/resources.support.js';
+import { countingGets, Gate, heldWatch, overriding } from '../support/store-wrappers.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
-
-/** Holds every watch of `store` while shut: the cache stops seeing changes. */
-class Gate {
-  #open: Promise<void> = Promise.resolve();
-  #release: (() => void) | undefined;
-  shut(): void {
-    this.#open = new Promise((resolve) => (this.#release = resolve));
-  }
-  open(): void {
-    this.#release?.();
-  }
-  get passed(): Promise<void> {
-    return this.#open;
-  }
-}
-
-function gated(store: Store, gate: Gate): Store {
-  const watch = (span: Parameters<Store['watch']>[0], options: Parameters<Store['watch']>[1]): Watch => {
-    const inner = store.watch(span, options);
-    const it = inner[Symbol.asyncIterator]();
-    return {
-      requestProgress: () => inner.requestProgress(),
-      close: () => inner.close(),
-      [Symbol.asyncIterator]: () => ({
-        next: async (): Promise<IteratorResult<WatchEvent>> => {
-          const r = await it.next();
-          await gate.passed;
-          return r;
-        },
-        return: () => it.return?.() ?? Promise.resolve({ done: true, value: undefined }),
-      }),
-    };
-  };
-  return new Proxy(store, {
-    get(target, prop) {
-      if (prop === 'watch') return watch;
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
-
-/** Counts `get`s of `store` (the reads a write makes when the cache does not serve it). */
-function counted(store: Store, counter: { gets: number }): Store {
-  return new Proxy(store, {
-    get(target, prop) {
-      const value: unknown = Reflect.get(target, prop, target);
-      if (prop === 'get')
-        return (...args: Parameters<Store['get']>) => {
-          counter.gets++;
-          return target.get(...args);
-        };
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-}
 
 const reads = { gets: 0 };
 const gate = new Gate();
@@ -92,8 +36,10 @@ async function cm(
 
 beforeAll(async () => {
   const store = await openMemoryStore();
-  caches = new WatchCaches({ store: gated(store, gate), defaultSize: 100, bookmarkIntervalMs: 60_000 });
-  cached = await startResourceApp({ store: counted(store, reads), watchCache: caches });
+  // Every watch of the cache is held while the gate is shut: the cache stops seeing changes.
+  const gated = overriding(store, { watch: (span, options) => heldWatch(store.watch(span, options), gate) });
+  caches = new WatchCaches({ store: gated, defaultSize: 100, bookmarkIntervalMs: 60_000 });
+  cached = await startResourceApp({ store: countingGets(store, reads), watchCache: caches });
   storageOnly = await startResourceApp({ store, watchCache: false });
   await cached.request(
     json('POST', '/api/v1/namespaces', {
