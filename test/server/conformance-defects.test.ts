@@ -9,11 +9,11 @@
  * - `fieldSelector=source=<reportingController>` on core/v1 finds such Events;
  * - a new PersistentVolumeClaim (and PersistentVolume) has `status.phase: Pending`.
  */
-import { request } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../src/codec/index.js';
 import { protocDecode } from '../codec/support.js';
+import { adminFetchBytes } from '../support/https.js';
 import { adminTls, clientFailure, runKubectl, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -28,28 +28,19 @@ afterAll(async () => {
 });
 
 /** A raw HTTPS request with the admin certificate; the body comes back as bytes. */
-function raw(
+async function raw(
   method: string,
   path: string,
   headers: Record<string, string>,
   body?: string,
 ): Promise<{ status: number; body: Buffer; contentType: string }> {
   const tls = adminTls(server.kubeconfigPath);
-  return new Promise((resolve, reject) => {
-    const req = request(`${server.url}${path}`, { method, headers, ...tls, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks),
-          contentType: String(res.headers['content-type'] ?? ''),
-        }),
-      );
-    });
-    req.on('error', reject);
-    req.end(body);
+  const res = await adminFetchBytes(`${server.url}${path}`, tls, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body }),
   });
+  return { status: res.status, body: res.body, contentType: String(res.headers['content-type'] ?? '') };
 }
 
 const merge = k8s.setHeaderOptions('Content-Type', k8s.PatchStrategy.MergePatch);

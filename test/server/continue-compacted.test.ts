@@ -4,11 +4,11 @@
  * collection, after the same key, at the latest revision: the conformance spec "API chunking ...
  * compacted away, though the list is inconsistent" finishes its list with it.
  */
-import { request } from 'node:https';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeEnvelope } from '../../src/codec/index.js';
 import { protocDecode } from '../codec/support.js';
+import { adminFetchBytes, type BytesResult } from '../support/https.js';
 import { adminTls, clientFailure, startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -34,20 +34,9 @@ afterAll(async () => {
 });
 
 /** A GET with the admin certificate; the body comes back as bytes. */
-function rawGet(path: string, accept: string): Promise<{ status: number; body: Buffer }> {
-  const tls = adminTls(server.kubeconfigPath);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      `${server.url}${path}`,
-      { headers: { Accept: accept }, ...tls, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
+function rawGet(path: string, accept: string): Promise<BytesResult> {
+  return adminFetchBytes(`${server.url}${path}`, adminTls(server.kubeconfigPath), {
+    headers: { Accept: accept },
   });
 }
 

@@ -87,6 +87,33 @@ export function adminFetch(url: string, tls: AdminTls, options: FetchOptions = {
   });
 }
 
+/** A response whose body was kept as bytes (protobuf, gzip). */
+export interface BytesResult {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly body: Buffer;
+}
+
+/** One HTTP/1.1 request to `url` (absolute) with `tls`; the body comes back as bytes. */
+export function adminFetchBytes(
+  url: string,
+  tls: AdminTls,
+  options: Omit<FetchOptions, 'http2'> = {},
+): Promise<BytesResult> {
+  return new Promise((resolve, reject) => {
+    const headers = { ...(options.headers ?? {}) };
+    const req = request(url, { method: options.method ?? 'GET', headers, ...tls, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
+    });
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}
+
 /** A response whose body was read as JSON (`{}` when it is not JSON). */
 export interface JsonResult {
   readonly status: number;
