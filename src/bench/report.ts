@@ -144,7 +144,7 @@ export function textTables(rows: readonly Row[]): string {
 }
 
 /** B ÷ A as `0.950 (0.910–0.990, 5 rounds)`, or with the interval `0.950 (95% CI 0.93–0.97; 0.8–1.2, 20 rounds)`. */
-export function ratioSpread(c: Comparison): string {
+function ratioSpread(c: Comparison): string {
   const range = `${fmt(c.low)}–${fmt(c.high)}, ${c.rounds} round${c.rounds === 1 ? '' : 's'}`;
   if (c.ci95 === undefined) return `${fmt(c.ratio)} (${range})`;
   return `${fmt(c.ratio)} (95% CI ${fmt(c.ci95[0])}–${fmt(c.ci95[1])}; ${range})`;
