@@ -15,9 +15,9 @@
  * - the etcd client (`etcd3` with gRPC), loaded only with `--etcd-servers`;
  * - what the code loads with `createRequire` on purpose (yaml for request bodies, protobufjs for
  *   the OpenAPI v2 protobuf document), resolved from the bundle's directory upwards.
- * Data files the code reads at run time (the generated schemas, the bootstrap RBAC policy,
- * `proto/`, `package.json`) are found by walking up from the bundle to the package root, as from
- * `dist/src/`: the bundle works only inside the package it was built in.
+ * Data files the code reads at run time (the generated schemas, `proto/`, `package.json`) are
+ * found by walking up from the bundle to the package root, as from `dist/src/`: the bundle works
+ * only inside the package it was built in.
  */
 import { spawn } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
@@ -26,12 +26,13 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { CODE_CACHE_WRITE_ENV } from '../src/cli/code-cache.js';
+import { BUNDLE_ENTRY } from '../src/server/package-version.js';
 
 /** The package root (this file is `dist/tools/bundle.js`). */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT_DIR = join(ROOT, 'dist', 'bundle');
 const BUNDLE = join(OUT_DIR, 'capstan.cjs');
-const ENTRY = join(OUT_DIR, 'capstan.js');
+const ENTRY = join(OUT_DIR, BUNDLE_ENTRY);
 const CACHE = join(OUT_DIR, 'capstan.cjs.cache');
 /** How long the warm-up server may take to print that it serves. */
 const WARM_UP_TIMEOUT_MS = 60_000;

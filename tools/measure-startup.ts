@@ -26,7 +26,9 @@ import { promisify } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { readProc } from '../src/bench/proc.js';
 import { spawnServer } from '../src/bench/server-process.js';
+import { median } from '../src/bench/stats.js';
 import { writeEnvtestAssets } from '../src/envtest/assets.js';
+import { BUNDLE_ENTRY } from '../src/server/package-version.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
@@ -90,19 +92,12 @@ function parseArgs(argv: readonly string[]): Args {
   if (out.builds.length === 0)
     out.builds = [
       { label: 'tsc build', main: join(ROOT, 'dist', 'src', 'cli', 'main.js') },
-      { label: 'bundle', main: join(ROOT, 'dist', 'bundle', 'capstan.js') },
+      { label: 'bundle', main: join(ROOT, 'dist', 'bundle', BUNDLE_ENTRY) },
     ];
   for (const b of out.builds)
     if (!existsSync(b.main)) throw new Error(`${b.main} does not exist (npm run build)`);
   if (!(out.runs >= 1) || !(out.envtestRuns >= 0)) throw new Error('--runs must be ≥ 1, --envtest-runs ≥ 0');
   return out;
-}
-
-function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const m = s.length >> 1;
-  return s.length % 2 === 1 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
 }
 
 function cell(xs: readonly number[], digits = 0): string {

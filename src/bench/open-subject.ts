@@ -66,7 +66,7 @@ function credentials(path: string, context: string | undefined): KubeconfigCrede
  * Checks that the server answers an authenticated read: the first thing any scenario needs.
  * @throws BenchError BENCH_UNREACHABLE, BENCH_UNAUTHORIZED (401/403) or BENCH_HTTP_STATUS.
  */
-export async function preflight(client: BenchClient): Promise<void> {
+async function preflight(client: BenchClient): Promise<void> {
   await client.expect('GET', '/api/v1/namespaces/default', 200, { discardBody: true });
 }
 

@@ -23,6 +23,26 @@ export type ScenarioName = (typeof SCENARIOS)[number];
 /** The verbs of `crud`, each also accepted as a scenario name (timing only the verbs named). */
 const VERBS: readonly string[] = ['create', 'get', 'update', 'delete'];
 
+/** The sizes of issue 7 (`--preset full`). */
+const FULL: BenchSizes = {
+  clients: [1, 10, 100],
+  durationMs: 5000,
+  objectSize: 1024,
+  listSizes: [1000, 10_000, 100_000],
+  listRepeats: 5,
+  watchers: [1, 100, 1000, 10_000],
+  writeRate: 100,
+  watchDurationMs: 10_000,
+  informers: [10, 50],
+  informerObjects: 50_000,
+  startupObjects: 100_000,
+  mixedWorkers: 20,
+  coldObjects: 10_000,
+  coldHistory: 100_000,
+  burstWatchers: 1000,
+  burstWrites: 20_000,
+};
+
 /** Sizes by preset: `quick` for a look (about a minute), `suite` for `npm run bench`, `full` the issue's sizes. */
 export const PRESETS: Readonly<Record<string, BenchSizes>> = {
   quick: {
@@ -61,43 +81,9 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     burstWatchers: 1000,
     burstWrites: 5000,
   },
-  full: {
-    clients: [1, 10, 100],
-    durationMs: 5000,
-    objectSize: 1024,
-    listSizes: [1000, 10_000, 100_000],
-    listRepeats: 5,
-    watchers: [1, 100, 1000, 10_000],
-    writeRate: 100,
-    watchDurationMs: 10_000,
-    informers: [10, 50],
-    informerObjects: 50_000,
-    startupObjects: 100_000,
-    mixedWorkers: 20,
-    coldObjects: 10_000,
-    coldHistory: 100_000,
-    burstWatchers: 1000,
-    burstWrites: 20_000,
-  },
-  /** The rows of issue 16's comparison table (`startup cold crud watch`). */
-  table: {
-    clients: [1, 10, 100],
-    durationMs: 5000,
-    objectSize: 1024,
-    listSizes: [10_000],
-    listRepeats: 5,
-    watchers: [10_000],
-    writeRate: 100,
-    watchDurationMs: 10_000,
-    informers: [10],
-    informerObjects: 10_000,
-    startupObjects: 100_000,
-    mixedWorkers: 20,
-    coldObjects: 10_000,
-    coldHistory: 100_000,
-    burstWatchers: 1000,
-    burstWrites: 20_000,
-  },
+  full: FULL,
+  /** The rows of issue 16's comparison table (`startup cold crud watch`): full sizes, one list and watch shape. */
+  table: { ...FULL, listSizes: [10_000], watchers: [10_000], informers: [10], informerObjects: 10_000 },
 };
 
 const flag = flagsOfSection('Bench');

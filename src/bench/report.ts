@@ -112,6 +112,20 @@ function byScenario(rows: readonly Row[]): Map<string, Row[]> {
   return groups;
 }
 
+/**
+ * A plain-text table's lines, header first, padded into columns two spaces apart: the first two
+ * columns (labels) left-aligned, the rest (figures) right-aligned.
+ */
+function padColumns(header: readonly string[], body: readonly (readonly string[])[]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
+  const line = (cells: readonly string[]): string =>
+    cells
+      .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
+  return [line(header), ...body.map(line)];
+}
+
 /** Plain-text tables, one per scenario, padded into columns (what the command prints). */
 export function textTables(rows: readonly Row[]): string {
   const out: string[] = [];
@@ -124,19 +138,13 @@ export function textTables(rows: readonly Row[]): string {
       ...cols.map((c) => (r.figures[c] === undefined ? '' : fmt(r.figures[c]))),
       r.note ?? ratioText(r),
     ]);
-    const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-    const line = (cells: readonly string[]): string =>
-      cells
-        .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-        .join('  ')
-        .trimEnd();
-    out.push(`== ${scenario}`, line(header), ...body.map(line), '');
+    out.push(`== ${scenario}`, ...padColumns(header, body), '');
   }
   return out.join('\n');
 }
 
 /** B ÷ A as `0.950 (0.910–0.990, 5 rounds)`, or with the interval `0.950 (95% CI 0.93–0.97; 0.8–1.2, 20 rounds)`. */
-export function ratioSpread(c: Comparison): string {
+function ratioSpread(c: Comparison): string {
   const range = `${fmt(c.low)}–${fmt(c.high)}, ${c.rounds} round${c.rounds === 1 ? '' : 's'}`;
   if (c.ci95 === undefined) return `${fmt(c.ratio)} (${range})`;
   return `${fmt(c.ratio)} (95% CI ${fmt(c.ci95[0])}–${fmt(c.ci95[1])}; ${range})`;
@@ -147,13 +155,7 @@ export function comparisonText(comparisons: readonly Comparison[]): string {
   if (comparisons.length === 0) return '';
   const header = ['case', 'figure', 'A', 'B', 'B/A (spread)'];
   const body = comparisons.map((c) => [c.case, c.figure, fmt(c.a), fmt(c.b), ratioSpread(c)]);
-  const widths = header.map((h, i) => Math.max(h.length, ...body.map((b) => (b[i] ?? '').length)));
-  const line = (cells: readonly string[]): string =>
-    cells
-      .map((c, i) => (i < 2 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
-      .join('  ')
-      .trimEnd();
-  return [`-- ${comparisons[0]?.scenario ?? ''}: B / A`, line(header), ...body.map(line), ''].join('\n');
+  return [`-- ${comparisons[0]?.scenario ?? ''}: B / A`, ...padColumns(header, body), ''].join('\n');
 }
 
 /** The markdown section of a comparison: subjects, then one table of every shared figure. */

@@ -5,6 +5,7 @@
  * moment of the machine hits both sides of one round alike), with the median and the spread.
  */
 import type { Comparison, Row } from './report.js';
+import { median } from './stats.js';
 
 /** The rows one subject produced in each round of one scenario (`rounds[r]`). */
 export interface SubjectRounds {
@@ -16,16 +17,6 @@ export interface SubjectRounds {
 /** Pairs rows of two subjects: the subject label inside a row's subject is not part of the key. */
 function roleKey(row: Row, subject: string): string {
   return `${row.scenario}\u0000${row.case}\u0000${row.subject.replace(subject, '@')}`;
-}
-
-/** The median (the mean of the middle two for an even count); NaN for none. */
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const sorted = Float64Array.from(xs).sort();
-  const mid = sorted.length >> 1;
-  return sorted.length % 2 === 1
-    ? (sorted[mid] as number)
-    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
 }
 
 /** One row per case of one subject, its figures (and ratios) the medians over the rounds. */

@@ -19,6 +19,16 @@ export function percentile(samples: readonly number[], p: number): number {
   return sorted[nearestRank(p, sorted.length) - 1] ?? Number.NaN;
 }
 
+/** The median (the mean of the middle two for an even count); NaN for none. */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(xs).sort();
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 === 1
+    ? (sorted[mid] as number)
+    : ((sorted[mid - 1] as number) + (sorted[mid] as number)) / 2;
+}
+
 /** Operations per second for `count` operations over `elapsedMs`. */
 export function ratePerSecond(count: number, elapsedMs: number): number {
   if (elapsedMs <= 0) return Number.NaN;

@@ -61,7 +61,7 @@ export function backendOfArgs(argv: readonly string[]): string | undefined {
 }
 
 /** `/proc/<pid>/cmdline` split at NULs; undefined when unreadable. */
-export function cmdlineOf(pid: number): string[] | undefined {
+function cmdlineOf(pid: number): string[] | undefined {
   try {
     const text = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
     return text.split('\0').filter((s) => s !== '');

@@ -43,7 +43,7 @@ export function packageVersion(): string {
  * `dist/bundle/capstan.js` when running bundled, else `dist/src/cli/main.js` (what a child
  * process such as a bench server or an envtest shim runs).
  */
-export function cliEntryPath(): string {
+function cliEntryPath(): string {
   const bundled = join(HERE, BUNDLE_ENTRY);
   if (existsSync(bundled)) return bundled;
   return join(HERE, '..', 'cli', 'main.js');

@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBenchCommand } from '../../src/bench/command.js';
 import type { RunReport } from '../../src/bench/report.js';
-import { compareRounds, median, medianInterval, mergeRounds } from '../../src/bench/rounds.js';
+import { compareRounds, medianInterval, mergeRounds } from '../../src/bench/rounds.js';
+import { median } from '../../src/bench/stats.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let dir: string;
