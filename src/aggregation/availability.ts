@@ -92,12 +92,14 @@ export class Aggregator {
   #pending = false;
   #running: Promise<void> | undefined;
   #stopped = false;
+  /** Services, Endpoints and EndpointSlices as the informers hold them. */
+  readonly #services: ServiceObjects;
   /** The backends, reached through the informers' Services and endpoints. */
   readonly backends: Backends;
 
   constructor(deps: AggregatorDeps) {
     this.#deps = deps;
-    const services: ServiceObjects = {
+    this.#services = {
       service: async (ns, name) => this.#informers?.services.get(`/services/specs/${ns}/${name}`),
       endpoints: async (ns, name) => this.#informers?.endpoints.get(`/services/endpoints/${ns}/${name}`),
       endpointSlices: async (ns, service) =>
@@ -105,7 +107,7 @@ export class Aggregator {
           (s) => s.metadata.namespace === ns && s.metadata.labels?.['kubernetes.io/service-name'] === service,
         ),
     };
-    this.backends = new Backends(services, deps.clientCert);
+    this.backends = new Backends(this.#services, deps.clientCert);
   }
 
   /** Changes whenever the set of remote group versions or their resources changes. */
@@ -285,15 +287,8 @@ export class Aggregator {
         message: `${where} is not listening on port ${spec.port}`,
       };
     }
-    const hasSlices = [...informers.slices.values()].some(
-      (s) =>
-        s.metadata.namespace === spec.namespace &&
-        s.metadata.labels?.['kubernetes.io/service-name'] === spec.name,
-    );
-    if (
-      !hasSlices &&
-      informers.endpoints.get(`/services/endpoints/${spec.namespace}/${spec.name}`) === undefined
-    ) {
+    const hasSlices = (await this.#services.endpointSlices(spec.namespace, spec.name)).length > 0;
+    if (!hasSlices && (await this.#services.endpoints(spec.namespace, spec.name)) === undefined) {
       return { status: 'False', reason: 'EndpointsNotFound', message: `cannot find endpoints for ${where}` };
     }
     try {
