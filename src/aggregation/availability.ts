@@ -256,7 +256,8 @@ export class Aggregator {
           if (JSON.stringify(this.#remote.get(gv)) !== JSON.stringify(next)) changed = true;
           this.#remote.set(gv, next);
         }
-        await this.#writeStatus(name, availability);
+        // The informer's copy already says so: nothing to write (a later change reschedules).
+        if (!isCurrent(obj, availability)) await this.#writeStatus(name, availability);
       }),
     );
     for (const gv of [...this.#remote.keys()]) {
@@ -335,13 +336,7 @@ export class Aggregator {
         isJsonObject,
       );
       const old = conditions.find((c) => c['type'] === 'Available');
-      if (
-        old !== undefined &&
-        old['status'] === a.status &&
-        old['reason'] === a.reason &&
-        old['message'] === a.message
-      )
-        return;
+      if (isCurrent(obj, a)) return;
       const lastTransitionTime =
         old !== undefined && old['status'] === a.status && typeof old['lastTransitionTime'] === 'string'
           ? old['lastTransitionTime']
@@ -364,6 +359,19 @@ export class Aggregator {
       if (!this.#stopped) this.#deps.onError(`apiservice ${name}: status update failed`, err);
     }
   }
+}
+
+/** True when `obj`'s Available condition already says `a` (status, reason and message). */
+function isCurrent(obj: JsonObject, a: Availability): boolean {
+  const status = obj['status'];
+  const conditions = isJsonObject(status) && Array.isArray(status['conditions']) ? status['conditions'] : [];
+  const old = conditions.find((c) => isJsonObject(c) && c['type'] === 'Available') as JsonObject | undefined;
+  return (
+    old !== undefined &&
+    old['status'] === a.status &&
+    old['reason'] === a.reason &&
+    old['message'] === a.message
+  );
 }
 
 const LOCAL: Availability = {
