@@ -21,7 +21,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { Informer } from '../admission/webhook/informer.js';
-import type { ServiceObjects } from '../admission/webhook/service-resolver.js';
+import type { Endpoint, ServiceObjects } from '../admission/webhook/service-resolver.js';
 import type { ServedGroup } from '../registry/registry.js';
 import type { ResourceContext } from '../resource/context.js';
 import { createObject } from '../resource/create.js';
@@ -292,8 +292,9 @@ export class Aggregator {
     if (!hasSlices && (await this.#services.endpoints(spec.namespace, spec.name)) === undefined) {
       return { status: 'False', reason: 'EndpointsNotFound', message: `cannot find endpoints for ${where}` };
     }
+    let endpoint: Endpoint;
     try {
-      await svc.resolve(spec);
+      endpoint = await svc.resolve(spec);
     } catch (err) {
       return {
         status: 'False',
@@ -304,6 +305,7 @@ export class Aggregator {
     try {
       const body = await svc.getJson(
         spec,
+        endpoint,
         `/apis/${spec.group}/${spec.version}`,
         this.#deps.checkTimeoutMs ?? 5_000,
       );
