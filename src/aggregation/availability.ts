@@ -21,7 +21,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { Informer } from '../admission/webhook/informer.js';
-import type { ServiceObjects } from '../admission/webhook/service-resolver.js';
+import type { Endpoint, ServiceObjects } from '../admission/webhook/service-resolver.js';
 import type { ServedGroup } from '../registry/registry.js';
 import type { ResourceContext } from '../resource/context.js';
 import { createObject } from '../resource/create.js';
@@ -92,12 +92,14 @@ export class Aggregator {
   #pending = false;
   #running: Promise<void> | undefined;
   #stopped = false;
+  /** Services, Endpoints and EndpointSlices as the informers hold them. */
+  readonly #services: ServiceObjects;
   /** The backends, reached through the informers' Services and endpoints. */
   readonly backends: Backends;
 
   constructor(deps: AggregatorDeps) {
     this.#deps = deps;
-    const services: ServiceObjects = {
+    this.#services = {
       service: async (ns, name) => this.#informers?.services.get(`/services/specs/${ns}/${name}`),
       endpoints: async (ns, name) => this.#informers?.endpoints.get(`/services/endpoints/${ns}/${name}`),
       endpointSlices: async (ns, service) =>
@@ -105,7 +107,7 @@ export class Aggregator {
           (s) => s.metadata.namespace === ns && s.metadata.labels?.['kubernetes.io/service-name'] === service,
         ),
     };
-    this.backends = new Backends(services, deps.clientCert);
+    this.backends = new Backends(this.#services, deps.clientCert);
   }
 
   /** Changes whenever the set of remote group versions or their resources changes. */
@@ -254,7 +256,8 @@ export class Aggregator {
           if (JSON.stringify(this.#remote.get(gv)) !== JSON.stringify(next)) changed = true;
           this.#remote.set(gv, next);
         }
-        await this.#writeStatus(name, availability);
+        // The informer's copy already says so: nothing to write (a later change reschedules).
+        if (!isCurrent(obj, availability)) await this.#writeStatus(name, availability);
       }),
     );
     for (const gv of [...this.#remote.keys()]) {
@@ -285,19 +288,13 @@ export class Aggregator {
         message: `${where} is not listening on port ${spec.port}`,
       };
     }
-    const hasSlices = [...informers.slices.values()].some(
-      (s) =>
-        s.metadata.namespace === spec.namespace &&
-        s.metadata.labels?.['kubernetes.io/service-name'] === spec.name,
-    );
-    if (
-      !hasSlices &&
-      informers.endpoints.get(`/services/endpoints/${spec.namespace}/${spec.name}`) === undefined
-    ) {
+    const hasSlices = (await this.#services.endpointSlices(spec.namespace, spec.name)).length > 0;
+    if (!hasSlices && (await this.#services.endpoints(spec.namespace, spec.name)) === undefined) {
       return { status: 'False', reason: 'EndpointsNotFound', message: `cannot find endpoints for ${where}` };
     }
+    let endpoint: Endpoint;
     try {
-      await svc.resolve(spec);
+      endpoint = await svc.resolve(spec);
     } catch (err) {
       return {
         status: 'False',
@@ -308,6 +305,7 @@ export class Aggregator {
     try {
       const body = await svc.getJson(
         spec,
+        endpoint,
         `/apis/${spec.group}/${spec.version}`,
         this.#deps.checkTimeoutMs ?? 5_000,
       );
@@ -340,13 +338,7 @@ export class Aggregator {
         isJsonObject,
       );
       const old = conditions.find((c) => c['type'] === 'Available');
-      if (
-        old !== undefined &&
-        old['status'] === a.status &&
-        old['reason'] === a.reason &&
-        old['message'] === a.message
-      )
-        return;
+      if (isCurrent(obj, a)) return;
       const lastTransitionTime =
         old !== undefined && old['status'] === a.status && typeof old['lastTransitionTime'] === 'string'
           ? old['lastTransitionTime']
@@ -369,6 +361,19 @@ export class Aggregator {
       if (!this.#stopped) this.#deps.onError(`apiservice ${name}: status update failed`, err);
     }
   }
+}
+
+/** True when `obj`'s Available condition already says `a` (status, reason and message). */
+function isCurrent(obj: JsonObject, a: Availability): boolean {
+  const status = obj['status'];
+  const conditions = isJsonObject(status) && Array.isArray(status['conditions']) ? status['conditions'] : [];
+  const old = conditions.find((c) => isJsonObject(c) && c['type'] === 'Available') as JsonObject | undefined;
+  return (
+    old !== undefined &&
+    old['status'] === a.status &&
+    old['reason'] === a.reason &&
+    old['message'] === a.message
+  );
 }
 
 const LOCAL: Availability = {

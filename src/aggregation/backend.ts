@@ -103,11 +103,10 @@ export class Backends {
   }
 
   /**
-   * GETs `path` from the spec's server and parses the JSON answer (the availability check and
-   * discovery). @throws DiscoveryCheckError on a failed connection or a non-2xx answer
+   * GETs `path` from `endpoint` (resolved by {@link resolve}) and parses the JSON answer (the
+   * availability check). @throws DiscoveryCheckError on a failed connection or a non-2xx answer
    */
-  async getJson(spec: RemoteSpec, path: string, timeoutMs: number): Promise<unknown> {
-    const endpoint = await this.resolve(spec);
+  async getJson(spec: RemoteSpec, endpoint: Endpoint, path: string, timeoutMs: number): Promise<unknown> {
     const addr = `${endpoint.host}:${endpoint.port}`;
     const url = `https://${addr}${path}`;
     return new Promise((resolve, reject) => {

@@ -6,14 +6,8 @@ import type { RemoteDiscovery, RemoteGroup } from '../http/discovery.js';
 import type { Aggregator } from './availability.js';
 
 export { Aggregator, type AggregatorDeps, type RemoteGroupVersion } from './availability.js';
-export {
-  aggregatorProxy,
-  DEFAULT_IDENTITY_HEADERS,
-  groupVersionOfPath,
-  type IdentityHeaders,
-} from './proxy.js';
+export { aggregatorProxy, DEFAULT_IDENTITY_HEADERS, type IdentityHeaders } from './proxy.js';
 export type { ProxyClientCert } from './backend.js';
-export { localApiServices, apiServiceName } from './priorities.js';
 
 /**
  * The remote groups for discovery: groups by their highest `groupPriorityMinimum` (then name),

@@ -69,7 +69,7 @@ function identityHeaders(user: UserInfo, names: IdentityHeaders): OutgoingHttpHe
 }
 
 /** The group and version of an `/apis/<group>/<version>[/...]` path, or undefined. */
-export function groupVersionOfPath(url: string): { group: string; version: string } | undefined {
+function groupVersionOfPath(url: string): { group: string; version: string } | undefined {
   const path = url.split('?', 1)[0] ?? '';
   const m = /^\/apis\/([^/]+)\/([^/]+)(?:\/|$)/.exec(path);
   if (m === null) return undefined;

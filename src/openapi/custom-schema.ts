@@ -19,7 +19,7 @@
  * `type: object`: declared properties would make kubectl's v2 validation reject the rest.
  */
 import type { Json, JsonObject, OpenApiFlavor } from './types.js';
-import { isJsonArray } from './types.js';
+import { isJsonArray, sortKeys } from './types.js';
 
 /** Descriptions kube gives the properties it adds (wire facts of its published documents). */
 export const KIND_PROPERTY_DOCS = {
@@ -201,12 +201,6 @@ function addEmbeddedProperties(s: JsonObject, flavor: OpenApiFlavor): void {
   if (!required.includes('kind')) required.push('kind');
   if (!required.includes('apiVersion')) required.push('apiVersion');
   s['required'] = required;
-}
-
-function sortKeys(o: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const k of Object.keys(o).sort()) out[k] = o[k] as Json;
-  return out;
 }
 
 /**

@@ -6,41 +6,13 @@
  * the custom paths reference are added when the built-in document lacks them.
  */
 import type { DefinitionBuilder } from './definitions.js';
-import {
-  customKindName,
-  customListSchema,
-  customPaths,
-  customRefs,
-  selectableFieldsExtension,
-  type CustomKindDoc,
-} from './custom.js';
-import { customKindSchema } from './custom-schema.js';
-import { definitionName, gvkJson } from './names.js';
+import { customDefinitions, customRefs, type CustomKindDoc } from './custom.js';
+import { definitionName } from './names.js';
 import { collectPaths } from './paths.js';
-import type { Json, JsonObject } from './types.js';
+import { isJsonObject, sortKeys, type JsonObject } from './types.js';
 import { renderV2Path } from './v2.js';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
-
-function isObject(v: Json | undefined): v is JsonObject {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function sorted(o: JsonObject): JsonObject {
-  const out: JsonObject = {};
-  for (const k of Object.keys(o).sort()) out[k] = o[k] as Json;
-  return out;
-}
-
-/** The v2 definition of one custom kind version. */
-function kindDefinition(doc: CustomKindDoc): JsonObject {
-  const t = doc.type;
-  return {
-    ...customKindSchema(doc.schema, 'v2', doc.preserveUnknownFields === true),
-    'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.kind })],
-    ...selectableFieldsExtension(doc),
-  };
-}
 
 /**
  * Returns `base` (a v2 document as built by `buildV2Document`; not modified) with `kinds` merged
@@ -51,17 +23,11 @@ export function mergeCustomV2(
   kinds: readonly CustomKindDoc[],
   defs: DefinitionBuilder,
 ): JsonObject {
-  const own: JsonObject = {};
-  const specs = kinds.flatMap((d) => {
-    const name = customKindName(d);
-    own[name] = kindDefinition(d);
-    own[`${name}List`] = customListSchema(d, 'v2');
-    return customPaths(d);
-  });
+  const { definitions: own, specs } = customDefinitions(kinds, 'v2');
   const refs = customRefs(defs);
   const { paths, types } = collectPaths(specs, (p) => renderV2Path(p, refs));
-  const basePaths = isObject(base['paths']) ? base['paths'] : {};
-  const baseDefs = isObject(base['definitions']) ? base['definitions'] : {};
+  const basePaths = isJsonObject(base['paths']) ? base['paths'] : {};
+  const baseDefs = isJsonObject(base['definitions']) ? base['definitions'] : {};
   const definitions: JsonObject = { ...own };
   const builtIn = [...types].filter((t) => t.startsWith('k8s.io.'));
   for (const type of defs.closure([...builtIn, `${META}ObjectMeta`, `${META}ListMeta`])) {
@@ -70,7 +36,7 @@ export function mergeCustomV2(
   }
   return {
     ...base,
-    paths: sorted({ ...paths, ...basePaths }),
-    definitions: sorted({ ...definitions, ...baseDefs }),
+    paths: sortKeys({ ...paths, ...basePaths }),
+    definitions: sortKeys({ ...definitions, ...baseDefs }),
   };
 }

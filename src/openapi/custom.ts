@@ -16,7 +16,7 @@ import { customKindSchema, KIND_PROPERTY_DOCS } from './custom-schema.js';
 import { groupVersionPath, gvkJson } from './names.js';
 import { resourcePaths, type PathSpec } from './operations.js';
 import { collectPaths } from './paths.js';
-import type { Json, JsonObject, OpenApiFlavor } from './types.js';
+import { sortKeys, type JsonObject, type OpenApiFlavor } from './types.js';
 import { renderPath } from './v3.js';
 
 /** One served custom kind version and its schema. */
@@ -50,7 +50,7 @@ export function customDefinitionName(group: string, version: string, kind: strin
 }
 
 /** The definition name of a custom kind version. */
-export function customKindName(doc: CustomKindDoc): string {
+function customKindName(doc: CustomKindDoc): string {
   return customDefinitionName(doc.type.group, doc.type.version, doc.type.kind);
 }
 
@@ -58,7 +58,7 @@ export function customKindName(doc: CustomKindDoc): string {
  * The paths of a custom kind version; its operations name the kind's definition (and its list,
  * `<name>List`) by definition name rather than by protobuf message.
  */
-export function customPaths(doc: CustomKindDoc): PathSpec[] {
+function customPaths(doc: CustomKindDoc): PathSpec[] {
   const prefix = `/apis/${doc.type.group}/${doc.type.version}/watch/`;
   // kube publishes no `/watch/` paths for custom resources (watch is a list parameter).
   const paths = resourcePaths({ ...doc.type, messageType: customKindName(doc) });
@@ -78,7 +78,7 @@ export function customPaths(doc: CustomKindDoc): PathSpec[] {
 }
 
 /** `x-kubernetes-selectable-fields` of a kind and its list, when the version declares any. */
-export function selectableFieldsExtension(doc: CustomKindDoc): JsonObject {
+function selectableFieldsExtension(doc: CustomKindDoc): JsonObject {
   const fields = doc.selectableFields ?? [];
   if (fields.length === 0) return {};
   return {
@@ -102,12 +102,12 @@ export function customRefs(defs: DefinitionBuilder): Pick<DefinitionBuilder, 're
 }
 
 /** The list kind's definition (`<Kind>List`), as kube builds it for either flavour. */
-export function customListSchema(doc: CustomKindDoc, flavor: OpenApiFlavor): JsonObject {
+function customListSchema(doc: CustomKindDoc, flavor: OpenApiFlavor): JsonObject {
   const t = doc.type;
   const meta =
     flavor === 'v2'
       ? { $ref: refTo('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta', flavor) }
-      : { allOf: [ref('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta')] };
+      : { allOf: [{ $ref: refTo('io.k8s.apimachinery.pkg.apis.meta.v1.ListMeta', flavor) }] };
   return {
     description: `${t.listKind} is a list of ${t.kind}`,
     properties: {
@@ -127,17 +127,32 @@ export function customListSchema(doc: CustomKindDoc, flavor: OpenApiFlavor): Jso
   };
 }
 
-function ref(name: string): JsonObject {
-  return { $ref: `#/components/schemas/${name}` };
-}
-
-function kindSchema(doc: CustomKindDoc): JsonObject {
+/** The definition of a custom kind version in a document of `flavor`. */
+function kindDefinition(doc: CustomKindDoc, flavor: OpenApiFlavor): JsonObject {
   const t = doc.type;
   return {
-    ...customKindSchema(doc.schema, 'v3', doc.preserveUnknownFields === true),
+    ...customKindSchema(doc.schema, flavor, doc.preserveUnknownFields === true),
     'x-kubernetes-group-version-kind': [gvkJson({ group: t.group, version: t.version, kind: t.kind })],
     ...selectableFieldsExtension(doc),
   };
+}
+
+/**
+ * The definitions `kinds` add to a document of `flavor` (each kind's and its list's, by
+ * definition name) and their paths.
+ */
+export function customDefinitions(
+  kinds: readonly CustomKindDoc[],
+  flavor: OpenApiFlavor,
+): { definitions: JsonObject; specs: PathSpec[] } {
+  const definitions: JsonObject = {};
+  const specs = kinds.flatMap((d) => {
+    const name = customKindName(d);
+    definitions[name] = kindDefinition(d, flavor);
+    definitions[`${name}List`] = customListSchema(d, flavor);
+    return customPaths(d);
+  });
+  return { definitions, specs };
 }
 
 /** The v3 documents of `kinds`, by `/openapi/v3` root key (`apis/<group>/<version>`). */
@@ -154,13 +169,7 @@ export function buildCustomV3Documents(
   }
   const out = new Map<string, JsonObject>();
   for (const [key, docs] of [...byGv].sort(([a], [b]) => (a < b ? -1 : 1))) {
-    const own: JsonObject = {};
-    const specs = docs.flatMap((d) => {
-      const name = customKindName(d);
-      own[name] = kindSchema(d);
-      own[`${name}List`] = customListSchema(d, 'v3');
-      return customPaths(d);
-    });
+    const { definitions: own, specs } = customDefinitions(docs, 'v3');
     const refs = customRefs(defs);
     const { paths, types } = collectPaths(specs, (p) => renderPath(p, refs));
     const builtIn = [...types].filter((t) => t.startsWith('k8s.io.'));
@@ -169,10 +178,8 @@ export function buildCustomV3Documents(
       schemas[defs.ref(type, 'v3').slice('#/components/schemas/'.length)] = defs.definition(type, 'v3');
     }
     Object.assign(schemas, own);
-    const sorted: JsonObject = {};
-    for (const k of Object.keys(schemas).sort()) sorted[k] = schemas[k] as Json;
     out.set(key, {
-      components: { schemas: sorted },
+      components: { schemas: sortKeys(schemas) },
       info: { title: 'Kubernetes CRD Swagger', version: 'v0.1.0' },
       openapi: '3.0.0',
       paths,

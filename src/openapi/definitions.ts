@@ -31,12 +31,12 @@ import {
   type SchemaSet,
 } from '../registry/schema.js';
 import type { Registry } from '../registry/types.js';
-
-/** The protobuf message of a TokenRequest (the body and answer of serviceaccounts/token). */
-export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
 import { fieldDescription } from './descriptions.js';
 import { definitionName, gvkJson, type Gvk } from './names.js';
 import type { Json, JsonObject, OpenApiFlavor } from './types.js';
+
+/** The protobuf message of a TokenRequest (the body and answer of serviceaccounts/token). */
+export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 

@@ -64,6 +64,15 @@ function elapsedMs(start: bigint): number {
   return Number((process.hrtime.bigint() - start) / 1000n) / 1000;
 }
 
+/** The v2 document of one generation of custom kinds (see `OpenApiDocuments.#v2Custom`). */
+interface CustomV2 {
+  readonly generation: number;
+  /** The merged tree (its own paths and definitions maps; every other node is shared). */
+  readonly tree: JsonObject;
+  readonly json: RenderedDocument;
+  protobuf?: RenderedDocument;
+}
+
 /**
  * Lazily built, cached OpenAPI documents of one registry. The registry and schemas must not
  * change afterwards (the built-in kinds do not); custom resources come through
@@ -78,8 +87,13 @@ export class OpenApiDocuments {
   #v2Protobuf: RenderedDocument | undefined;
   /** The gnostic message type, loaded on the first protobuf request (kept: custom kinds re-encode). */
   #gnostic: protobuf.Type | undefined;
+  /**
+   * The built-in v2 document as a tree, parsed once from its bytes when custom kinds are first
+   * merged into it (every later merge starts from it; nothing modifies it).
+   */
+  #v2Tree: JsonObject | undefined;
   /** The v2 document with the custom kinds of one generation merged in. */
-  #v2Custom: { generation: number; json: RenderedDocument; protobuf?: RenderedDocument } | undefined;
+  #v2Custom: CustomV2 | undefined;
   #v3: ReadonlyMap<string, RenderedDocument> | undefined;
   #v3Root: RenderedDocument | undefined;
   #custom: { generation: number; docs: ReadonlyMap<string, RenderedDocument> } | undefined;
@@ -118,18 +132,18 @@ export class OpenApiDocuments {
 
   /**
    * The v2 document with the current custom kinds, or undefined when there are none. Rebuilt
-   * when their generation changes, from the cached bytes of the built-in document (the tree is
-   * not kept alive between changes).
+   * once per change of their generation, from the built-in tree (parsed from the built-in
+   * document's bytes on the first merge only).
    */
-  #customV2(): { generation: number; json: RenderedDocument; protobuf?: RenderedDocument } | undefined {
+  #customV2(): CustomV2 | undefined {
     const custom = this.#options.custom;
     if (custom === undefined) return undefined;
     const kinds = custom.kinds();
     if (kinds.length === 0) return undefined;
     if (this.#v2Custom?.generation !== custom.generation) {
-      const base = JSON.parse(this.#builtInV2Json().body.toString('utf8')) as JsonObject;
-      const json = this.#render(mergeCustomV2(base, kinds, this.#definitions()));
-      this.#v2Custom = { generation: custom.generation, json };
+      this.#v2Tree ??= JSON.parse(this.#builtInV2Json().body.toString('utf8')) as JsonObject;
+      const tree = mergeCustomV2(this.#v2Tree, kinds, this.#definitions());
+      this.#v2Custom = { generation: custom.generation, tree, json: this.#render(tree) };
     }
     return this.#v2Custom;
   }
@@ -142,28 +156,29 @@ export class OpenApiDocuments {
     return this.#customV2()?.json ?? this.#builtInV2Json();
   }
 
-  #encodeProtobuf(json: RenderedDocument): RenderedDocument {
+  /** The protobuf form of `json`, encoded from `tree` (its tree) or else from its bytes. */
+  #encodeProtobuf(json: RenderedDocument, tree?: JsonObject): RenderedDocument {
     const start = process.hrtime.bigint();
     this.#gnostic ??= loadGnosticDocumentType();
-    const body = Buffer.from(
-      encodeV2Protobuf(JSON.parse(json.body.toString('utf8')) as JsonObject, this.#gnostic),
-    );
+    const doc = tree ?? (JSON.parse(json.body.toString('utf8')) as JsonObject);
+    const body = Buffer.from(encodeV2Protobuf(doc, this.#gnostic));
     this.#stats = { ...this.#stats, v2ProtobufMs: elapsedMs(start), v2ProtobufBytes: body.length };
     return { body, etag: json.etag, lastModified: json.lastModified };
   }
 
   /**
-   * The v2 document as gnostic protobuf, with the JSON form's ETag. Re-parses the cached JSON
-   * rather than keeping the document tree alive for a request that may never come.
+   * The v2 document as gnostic protobuf, with the JSON form's ETag: encoded once per document,
+   * from the merged tree with custom kinds, else from the built-in tree or (no custom kinds ever
+   * merged) a parse of the cached JSON rather than a tree kept for a request that may never come.
    * @throws OpenApiEncodeError / SchemaError as the builders do.
    */
   v2Protobuf(): RenderedDocument {
     const custom = this.#customV2();
     if (custom !== undefined) {
-      custom.protobuf ??= this.#encodeProtobuf(custom.json);
+      custom.protobuf ??= this.#encodeProtobuf(custom.json, custom.tree);
       return custom.protobuf;
     }
-    this.#v2Protobuf ??= this.#encodeProtobuf(this.#builtInV2Json());
+    this.#v2Protobuf ??= this.#encodeProtobuf(this.#builtInV2Json(), this.#v2Tree);
     return this.#v2Protobuf;
   }
 

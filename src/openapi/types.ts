@@ -22,3 +22,15 @@ export type OpenApiFlavor = 'v2' | 'v3';
 export function isJsonArray(v: Json | undefined): v is readonly Json[] {
   return Array.isArray(v);
 }
+
+/** True for a JSON object (not null, not an array). */
+export function isJsonObject(v: Json | undefined): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A copy of `o` with its keys in sorted order (how the documents list paths and definitions). */
+export function sortKeys(o: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const k of Object.keys(o).sort()) out[k] = o[k] as Json;
+  return out;
+}

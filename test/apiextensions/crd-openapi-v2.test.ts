@@ -17,7 +17,7 @@ import { loadGnosticDocumentType } from '../../src/openapi/v2-protobuf.js';
 import {
   adminJson,
   adminTls,
-  runKubectl,
+  kubectlOutput,
   startTestServer,
   type AdminTls,
   type TestServer,
@@ -45,10 +45,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function kubectl(...args: string[]): Promise<string> {
-  const res = await runKubectl('1.33', args, server.kubeconfigPath);
-  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${res.code}): ${res.stderr}`);
-  return res.stdout;
+function kubectl(...args: string[]): Promise<string> {
+  return kubectlOutput('1.33', args, server.kubeconfigPath);
 }
 
 /** GET /openapi/v2 as bytes (protobuf is binary). */

@@ -6,7 +6,13 @@
  * delete the CRD while objects exist (they are deleted, then the CRD).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl, startTestServer, type KubectlVersion, type TestServer } from '../support/server.js';
+import {
+  kubectlOutput,
+  runKubectl,
+  startTestServer,
+  type KubectlVersion,
+  type TestServer,
+} from '../support/server.js';
 
 let server: TestServer;
 
@@ -18,10 +24,8 @@ afterAll(async () => {
   await server?.close();
 });
 
-async function kubectl(version: KubectlVersion, ...args: string[]): Promise<string> {
-  const res = await runKubectl(version, args, server.kubeconfigPath);
-  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${res.code}): ${res.stderr}`);
-  return res.stdout;
+function kubectl(version: KubectlVersion, ...args: string[]): Promise<string> {
+  return kubectlOutput(version, args, server.kubeconfigPath);
 }
 
 describe.each(['1.27', '1.33'] as const)('kubectl %s', (version) => {

@@ -57,3 +57,18 @@ export function runKubectl(
     );
   });
 }
+
+/**
+ * {@link runKubectl} for a command that must succeed: resolves with its stdout.
+ * @throws Error with kubectl's stderr on a non-zero exit.
+ */
+export async function kubectlOutput(
+  version: KubectlVersion,
+  args: readonly string[],
+  kubeconfigPath: string,
+  timeoutMs?: number,
+): Promise<string> {
+  const res = await runKubectl(version, args, kubeconfigPath, timeoutMs);
+  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed (${res.code}): ${res.stderr}`);
+  return res.stdout;
+}

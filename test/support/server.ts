@@ -17,6 +17,7 @@ import { startServer, type RunningServer } from '../../src/server/server.js';
 
 export {
   runKubectl,
+  kubectlOutput,
   kubectlPath,
   KUBECTL_VERSIONS,
   type KubectlResult,
