@@ -11,9 +11,9 @@ import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { request } from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadGnosticDocumentType } from '../../src/openapi/v2-protobuf.js';
+import { adminFetchBytes } from '../support/https.js';
 import {
   adminJson,
   adminTls,
@@ -50,25 +50,12 @@ function kubectl(...args: string[]): Promise<string> {
 }
 
 /** GET /openapi/v2 as bytes (protobuf is binary). */
-function getV2(
+async function getV2(
   headers: Record<string, string>,
 ): Promise<{ status: number; etag: string | undefined; body: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const req = request(`${server.url}/openapi/v2`, { headers, ...tls, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        resolve({
-          status: res.statusCode ?? 0,
-          etag: res.headers.etag,
-          body: Buffer.concat(chunks),
-        }),
-      );
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const res = await adminFetchBytes(`${server.url}/openapi/v2`, tls, { headers });
+  const etag = res.headers['etag'];
+  return { status: res.status, etag: typeof etag === 'string' ? etag : undefined, body: res.body };
 }
 
 async function swagger(): Promise<{ doc: Swagger; etag: string }> {
