@@ -13,24 +13,9 @@
  * it must be evaluated with `evaluateAsync`. Values are receiver-only: they have methods, no
  * fields (except `authorizer.requestResource`).
  */
+import { nonResourceAttributes, type Attributes } from '../api/authorization.js';
 import type { UserInfo } from '../api/user.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../validation/formats.js';
-
-/** One authorization question (kube's `authorizer.AttributesRecord` as the library fills it). */
-export interface CelAuthzAttributes {
-  readonly user: UserInfo;
-  readonly verb: string;
-  readonly isResourceRequest: boolean;
-  /** Non-resource checks: the path. */
-  readonly path: string;
-  readonly apiGroup: string;
-  /** Always `*` (kube's library asks for every version). */
-  readonly apiVersion: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly namespace: string;
-  readonly name: string;
-}
 
 /** An authorizer's answer: allowed or not, its reason, and the error it met ('' none). */
 export interface CelAuthzDecision {
@@ -40,7 +25,7 @@ export interface CelAuthzDecision {
 }
 
 /** The server's authorizer as the library asks it. */
-export type CelAuthorize = (attrs: CelAuthzAttributes) => CelAuthzDecision | Promise<CelAuthzDecision>;
+export type CelAuthorize = (attrs: Attributes) => CelAuthzDecision | Promise<CelAuthzDecision>;
 
 /** The resource a request addresses (for `authorizer.requestResource`). */
 export interface CelRequestResource {
@@ -124,11 +109,8 @@ const DECISION = 'kubernetes.authorization.Decision';
 /** The CEL type of the `authorizer` variable. */
 export const AUTHORIZER_TYPE = AUTHORIZER;
 
-function decide(
-  authorizer: CelAuthorizer,
-  attrs: Omit<CelAuthzAttributes, 'user'>,
-): CelDecision | Promise<CelDecision> {
-  const answer = authorizer.authorize({ ...attrs, user: authorizer.user });
+function decide(authorizer: CelAuthorizer, attrs: Attributes): CelDecision | Promise<CelDecision> {
+  const answer = authorizer.authorize(attrs);
   return answer instanceof Promise ? answer.then((d) => new CelDecision(d)) : new CelDecision(answer);
 }
 
@@ -205,20 +187,11 @@ export function registerAuthzLibrary(env: Registrar): void {
   m('fieldSelector', RESOURCE_CHECK, ['string'], RESOURCE_CHECK, (r: CelResourceCheck) => r);
   m('labelSelector', RESOURCE_CHECK, ['string'], RESOURCE_CHECK, (r: CelResourceCheck) => r);
   m('check', PATH_CHECK, ['string'], DECISION, (p: CelPathCheck, verb: string) =>
-    decide(p.authorizer, {
-      verb,
-      isResourceRequest: false,
-      path: p.path,
-      apiGroup: '',
-      apiVersion: '',
-      resource: '',
-      subresource: '',
-      namespace: '',
-      name: '',
-    }),
+    decide(p.authorizer, nonResourceAttributes(p.authorizer.user, verb, p.path)),
   );
   m('check', RESOURCE_CHECK, ['string'], DECISION, (r: CelResourceCheck, verb: string) =>
     decide(r.groupCheck.authorizer, {
+      user: r.groupCheck.authorizer.user,
       verb,
       isResourceRequest: true,
       path: '',
