@@ -114,40 +114,28 @@ function decide(authorizer: CelAuthorizer, attrs: Attributes): CelDecision | Pro
   return answer instanceof Promise ? answer.then((d) => new CelDecision(d)) : new CelDecision(answer);
 }
 
-/** The environment methods the library registers (cel-js `registerType` / `registerFunction`). */
-interface Registrar {
-  registerType(name: string, type: unknown): unknown;
-  registerFunction(fn: {
-    name: string;
-    receiverType?: string;
-    returnType: string;
-    params: { name: string; type: string }[];
-    handler: (...args: never[]) => unknown;
-  }): unknown;
-}
+/** Registers a method `name` of `receiverType` (the Kubernetes libraries' registrar). */
+export type MethodRegistrar = (
+  name: string,
+  receiverType: string,
+  params: string[],
+  returnType: string,
+  handler: (...args: never[]) => unknown,
+) => void;
 
-/** Registers the library's types and functions on a cel-js environment. */
-export function registerAuthzLibrary(env: Registrar): void {
+/**
+ * Registers the library's types on a cel-js environment (`registerType`) and its methods
+ * with `m`.
+ */
+export function registerAuthzLibrary(
+  env: { registerType(name: string, type: unknown): unknown },
+  m: MethodRegistrar,
+): void {
   env.registerType(PATH_CHECK, CelPathCheck);
   env.registerType(GROUP_CHECK, CelGroupCheck);
   env.registerType(RESOURCE_CHECK, CelResourceCheck);
   env.registerType(DECISION, CelDecision);
   env.registerType(AUTHORIZER, { ctor: CelAuthorizer, fields: { requestResource: RESOURCE_CHECK } });
-  const m = (
-    name: string,
-    receiverType: string,
-    params: string[],
-    returnType: string,
-    handler: (...args: never[]) => unknown,
-  ): void => {
-    env.registerFunction({
-      name,
-      receiverType,
-      returnType,
-      params: params.map((type, i) => ({ name: `a${i}`, type })),
-      handler,
-    });
-  };
   m('path', AUTHORIZER, ['string'], PATH_CHECK, (a: CelAuthorizer, path: string) => {
     if (path.trim() === '') throw new Error('path must not be empty');
     return new CelPathCheck(a, path);
