@@ -205,15 +205,16 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
         namespace: attrs.namespace,
         name: attrs.name,
       });
+      // The request's values are converted to CEL once per binding, each param on its own.
+      const base = celActivation({
+        authorizer,
+        object: attrs.operation === 'DELETE' ? null : object,
+        oldObject: attrs.operation === 'CREATE' ? null : oldObject,
+        request: admissionRequest('', attrs, type, object, oldObject),
+        namespaceObject: nsObject,
+      });
       for (const param of params.params) {
-        const activation = celActivation({
-          authorizer,
-          object: attrs.operation === 'DELETE' ? null : object,
-          oldObject: attrs.operation === 'CREATE' ? null : oldObject,
-          request: admissionRequest('', attrs, type, object, oldObject),
-          params: param,
-          namespaceObject: nsObject,
-        });
+        const activation = { ...base, ...celActivation({ params: param }) };
         const result = await evaluatePolicy(cache, policy, activation);
         for (const [key, value] of result.annotations) attrs.annotate(`${policy.name}/${key}`, value);
         for (const d of result.decisions) deny(d);
