@@ -1,25 +1,14 @@
 /**
  * Authorization attributes: what an authorizer decides on (kube's `authorizer.Attributes`): the
  * user, the verb, and either a resource (API group, resource, subresource, namespace, name) or a
- * non-resource path. Built from the request info the pipeline parsed once.
+ * non-resource path. Built from the request info the pipeline parsed once. The shape itself is
+ * in `src/api/authorization.ts` (a leaf, so the CEL authorizer library can use it).
  */
 import type { RequestInfo } from '../http/request-info.js';
 import type { UserInfo } from '../authn/user.js';
+import type { Attributes } from '../api/authorization.js';
 
-/** The attributes of one authorization question. */
-export interface Attributes {
-  readonly user: UserInfo;
-  readonly verb: string;
-  readonly isResourceRequest: boolean;
-  /** Non-resource requests: the URL path. */
-  readonly path: string;
-  readonly apiGroup: string;
-  readonly apiVersion: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly namespace: string;
-  readonly name: string;
-}
+export type { Attributes };
 
 /** The attributes of a request (dry-run needs exactly the permission of the real request). */
 export function attributesOf(user: UserInfo, info: RequestInfo): Attributes {

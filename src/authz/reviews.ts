@@ -9,6 +9,7 @@ import { invalid } from '../api/errors.js';
 import type { CustomEndpoint, EndpointCall } from '../http/resource-routes.js';
 import type { ResourceReply } from '../resource/context.js';
 import type { UserInfo } from '../authn/user.js';
+import { nonResourceAttributes } from '../api/authorization.js';
 import type { Attributes } from './attributes.js';
 import type { AuthorizerChain } from './authorizer.js';
 
@@ -68,18 +69,7 @@ function attributesFrom(kind: string, spec: ReviewSpec, user: UserInfo): Attribu
       name: r.name ?? '',
     };
   }
-  return {
-    user,
-    verb: n?.verb ?? '',
-    isResourceRequest: false,
-    path: n?.path ?? '',
-    apiGroup: '',
-    apiVersion: '',
-    resource: '',
-    subresource: '',
-    namespace: '',
-    name: '',
-  };
+  return nonResourceAttributes(user, n?.verb ?? '', n?.path ?? '');
 }
 
 function reply(review: Review, kind: string, status: Record<string, unknown>): ResourceReply {

@@ -13,24 +13,9 @@
  * it must be evaluated with `evaluateAsync`. Values are receiver-only: they have methods, no
  * fields (except `authorizer.requestResource`).
  */
+import { nonResourceAttributes, type Attributes } from '../api/authorization.js';
 import type { UserInfo } from '../api/user.js';
 import { isDNS1123Label, isDNS1123Subdomain } from '../validation/formats.js';
-
-/** One authorization question (kube's `authorizer.AttributesRecord` as the library fills it). */
-export interface CelAuthzAttributes {
-  readonly user: UserInfo;
-  readonly verb: string;
-  readonly isResourceRequest: boolean;
-  /** Non-resource checks: the path. */
-  readonly path: string;
-  readonly apiGroup: string;
-  /** Always `*` (kube's library asks for every version). */
-  readonly apiVersion: string;
-  readonly resource: string;
-  readonly subresource: string;
-  readonly namespace: string;
-  readonly name: string;
-}
 
 /** An authorizer's answer: allowed or not, its reason, and the error it met ('' none). */
 export interface CelAuthzDecision {
@@ -40,7 +25,7 @@ export interface CelAuthzDecision {
 }
 
 /** The server's authorizer as the library asks it. */
-export type CelAuthorize = (attrs: CelAuthzAttributes) => CelAuthzDecision | Promise<CelAuthzDecision>;
+export type CelAuthorize = (attrs: Attributes) => CelAuthzDecision | Promise<CelAuthzDecision>;
 
 /** The resource a request addresses (for `authorizer.requestResource`). */
 export interface CelRequestResource {
@@ -124,48 +109,33 @@ const DECISION = 'kubernetes.authorization.Decision';
 /** The CEL type of the `authorizer` variable. */
 export const AUTHORIZER_TYPE = AUTHORIZER;
 
-function decide(
-  authorizer: CelAuthorizer,
-  attrs: Omit<CelAuthzAttributes, 'user'>,
-): CelDecision | Promise<CelDecision> {
-  const answer = authorizer.authorize({ ...attrs, user: authorizer.user });
+function decide(authorizer: CelAuthorizer, attrs: Attributes): CelDecision | Promise<CelDecision> {
+  const answer = authorizer.authorize(attrs);
   return answer instanceof Promise ? answer.then((d) => new CelDecision(d)) : new CelDecision(answer);
 }
 
-/** The environment methods the library registers (cel-js `registerType` / `registerFunction`). */
-interface Registrar {
-  registerType(name: string, type: unknown): unknown;
-  registerFunction(fn: {
-    name: string;
-    receiverType?: string;
-    returnType: string;
-    params: { name: string; type: string }[];
-    handler: (...args: never[]) => unknown;
-  }): unknown;
-}
+/** Registers a method `name` of `receiverType` (the Kubernetes libraries' registrar). */
+export type MethodRegistrar = (
+  name: string,
+  receiverType: string,
+  params: string[],
+  returnType: string,
+  handler: (...args: never[]) => unknown,
+) => void;
 
-/** Registers the library's types and functions on a cel-js environment. */
-export function registerAuthzLibrary(env: Registrar): void {
+/**
+ * Registers the library's types on a cel-js environment (`registerType`) and its methods
+ * with `m`.
+ */
+export function registerAuthzLibrary(
+  env: { registerType(name: string, type: unknown): unknown },
+  m: MethodRegistrar,
+): void {
   env.registerType(PATH_CHECK, CelPathCheck);
   env.registerType(GROUP_CHECK, CelGroupCheck);
   env.registerType(RESOURCE_CHECK, CelResourceCheck);
   env.registerType(DECISION, CelDecision);
   env.registerType(AUTHORIZER, { ctor: CelAuthorizer, fields: { requestResource: RESOURCE_CHECK } });
-  const m = (
-    name: string,
-    receiverType: string,
-    params: string[],
-    returnType: string,
-    handler: (...args: never[]) => unknown,
-  ): void => {
-    env.registerFunction({
-      name,
-      receiverType,
-      returnType,
-      params: params.map((type, i) => ({ name: `a${i}`, type })),
-      handler,
-    });
-  };
   m('path', AUTHORIZER, ['string'], PATH_CHECK, (a: CelAuthorizer, path: string) => {
     if (path.trim() === '') throw new Error('path must not be empty');
     return new CelPathCheck(a, path);
@@ -205,20 +175,11 @@ export function registerAuthzLibrary(env: Registrar): void {
   m('fieldSelector', RESOURCE_CHECK, ['string'], RESOURCE_CHECK, (r: CelResourceCheck) => r);
   m('labelSelector', RESOURCE_CHECK, ['string'], RESOURCE_CHECK, (r: CelResourceCheck) => r);
   m('check', PATH_CHECK, ['string'], DECISION, (p: CelPathCheck, verb: string) =>
-    decide(p.authorizer, {
-      verb,
-      isResourceRequest: false,
-      path: p.path,
-      apiGroup: '',
-      apiVersion: '',
-      resource: '',
-      subresource: '',
-      namespace: '',
-      name: '',
-    }),
+    decide(p.authorizer, nonResourceAttributes(p.authorizer.user, verb, p.path)),
   );
   m('check', RESOURCE_CHECK, ['string'], DECISION, (r: CelResourceCheck, verb: string) =>
     decide(r.groupCheck.authorizer, {
+      user: r.groupCheck.authorizer.user,
       verb,
       isResourceRequest: true,
       path: '',

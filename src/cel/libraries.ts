@@ -213,6 +213,6 @@ export function registerKubernetesLibraries(env: Environment): Environment {
   m('sub', Q, ['int'], Q, (a: CelQuantity, b: bigint) => addQuantities(a.q, toQuantity(String(b)).q, -1n));
   m('string', Q, [], 'string', (a: CelQuantity) => canonicalQuantity(a.q));
   // Authorization checks (admission expressions declare the `authorizer` variable).
-  registerAuthzLibrary(env);
+  registerAuthzLibrary(env, m);
   return env;
 }

@@ -72,7 +72,7 @@ function matchConditionErrors(
 }
 
 /** The expression errors of a ValidatingAdmissionPolicy (its structural checks are elsewhere). */
-export function policyExpressionErrors(
+function policyExpressionErrors(
   compiler: AdmissionCompiler,
   obj: KubeObject,
   old: KubeObject | undefined,
@@ -142,7 +142,7 @@ export function policyExpressionErrors(
 }
 
 /** The matchConditions errors of a Validating- or MutatingWebhookConfiguration. */
-export function webhookExpressionErrors(
+function webhookExpressionErrors(
   compiler: AdmissionCompiler,
   obj: KubeObject,
   old: KubeObject | undefined,

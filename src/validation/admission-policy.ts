@@ -84,6 +84,25 @@ function validateResources(resources: string[], path: string, errs: FieldError[]
 }
 
 /**
+ * A rule's list (`what`: operations, API groups, API versions) must not be empty, and `*` must
+ * be alone in it.
+ */
+function nonEmptyWithStarAlone(
+  values: string[],
+  path: string,
+  what: string,
+  errs: FieldError[],
+  goType?: string,
+): void {
+  if (values.length === 0) errs.push(required(path));
+  if (values.length > 1 && values.includes('*')) {
+    errs.push(
+      invalid(path, goStringSlice(values, goType), `if '*' is present, must not specify other ${what}`),
+    );
+  }
+}
+
+/**
  * kube's `validateNamedRuleWithOperations` (webhook rules are the same without resourceNames),
  * in its order.
  */
@@ -98,42 +117,21 @@ export function validateNamedRules(rules: JsonObject[], path: string, errs: Fiel
       names.add(n);
     });
     const ops = strings(rule, 'operations');
-    if (ops.length === 0) errs.push(required(child(rp, 'operations')));
-    if (ops.length > 1 && ops.includes('*')) {
-      errs.push(
-        invalid(
-          child(rp, 'operations'),
-          goStringSlice(ops, 'admissionregistration.OperationType'),
-          "if '*' is present, must not specify other operations",
-        ),
-      );
-    }
+    nonEmptyWithStarAlone(
+      ops,
+      child(rp, 'operations'),
+      'operations',
+      errs,
+      'admissionregistration.OperationType',
+    );
     ops.forEach((op, j) => {
       if (!OPERATIONS.includes(op))
         errs.push(notSupported(index(child(rp, 'operations'), j), op, OPERATIONS));
     });
     const groups = strings(rule, 'apiGroups');
-    if (groups.length === 0) errs.push(required(child(rp, 'apiGroups')));
-    if (groups.length > 1 && groups.includes('*')) {
-      errs.push(
-        invalid(
-          child(rp, 'apiGroups'),
-          goStringSlice(groups),
-          "if '*' is present, must not specify other API groups",
-        ),
-      );
-    }
+    nonEmptyWithStarAlone(groups, child(rp, 'apiGroups'), 'API groups', errs);
     const versions = strings(rule, 'apiVersions');
-    if (versions.length === 0) errs.push(required(child(rp, 'apiVersions')));
-    if (versions.length > 1 && versions.includes('*')) {
-      errs.push(
-        invalid(
-          child(rp, 'apiVersions'),
-          goStringSlice(versions),
-          "if '*' is present, must not specify other API versions",
-        ),
-      );
-    }
+    nonEmptyWithStarAlone(versions, child(rp, 'apiVersions'), 'API versions', errs);
     versions.forEach((v, j) => {
       if (v === '') errs.push(required(index(child(rp, 'apiVersions'), j)));
     });

@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
-  adminFetch,
+  adminJson,
   adminTls,
   runKubectl,
   startTestServer,
@@ -20,12 +20,7 @@ let server: TestServer;
 let tls: AdminTls;
 
 async function api(method: string, path: string, body?: unknown) {
-  const res = await adminFetch(`${server.url}${path}`, tls, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, json: JSON.parse(res.body) as Json };
+  return adminJson(`${server.url}${path}`, tls, method, body);
 }
 
 beforeAll(async () => {

@@ -8,6 +8,7 @@ import { AdmissionCompiler, type AdmissionEnvOptions } from '../../cel/admission
 import { CelAuthorizer, type CelAuthorize, type CelRequestResource } from '../../cel/authz.js';
 import { actualSizes, jsonToCel, type CelProgram, type SizeOracle } from '../../cel/index.js';
 import type { UserInfo } from '../../api/user.js';
+import type { PolicySpec } from './spec.js';
 
 /** The declarations of webhook match conditions. */
 export const WEBHOOK_SCOPE: AdmissionEnvOptions = { params: false, authorizer: true };
@@ -26,6 +27,10 @@ export class ExpressionCache {
   }
 
   readonly #scopes = new Map<string, AdmissionEnvOptions>();
+  /** Each scope's part of the cache key (scopes are kept per policy, so this is computed once). */
+  readonly #scopeKeys = new WeakMap<AdmissionEnvOptions, string>();
+  /** The scopes of each parsed policy (a policy version's spec is parsed once). */
+  readonly #policyScopes = new WeakMap<PolicySpec, PolicyScopes>();
 
   /**
    * The declarations of a policy's expressions: `params` with a paramKind, the authorizer
@@ -46,10 +51,34 @@ export class ExpressionCache {
     return scope;
   }
 
+  /** Every scope `policy`'s expressions are compiled in, worked out once per parsed policy. */
+  scopesOf(policy: PolicySpec): PolicyScopes {
+    let scopes = this.#policyScopes.get(policy);
+    if (scopes === undefined) {
+      const params = policy.paramKind !== undefined;
+      const scope = this.policyScope(params, policy.variables);
+      const declared = scope.variables ?? [];
+      scopes = {
+        conditions: { params, authorizer: true },
+        // Each variable sees the earlier ones only.
+        variables: policy.variables.map((_, i) => ({ ...scope, variables: declared.slice(0, i) })),
+        expressions: scope,
+        messages: { ...scope, authorizer: false },
+      };
+      this.#policyScopes.set(policy, scopes);
+    }
+    return scopes;
+  }
+
   /** The compiled `expression` in `scope`, from the cache when seen before. */
   compile(expression: string, scope: AdmissionEnvOptions = WEBHOOK_SCOPE): Compiled {
-    const vars = scope.variables?.map((v) => `${v.name}:${v.type}`).join(',') ?? '-';
-    const key = `${scope.params ? 'p' : ''}${scope.authorizer ? 'a' : ''}|${vars}|${expression}`;
+    let scopeKey = this.#scopeKeys.get(scope);
+    if (scopeKey === undefined) {
+      const vars = scope.variables?.map((v) => `${v.name}:${v.type}`).join(',') ?? '-';
+      scopeKey = `${scope.params ? 'p' : ''}${scope.authorizer ? 'a' : ''}|${vars}|`;
+      this.#scopeKeys.set(scope, scopeKey);
+    }
+    const key = scopeKey + expression;
     let c = this.#cache.get(key);
     if (c === undefined) {
       const r = this.#compiler.compile(expression, scope, 'any');
@@ -59,6 +88,18 @@ export class ExpressionCache {
     }
     return c;
   }
+}
+
+/** The scopes of one policy's expressions (see {@link ExpressionCache.scopesOf}). */
+export interface PolicyScopes {
+  /** matchConditions: params and the authorizer, no variables. */
+  readonly conditions: AdmissionEnvOptions;
+  /** Per variable: the scope with the variables before it. */
+  readonly variables: readonly AdmissionEnvOptions[];
+  /** validations and auditAnnotations. */
+  readonly expressions: AdmissionEnvOptions;
+  /** messageExpression: no authorizer. */
+  readonly messages: AdmissionEnvOptions;
 }
 
 /** The `authorizer` value of a request's user (undefined authorize: every check is allowed). */

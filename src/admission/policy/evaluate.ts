@@ -46,34 +46,27 @@ export async function evaluatePolicy(
   const vars: Record<string, unknown> = {};
   const activation = { ...base, variables: vars };
   const annotations = new Map<string, string>();
-  const params = policy.paramKind !== undefined;
-  const conditionScope = { params, authorizer: true };
-  const scope = cache.policyScope(params, policy.variables);
-  const messageScope = { ...scope, authorizer: false };
+  const scopes = cache.scopesOf(policy);
   const conditions: MatchConditionResult = await evaluateConditions(
     cache,
     policy.matchConditions,
     activation,
-    conditionScope,
+    scopes.conditions,
   );
   if ('error' in conditions) {
     return { matched: true, decisions: [errorDecision(conditions.error)], annotations };
   }
   if (!conditions.matches) return { matched: false, decisions: [], annotations };
-  const declared = scope.variables ?? [];
   for (let i = 0; i < policy.variables.length; i++) {
     const v = policy.variables[i];
-    if (v === undefined) continue;
-    // Each variable sees the earlier ones only.
-    const r = await runExpression(cache, v.expression, activation, {
-      ...scope,
-      variables: declared.slice(0, i),
-    });
+    const scope = scopes.variables[i];
+    if (v === undefined || scope === undefined) continue;
+    const r = await runExpression(cache, v.expression, activation, scope);
     if (r.error === undefined) vars[v.name] = r.value;
   }
   const decisions: Decision[] = [];
   for (const [index, v] of policy.validations.entries()) {
-    const r = await runExpression(cache, v.expression, activation, scope);
+    const r = await runExpression(cache, v.expression, activation, scopes.expressions);
     if (r.error !== undefined) {
       decisions.push(errorDecision(`expression '${v.expression}' resulted in error: ${r.error}`, index));
       continue;
@@ -83,11 +76,11 @@ export async function evaluatePolicy(
       decisions.push(errorDecision(`expression '${v.expression}' must evaluate to bool`, index));
       continue;
     }
-    const message = await messageOf(cache, v, activation, messageScope);
+    const message = await messageOf(cache, v, activation, scopes.messages);
     decisions.push({ message, reason: v.reason, error: false, index });
   }
   for (const a of policy.auditAnnotations) {
-    const r = await runExpression(cache, a.valueExpression, activation, scope);
+    const r = await runExpression(cache, a.valueExpression, activation, scopes.expressions);
     if (r.error === undefined && r.value !== null && r.value !== undefined) {
       annotations.set(a.key, celToString(r.value));
     }

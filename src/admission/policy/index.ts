@@ -96,6 +96,10 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
   const namespaces = must('', 'v1', 'Namespace');
   const nsPrefix = prefixOf('', 'v1', 'Namespace') ?? '/namespaces/';
   const cache = new ExpressionCache();
+  // Each stored version of a policy or binding is parsed once (the informers replace an object
+  // on every change), so its scopes and programs are worked out once, not per request.
+  const parsedPolicies = new WeakMap<KubeObject, PolicySpec>();
+  const parsedBindings = new WeakMap<KubeObject, BindingSpec>();
   const readyTimeoutMs = deps.readyTimeoutMs ?? 10_000;
 
   const synced = (i: Informer): Promise<boolean> => syncedWithin(i, readyTimeoutMs);
@@ -168,8 +172,10 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
       throw admissionForbidden(attrs, 'not yet ready to handle request');
     }
     const byName = new Map<string, PolicySpec>();
-    for (const p of policies.values()) byName.set(p.metadata.name ?? '', policyOf(p));
-    const all = [...bindings.values()].map(bindingOf).sort((a, b) => (a.name < b.name ? -1 : 1));
+    for (const p of policies.values()) byName.set(p.metadata.name ?? '', parsed(parsedPolicies, p, policyOf));
+    const all = [...bindings.values()]
+      .map((b) => parsed(parsedBindings, b, bindingOf))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
     const denials: Denial[] = [];
     for (const binding of all) {
       const policy = byName.get(binding.policyName);
@@ -199,15 +205,16 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
         namespace: attrs.namespace,
         name: attrs.name,
       });
+      // The request's values are converted to CEL once per binding, each param on its own.
+      const base = celActivation({
+        authorizer,
+        object: attrs.operation === 'DELETE' ? null : object,
+        oldObject: attrs.operation === 'CREATE' ? null : oldObject,
+        request: admissionRequest('', attrs, type, object, oldObject),
+        namespaceObject: nsObject,
+      });
       for (const param of params.params) {
-        const activation = celActivation({
-          authorizer,
-          object: attrs.operation === 'DELETE' ? null : object,
-          oldObject: attrs.operation === 'CREATE' ? null : oldObject,
-          request: admissionRequest('', attrs, type, object, oldObject),
-          params: param,
-          namespaceObject: nsObject,
-        });
+        const activation = { ...base, ...celActivation({ params: param }) };
         const result = await evaluatePolicy(cache, policy, activation);
         for (const [key, value] of result.annotations) attrs.annotate(`${policy.name}/${key}`, value);
         for (const d of result.decisions) deny(d);
@@ -243,6 +250,16 @@ export function validatingAdmissionPolicy(deps: PolicyAdmissionDeps): PolicyAdmi
       for (const i of informers.values()) i.close();
     },
   };
+}
+
+/** `parse(obj)`, kept in `memo` while `obj` lives. */
+function parsed<T>(memo: WeakMap<KubeObject, T>, obj: KubeObject, parse: (o: KubeObject) => T): T {
+  let v = memo.get(obj);
+  if (v === undefined) {
+    v = parse(obj);
+    memo.set(obj, v);
+  }
+  return v;
 }
 
 /** Applies a binding's validationActions to one failed decision. */

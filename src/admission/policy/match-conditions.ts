@@ -7,6 +7,7 @@ import type { AdmissionEnvOptions } from '../../cel/admission.js';
 import type { CelAuthorize } from '../../cel/authz.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
 import type { UserInfo } from '../../api/user.js';
+import { str, strings } from '../webhook/configurations.js';
 import type { MatchCondition, MatchConditionEvaluator, MatchConditionResult } from '../webhook/types.js';
 import { celActivation, celAuthorizer, ExpressionCache, runExpression, WEBHOOK_SCOPE } from './cel.js';
 
@@ -32,10 +33,6 @@ export async function evaluateConditions(
   return { matches: true };
 }
 
-function strings(v: unknown): string[] {
-  return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
-}
-
 /** The requesting user of an AdmissionRequest (`request.userInfo`). */
 function userOf(request: JsonObject): UserInfo {
   const u = isJsonObject(request['userInfo']) ? request['userInfo'] : {};
@@ -49,11 +46,6 @@ function userOf(request: JsonObject): UserInfo {
   };
 }
 
-function text(o: JsonObject, key: string): string {
-  const v = o[key];
-  return typeof v === 'string' ? v : '';
-}
-
 /**
  * The webhook plugins' {@link MatchConditionEvaluator} (one per server); `authorize` backs the
  * `authorizer` variable (undefined: every check is allowed).
@@ -65,11 +57,11 @@ export function celMatchConditions(authorize?: CelAuthorize): MatchConditionEval
       const request = input.request;
       const resource = isJsonObject(request['resource']) ? request['resource'] : {};
       const authorizer = celAuthorizer(userOf(request), authorize, {
-        group: text(resource, 'group'),
-        resource: text(resource, 'resource'),
-        subresource: text(request, 'subResource'),
-        namespace: text(request, 'namespace'),
-        name: text(request, 'name'),
+        group: str(resource, 'group'),
+        resource: str(resource, 'resource'),
+        subresource: str(request, 'subResource'),
+        namespace: str(request, 'namespace'),
+        name: str(request, 'name'),
       });
       return evaluateConditions(
         cache,

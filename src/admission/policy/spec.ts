@@ -4,7 +4,7 @@
  */
 import type { JsonObject, KubeObject } from '../../api/object.js';
 import { isJsonObject } from '../../api/object.js';
-import { ruleOf } from '../webhook/configurations.js';
+import { objects, ruleOf, str } from '../webhook/configurations.js';
 import type { MatchCondition, WebhookRule } from '../webhook/types.js';
 
 /** A `resourceRules[]` / `excludeResourceRules[]` entry (kube's NamedRuleWithOperations). */
@@ -59,15 +59,6 @@ export interface BindingSpec {
   readonly paramRef: ParamRef | undefined;
   readonly matchResources: MatchResources | undefined;
   readonly validationActions: readonly ('Deny' | 'Warn' | 'Audit')[];
-}
-
-function str(o: JsonObject, key: string): string {
-  const v = o[key];
-  return typeof v === 'string' ? v : '';
-}
-
-function objects(v: unknown): JsonObject[] {
-  return Array.isArray(v) ? v.filter(isJsonObject) : [];
 }
 
 function specOf(obj: KubeObject): JsonObject {

@@ -44,7 +44,7 @@ function scalarType(t: string): string {
 }
 
 /** CEL object types of a message and everything it holds (nested types first). */
-export function messageCelTypes(
+function messageCelTypes(
   schemas: SchemaSet,
   messageType: string,
 ): { readonly rootType: string; readonly objectTypes: CelObjectType[] } {

@@ -10,16 +10,19 @@ import { isJsonObject } from '../../api/object.js';
 import type { Informer } from './informer.js';
 import type { MatchCondition, WebhookClientConfig, WebhookRule, WebhookSpec } from './types.js';
 
-function strings(v: unknown): string[] {
+/** The strings of a JSON array (others dropped; not an array: none). */
+export function strings(v: unknown): string[] {
   return Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 }
 
-function str(o: JsonObject, key: string): string {
+/** The string at `key` of `o` ('' when absent or not a string). */
+export function str(o: JsonObject, key: string): string {
   const v = o[key];
   return typeof v === 'string' ? v : '';
 }
 
-function objects(v: unknown): JsonObject[] {
+/** The objects of a JSON array (others dropped; not an array: none). */
+export function objects(v: unknown): JsonObject[] {
   return Array.isArray(v) ? v.filter(isJsonObject) : [];
 }
 

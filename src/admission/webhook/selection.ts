@@ -48,19 +48,15 @@ export async function selectWebhook(
   if (type === undefined) return undefined;
   if (!(await selectorsMatch(webhook, attrs, deps.namespaceLabels))) return undefined;
   if (webhook.matchConditions.length > 0) {
+    const object = asType(attrs.object, type);
+    const oldObject = asType(attrs.oldObject, type);
     const result =
       deps.matchConditions === undefined
         ? { error: NO_EVALUATOR }
         : await deps.matchConditions.evaluate(webhook, {
-            request: admissionRequest(
-              '',
-              attrs,
-              type,
-              asType(attrs.object, type),
-              asType(attrs.oldObject, type),
-            ),
-            object: asType(attrs.object, type) ?? null,
-            oldObject: asType(attrs.oldObject, type) ?? null,
+            request: admissionRequest('', attrs, type, object, oldObject),
+            object: object ?? null,
+            oldObject: oldObject ?? null,
           });
     if ('error' in result) {
       if (webhook.failurePolicy === 'Ignore') return undefined;
