@@ -25,7 +25,8 @@ import { isRequestBody } from '../http/body.js';
 import type { AuditBackend, PluginErrorLog } from './backend.js';
 import { evaluatePolicy, type AuditPolicy, type AuditStage } from './policy.js';
 import { auditUser, RequestAudit } from './request-audit.js';
-import { MicroClock } from './event.js';
+import { MicroClock, type AuditUser } from './event.js';
+import type { UserInfo } from '../api/user.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -86,7 +87,11 @@ export class Auditor {
   readonly #policy: AuditPolicy | undefined;
   readonly #backend: AuditBackend | undefined;
   readonly #options: AuditorOptions;
-  readonly #env = { clock: new MicroClock(), peers: new WeakMap<object, string>() };
+  readonly #env = {
+    clock: new MicroClock(),
+    peers: new WeakMap<object, string>(),
+    users: new WeakMap<UserInfo, AuditUser>(),
+  };
 
   constructor(options: AuditorOptions) {
     this.#options = options;

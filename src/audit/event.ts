@@ -85,16 +85,67 @@ export class MicroClock {
   }
 }
 
-/** A map with its keys sorted, as Go's JSON encoder writes maps. */
+/** A copy of a map with its keys sorted, as Go's JSON encoder writes maps. */
 export function sortedMap<T>(map: Readonly<Record<string, T>>): Record<string, T> {
-  const out: Record<string, T> = {};
-  for (const k of Object.keys(map).sort()) out[k] = map[k] as T;
-  return out;
+  const keys = Object.keys(map);
+  let sorted = true;
+  for (let i = 1; i < keys.length && sorted; i++) sorted = (keys[i - 1] as string) < (keys[i] as string);
+  if (sorted) return { ...map };
+  // fromEntries defines the keys (a `__proto__` key stays a key).
+  return Object.fromEntries(keys.sort().map((k) => [k, map[k] as T]));
 }
 
-/** One `json`-format line (with its newline). */
-export function jsonLine(ev: AuditEvent): string {
-  return `${JSON.stringify(ev)}\n`;
+/** A string JSON.stringify would write as it is, between quotes (no escapes, no lone surrogates). */
+const PLAIN = /^[^"\\\u0000-\u001f\ud800-\udfff]*$/;
+
+function str(s: string): string {
+  return PLAIN.test(s) ? `"${s}"` : JSON.stringify(s);
+}
+
+/**
+ * Writes events as `json`-format lines, byte for byte what `JSON.stringify(event)` writes, at
+ * about a third of its cost: the event's shape is known, most of its strings need no escaping,
+ * and a user's JSON (the largest part of a Metadata event) is kept per user object, which
+ * authentication shares across the requests of a connection. One per log backend.
+ */
+export class JsonLines {
+  readonly #users = new WeakMap<AuditUser, string>();
+
+  #user(u: AuditUser): string {
+    let json = this.#users.get(u);
+    if (json === undefined) {
+      json = JSON.stringify(u);
+      this.#users.set(u, json);
+    }
+    return json;
+  }
+
+  /** One `json`-format line (with its newline). */
+  line(ev: AuditEvent): string {
+    let s =
+      `{"kind":"Event","apiVersion":${str(ev.apiVersion)},"level":"${ev.level}","auditID":${str(ev.auditID)}` +
+      `,"stage":"${ev.stage}","requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${this.#user(ev.user)}`;
+    if (ev.impersonatedUser !== undefined) s += `,"impersonatedUser":${JSON.stringify(ev.impersonatedUser)}`;
+    if (ev.sourceIPs !== undefined) {
+      let ips = '';
+      for (const ip of ev.sourceIPs) ips += ips === '' ? str(ip) : `,${str(ip)}`;
+      s += `,"sourceIPs":[${ips}]`;
+    }
+    if (ev.userAgent !== undefined) s += `,"userAgent":${str(ev.userAgent)}`;
+    const ref = ev.objectRef;
+    if (ref !== undefined) {
+      let o = '';
+      for (const [k, v] of Object.entries(ref) as [string, string | undefined][])
+        if (v !== undefined) o += `${o === '' ? '' : ','}${str(k)}:${str(v)}`;
+      s += `,"objectRef":{${o}}`;
+    }
+    if (ev.responseStatus !== undefined) s += `,"responseStatus":${JSON.stringify(ev.responseStatus)}`;
+    if (ev.requestObject !== undefined) s += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
+    if (ev.responseObject !== undefined) s += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
+    s += `,"requestReceivedTimestamp":${str(ev.requestReceivedTimestamp)},"stageTimestamp":${str(ev.stageTimestamp)}`;
+    if (ev.annotations !== undefined) s += `,"annotations":${JSON.stringify(ev.annotations)}`;
+    return `${s}}\n`;
+  }
 }
 
 function quoteList(list: readonly string[]): string {

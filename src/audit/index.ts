@@ -50,7 +50,10 @@ export function buildAudit(deps: AuditDeps): Auditor {
   if (policy !== undefined && flags.log !== undefined) {
     const sink = openLogSink(flags.log.path, flags.log.rotation);
     // kube: the log is wrapped in its mode, then truncated.
-    backends.push(truncated(inMode(logBackend(sink, flags.log.format, log), flags.log, log), flags.log, log));
+    const background = flags.log.mode === 'batch';
+    backends.push(
+      truncated(inMode(logBackend(sink, flags.log.format, log, background), flags.log, log), flags.log, log),
+    );
   }
   if (policy !== undefined && flags.webhook !== undefined) {
     let hook: AuditBackend;

@@ -1,10 +1,12 @@
 /**
  * The log backend (kube's `plugin/pkg/audit/log`): each event is one line, `json` (the Event) or
  * `legacy` (kube's `AUDIT:` text), appended to `--audit-log-path` (rotated, see rotating-file.ts)
- * or written to standard output for `-`. A batch is written with one write.
+ * or written to standard output for `-`. A batch is written with one write: synchronously in the
+ * blocking modes (the request waits for its event), in the background in batch mode, where the
+ * file write runs on libuv's thread pool while the event loop serves requests.
  */
 import type { AuditBackend, PluginErrorLog } from './backend.js';
-import { jsonLine, legacyLine, type AuditEvent } from './event.js';
+import { JsonLines, legacyLine, type AuditEvent } from './event.js';
 import { RotatingFile, type RotationOptions } from './rotating-file.js';
 
 /** `--audit-log-format`. */
@@ -13,6 +15,8 @@ export type LogFormat = 'json' | 'legacy';
 /** Where the lines go. */
 export interface LineSink {
   write(data: string): void;
+  /** Appends `data` without blocking the event loop (after every write issued before it). */
+  writeAsync?(data: string): Promise<void>;
   close(): void;
 }
 
@@ -37,10 +41,21 @@ export function openLogSink(path: string, rotation: RotationOptions): LineSink {
   }
 }
 
-/** The log backend over `sink`. */
-export function logBackend(sink: LineSink, format: LogFormat, log: PluginErrorLog): AuditBackend {
-  const line = format === 'legacy' ? legacyLine : jsonLine;
+/** The log backend over `sink`; `background`: write without blocking (batch mode). */
+export function logBackend(
+  sink: LineSink,
+  format: LogFormat,
+  log: PluginErrorLog,
+  background = false,
+): AuditBackend {
+  const line = lineFormat(format);
+  const writeAsync = background ? sink.writeAsync?.bind(sink) : undefined;
   let closed = false;
+  let last: Promise<unknown> = Promise.resolve();
+  const failed = (events: readonly AuditEvent[], err: unknown): false => {
+    log(`Error in audit plugin 'log' affecting ${events.length} audit events: ${(err as Error).message}`);
+    return false;
+  };
   return {
     name: 'log',
     coalesces: true,
@@ -48,25 +63,37 @@ export function logBackend(sink: LineSink, format: LogFormat, log: PluginErrorLo
       if (closed) return false;
       let text = '';
       for (const ev of events) text += line(ev);
+      if (writeAsync !== undefined) {
+        const written = writeAsync(text).then(
+          () => true,
+          (err: unknown) => failed(events, err),
+        );
+        last = written;
+        return written;
+      }
       try {
         sink.write(text);
         return true;
       } catch (err) {
-        log(`Error in audit plugin 'log' affecting ${events.length} audit events: ${(err as Error).message}`);
-        return false;
+        return failed(events, err);
       }
     },
-    shutdown() {
-      if (!closed) {
-        closed = true;
-        sink.close();
-      }
-      return Promise.resolve();
+    async shutdown() {
+      if (closed) return;
+      closed = true;
+      await last;
+      sink.close();
     },
   };
 }
 
+function lineFormat(format: LogFormat): (ev: AuditEvent) => string {
+  if (format === 'legacy') return legacyLine;
+  const json = new JsonLines();
+  return (ev) => json.line(ev);
+}
+
 /** Test and documentation helper: the lines of `events` as the backend writes them. */
 export function formatLines(events: readonly AuditEvent[], format: LogFormat): string {
-  return events.map(format === 'legacy' ? legacyLine : jsonLine).join('');
+  return events.map(lineFormat(format)).join('');
 }

@@ -44,6 +44,21 @@ function isIp(s: string): boolean {
  */
 export type PeerCache = WeakMap<object, string>;
 
+/**
+ * Audit users cached per authenticated user object (authentication shares one across the
+ * requests of a connection), so that the log keeps one JSON text per user. One per auditor.
+ */
+export type UserCache = WeakMap<UserInfo, AuditUser>;
+
+function cachedAuditUser(user: UserInfo, users: UserCache): AuditUser {
+  let out = users.get(user);
+  if (out === undefined) {
+    out = auditUser(user);
+    users.set(user, out);
+  }
+  return out;
+}
+
 function peerOf(request: FastifyRequest, peers: PeerCache): string | undefined {
   const raw = request.raw as { stream?: { session?: object }; socket?: { remoteAddress?: string } | null };
   const key = raw.stream?.session ?? raw.socket ?? undefined;
@@ -135,7 +150,7 @@ export class RequestAudit {
     config: RequestAuditConfig,
     auditID: string,
     longRunning: boolean,
-    env: { readonly clock: MicroClock; readonly peers: PeerCache },
+    env: { readonly clock: MicroClock; readonly peers: PeerCache; readonly users: UserCache },
   ) {
     this.#clock = env.clock;
     this.config = config;
@@ -146,7 +161,7 @@ export class RequestAudit {
     this.verb = info.verb;
     const user = request.user as UserInfo | null;
     this.authenticated = user ?? undefined;
-    this.user = user === null ? {} : auditUser(user);
+    this.user = user === null ? {} : cachedAuditUser(user, env.users);
     this.sourceIPs = sourceIPs(request, env.peers);
     const ua = request.headers['user-agent'];
     this.userAgent =

@@ -6,8 +6,9 @@
  * and the rest gzip-compressed (`.gz`) when `compress` is set. A single write larger than the
  * limit is refused, as lumberjack refuses it.
  *
- * Writes are synchronous: the blocking modes must know whether the event reached the file
- * before the request goes on (batch mode calls this from its own drain).
+ * {@link RotatingFile.write} is synchronous: the blocking modes must know whether the event
+ * reached the file before the request goes on. Batch mode uses {@link RotatingFile.writeAsync},
+ * whose writes run on libuv's thread pool, one after another.
  */
 import {
   closeSync,
@@ -20,6 +21,7 @@ import {
   renameSync,
   unlinkSync,
   writeFileSync,
+  write as writeFd,
   writeSync,
 } from 'node:fs';
 import { basename, dirname, extname, join } from 'node:path';
@@ -46,6 +48,8 @@ export class RotatingFile {
   readonly #options: RotationOptions;
   #fd: number | undefined;
   #size = 0;
+  /** The last background write (each starts after the one before it). */
+  #tail: Promise<void> = Promise.resolve();
 
   /** Creates the directory (0700) and the file (0600) when missing; throws when it cannot. */
   constructor(path: string, options: RotationOptions) {
@@ -69,6 +73,23 @@ export class RotatingFile {
     if (max > 0 && this.#size + bytes > max) this.#rotate();
     writeSync(this.#fd as number, data);
     this.#size += bytes;
+  }
+
+  /** {@link write} off the event loop; rejects on failure (later writes still run). */
+  writeAsync(data: string): Promise<void> {
+    const run = (): Promise<void> =>
+      new Promise((resolve, reject) => {
+        const bytes = Buffer.byteLength(data);
+        const max = this.#options.maxSizeBytes;
+        if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
+        if (this.#fd === undefined) this.#open();
+        if (max > 0 && this.#size + bytes > max) this.#rotate();
+        this.#size += bytes;
+        writeFd(this.#fd as number, data, (err) => (err === null ? resolve() : reject(err)));
+      });
+    const next = this.#tail.then(run, run);
+    this.#tail = next.catch(() => undefined);
+    return next;
   }
 
   #rotate(): void {

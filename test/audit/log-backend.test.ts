@@ -81,51 +81,57 @@ describe('standard output', () => {
 });
 
 describe('rotation', () => {
-  it('rotates at --audit-log-maxsize, keeps --audit-log-maxbackup backups, gzipped', async () => {
-    const logDir = join(dir, 'rotated');
-    const path = join(logDir, 'audit.log');
-    const s = await start([
-      `--audit-log-path=${path}`,
-      '--audit-log-maxsize=1',
-      '--audit-log-maxbackup=2',
-      '--audit-log-compress',
-    ]);
-    // Each create logs request and response objects of ~150 KB: 16 of them are ~5 MB of log.
-    const big = 'x'.repeat(150 * 1024);
-    for (let i = 0; i < 16; i++) {
-      const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { big } };
-      const res = await send(
-        s.url,
-        s.kubeconfigPath,
-        'admin',
-        `rot-${i}`,
-        'POST',
-        '/api/v1/namespaces/default/configmaps',
-        body,
-      );
-      expect(res.status).toBe(201);
-    }
-    const names = readdirSync(logDir).sort();
-    const backups = names.filter((n) => n !== 'audit.log');
-    expect(names).toContain('audit.log');
-    expect(backups).toHaveLength(2);
-    for (const b of backups) expect(b).toMatch(/^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log\.gz$/);
-    expect(readFileSync(path).length).toBeLessThanOrEqual(1024 * 1024);
-    const ids = new Set<string>();
-    for (const b of backups) {
-      const text = gunzipSync(readFileSync(join(logDir, b))).toString('utf8');
-      const size = Buffer.byteLength(text);
-      expect(size).toBeGreaterThan(0);
-      expect(size).toBeLessThanOrEqual(1024 * 1024);
-      for (const line of text.split('\n').filter((l) => l !== ''))
-        ids.add((JSON.parse(line) as { auditID: string }).auditID);
-    }
-    for (const e of readEvents(path)) ids.add(e.auditID);
-    // The newest events are all kept (older files were removed beyond the two backups).
-    expect(ids.has('rot-15')).toBe(true);
-    expect(ids.has('rot-14')).toBe(true);
-    expect(ids.has('rot-0')).toBe(false);
-  });
+  // Blocking writes synchronously; batch writes off the event loop, one write after another.
+  it.each(['blocking', 'batch'])(
+    '%s: rotates at --audit-log-maxsize, keeps --audit-log-maxbackup backups, gzipped',
+    async (mode) => {
+      const logDir = join(dir, `rotated-${mode}`);
+      const path = join(logDir, 'audit.log');
+      const s = await start([
+        `--audit-log-path=${path}`,
+        `--audit-log-mode=${mode}`,
+        '--audit-log-maxsize=1',
+        '--audit-log-maxbackup=2',
+        '--audit-log-compress',
+      ]);
+      // Each create logs request and response objects of ~150 KB: 16 of them are ~5 MB of log.
+      const big = 'x'.repeat(150 * 1024);
+      for (let i = 0; i < 16; i++) {
+        const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: `big-${i}` }, data: { big } };
+        const res = await send(
+          s.url,
+          s.kubeconfigPath,
+          'admin',
+          `rot-${i}`,
+          'POST',
+          '/api/v1/namespaces/default/configmaps',
+          body,
+        );
+        expect(res.status).toBe(201);
+      }
+      await s.close(); // batch mode: flushes what is queued
+      const names = readdirSync(logDir).sort();
+      const backups = names.filter((n) => n !== 'audit.log');
+      expect(names).toContain('audit.log');
+      expect(backups).toHaveLength(2);
+      for (const b of backups) expect(b).toMatch(/^audit-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d\.\d{3}\.log\.gz$/);
+      expect(readFileSync(path).length).toBeLessThanOrEqual(1024 * 1024);
+      const ids = new Set<string>();
+      for (const b of backups) {
+        const text = gunzipSync(readFileSync(join(logDir, b))).toString('utf8');
+        const size = Buffer.byteLength(text);
+        expect(size).toBeGreaterThan(0);
+        expect(size).toBeLessThanOrEqual(1024 * 1024);
+        for (const line of text.split('\n').filter((l) => l !== ''))
+          ids.add((JSON.parse(line) as { auditID: string }).auditID);
+      }
+      for (const e of readEvents(path)) ids.add(e.auditID);
+      // The newest events are all kept (older files were removed beyond the two backups).
+      expect(ids.has('rot-15')).toBe(true);
+      expect(ids.has('rot-14')).toBe(true);
+      expect(ids.has('rot-0')).toBe(false);
+    },
+  );
 });
 
 describe('modes', () => {
