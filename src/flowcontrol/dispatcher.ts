@@ -18,6 +18,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../api/errors.js';
+import { onClose } from '../http/on-close.js';
 import type { JsonObject } from '../api/object.js';
 import {
   MANDATORY_FLOW_SCHEMAS,
@@ -186,6 +187,6 @@ export class FlowControl {
       observer?.executing(pl, fs, -1);
       release();
     };
-    reply.raw.once('close', done);
+    onClose(reply.raw, done);
   }
 }

@@ -6,8 +6,9 @@
  * they do one label computation and a few Map lookups, nothing else.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { onClose } from '../http/on-close.js';
 import type { RequestInfo } from '../http/request-info.js';
-import type { Counter, Gauge, Histogram, MetricsRegistry } from './registry.js';
+import type { Counter, Gauge, Histogram, HistogramSeries, MetricsRegistry } from './registry.js';
 
 /** kube's buckets of apiserver_request_duration_seconds and etcd_request_duration_seconds. */
 export const REQUEST_DURATION_BUCKETS: readonly number[] = [
@@ -99,39 +100,63 @@ function dryRunOf(request: FastifyRequest): string {
   return Array.isArray(q) ? q.join(',') : q;
 }
 
+/** The series one kind of request updates (same verb, dry run, resource and scope). */
+interface RouteSeries {
+  /** `apiserver_current_inflight_requests` or `apiserver_longrunning_requests`. */
+  readonly live: { value: number };
+  readonly duration: HistogramSeries;
+  readonly labels: readonly string[];
+  /** `apiserver_request_total` by response code. */
+  readonly totals: Map<number, { value: number }>;
+}
+
 /**
  * The pipeline step that records every request on `metrics` (run right after request info, so
  * rejected requests count too): started now, finished when the raw response closes, so hijacked
  * replies (watches) and aborted requests count as well. `isLongRunning` says which requests are
- * long-running (watches): they are in `apiserver_longrunning_requests`, not in flight.
+ * long-running (watches): they are in `apiserver_longrunning_requests`, not in flight. The
+ * series of each kind of request are looked up once, by one key, and kept.
  */
 export function requestRecorder(
   metrics: RequestMetrics,
   isLongRunning: (request: FastifyRequest) => boolean,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
-  return (request, reply) => {
-    const info = request.requestInfo;
-    const started = process.hrtime.bigint();
+  const routes = new Map<string, RouteSeries>();
+  const routeOf = (request: FastifyRequest, info: RequestInfo, long: boolean): RouteSeries => {
     const verb = reportedVerb(info, request.method, request.headers['content-type']);
+    const dryRun = dryRunOf(request);
     const scope = scopeOf(info);
-    const long = isLongRunning(request);
-    const kind = isMutating(info) ? 'mutating' : 'readOnly';
-    const base = [info.apiGroup, info.apiVersion, info.resource, info.subresource, scope, 'apiserver'];
-    if (long) {
-      metrics.longRunning.inc([verb, ...base]);
-    } else {
-      metrics.inflight.inc([kind]);
+    const key = `${long ? 'L' : isMutating(info) ? 'M' : 'R'}\u0000${verb}\u0000${dryRun}\u0000${info.apiGroup}\u0000${info.apiVersion}\u0000${info.resource}\u0000${info.subresource}\u0000${scope}`;
+    let route = routes.get(key);
+    if (route === undefined) {
+      const base = [info.apiGroup, info.apiVersion, info.resource, info.subresource, scope, 'apiserver'];
+      const labels = [verb, dryRun, ...base];
+      route = {
+        live: long
+          ? metrics.longRunning.child([verb, ...base])
+          : metrics.inflight.child([isMutating(info) ? 'mutating' : 'readOnly']),
+        duration: metrics.duration.child(labels),
+        labels,
+        totals: new Map(),
+      };
+      routes.set(key, route);
     }
-    reply.raw.once('close', () => {
-      if (long) {
-        metrics.longRunning.dec([verb, ...base]);
-      } else {
-        metrics.inflight.dec([kind]);
+    return route;
+  };
+  return (request, reply) => {
+    const started = process.hrtime.bigint();
+    const route = routeOf(request, request.requestInfo, isLongRunning(request));
+    route.live.value += 1;
+    onClose(reply.raw, () => {
+      route.live.value -= 1;
+      metrics.duration.observeChild(route.duration, Number(process.hrtime.bigint() - started) / 1e9);
+      const code = reply.raw.statusCode;
+      let total = route.totals.get(code);
+      if (total === undefined) {
+        total = metrics.total.child([...route.labels, String(code)]);
+        route.totals.set(code, total);
       }
-      const labels = [verb, dryRunOf(request), ...base];
-      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-      metrics.duration.observe(labels, seconds);
-      metrics.total.inc([...labels, String(reply.raw.statusCode)]);
+      total.value += 1;
     });
   };
 }

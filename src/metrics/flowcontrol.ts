@@ -28,11 +28,34 @@ export function flowControlMetrics(registry: MetricsRegistry): FlowControlObserv
     'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem',
     ['priority_level', 'flow_schema'],
   );
+  // Every request dispatches and executes: their series are kept per level and schema.
+  interface Kept {
+    readonly dispatched: { value: number };
+    readonly executing: { value: number };
+  }
+  const kept = new Map<string, Map<string, Kept>>();
+  const seriesOf = (pl: string, fs: string): Kept => {
+    let bySchema = kept.get(pl);
+    if (bySchema === undefined) {
+      bySchema = new Map<string, Kept>();
+      kept.set(pl, bySchema);
+    }
+    let s = bySchema.get(fs);
+    if (s === undefined) {
+      s = { dispatched: dispatched.child([pl, fs]), executing: executing.child([pl, fs]) };
+      bySchema.set(fs, s);
+    }
+    return s;
+  };
   return {
-    dispatched: (pl, fs) => dispatched.inc([pl, fs]),
+    dispatched: (pl, fs) => {
+      seriesOf(pl, fs).dispatched.value += 1;
+    },
     rejected: (pl, fs, reason: RejectReason) => rejected.inc([pl, fs, reason]),
     inQueue: (pl, fs, delta) => inQueue.inc([pl, fs], delta),
-    executing: (pl, fs, delta) => executing.inc([pl, fs], delta),
+    executing: (pl, fs, delta) => {
+      seriesOf(pl, fs).executing.value += delta;
+    },
   };
 }
 

@@ -1,7 +1,9 @@
 /**
  * Prometheus metrics without a client library: counters, gauges and histograms with labels, and
  * the text exposition format (version 0.0.4) that Prometheus and kube's tooling scrape. The hot
- * path costs one Map lookup per observation: a metric keeps a series per joined label values.
+ * path costs one Map lookup per observation: a metric keeps a series per joined label values. A
+ * path that observes the same labels again and again keeps the series itself ({@link
+ * Counter.child}) and pays one addition.
  *
  * One {@link MetricsRegistry} per server (no global state); collectors computed at scrape time
  * (process figures, object counts) register a callback instead of being updated on every event.
@@ -54,8 +56,12 @@ abstract class Labelled<Series> implements Family {
     this.labelNames = labelNames;
   }
 
-  /** The series of `values` (one per label name, in order), created on first use. */
-  protected seriesOf(values: readonly string[]): Series {
+  /**
+   * The series of `values` (one per label name, in order), created on first use. A hot path may
+   * keep it and update it directly; a gauge's `reset()` drops its series, so children of a gauge
+   * that is reset must not be kept.
+   */
+  child(values: readonly string[]): Series {
     if (values.length !== this.labelNames.length) {
       throw new Error(
         `metric ${this.name} takes ${this.labelNames.length} label values, got ${values.length}`,
@@ -83,7 +89,7 @@ export class Counter extends Labelled<{ value: number }> {
   }
 
   inc(values: readonly string[] = [], by = 1): void {
-    this.seriesOf(values).value += by;
+    this.child(values).value += by;
   }
 
   /** The current value of one series (tests). */
@@ -107,15 +113,15 @@ export class Gauge extends Labelled<{ value: number }> {
   }
 
   set(values: readonly string[], value: number): void {
-    this.seriesOf(values).value = value;
+    this.child(values).value = value;
   }
 
   inc(values: readonly string[] = [], by = 1): void {
-    this.seriesOf(values).value += by;
+    this.child(values).value += by;
   }
 
   dec(values: readonly string[] = [], by = 1): void {
-    this.seriesOf(values).value -= by;
+    this.child(values).value -= by;
   }
 
   /** Drops every series (collectors that recompute all values at scrape time). */
@@ -134,7 +140,8 @@ export class Gauge extends Labelled<{ value: number }> {
   }
 }
 
-interface HistogramSeries {
+/** One series of a histogram. */
+export interface HistogramSeries {
   /** Per bucket (not cumulative); the last slot is +Inf. */
   readonly counts: number[];
   sum: number;
@@ -156,7 +163,11 @@ export class Histogram extends Labelled<HistogramSeries> {
   }
 
   observe(values: readonly string[], value: number): void {
-    const s = this.seriesOf(values);
+    this.observeChild(this.child(values), value);
+  }
+
+  /** Observes `value` on a series kept from {@link child}. */
+  observeChild(s: HistogramSeries, value: number): void {
     let i = 0;
     while (i < this.buckets.length && value > (this.buckets[i] as number)) i++;
     s.counts[i] = (s.counts[i] ?? 0) + 1;

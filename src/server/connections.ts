@@ -30,6 +30,7 @@ import {
 } from 'node:http2';
 import type { Socket } from 'node:net';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { onClose } from '../http/on-close.js';
 
 /** Verbs and subresources kube-apiserver treats as long-running (no request timeout). */
 const LONG_RUNNING_VERBS = new Set(['watch', 'proxy']);
@@ -161,8 +162,7 @@ export class ConnectionTracker {
     const longRunning = isLongRunning(request);
     if (longRunning) this.#longRunning.add(res);
     else this.#inFlight++;
-    // One listener for all three (a response carries many already).
-    res.once('close', () => {
+    onClose(reply.raw, () => {
       if (socket !== undefined) this.#requestDone(socket);
       if (longRunning) this.#longRunning.delete(res);
       else if (--this.#inFlight === 0) for (const wake of this.#idleWaiters.splice(0)) wake();

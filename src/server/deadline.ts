@@ -11,6 +11,7 @@
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../api/errors.js';
 import { DurationError, parseDuration } from '../flags/duration.js';
+import { onClose } from '../http/on-close.js';
 import type { PipelineStep } from './pipeline.js';
 
 /** What the deadline step needs. */
@@ -100,6 +101,6 @@ export function requestDeadline(options: DeadlineOptions): PipelineStep {
     const ms = requestDeadlineMs(request.url, options.requestTimeoutMs);
     if (ms === undefined) return;
     const timer = setTimeout(() => timeOut(request, reply), Math.min(ms, MAX_TIMER_MS));
-    reply.raw.once('close', () => clearTimeout(timer));
+    onClose(reply.raw, () => clearTimeout(timer));
   };
 }

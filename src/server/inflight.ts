@@ -13,6 +13,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { tooManyRequests } from '../flowcontrol/dispatcher.js';
+import { onClose } from '../http/on-close.js';
 import { isMutating } from '../metrics/apiserver.js';
 
 /** Limits of {@link InflightLimiter}. */
@@ -50,11 +51,11 @@ export class InflightLimiter {
     if (mutating) {
       if (this.#mutating >= limit) throw tooManyRequests();
       this.#mutating++;
-      reply.raw.once('close', () => this.#mutating--);
+      onClose(reply.raw, () => this.#mutating--);
     } else {
       if (this.#readOnly >= limit) throw tooManyRequests();
       this.#readOnly++;
-      reply.raw.once('close', () => this.#readOnly--);
+      onClose(reply.raw, () => this.#readOnly--);
     }
   };
 }
