@@ -20,8 +20,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { findPackageRoot } from '../registry/schema.js';
+import { parseDescriptionYaml } from './description-yaml.js';
 
 /** Directory of the description files, relative to the package root. */
 export const DESCRIPTIONS_DIR = 'proto/descriptions';
@@ -119,7 +119,7 @@ const MESSAGE = /^[A-Za-z_][A-Za-z0-9_]*$/;
 export function parseDescriptionFile(source: string, file: string): Map<string, MessageDescriptions> {
   let doc: unknown;
   try {
-    doc = parse(source);
+    doc = parseDescriptionYaml(source);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new DescriptionsError('DESCRIPTIONS_INVALID', `${file}: not valid YAML: ${detail}`, { cause });

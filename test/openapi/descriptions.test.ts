@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DefinitionBuilder } from '../../src/openapi/definitions.js';
+import { readSimpleDescriptionYaml } from '../../src/openapi/description-yaml.js';
 import {
   defaultDescriptionsDir,
   Descriptions,
@@ -95,6 +96,47 @@ describe('the description files', () => {
     expect(only.get(`${META}.ObjectMeta`)?.fields.get('creationTimestamp')).toMatch(
       /^CreationTimestamp is a timestamp/,
     );
+  });
+});
+
+describe('the line reader of the description files', () => {
+  it('reads every description file, as YAML does', async () => {
+    const names = (await readdir(DIR)).filter((n) => n.endsWith('.yaml'));
+    expect(names.length).toBeGreaterThan(0);
+    for (const name of names) {
+      const source = await readFile(join(DIR, name), 'utf8');
+      expect(readSimpleDescriptionYaml(source), name).toEqual(parse(source));
+    }
+  });
+
+  const simple = [
+    "package: a.b\nmessages:\n  A:\n    description: Plain text, with \"quotes\" and it's fine.\n    fields:\n      $ref: \"x: y\"\n      x-b: 'it''s'\n",
+    '# c\npackage: a\n\nmessages:\n  # c\n  A:\n    description: "\\u00e9\\n\\"q\\""\n    fields: {}\n  B:\n    fields:\n',
+    'messages:\n',
+    'package: a\nmessages:\n  A:\n',
+  ];
+  it.each(simple)('reads %j as YAML does', (source) => {
+    expect(readSimpleDescriptionYaml(source)).toEqual(parse(source));
+  });
+
+  const other = [
+    'package: a\nmessages:\n  A:\n    description: >\n      folded\n',
+    'package: a\nmessages: {A: {}}\n',
+    'package: a\nmessages:\n  A:\n    description: true\n',
+    'package: a\nmessages:\n  A:\n    description: 12 seconds\n',
+    'package: a\nmessages:\n  A:\n    description: null\n',
+    'package: a\nmessages:\n  A:\n    description: text # comment\n',
+    'package: a\nmessages:\n  A:\n    description: a: b\n',
+    'package: a\nmessages:\n  A:\n    description: one\n      two\n',
+    'package: a\nmessages:\n  A:\n    description: "\\x41"\n',
+    'package: a\nmessages:\n  A: {}\n  A: {}\n',
+    'package: a\nmessages:\n   A: {}\n',
+    'package: a\n---\nmessages: {}\n',
+    'package:\ta\n',
+    'package: a\nmessages:\n  A:\n    fields:\n      f:\n        g: h\n',
+  ];
+  it.each(other)('leaves %j to the YAML parser', (source) => {
+    expect(readSimpleDescriptionYaml(source)).toBeUndefined();
   });
 });
 
