@@ -331,12 +331,13 @@ describe('served descriptions', () => {
       }
     }
     expect(checked).toBeGreaterThan(1500);
+    // Both lists are reported, the wiring's first.
+    expect.soft(notServed, `described but not served as written:\n${notServed.join('\n')}`).toEqual([]);
     const unique = [...new Set(missing)];
     expect(
       unique,
       `${unique.length} served messages/fields without a description:\n${unique.join('\n')}`,
     ).toEqual([]);
-    expect(notServed, `described but not served as written:\n${notServed.join('\n')}`).toEqual([]);
   });
 
   describe.each(['1.27', '1.33'] as const satisfies readonly KubectlVersion[])(
