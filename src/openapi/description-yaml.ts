@@ -62,7 +62,8 @@ export function readSimpleDescriptionYaml(source: string): Record<string, unknow
     const indent = spaces.length;
     while ((stack.at(-1)?.indent ?? -2) >= indent) stack.pop();
     const parent = stack.at(-1);
-    if (parent === undefined || indent !== parent.indent + 2 || NOT_PLAIN_TEXT.test(key)) return undefined;
+    if (parent === undefined || indent !== parent.indent + 2) return undefined;
+    if (NOT_PLAIN_TEXT.test(key) || key === '__proto__') return undefined;
     // A mapping is null in YAML until its first member.
     if (parent.owner !== undefined && parent.key !== undefined) parent.owner[parent.key] = parent.obj;
     if (Object.hasOwn(parent.obj, key)) return undefined;

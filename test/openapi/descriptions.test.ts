@@ -132,6 +132,7 @@ describe('the line reader of the description files', () => {
     'package: a\nmessages:\n  A: {}\n  A: {}\n',
     'package: a\nmessages:\n   A: {}\n',
     'package: a\n---\nmessages: {}\n',
+    'package: a\nmessages:\n  __proto__:\n    description: x\n',
     'package:\ta\n',
     'package: a\nmessages:\n  A:\n    fields:\n      f:\n        g: h\n',
   ];
