@@ -1,7 +1,8 @@
 /**
  * Descriptions of the built-in kinds (proto/descriptions/*.yaml): the files cover every message
- * and field the served documents hold and name nothing else; the loader refuses malformed and
- * duplicate entries; the definitions place the texts where kube-apiserver does (v2 beside `$ref`,
+ * and field the served documents hold and name nothing else; the line reader reads them as YAML
+ * does and leaves anything else to the YAML parser; the loader refuses malformed and duplicate
+ * entries; the definitions place the texts where kube-apiserver does (v2 beside `$ref`,
  * v3 in an `allOf` wrapper); and stock kubectl 1.27 and 1.33 `explain` shows them, from the v3
  * documents and (1.27, `plaintext-openapiv2`) from the v2 protobuf one. The expected texts are read
  * from the YAML files here with a plain YAML parser, not through the loader under test.
