@@ -16,6 +16,12 @@
  * - messages that only wrap a Go named `[]string` (`repeated string items`: meta `Verbs`,
  *   `ExtraValue`) inline as arrays of strings, as Go's JSON has them.
  *
+ * Descriptions (src/openapi/descriptions.ts) go where kube puts them: the message's on its
+ * definition, a field's on its property; in v3 a described reference is `allOf: [{$ref}]` with
+ * the description beside it, in v2 the description sits beside `$ref`. An inline member's
+ * properties take the descriptions of the message they come from; `apiVersion` and `kind`
+ * take meta/v1 TypeMeta's.
+ *
  * `required` lists a field when upstream marks it `+required`, or when its Go json tag has no
  * `omitempty` and it is not `+optional` (kube's rule). The proto markers record `omitempty` only
  * where it was checked, so this is at most kube's list: a wrong entry would make kubectl's
@@ -31,7 +37,7 @@ import {
   type SchemaSet,
 } from '../registry/schema.js';
 import type { Registry } from '../registry/types.js';
-import { fieldDescription } from './descriptions.js';
+import type { Descriptions } from './descriptions.js';
 import { definitionName, gvkJson, type Gvk } from './names.js';
 import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 
@@ -50,6 +56,9 @@ export const META_TYPES = {
 } as const;
 
 const APIEXT_JSON = 'k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.JSON';
+
+/** The message whose field texts describe `apiVersion` and `kind` (they are not message fields). */
+const TYPE_META = `${META}TypeMeta`;
 
 const INT32: JsonObject = { type: 'integer', format: 'int32' };
 const INT64: JsonObject = { type: 'integer', format: 'int64' };
@@ -91,12 +100,17 @@ function compareGvk(a: Gvk, b: Gvk): number {
  */
 export class DefinitionBuilder {
   readonly #schemas: SchemaSet;
+  readonly #descriptions: Descriptions;
   readonly #gvks = new Map<string, Gvk[]>();
   readonly #typeMeta = new Set<string>();
 
-  /** @throws SchemaError `UNKNOWN_MESSAGE` when a served kind's message is not in `schemas`. */
-  constructor(schemas: SchemaSet, registry: Registry) {
+  /**
+   * @param descriptions texts of the messages and fields (`Descriptions.none()` for none).
+   * @throws SchemaError `UNKNOWN_MESSAGE` when a served kind's message is not in `schemas`.
+   */
+  constructor(schemas: SchemaSet, registry: Registry, descriptions: Descriptions) {
     this.#schemas = schemas;
+    this.#descriptions = descriptions;
     const groupVersions = new Map<string, Gvk>();
     for (const t of registry.all()) {
       schemas.requireMessage(t.messageType);
@@ -174,20 +188,27 @@ export class DefinitionBuilder {
 
   /** The definition of one message for a document of `flavor`. */
   definition(messageType: string, flavor: OpenApiFlavor): JsonObject {
+    const description = this.#descriptions.messageDescription(messageType);
     const special = this.#specialDefinition(messageType, flavor);
-    if (special !== undefined) return special;
+    if (special !== undefined) return description === undefined ? special : { description, ...special };
     const m = this.#schemas.requireMessage(messageType);
     const properties: JsonObject = {};
     const required: string[] = [];
     if (this.#typeMeta.has(messageType)) {
-      properties['apiVersion'] = { type: 'string' };
-      properties['kind'] = { type: 'string' };
+      for (const name of ['apiVersion', 'kind']) {
+        const text = this.#descriptions.fieldDescription(TYPE_META, name);
+        properties[name] = text === undefined ? { type: 'string' } : { description: text, type: 'string' };
+      }
     }
     for (const [jsonName, ref] of this.#schemas.jsonView(m)) {
-      properties[jsonName] = this.#fieldSchema(ref.field, flavor, fieldDescription(messageType, jsonName));
+      // A property reached through inline members belongs to the innermost inlined message.
+      const owner = ref.via.at(-1)?.type ?? messageType;
+      const text = this.#descriptions.fieldDescription(owner, jsonName);
+      properties[jsonName] = this.#fieldSchema(ref.field, flavor, text);
       if (isRequired(ref)) required.push(jsonName);
     }
-    const out: JsonObject = { type: 'object' };
+    const out: JsonObject = description === undefined ? {} : { description };
+    out['type'] = 'object';
     // No `properties` for a message without fields: an empty property list would make
     // kubectl's validation reject every key, while kube means "any object" (meta Patch).
     if (Object.keys(properties).length > 0) out['properties'] = properties;

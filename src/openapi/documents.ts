@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import type { SchemaSet } from '../registry/schema.js';
 import type { Registry } from '../registry/types.js';
 import { DefinitionBuilder } from './definitions.js';
+import { loadDescriptions, type Descriptions } from './descriptions.js';
 import type { JsonObject } from './types.js';
 import { buildV2Document, type DocumentInfo } from './v2.js';
 import { encodeV2Protobuf, loadGnosticDocumentType } from './v2-protobuf.js';
@@ -30,6 +31,8 @@ export interface RenderedDocument {
 
 /** Build cost of the documents built so far (milliseconds and bytes), for logs and reports. */
 export interface OpenApiBuildStats {
+  /** Reading the description files (proto/descriptions), once, with the first document. */
+  readonly descriptionsMs?: number;
   readonly v2JsonMs?: number;
   readonly v2JsonBytes?: number;
   readonly v2ProtobufMs?: number;
@@ -48,6 +51,11 @@ export interface OpenApiDocumentsOptions {
   readonly now?: () => Date;
   /** Custom resources to publish besides the registry's kinds (v2 and v3; rebuilt on change). */
   readonly custom?: CustomKinds;
+  /**
+   * Texts of the messages and fields; default: read from `proto/descriptions` when the first
+   * document is built (tests inject their own or `Descriptions.none()`).
+   */
+  readonly descriptions?: Descriptions;
 }
 
 /** kube's entity tag: upper-case hex SHA-512. */
@@ -111,7 +119,15 @@ export class OpenApiDocuments {
   }
 
   #definitions(): DefinitionBuilder {
-    this.#defs ??= new DefinitionBuilder(this.#schemas, this.#registry);
+    if (this.#defs === undefined) {
+      let descriptions = this.#options.descriptions;
+      if (descriptions === undefined) {
+        const start = process.hrtime.bigint();
+        descriptions = loadDescriptions();
+        this.#stats = { ...this.#stats, descriptionsMs: elapsedMs(start) };
+      }
+      this.#defs = new DefinitionBuilder(this.#schemas, this.#registry, descriptions);
+    }
     return this.#defs;
   }
 

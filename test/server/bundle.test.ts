@@ -3,8 +3,8 @@
  * tools/run.sh and envtest run: it must behave as tsc's output. Proven here on a real process:
  * its code cache is accepted by this Node (else every start compiles the whole bundle), it finds
  * the files it reads at run time from `dist/bundle/` (package.json for the version, the generated
- * schemas, `proto/` for the OpenAPI v2 protobuf document, which also loads protobufjs with
- * createRequire), the RBAC bootstrap policy is in place when `/readyz` says so, a YAML body is
+ * schemas, `proto/descriptions/` for the OpenAPI descriptions, `proto/` for the OpenAPI v2
+ * protobuf document, which also loads protobufjs with createRequire), the RBAC bootstrap policy is in place when `/readyz` says so, a YAML body is
  * parsed (yaml loaded with createRequire), and classic-level's native binding loads (the store).
  */
 import { execFileSync } from 'node:child_process';
@@ -78,6 +78,11 @@ describe('the bundled build', () => {
     const v3 = await client.request('GET', '/openapi/v3/apis/apps/v1');
     expect(v3.status).toBe(200);
     expect(v3.body.toString('utf8')).toContain('io.k8s.api.apps.v1.Deployment');
+    // proto/descriptions: ObjectMeta's own description (only the YAML files have one).
+    const meta = (
+      JSON.parse(v3.body.toString('utf8')) as { components: { schemas: Record<string, unknown> } }
+    ).components.schemas['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta'] as { description?: unknown };
+    expect(meta.description).toBeTypeOf('string');
     // proto/ and protobufjs: the OpenAPI v2 document as protobuf.
     const v2 = await client.request('GET', '/openapi/v2', {
       accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf',

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DefinitionBuilder } from '../../src/openapi/definitions.js';
+import { Descriptions } from '../../src/openapi/descriptions.js';
 import { OpenApiDocuments } from '../../src/openapi/documents.js';
 import { definitionName, groupVersionPath, groupStem, operationStem } from '../../src/openapi/names.js';
 import { isJsonArray, type Json, type JsonObject } from '../../src/openapi/types.js';
@@ -14,7 +15,11 @@ import { loadSchemas } from '../../src/registry/schema.js';
 
 const registry = loadRegistry();
 const schemas = loadSchemas();
-const docs = new OpenApiDocuments(registry, schemas, { v2Info: { title: 'Kubernetes', version: 'v1.33.0' } });
+// Shapes without the description texts (test/openapi/descriptions.test.ts covers those).
+const docs = new OpenApiDocuments(registry, schemas, {
+  v2Info: { title: 'Kubernetes', version: 'v1.33.0' },
+  descriptions: Descriptions.none(),
+});
 const v2 = JSON.parse(docs.v2Json().body.toString('utf8')) as JsonObject;
 const v2Defs = v2['definitions'] as Record<string, JsonObject>;
 const root = JSON.parse(docs.v3Root().body.toString('utf8')) as {
@@ -102,7 +107,7 @@ describe('definitions', () => {
   });
 
   it('carry the patch and list markers of every field that has them, in both flavours', () => {
-    const defs = new DefinitionBuilder(schemas, registry);
+    const defs = new DefinitionBuilder(schemas, registry, Descriptions.none());
     let checked = 0;
     for (const type of defs.closure(registry.all().map((t) => t.messageType))) {
       const v2Props = props(v2Defs[definitionName(type)]);
