@@ -26,6 +26,14 @@ const REQUEST_LABELS = [
   'component',
 ];
 
+/** The names of the request families (all of them turned off: nothing is recorded per request). */
+export const REQUEST_METRIC_NAMES = [
+  'apiserver_request_total',
+  'apiserver_request_duration_seconds',
+  'apiserver_current_inflight_requests',
+  'apiserver_longrunning_requests',
+] as const;
+
 /** The request metric families of one server. */
 export interface RequestMetrics {
   readonly total: Counter;

@@ -6,8 +6,19 @@
 import type { FlowControl, FlowControlObserver, RejectReason } from '../flowcontrol/dispatcher.js';
 import type { MetricsRegistry } from './registry.js';
 
-/** Registers the APF families on `registry` and returns the observer that feeds them. */
-export function flowControlMetrics(registry: MetricsRegistry): FlowControlObserver {
+const FLOW_CONTROL_METRIC_NAMES = [
+  'apiserver_flowcontrol_dispatched_requests_total',
+  'apiserver_flowcontrol_rejected_requests_total',
+  'apiserver_flowcontrol_current_inqueue_requests',
+  'apiserver_flowcontrol_current_executing_requests',
+];
+
+/**
+ * Registers the APF families on `registry` and returns the observer that feeds them (undefined
+ * when all of them are turned off).
+ */
+export function flowControlMetrics(registry: MetricsRegistry): FlowControlObserver | undefined {
+  if (!FLOW_CONTROL_METRIC_NAMES.some((n) => registry.enabled(n))) return undefined;
   const dispatched = registry.counter(
     'apiserver_flowcontrol_dispatched_requests_total',
     'Number of requests executed by API Priority and Fairness subsystem',

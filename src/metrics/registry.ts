@@ -198,8 +198,21 @@ export class Histogram extends Labelled<HistogramSeries> {
 export class MetricsRegistry {
   readonly #families = new Map<string, Family>();
   readonly #collectors: Array<() => void | Promise<void>> = [];
+  readonly #disabled: ReadonlySet<string>;
 
+  /** `disabled`: names of families turned off (`--disabled-metrics`). */
+  constructor(disabled: Iterable<string> = []) {
+    this.#disabled = new Set(disabled);
+  }
+
+  /** False for a family turned off: its callers may skip the work of recording it. */
+  enabled(name: string): boolean {
+    return !this.#disabled.has(name);
+  }
+
+  /** A disabled family is still returned (updates go nowhere) but never served. */
   #add<F extends Family>(family: F): F {
+    if (!this.enabled(family.name)) return family;
     if (this.#families.has(family.name)) throw new Error(`metric ${family.name} is registered twice`);
     this.#families.set(family.name, family);
     return family;

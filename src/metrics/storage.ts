@@ -131,5 +131,5 @@ export function instrumentStore(
     );
     for (const [r, n] of counts) objects.set([r], n);
   });
-  return new TimedStore(store, histogram);
+  return registry.enabled(histogram.name) ? new TimedStore(store, histogram) : store;
 }

@@ -13,7 +13,7 @@ import { installDiscoveryRoutes } from '../http/discovery.js';
 import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { installMetricsRoute } from '../metrics/route.js';
-import { requestMetrics, requestRecorder } from '../metrics/apiserver.js';
+import { REQUEST_METRIC_NAMES, requestMetrics, requestRecorder } from '../metrics/apiserver.js';
 import { processMetrics } from '../metrics/process.js';
 import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
@@ -258,7 +258,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     compileOrigins(flagList('cors-allowed-origins')),
     hstsHeaderValue(flagList('strict-transport-security-directives')),
   );
-  const metrics = new MetricsRegistry();
+  const metrics = new MetricsRegistry(flagList('disabled-metrics'));
   const flowControl = buildFlowControl(options, metrics, isLongRunning, (m, e) => deps.log.error(m, e));
   // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
   const registry = new LayeredRegistry(deps.registry);
@@ -435,7 +435,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const authorization = authz.authorization ?? (audit.enabled ? allowAllAnnotationStep : undefined);
   installRequestPipeline(app, authn.authenticator, {
     auditInit: audit.init,
-    observe: requestRecorder(requestMetrics(metrics), isLongRunning),
+    ...(REQUEST_METRIC_NAMES.some((n) => metrics.enabled(n))
+      ? { observe: requestRecorder(requestMetrics(metrics), isLongRunning) }
+      : {}),
     ...(audit.enabled ? { audit: audit.step } : {}),
     flowControl: flowControl.step,
     impersonation: authz.impersonation,

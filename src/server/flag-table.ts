@@ -16,6 +16,7 @@ const API = 'API enablement';
 const ADMISSION = 'Admission';
 const MISC = 'Misc';
 const LOGS = 'Logs';
+const METRICS = 'Metrics';
 const CAPSTAN = 'Capstan';
 
 const later = { notImplemented: true } as const;
@@ -172,6 +173,9 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   // Logs
   { section: LOGS, name: 'v', shorthand: 'v', type: 'int', default: 0, usage: 'Number for the log level verbosity.', ...later },
   { section: LOGS, name: 'vmodule', type: 'stringSlice', default: [], usage: 'Comma-separated list of pattern=N settings for file-filtered logging.', ...later },
+
+  // Metrics
+  { section: METRICS, name: 'disabled-metrics', type: 'stringSlice', default: [], usage: 'Metric names (fully qualified, e.g. apiserver_request_total) to turn off: they are neither recorded nor served at /metrics. Turning off every request or flow-control family also takes its per-request recording off the request path.' },
 
   // Capstan
   { section: CAPSTAN, name: 'data-dir', type: 'string', default: '.capstan', usage: 'Directory for Capstan state: the embedded store (<data-dir>/store, used when --etcd-servers is empty) and the admin kubeconfig (<data-dir>/admin.kubeconfig). Relative to the working directory.' },

@@ -37,11 +37,12 @@ export function buildFlowControl(
     });
     return { step: limiter.admit, controllers: [], flowControl: undefined };
   }
+  const observer = flowControlMetrics(metrics);
   const flowControl = new FlowControl({
     serverConcurrencyLimit: options.maxRequestsInflight + options.maxMutatingRequestsInflight,
     queueWaitMs: Math.max(1, Math.floor(options.requestTimeoutMs / 4)),
     isLongRunning,
-    observer: flowControlMetrics(metrics),
+    ...(observer === undefined ? {} : { observer }),
   });
   flowControlLimitMetrics(metrics, flowControl);
   return {

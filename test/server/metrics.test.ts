@@ -142,3 +142,35 @@ describe('--max-requests-inflight', () => {
     expect(results.every((r) => r.status === 200)).toBe(true);
   });
 });
+
+describe('--disabled-metrics', () => {
+  it('neither records nor serves the named families; the others still count', async () => {
+    const off = await startTestServer({
+      args: [
+        '--disabled-metrics=apiserver_request_total,apiserver_request_duration_seconds,apiserver_current_inflight_requests,apiserver_longrunning_requests,etcd_request_duration_seconds,apiserver_flowcontrol_dispatched_requests_total',
+      ],
+    });
+    try {
+      const tls = adminTls(off.kubeconfigPath);
+      for (let i = 0; i < 3; i++)
+        expect((await adminFetch(`${off.url}/api/v1/namespaces/default/configmaps`, tls)).status).toBe(200);
+      const res = await adminFetch(`${off.url}/metrics`, tls);
+      expect(res.status).toBe(200);
+      const m = parsePrometheus(res.body);
+      for (const name of [
+        'apiserver_request',
+        'apiserver_request_duration_seconds',
+        'apiserver_current_inflight_requests',
+        'apiserver_longrunning_requests',
+        'etcd_request_duration_seconds',
+        'apiserver_flowcontrol_dispatched_requests',
+      ])
+        expect(m.has(name), name).toBe(false);
+      // Not named: still recorded (APF executed the three lists and the scrape).
+      expect(m.get('apiserver_flowcontrol_current_executing_requests')?.type).toBe('gauge');
+      expect(m.get('apiserver_storage_objects')?.type).toBe('gauge');
+    } finally {
+      await off.close();
+    }
+  });
+});
