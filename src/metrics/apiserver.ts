@@ -152,12 +152,12 @@ export function requestRecorder(
     return route;
   };
   return (request, reply) => {
-    const started = process.hrtime.bigint();
+    const started = performance.now();
     const route = routeOf(request, request.requestInfo, isLongRunning(request));
     route.live.value += 1;
     onClose(reply.raw, () => {
       route.live.value -= 1;
-      metrics.duration.observeChild(route.duration, Number(process.hrtime.bigint() - started) / 1e9);
+      metrics.duration.observeChild(route.duration, (performance.now() - started) / 1000);
       const code = reply.raw.statusCode;
       let total = route.totals.get(code);
       if (total === undefined) {
