@@ -8,10 +8,15 @@
  * delete of each created object. When only some verbs are named (`capstan bench get`), only
  * those are timed; without creates, 100 objects (or one per client, if more) are created
  * first, untimed.
+ *
+ * When the server runs on this machine, each timed loop also reports the server's CPU time per
+ * operation (`server CPU µs/op`, from /proc): on a small machine where client and server share
+ * the cores, it tells what a feature costs the server more steadily than throughput does.
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
 import { closedLoop, type LoopResult } from '../load.js';
+import { readProc } from '../proc.js';
 import { configMapBodies, JSON_TYPE } from '../objects.js';
 import type { Figures, Ratio, Row } from '../report.js';
 import { fmt } from '../stats.js';
@@ -61,6 +66,26 @@ async function rawShapes(ctx: ScenarioContext, clients: number): Promise<RawFigu
   return out;
 }
 
+/** A closed loop with the server's CPU time per operation (undefined when not local). */
+interface CrudLoop extends LoopResult {
+  readonly serverCpuUsPerOp?: number;
+}
+
+async function serverTimed(pid: number | undefined, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
+  const before = pid === undefined ? undefined : readProc(pid);
+  const r = await loop();
+  const after = pid === undefined ? undefined : readProc(pid);
+  if (before === undefined || after === undefined || r.latency.count === 0) return r;
+  return { ...r, serverCpuUsPerOp: ((after.cpuMs - before.cpuMs) * 1000) / r.latency.count };
+}
+
+function crudFigures(r: CrudLoop): Figures {
+  return {
+    ...loopFigures(r),
+    ...(r.serverCpuUsPerOp === undefined ? {} : { 'server CPU µs/op': r.serverCpuUsPerOp }),
+  };
+}
+
 /** Runs the four verbs for every client count. */
 export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
   const rows: Row[] = [];
@@ -92,33 +117,42 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       ctx.progress(`${[...ctx.verbs].join('/')}, ${clients} clients`);
       const verbs = ctx.verbs;
       // Without timed creates, a fixed set of objects for the other verbs (set-up, not measured).
-      const create = await closedLoop(
-        verbs.has('create') ? clients : 32,
-        verbs.has('create') ? budget : { maxOps: Math.max(FILL, clients) },
-        (n) => ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
+      const pid = ctx.serverPid;
+      const create = await serverTimed(pid, () =>
+        closedLoop(
+          verbs.has('create') ? clients : 32,
+          verbs.has('create') ? budget : { maxOps: Math.max(FILL, clients) },
+          (n) => ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) }),
+        ),
       );
       const created = create.latency.count;
       const pick = (n: number): number => (Math.imul(n, 2654435761) >>> 0) % created;
       const get = !verbs.has('get')
         ? undefined
-        : await closedLoop(clients, budget, (n) =>
-            ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
+        : await serverTimed(pid, () =>
+            closedLoop(clients, budget, (n) =>
+              ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
+            ),
           );
       let conflicts = 0;
       const update = !verbs.has('update')
         ? undefined
-        : await closedLoop(clients, budget, async (n) => {
-            const i = n % created;
-            const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
-              ...send,
-              body: bodies.body(name(i), n + 1),
-            });
-            if (res.status === 409) conflicts++;
-          });
+        : await serverTimed(pid, () =>
+            closedLoop(clients, budget, async (n) => {
+              const i = n % created;
+              const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
+                ...send,
+                body: bodies.body(name(i), n + 1),
+              });
+              if (res.status === 409) conflicts++;
+            }),
+          );
       const del = !verbs.has('delete')
         ? undefined
-        : await closedLoop(clients, { maxOps: created }, (n) =>
-            ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
+        : await serverTimed(pid, () =>
+            closedLoop(clients, { maxOps: created }, (n) =>
+              ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
+            ),
           );
       const rate = (verb: string, r: LoopResult | undefined): string =>
         r === undefined || !verbs.has(verb) ? '' : ` ${verb} ${fmt(r.opsPerSec)}/s`;
@@ -131,7 +165,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
         ...ratio(r, raw.levelPut, 'raw classic-level put'),
         ...ratio(r, raw.etcdPut, 'raw etcd3 put'),
       ];
-      const measured: [string, LoopResult | undefined, Figures, Ratio[]][] = [
+      const measured: [string, CrudLoop | undefined, Figures, Ratio[]][] = [
         ['create', create, {}, writeRatios(create)],
         [
           'get',
@@ -153,7 +187,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
             scenario,
             case: c,
             subject: ctx.subject,
-            figures: { ...loopFigures(r), ...extra },
+            figures: { ...crudFigures(r), ...extra },
             ...(ratios.length === 0 ? {} : { ratios }),
           });
       const rawRow = (scenario: string, subject: string, r: LoopResult | undefined): void => {
