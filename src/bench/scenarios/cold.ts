@@ -87,8 +87,11 @@ export async function coldScenario(ctx: ScenarioContext): Promise<Row[]> {
     ctx.progress(`cold: ${count(objects)} objects, ${count(history)} events of history`);
     await populate(ctx, ns, 'cm-', 0, objects);
     await updates(ctx, path, objects, history - objects);
-    const last = await ctx.client.expect('PUT', `${path}/cm-0`, 200, {
-      body: configMapBodies(JSON_TYPE, ctx.sizes.objectSize).body('cm-0', 1),
+    // A create, so that it is surely a write: an update that leaves cm-0 as it was would be a
+    // no-op answered with cm-0's older resourceVersion, and the watch probes would replay the
+    // history since then instead of timing one event.
+    const last = await ctx.client.expect('POST', path, 201, {
+      body: configMapBodies(JSON_TYPE, ctx.sizes.objectSize).body('history-end'),
     });
     const rv = RV.exec(last.body.toString('utf8'))?.[1] ?? '0';
     let probeNo = 0;
