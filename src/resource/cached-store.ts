@@ -15,7 +15,8 @@
  *   revision (410 when compacted): storage-pages.ts.
  * - watch: from a ready cache unless it cannot show that it reached the asked state in time;
  *   from storage otherwise (storage-watch.ts), also for a start before the revision the cache
- *   listed its state at (that history is in storage only).
+ *   listed its state at (that history is in storage only), and for a resumption from a
+ *   revision while the cache is still warming (it does not wait for the warm-up).
  * - writes ({@link CachedStore.guaranteedUpdate}): the first attempt starts from the cache's
  *   copy when it holds the object (kube's GuaranteedUpdate); the caller's compare on its mod
  *   revision catches a stale copy, and an attempt that fails or writes nothing on it runs again
@@ -304,7 +305,12 @@ export class CachedStore implements ObjectStore {
     type: ResourceType,
     plan: WatchPlan,
   ): Promise<{ readonly cache: TypeCache; readonly from: 'now' | bigint } | undefined> {
-    const cache = this.#ready(type) ?? (await this.#readied(type));
+    const ready = this.#ready(type);
+    // A resumption (events after N, no initial state) does not wait for a warming cache: the
+    // warm-up lists at the store's revision when it ends, which N is most likely below (that
+    // history is storage's), and storage serves any N it still holds at once.
+    if (ready === undefined && typeof plan.from === 'bigint' && !plan.initialEvents) return undefined;
+    const cache = ready ?? (await this.#readied(type));
     if (cache === undefined) return undefined;
     let from: 'now' | bigint = 'now';
     if (plan.from === 'latest') {

@@ -12,6 +12,7 @@ import { TypeCache } from '../../src/watchcache/type-cache.js';
 import { CachedStore } from '../../src/resource/cached-store.js';
 import { RACED, type StoredObject, type WriteOutcome } from '../../src/resource/object-store.js';
 import { Selection } from '../../src/resource/selection.js';
+import { JsonRepresentation } from '../../src/representation/json.js';
 import { countingGets, overriding } from '../support/store-wrappers.js';
 
 const KEY = '/configmaps/default/x';
@@ -191,5 +192,56 @@ describe('a cache still reading its state', () => {
 
   it('reads storage when the warm-up outlasts the freshness timeout', async () => {
     expect(await readDuringWarmUp(50, 500)).toBe('stored');
+  });
+});
+
+describe('a watch resuming from a revision while the cache warms up', () => {
+  it('is served by storage at once, without waiting for the warm-up', async () => {
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const warming = new TypeCache({
+      // The warm-up's read of the state waits for the gate, which opens only at the end.
+      store: overriding(cacheStore, {
+        range: async (...args) => {
+          await gate;
+          return cacheStore.range(...args);
+        },
+      }),
+      prefix: '/configmaps/',
+      window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
+      watcherCapacity: 100,
+      bookmarkIntervalMs: 60_000,
+    });
+    warming.start();
+    const store = new CachedStore({
+      store: storage,
+      caches: { for: () => warming },
+      freshnessTimeoutMs: 10_000,
+      bookmarkIntervalMs: 60_000,
+    });
+    const from = (await storage.create('/configmaps/default/mark', configMap('mark'))).revision;
+    const started = performance.now();
+    const stream = await store.watch(
+      type,
+      { prefix: '/configmaps/', selection: everything, span: { prefix: '/configmaps/' } },
+      { from, initialEvents: false, initialEventsEnd: false, bookmarks: false },
+      new JsonRepresentation(type),
+    );
+    try {
+      await storage.create('/configmaps/default/resumed', configMap('resumed'));
+      const frames = stream.frames()[Symbol.asyncIterator]();
+      const first = await frames.next();
+      // Well before the freshness timeout (10 s) a waiting watch would have spent.
+      expect(performance.now() - started).toBeLessThan(2000);
+      const ev = JSON.parse(Buffer.from(first.value as Uint8Array).toString('utf8')) as {
+        type: string;
+        object: { data: { v: string } };
+      };
+      expect([ev.type, ev.object.data.v]).toEqual(['ADDED', 'resumed']);
+    } finally {
+      stream.close();
+      release();
+      warming.close();
+    }
   });
 });
