@@ -6,73 +6,12 @@
  * to reach the store's revision and the request is allowed. Revocations are not waited for.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type {
-  CreateOptions,
-  DeleteOptions,
-  GetOptions,
-  GetResult,
-  KeySpan,
-  RangeOptions,
-  RangeResult,
-  Store,
-  TxnRequest,
-  UpdateOptions,
-  Watch,
-  WatchOptions,
-  WriteResult,
-} from '../../storage/interface.js';
+import type { Store } from '../../storage/interface.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
-import { PassThroughStore } from '../../storage/pass-through-store.js';
 import type { Attributes } from '../../src/authz/attributes.js';
 import { RbacAuthorizer } from '../../src/authz/rbac-authorizer.js';
 import { RbacIndex } from '../../src/authz/rbac-index.js';
-
-/** A store whose watches of `/clusterroles/` deliver nothing while the gate is shut. */
-class GatedStore extends PassThroughStore {
-  #gate: Promise<void> = Promise.resolve();
-  #open: () => void = () => undefined;
-
-  shut(): void {
-    this.#gate = new Promise((resolve) => (this.#open = resolve));
-  }
-  open(): void {
-    this.#open();
-  }
-
-  get(key: string, options?: GetOptions): Promise<GetResult> {
-    return this.inner.get(key, options);
-  }
-  range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
-    return this.inner.range(span, options);
-  }
-  create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    return this.inner.create(key, value, options);
-  }
-  update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    return this.inner.update(key, value, options);
-  }
-  delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    return this.inner.delete(key, options);
-  }
-  txn(request: TxnRequest): Promise<WriteResult> {
-    return this.inner.txn(request);
-  }
-  watch(span: KeySpan, options?: WatchOptions): Watch {
-    const inner = this.inner.watch(span, options);
-    if (!('prefix' in span) || span.prefix !== '/clusterroles/') return inner;
-    const gated = (): Promise<void> => this.#gate;
-    return {
-      requestProgress: () => inner.requestProgress(),
-      close: () => inner.close(),
-      async *[Symbol.asyncIterator]() {
-        for await (const ev of inner) {
-          await gated();
-          yield ev;
-        }
-      },
-    };
-  }
-}
+import { Gate, heldWatch, overriding } from '../support/store-wrappers.js';
 
 const json = (o: unknown): Uint8Array => new TextEncoder().encode(JSON.stringify(o));
 
@@ -96,13 +35,21 @@ afterEach(async () => {
   await store?.close();
 });
 
-async function setup(): Promise<{ gated: GatedStore; index: RbacIndex }> {
-  const gated = new GatedStore(await openMemoryStore());
-  store = gated;
+/** A store whose watches of `/clusterroles/` deliver nothing while `gate` is shut. */
+async function setup(): Promise<{ gated: Store; gate: Gate; index: RbacIndex }> {
+  const inner = await openMemoryStore();
+  const gate = new Gate();
+  const gated = overriding(inner, {
+    watch: (span, options) => {
+      const w = inner.watch(span, options);
+      return 'prefix' in span && span.prefix === '/clusterroles/' ? heldWatch(w, gate) : w;
+    },
+  });
+  store = inner;
   index = new RbacIndex(gated);
   index.start();
   expect(await index.waitSynced(5_000)).toBe(true);
-  return { gated, index };
+  return { gated, gate, index };
 }
 
 /** Writes a ClusterRole granting pods get and a binding of it to alice; returns when both are stored. */
@@ -134,8 +81,8 @@ async function bindingIndexed(i: RbacIndex): Promise<void> {
 
 describe('RBAC index freshness', () => {
   it('without catching up, a binding indexed before its ClusterRole denies (the race)', async () => {
-    const { gated, index: i } = await setup();
-    gated.shut();
+    const { gated, gate, index: i } = await setup();
+    gate.shut();
     await grant(gated);
     await bindingIndexed(i);
     const answer = await new RbacAuthorizer(i, { catchUpMs: 0 }).authorize(alice);
@@ -143,32 +90,32 @@ describe('RBAC index freshness', () => {
       decision: 'noOpinion',
       evaluationError: 'clusterrole.rbac.authorization.k8s.io "pod-reader" not found',
     });
-    gated.open();
+    gate.open();
   });
 
   it('a request after both writes returned waits for the index and is allowed', async () => {
-    const { gated, index: i } = await setup();
-    gated.shut();
+    const { gated, gate, index: i } = await setup();
+    gate.shut();
     await grant(gated);
     await bindingIndexed(i);
     const rbac = new RbacAuthorizer(i);
     const pending = rbac.authorize(alice);
     expect(pending).toBeInstanceOf(Promise);
-    setTimeout(() => gated.open(), 50);
+    setTimeout(() => gate.open(), 50);
     expect(await pending).toMatchObject({ decision: 'allow' });
     // Caught up: allowed at once, synchronously.
     expect(rbac.authorize(alice)).toMatchObject({ decision: 'allow' });
   });
 
   it('a denial stands after the wait bound when the index cannot catch up', async () => {
-    const { gated, index: i } = await setup();
-    gated.shut();
+    const { gated, gate, index: i } = await setup();
+    gate.shut();
     await grant(gated);
     await bindingIndexed(i);
     const started = Date.now();
     const answer = await new RbacAuthorizer(i, { catchUpMs: 100 }).authorize(alice);
     expect(answer.decision).toBe('noOpinion');
     expect(Date.now() - started).toBeGreaterThanOrEqual(90);
-    gated.open();
+    gate.open();
   });
 });
