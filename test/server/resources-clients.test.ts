@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import * as k8s from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  kubectlOutput,
   kubectlPath,
   runKubectl,
   startTestServer,
@@ -218,11 +219,8 @@ describe.skipIf(VERSIONS.length === 0).each(VERSIONS)('kubectl %s', (version) =>
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  async function kubectl(...args: string[]): Promise<string> {
-    const r = await runKubectl(version, args, server.kubeconfigPath, 30_000);
-    if (r.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${r.stderr}`);
-    return r.stdout;
-  }
+  const kubectl = (...args: string[]): Promise<string> =>
+    kubectlOutput(version, args, server.kubeconfigPath, 30_000);
   const v = version.replace('.', '-');
 
   it('create, get, label, scale, patch, delete --wait', async () => {
