@@ -11,6 +11,7 @@
  * discovery GET of `/apis/<group>/<version>` with 2xx (`FailedDiscoveryCheck`); then `Passed`.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import { transitionTime } from '../api/conditions.js';
 import { ApiError } from '../api/errors.js';
 import {
   decodeStored,
@@ -339,10 +340,7 @@ export class Aggregator {
       );
       const old = conditions.find((c) => c['type'] === 'Available');
       if (isCurrent(obj, a)) return;
-      const lastTransitionTime =
-        old !== undefined && old['status'] === a.status && typeof old['lastTransitionTime'] === 'string'
-          ? old['lastTransitionTime']
-          : rfc3339Seconds(ctx.now());
+      const lastTransitionTime = transitionTime(old, a.status, rfc3339Seconds(ctx.now()));
       const condition = {
         type: 'Available',
         status: a.status,

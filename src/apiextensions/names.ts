@@ -6,6 +6,7 @@
  * and report kube's reason (`PluralConflict`, `SingularConflict`, `ShortNamesConflict`,
  * `KindConflict`, `ListKindConflict`) with `"<name>" is already in use`.
  */
+import { transitionTime } from '../api/conditions.js';
 import type { CrdCondition, CrdNames, Definition } from './definition.js';
 
 /** The requested names with kube's defaults (singular: lower-case kind; listKind: kind + List). */
@@ -133,10 +134,7 @@ export function setCondition(conditions: CrdCondition[], cond: CrdCondition, now
   const next: CrdCondition = {
     type: cond.type,
     status: cond.status,
-    lastTransitionTime:
-      old !== undefined && old.status === cond.status && old.lastTransitionTime !== undefined
-        ? old.lastTransitionTime
-        : now,
+    lastTransitionTime: transitionTime(old, cond.status, now),
     ...(cond.reason === undefined ? {} : { reason: cond.reason }),
     ...(cond.message === undefined ? {} : { message: cond.message }),
   };
