@@ -104,14 +104,15 @@ export class BufferedBackend implements AuditBackend {
 
   /** Sends full batches (and, when `all`, the partial one at the end). */
   #drain(all: boolean): Promise<void> {
+    // A delegate that coalesces takes the whole queue at once when nothing paces batches:
+    // everything queued by the time a batch goes, including what queued during the last write.
+    const coalescing =
+      this.#delegate.coalesces === true && this.#throttle === undefined && !this.#config.asyncDelegate;
     const run = async (): Promise<void> => {
-      // A delegate that coalesces takes the whole queue at once when nothing paces batches.
-      const maxBatchSize =
-        this.#delegate.coalesces === true && this.#throttle === undefined && !this.#config.asyncDelegate
-          ? Math.max(this.#config.maxBatchSize, this.#queue.length)
-          : this.#config.maxBatchSize;
-      while (this.#queue.length >= maxBatchSize || (all && this.#queue.length > 0)) {
-        const batch = this.#queue.splice(0, maxBatchSize);
+      const batchSize = (): number =>
+        coalescing ? Math.max(this.#config.maxBatchSize, this.#queue.length) : this.#config.maxBatchSize;
+      while (this.#queue.length >= batchSize() || (all && this.#queue.length > 0)) {
+        const batch = this.#queue.splice(0, batchSize());
         const wait = this.#throttle?.take() ?? 0;
         if (wait > 0) await new Promise((r) => setTimeout(r, wait));
         this.#send(batch);
