@@ -14,9 +14,9 @@ export type LogFormat = 'json' | 'legacy';
 
 /** Where the lines go. */
 export interface LineSink {
-  write(data: string): void;
+  write(data: Buffer): void;
   /** Appends `data` without blocking the event loop (after every write issued before it). */
-  writeAsync?(data: string): Promise<void>;
+  writeAsync?(data: Buffer): Promise<void>;
   close(): void;
 }
 
@@ -61,10 +61,11 @@ export function logBackend(
     coalesces: true,
     processEvents(events) {
       if (closed) return false;
-      let text = '';
-      for (const ev of events) text += line(ev);
+      // Each line encoded on its own, then one copy: a batch built as one string is a deep rope
+      // that its byte count and its encoding each had to walk (about 1 µs more per event).
+      const data = Buffer.concat(events.map((ev) => Buffer.from(line(ev))));
       if (writeAsync !== undefined) {
-        const written = writeAsync(text).then(
+        const written = writeAsync(data).then(
           () => true,
           (err: unknown) => failed(events, err),
         );
@@ -72,7 +73,7 @@ export function logBackend(
         return written;
       }
       try {
-        sink.write(text);
+        sink.write(data);
         return true;
       } catch (err) {
         return failed(events, err);

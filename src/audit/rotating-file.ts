@@ -65,8 +65,8 @@ export class RotatingFile {
   }
 
   /** Appends `data` (rotating first when it would not fit); throws on failure. */
-  write(data: string): void {
-    const bytes = Buffer.byteLength(data);
+  write(data: Buffer): void {
+    const bytes = data.length;
     const max = this.#options.maxSizeBytes;
     if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
     if (this.#fd === undefined) this.#open();
@@ -76,10 +76,10 @@ export class RotatingFile {
   }
 
   /** {@link write} off the event loop; rejects on failure (later writes still run). */
-  writeAsync(data: string): Promise<void> {
+  writeAsync(data: Buffer): Promise<void> {
     const run = (): Promise<void> =>
       new Promise((resolve, reject) => {
-        const bytes = Buffer.byteLength(data);
+        const bytes = data.length;
         const max = this.#options.maxSizeBytes;
         if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
         if (this.#fd === undefined) this.#open();
