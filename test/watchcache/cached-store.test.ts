@@ -152,37 +152,55 @@ describe('guaranteedUpdate', () => {
   });
 });
 
+/**
+ * An object store over storage whose cache is warming: the warm-up's read of the state waits
+ * until `release` is called. Call `close` when done.
+ */
+function warmingStore(freshnessTimeoutMs: number): {
+  store: CachedStore;
+  release: () => void;
+  close: () => void;
+} {
+  let release = (): void => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const warming = new TypeCache({
+    store: overriding(cacheStore, {
+      range: async (...args) => {
+        await gate;
+        return cacheStore.range(...args);
+      },
+    }),
+    prefix: '/configmaps/',
+    window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
+    watcherCapacity: 100,
+    bookmarkIntervalMs: 60_000,
+  });
+  warming.start();
+  const store = new CachedStore({
+    store: storage,
+    caches: { for: () => warming },
+    freshnessTimeoutMs,
+    bookmarkIntervalMs: 60_000,
+  });
+  return {
+    store,
+    release,
+    close: () => {
+      release();
+      warming.close();
+    },
+  };
+}
+
 describe('a cache still reading its state', () => {
   async function readDuringWarmUp(timeoutMs: number, warmUpMs: number): Promise<unknown> {
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const warming = new TypeCache({
-      // The warm-up's read of the state waits for the gate.
-      store: overriding(cacheStore, {
-        range: async (...args) => {
-          await gate;
-          return cacheStore.range(...args);
-        },
-      }),
-      prefix: '/configmaps/',
-      window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
-      watcherCapacity: 100,
-      bookmarkIntervalMs: 60_000,
-    });
-    warming.start();
-    const store = new CachedStore({
-      store: storage,
-      caches: { for: () => warming },
-      freshnessTimeoutMs: timeoutMs,
-      bookmarkIntervalMs: 60_000,
-    });
+    const { store, release, close } = warmingStore(timeoutMs);
     try {
       const answer = store.item(type, KEY, 0n);
       setTimeout(release, warmUpMs);
       return (JSON.parse(String(await answer)) as { data: { v: string } }).data.v;
     } finally {
-      release();
-      warming.close();
+      close();
     }
   }
 
@@ -197,28 +215,8 @@ describe('a cache still reading its state', () => {
 
 describe('a watch resuming from a revision while the cache warms up', () => {
   it('is served by storage at once, without waiting for the warm-up', async () => {
-    let release = (): void => undefined;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    const warming = new TypeCache({
-      // The warm-up's read of the state waits for the gate, which opens only at the end.
-      store: overriding(cacheStore, {
-        range: async (...args) => {
-          await gate;
-          return cacheStore.range(...args);
-        },
-      }),
-      prefix: '/configmaps/',
-      window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
-      watcherCapacity: 100,
-      bookmarkIntervalMs: 60_000,
-    });
-    warming.start();
-    const store = new CachedStore({
-      store: storage,
-      caches: { for: () => warming },
-      freshnessTimeoutMs: 10_000,
-      bookmarkIntervalMs: 60_000,
-    });
+    // The warm-up is held until the end; a watch that waited for it would wait 10 s.
+    const { store, close } = warmingStore(10_000);
     const from = (await storage.create('/configmaps/default/mark', configMap('mark'))).revision;
     const started = performance.now();
     const stream = await store.watch(
@@ -240,8 +238,7 @@ describe('a watch resuming from a revision while the cache warms up', () => {
       expect([ev.type, ev.object.data.v]).toEqual(['ADDED', 'resumed']);
     } finally {
       stream.close();
-      release();
-      warming.close();
+      close();
     }
   });
 });
