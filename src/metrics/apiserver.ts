@@ -26,14 +26,6 @@ const REQUEST_LABELS = [
   'component',
 ];
 
-/** The names of the request families (all of them turned off: nothing is recorded per request). */
-export const REQUEST_METRIC_NAMES = [
-  'apiserver_request_total',
-  'apiserver_request_duration_seconds',
-  'apiserver_current_inflight_requests',
-  'apiserver_longrunning_requests',
-] as const;
-
 /** The request metric families of one server. */
 export interface RequestMetrics {
   readonly total: Counter;
@@ -43,7 +35,7 @@ export interface RequestMetrics {
 }
 
 /** Registers the request families on `registry`. */
-export function requestMetrics(registry: MetricsRegistry): RequestMetrics {
+function requestMetrics(registry: MetricsRegistry): RequestMetrics {
   return {
     total: registry.counter(
       'apiserver_request_total',
@@ -125,7 +117,7 @@ interface RouteSeries {
  * long-running (watches): they are in `apiserver_longrunning_requests`, not in flight. The
  * series of each kind of request are looked up once, by one key, and kept.
  */
-export function requestRecorder(
+function requestRecorder(
   metrics: RequestMetrics,
   isLongRunning: (request: FastifyRequest) => boolean,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
@@ -167,4 +159,16 @@ export function requestRecorder(
       total.value += 1;
     });
   };
+}
+
+/**
+ * The request recorder of a server (the pipeline's observe step) over its request families, or
+ * undefined when `--disabled-metrics` turned all of them off.
+ */
+export function requestObserver(
+  registry: MetricsRegistry,
+  isLongRunning: (request: FastifyRequest) => boolean,
+): ((request: FastifyRequest, reply: FastifyReply) => void) | undefined {
+  const metrics = requestMetrics(registry);
+  return registry.anyEnabled(Object.values(metrics)) ? requestRecorder(metrics, isLongRunning) : undefined;
 }

@@ -4,21 +4,13 @@
  * level's nominal concurrency limit.
  */
 import type { FlowControl, FlowControlObserver, RejectReason } from '../flowcontrol/dispatcher.js';
-import type { MetricsRegistry } from './registry.js';
-
-const FLOW_CONTROL_METRIC_NAMES = [
-  'apiserver_flowcontrol_dispatched_requests_total',
-  'apiserver_flowcontrol_rejected_requests_total',
-  'apiserver_flowcontrol_current_inqueue_requests',
-  'apiserver_flowcontrol_current_executing_requests',
-];
+import { keptByPair, type MetricsRegistry } from './registry.js';
 
 /**
  * Registers the APF families on `registry` and returns the observer that feeds them (undefined
  * when all of them are turned off).
  */
 export function flowControlMetrics(registry: MetricsRegistry): FlowControlObserver | undefined {
-  if (!FLOW_CONTROL_METRIC_NAMES.some((n) => registry.enabled(n))) return undefined;
   const dispatched = registry.counter(
     'apiserver_flowcontrol_dispatched_requests_total',
     'Number of requests executed by API Priority and Fairness subsystem',
@@ -39,25 +31,12 @@ export function flowControlMetrics(registry: MetricsRegistry): FlowControlObserv
     'Number of requests in initial (for a WATCH) or any (for a non-WATCH) execution stage in the API Priority and Fairness subsystem',
     ['priority_level', 'flow_schema'],
   );
+  if (!registry.anyEnabled([dispatched, rejected, inQueue, executing])) return undefined;
   // Every request dispatches and executes: their series are kept per level and schema.
-  interface Kept {
-    readonly dispatched: { value: number };
-    readonly executing: { value: number };
-  }
-  const kept = new Map<string, Map<string, Kept>>();
-  const seriesOf = (pl: string, fs: string): Kept => {
-    let bySchema = kept.get(pl);
-    if (bySchema === undefined) {
-      bySchema = new Map<string, Kept>();
-      kept.set(pl, bySchema);
-    }
-    let s = bySchema.get(fs);
-    if (s === undefined) {
-      s = { dispatched: dispatched.child([pl, fs]), executing: executing.child([pl, fs]) };
-      bySchema.set(fs, s);
-    }
-    return s;
-  };
+  const seriesOf = keptByPair((pl, fs) => ({
+    dispatched: dispatched.child([pl, fs]),
+    executing: executing.child([pl, fs]),
+  }));
   return {
     dispatched: (pl, fs) => {
       seriesOf(pl, fs).dispatched.value += 1;

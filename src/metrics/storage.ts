@@ -21,7 +21,7 @@ import type {
 } from '../../storage/interface.js';
 import { PassThroughStore } from '../../storage/pass-through-store.js';
 import { REQUEST_DURATION_BUCKETS } from './apiserver.js';
-import type { Histogram, HistogramSeries, MetricsRegistry } from './registry.js';
+import { keptByPair, type Histogram, type HistogramSeries, type MetricsRegistry } from './registry.js';
 
 /** The storage resource of a key under the prefix: `/configmaps/ns/x` → `configmaps`. */
 function typeOf(key: string): string {
@@ -52,25 +52,12 @@ export interface CountedResource {
  */
 class TimedStore extends PassThroughStore {
   readonly #histogram: Histogram;
-  readonly #series = new Map<string, Map<string, HistogramSeries>>();
+  readonly #seriesOf: (operation: string, type: string) => HistogramSeries;
 
   constructor(inner: Store, histogram: Histogram) {
     super(inner);
     this.#histogram = histogram;
-  }
-
-  #seriesOf(operation: string, type: string): HistogramSeries {
-    let byType = this.#series.get(operation);
-    if (byType === undefined) {
-      byType = new Map<string, HistogramSeries>();
-      this.#series.set(operation, byType);
-    }
-    let s = byType.get(type);
-    if (s === undefined) {
-      s = this.#histogram.child([operation, type]);
-      byType.set(type, s);
-    }
-    return s;
+    this.#seriesOf = keptByPair((operation, type) => histogram.child([operation, type]));
   }
 
   #time<T>(operation: string, key: string, call: Promise<T>): Promise<T> {

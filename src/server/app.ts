@@ -13,7 +13,7 @@ import { installDiscoveryRoutes } from '../http/discovery.js';
 import { installErrorHandler, MAX_REQUEST_BODY_BYTES } from '../http/error-handler.js';
 import { installHealthRoutes, type HealthFailureLog } from '../http/health.js';
 import { installMetricsRoute } from '../metrics/route.js';
-import { REQUEST_METRIC_NAMES, requestMetrics, requestRecorder } from '../metrics/apiserver.js';
+import { requestObserver } from '../metrics/apiserver.js';
 import { processMetrics } from '../metrics/process.js';
 import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
@@ -433,11 +433,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     await audit.shutdown();
   });
   const authorization = authz.authorization ?? (audit.enabled ? allowAllAnnotationStep : undefined);
+  const observe = requestObserver(metrics, isLongRunning);
   installRequestPipeline(app, authn.authenticator, {
     auditInit: audit.init,
-    ...(REQUEST_METRIC_NAMES.some((n) => metrics.enabled(n))
-      ? { observe: requestRecorder(requestMetrics(metrics), isLongRunning) }
-      : {}),
+    ...(observe === undefined ? {} : { observe }),
     ...(audit.enabled ? { audit: audit.step } : {}),
     flowControl: flowControl.step,
     impersonation: authz.impersonation,
