@@ -66,30 +66,31 @@ export class RotatingFile {
 
   /** Appends `data` (rotating first when it would not fit); throws on failure. */
   write(data: Buffer): void {
-    const bytes = data.length;
-    const max = this.#options.maxSizeBytes;
-    if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
-    if (this.#fd === undefined) this.#open();
-    if (max > 0 && this.#size + bytes > max) this.#rotate();
-    writeSync(this.#fd as number, data);
-    this.#size += bytes;
+    writeSync(this.#reserve(data.length), data);
   }
 
   /** {@link write} off the event loop; rejects on failure (later writes still run). */
   writeAsync(data: Buffer): Promise<void> {
     const run = (): Promise<void> =>
       new Promise((resolve, reject) => {
-        const bytes = data.length;
-        const max = this.#options.maxSizeBytes;
-        if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
-        if (this.#fd === undefined) this.#open();
-        if (max > 0 && this.#size + bytes > max) this.#rotate();
-        this.#size += bytes;
-        writeFd(this.#fd as number, data, (err) => (err === null ? resolve() : reject(err)));
+        writeFd(this.#reserve(data.length), data, (err) => (err === null ? resolve() : reject(err)));
       });
     const next = this.#tail.then(run, run);
     this.#tail = next.catch(() => undefined);
     return next;
+  }
+
+  /**
+   * The file descriptor to append `bytes` to, rotating first when they would not fit, with the
+   * bytes counted as written; throws for a write larger than the limit (as lumberjack does).
+   */
+  #reserve(bytes: number): number {
+    const max = this.#options.maxSizeBytes;
+    if (max > 0 && bytes > max) throw new Error(`write length ${bytes} exceeds maximum file size ${max}`);
+    if (this.#fd === undefined) this.#open();
+    if (max > 0 && this.#size + bytes > max) this.#rotate();
+    this.#size += bytes;
+    return this.#fd as number;
   }
 
   #rotate(): void {
