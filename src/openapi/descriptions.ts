@@ -20,6 +20,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { isJsonObject, type JsonObject } from '../api/object.js';
 import { findPackageRoot } from '../registry/schema.js';
 import { parseDescriptionYaml } from './description-yaml.js';
 
@@ -88,23 +89,24 @@ export function defaultDescriptionsDir(): string {
   return join(findPackageRoot(dirname(fileURLToPath(import.meta.url))), DESCRIPTIONS_DIR);
 }
 
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A `DESCRIPTIONS_INVALID` error about `file`. */
+function invalid(file: string, message: string, cause?: unknown): DescriptionsError {
+  return new DescriptionsError(
+    'DESCRIPTIONS_INVALID',
+    `${file}: ${message}`,
+    cause === undefined ? undefined : { cause },
+  );
 }
 
 function text(v: unknown, file: string, where: string): string {
-  if (typeof v !== 'string' || v.trim() === '')
-    throw new DescriptionsError('DESCRIPTIONS_INVALID', `${file}: ${where} must be a non-empty string`);
+  if (typeof v !== 'string' || v.trim() === '') throw invalid(file, `${where} must be a non-empty string`);
   return v.trim();
 }
 
-function onlyKeys(v: Record<string, unknown>, allowed: readonly string[], file: string, where: string): void {
+function onlyKeys(v: JsonObject, allowed: readonly string[], file: string, where: string): void {
   for (const k of Object.keys(v))
     if (!allowed.includes(k))
-      throw new DescriptionsError(
-        'DESCRIPTIONS_INVALID',
-        `${file}: ${where} has unknown key ${JSON.stringify(k)} (allowed: ${allowed.join(', ')})`,
-      );
+      throw invalid(file, `${where} has unknown key ${JSON.stringify(k)} (allowed: ${allowed.join(', ')})`);
 }
 
 const PACKAGE = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
@@ -122,47 +124,24 @@ export function parseDescriptionFile(source: string, file: string): Map<string, 
     doc = parseDescriptionYaml(source);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
-    throw new DescriptionsError('DESCRIPTIONS_INVALID', `${file}: not valid YAML: ${detail}`, { cause });
+    throw invalid(file, `not valid YAML: ${detail}`, cause);
   }
-  if (!isRecord(doc))
-    throw new DescriptionsError(
-      'DESCRIPTIONS_INVALID',
-      `${file}: expected a mapping with package and messages`,
-    );
+  if (!isJsonObject(doc)) throw invalid(file, `expected a mapping with package and messages`);
   onlyKeys(doc, ['package', 'messages'], file, 'the file');
   const pkg = text(doc['package'], file, 'package');
-  if (!PACKAGE.test(pkg))
-    throw new DescriptionsError(
-      'DESCRIPTIONS_INVALID',
-      `${file}: package ${JSON.stringify(pkg)} is not a proto package name`,
-    );
+  if (!PACKAGE.test(pkg)) throw invalid(file, `package ${JSON.stringify(pkg)} is not a proto package name`);
   const messages = doc['messages'];
-  if (!isRecord(messages))
-    throw new DescriptionsError(
-      'DESCRIPTIONS_INVALID',
-      `${file}: messages must be a mapping of message names`,
-    );
+  if (!isJsonObject(messages)) throw invalid(file, `messages must be a mapping of message names`);
   const out = new Map<string, MessageDescriptions>();
   for (const [name, entry] of Object.entries(messages)) {
     const where = `message ${name}`;
-    if (!MESSAGE.test(name))
-      throw new DescriptionsError(
-        'DESCRIPTIONS_INVALID',
-        `${file}: ${JSON.stringify(name)} is not a message name`,
-      );
-    if (!isRecord(entry))
-      throw new DescriptionsError(
-        'DESCRIPTIONS_INVALID',
-        `${file}: ${where} must be a mapping with description and fields`,
-      );
+    if (!MESSAGE.test(name)) throw invalid(file, `${JSON.stringify(name)} is not a message name`);
+    if (!isJsonObject(entry)) throw invalid(file, `${where} must be a mapping with description and fields`);
     onlyKeys(entry, ['description', 'fields'], file, where);
     const description = text(entry['description'], file, `${where} description`);
     const rawFields = entry['fields'];
-    if (!isRecord(rawFields))
-      throw new DescriptionsError(
-        'DESCRIPTIONS_INVALID',
-        `${file}: ${where} fields must be a mapping of JSON names (write "fields: {}" for none)`,
-      );
+    if (!isJsonObject(rawFields))
+      throw invalid(file, `${where} fields must be a mapping of JSON names (write "fields: {}" for none)`);
     const fields = new Map<string, string>();
     for (const [jsonName, value] of Object.entries(rawFields))
       fields.set(jsonName, text(value, file, `${where} field ${jsonName}`));
