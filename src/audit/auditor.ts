@@ -105,7 +105,7 @@ export class Auditor {
     const incoming = request.headers[AUDIT_ID];
     const id = typeof incoming === 'string' && incoming !== '' ? incoming : randomUUID();
     // On the raw response, so that hijacked replies (watches) carry it too.
-    reply.raw.setHeader('Audit-ID', id);
+    reply.raw.setHeader(AUDIT_ID, id);
   };
 
   /** The pipeline's audit slot (install only when {@link enabled}). */
@@ -209,7 +209,7 @@ export class Auditor {
   }
 
   #auditId(reply: FastifyReply): string {
-    const h = reply.raw.getHeader('Audit-ID');
+    const h = reply.raw.getHeader(AUDIT_ID);
     return typeof h === 'string' ? h : randomUUID();
   }
 

@@ -30,6 +30,12 @@ import { levelOf, matchingOrder, nominalLimits, schemaOf, type Level, type Schem
 import { classify, flowDistinguisher } from './match.js';
 import { QueueSet } from './queue-set.js';
 
+// Header names are case-insensitive; in lower case, Node's HTTP/2 layer copies neither name on
+// every response when it lower-cases them.
+const FLOW_SCHEMA_HEADER = 'x-kubernetes-pf-flowschema-uid';
+const PRIORITY_LEVEL_HEADER = 'x-kubernetes-pf-prioritylevel-uid';
+const NOTHING = (): void => {};
+
 /** The 429 kube answers when a request is refused for overload. */
 export function tooManyRequests(): ApiError {
   return new ApiError('TooManyRequests', 'Too many requests, please try again later.', {
@@ -137,8 +143,8 @@ export class FlowControl {
     const schema = classify(this.#schemas, user, info) ?? this.#catchAll;
     const state = this.#levels.get(schema.priorityLevel) as LevelState;
     // On the raw response: watches write their head themselves, and get the headers too.
-    reply.raw.setHeader('X-Kubernetes-PF-FlowSchema-UID', schema.uid);
-    reply.raw.setHeader('X-Kubernetes-PF-PriorityLevel-UID', state.level.uid);
+    reply.raw.setHeader(FLOW_SCHEMA_HEADER, schema.uid);
+    reply.raw.setHeader(PRIORITY_LEVEL_HEADER, state.level.uid);
     if (this.#o.isLongRunning(request)) return;
     const pl = state.level.name;
     const fs = schema.name;
@@ -146,7 +152,7 @@ export class FlowControl {
     const seats = state.seats;
     if (seats === undefined) {
       observer?.dispatched(pl, fs);
-      this.#executing(reply, pl, fs, () => {});
+      this.#executing(reply, pl, fs, NOTHING);
       return;
     }
     const admission = seats.admit(`${fs}/${flowDistinguisher(schema, user, info)}`, this.#o.queueWaitMs);

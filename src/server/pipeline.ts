@@ -12,10 +12,9 @@
  * `observe` (metrics) sees every request that has request info, rejected ones included; it must
  * not throw or wait.
  *
- * Request info and authentication (src/authn/) are filled; `deadline` is src/server/deadline.ts;
- * the others are named slots that later issues fill (audit and
- * flow control usually add their own onResponse hooks as well). Fastify runs hooks in
- * registration order, so installing the slots here, in order, fixes the order for good.
+ * Request info and authentication (src/authn/) are filled here; the slots after them are given
+ * by the server (src/server/app.ts) and run one after another in a single onRequest hook, in
+ * {@link SLOT_ORDER}. A step that throws or rejects ends the pipeline with its error.
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import { badRequest } from '../api/errors.js';
@@ -89,24 +88,31 @@ export function installRequestPipeline(
     );
   });
 
-  for (const name of SLOT_ORDER) {
-    const step = slots[name];
-    if (step === undefined) continue;
-    // Callback style: a step that answers synchronously costs no promise.
-    app.addHook('onRequest', (request, reply, done) => {
-      let pending: void | Promise<void>;
-      try {
-        pending = step(request, reply);
-      } catch (err) {
-        done(err as Error);
-        return;
+  // One hook runs every slot in order: each fastify hook costs its own iteration on every
+  // request. Callback style: steps that answer synchronously cost no promise.
+  const steps = SLOT_ORDER.flatMap((name) => (slots[name] === undefined ? [] : [slots[name]]));
+  if (steps.length === 0) return;
+  app.addHook('onRequest', (request, reply, done) => {
+    const from = (i: number): void => {
+      for (; i < steps.length; i++) {
+        let pending: void | Promise<void>;
+        try {
+          pending = (steps[i] as PipelineStep)(request, reply);
+        } catch (err) {
+          done(err as Error);
+          return;
+        }
+        if (pending instanceof Promise) {
+          const next = i + 1;
+          pending.then(
+            () => from(next),
+            (err: unknown) => done(err as Error),
+          );
+          return;
+        }
       }
-      if (pending instanceof Promise)
-        pending.then(
-          () => done(),
-          (err: unknown) => done(err as Error),
-        );
-      else done();
-    });
-  }
+      done();
+    };
+    from(0);
+  });
 }
