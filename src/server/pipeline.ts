@@ -1,5 +1,5 @@
 /**
- * The request pipeline: the onRequest hooks every request passes before its route handler, in
+ * The request pipeline: the onRequest hook every request passes before its route handler, in
  * the fixed order of the architecture:
  *
  * ```
@@ -13,8 +13,9 @@
  * not throw or wait.
  *
  * Request info and authentication (src/authn/) are filled here; the slots after them are given
- * by the server (src/server/app.ts) and run one after another in a single onRequest hook, in
- * {@link SLOT_ORDER}. A step that throws or rejects ends the pipeline with its error.
+ * by the server (src/server/app.ts). All of it runs in a single onRequest hook, authentication
+ * and then the slots in {@link SLOT_ORDER}, one after another; a step that throws or rejects
+ * ends the pipeline with its error.
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import { badRequest } from '../api/errors.js';
@@ -51,47 +52,27 @@ export function installRequestPipeline(
   app.decorateRequest('user', null as never);
   app.decorateRequest('auditAnnotations', null);
 
-  const auditInit = slots.auditInit;
-  app.addHook('onRequest', (request, reply, done) => {
-    auditInit?.(request, reply);
-    const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);
-    if (info === undefined) {
-      done(badRequest(`malformed request path ${JSON.stringify(request.url.split('?')[0])}`));
-      return;
-    }
-    request.requestInfo = info;
-    slots.observe?.(request, reply);
-    done();
-  });
-
-  // Certificate, proxy and cached-token requests are decided synchronously (no promise); only a
-  // token the cache does not know waits for its authenticators.
-  app.addHook('onRequest', (request, _reply, done) => {
-    let outcome;
-    try {
-      outcome = authenticator.authenticate(request);
-    } catch (err) {
-      done(err as Error);
-      return;
-    }
+  // Authentication is the first step. Certificate, proxy and cached-token requests are decided
+  // synchronously (no promise); only a token the cache does not know waits for its authenticators.
+  const authenticate: PipelineStep = (request) => {
+    const outcome = authenticator.authenticate(request);
     if (!(outcome instanceof Promise)) {
       request.user = outcome;
-      done();
-      return;
+      return undefined;
     }
-    outcome.then(
-      (user) => {
-        request.user = user;
-        done();
-      },
-      (err: unknown) => done(err as Error),
-    );
-  });
+    return outcome.then((user) => {
+      request.user = user;
+    });
+  };
+  const steps: PipelineStep[] = [authenticate];
+  for (const name of SLOT_ORDER) {
+    const step = slots[name];
+    if (step !== undefined) steps.push(step);
+  }
+  const { auditInit, observe } = slots;
 
-  // One hook runs every slot in order: each fastify hook costs its own iteration on every
+  // One hook for the whole pipeline: fastify's hook runner costs its own turn per hook on every
   // request. Callback style: steps that answer synchronously cost no promise.
-  const steps = SLOT_ORDER.flatMap((name) => (slots[name] === undefined ? [] : [slots[name]]));
-  if (steps.length === 0) return;
   app.addHook('onRequest', (request, reply, done) => {
     const from = (i: number): void => {
       for (; i < steps.length; i++) {
@@ -113,6 +94,14 @@ export function installRequestPipeline(
       }
       done();
     };
+    auditInit?.(request, reply);
+    const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);
+    if (info === undefined) {
+      done(badRequest(`malformed request path ${JSON.stringify(request.url.split('?')[0])}`));
+      return;
+    }
+    request.requestInfo = info;
+    observe?.(request, reply);
     from(0);
   });
 }
