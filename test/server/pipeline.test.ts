@@ -13,7 +13,7 @@ import {
 // step used to guarantee: order, waiting for a step's promise, and stopping at the first error.
 
 const authenticator = {
-  authenticate: () => ({ username: 'alice', groups: ['system:authenticated'] }),
+  authenticate: () => ({ name: 'alice', uid: '', groups: ['system:authenticated'], extra: {} }),
 } as unknown as RequestAuthenticator;
 
 let app: FastifyInstance | undefined;
@@ -93,7 +93,7 @@ describe('request pipeline slots', () => {
     const seen: string[] = [];
     await get(
       await serve({
-        authorization: (request) => void seen.push(`${request.user.username} ${request.requestInfo.verb}`),
+        authorization: (request) => void seen.push(`${request.user.name} ${request.requestInfo.verb}`),
       }),
     );
     expect(seen).toEqual(['alice get']);
