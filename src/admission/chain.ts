@@ -16,15 +16,19 @@ export class AdmissionChain {
     this.#validating = plugins.filter((p) => p.validate !== undefined);
   }
 
-  /** True when some mutating plugin handles `attrs` (the handler defaults before it admits then). */
-  mutates(attrs: AdmissionAttributes): boolean {
-    return this.#mutating.some((p) => p.handles(attrs));
-  }
-
-  /** Runs the mutating phase: each handling plugin's `admit`, in order. @throws ApiError */
-  async admit(attrs: AdmissionAttributes): Promise<void> {
+  /**
+   * Runs the mutating phase: each handling plugin's `admit`, in order, each plugin asked once
+   * whether it handles `attrs`. `prepare` runs once, before the first handling plugin admits
+   * (the handler defaults the object then, as kube's plugins see the decoded, defaulted object).
+   * @throws ApiError
+   */
+  async admit(attrs: AdmissionAttributes, prepare?: () => void): Promise<void> {
+    let pending = prepare;
     for (const plugin of this.#mutating) {
-      if (plugin.handles(attrs)) await plugin.admit?.(attrs);
+      if (!plugin.handles(attrs)) continue;
+      pending?.();
+      pending = undefined;
+      await plugin.admit?.(attrs);
     }
   }
 

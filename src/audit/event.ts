@@ -103,49 +103,50 @@ function str(s: string): string {
 }
 
 /**
- * Writes events as `json`-format lines, byte for byte what `JSON.stringify(event)` writes, at
- * about a third of its cost: the event's shape is known, most of its strings need no escaping,
- * and a user's JSON (the largest part of a Metadata event) is kept per user object, which
- * authentication shares across the requests of a connection. One per log backend.
+ * Where an audit user keeps its JSON text once a line has written it: a symbol key, set
+ * non-enumerable, so that neither JSON nor object comparisons see it.
  */
-export class JsonLines {
-  readonly #users = new WeakMap<AuditUser, string>();
+const USER_JSON = Symbol('auditUserJson');
 
-  #user(u: AuditUser): string {
-    let json = this.#users.get(u);
-    if (json === undefined) {
-      json = JSON.stringify(u);
-      this.#users.set(u, json);
-    }
-    return json;
-  }
+/** `u`'s JSON text, made once per user object (the auditor shares one across requests). */
+function userJson(u: AuditUser): string {
+  const kept = (u as { readonly [USER_JSON]?: string })[USER_JSON];
+  if (kept !== undefined) return kept;
+  const json = JSON.stringify(u);
+  Object.defineProperty(u, USER_JSON, { value: json });
+  return json;
+}
 
-  /** One `json`-format line (with its newline). */
-  line(ev: AuditEvent): string {
-    let s =
-      `{"kind":"Event","apiVersion":${str(ev.apiVersion)},"level":"${ev.level}","auditID":${str(ev.auditID)}` +
-      `,"stage":"${ev.stage}","requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${this.#user(ev.user)}`;
-    if (ev.impersonatedUser !== undefined) s += `,"impersonatedUser":${JSON.stringify(ev.impersonatedUser)}`;
-    if (ev.sourceIPs !== undefined) {
-      let ips = '';
-      for (const ip of ev.sourceIPs) ips += ips === '' ? str(ip) : `,${str(ip)}`;
-      s += `,"sourceIPs":[${ips}]`;
-    }
-    if (ev.userAgent !== undefined) s += `,"userAgent":${str(ev.userAgent)}`;
-    const ref = ev.objectRef;
-    if (ref !== undefined) {
-      let o = '';
-      for (const [k, v] of Object.entries(ref) as [string, string | undefined][])
-        if (v !== undefined) o += `${o === '' ? '' : ','}${str(k)}:${str(v)}`;
-      s += `,"objectRef":{${o}}`;
-    }
-    if (ev.responseStatus !== undefined) s += `,"responseStatus":${JSON.stringify(ev.responseStatus)}`;
-    if (ev.requestObject !== undefined) s += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
-    if (ev.responseObject !== undefined) s += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
-    s += `,"requestReceivedTimestamp":${str(ev.requestReceivedTimestamp)},"stageTimestamp":${str(ev.stageTimestamp)}`;
-    if (ev.annotations !== undefined) s += `,"annotations":${JSON.stringify(ev.annotations)}`;
-    return `${s}}\n`;
+/**
+ * One `json`-format line (with its newline): byte for byte what `JSON.stringify(event)` writes,
+ * at about a third of its cost: the event's shape is known, most of its strings need no
+ * escaping, and a user's JSON (the largest part of a Metadata event) is made once per user
+ * object, which the auditor shares across the requests of one authenticated user.
+ */
+export function jsonLine(ev: AuditEvent): string {
+  let s =
+    `{"kind":"Event","apiVersion":${str(ev.apiVersion)},"level":"${ev.level}","auditID":${str(ev.auditID)}` +
+    `,"stage":"${ev.stage}","requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${userJson(ev.user)}`;
+  if (ev.impersonatedUser !== undefined) s += `,"impersonatedUser":${JSON.stringify(ev.impersonatedUser)}`;
+  if (ev.sourceIPs !== undefined) {
+    let ips = '';
+    for (const ip of ev.sourceIPs) ips += ips === '' ? str(ip) : `,${str(ip)}`;
+    s += `,"sourceIPs":[${ips}]`;
   }
+  if (ev.userAgent !== undefined) s += `,"userAgent":${str(ev.userAgent)}`;
+  const ref = ev.objectRef;
+  if (ref !== undefined) {
+    let o = '';
+    for (const [k, v] of Object.entries(ref) as [string, string | undefined][])
+      if (v !== undefined) o += `${o === '' ? '' : ','}${str(k)}:${str(v)}`;
+    s += `,"objectRef":{${o}}`;
+  }
+  if (ev.responseStatus !== undefined) s += `,"responseStatus":${JSON.stringify(ev.responseStatus)}`;
+  if (ev.requestObject !== undefined) s += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
+  if (ev.responseObject !== undefined) s += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
+  s += `,"requestReceivedTimestamp":${str(ev.requestReceivedTimestamp)},"stageTimestamp":${str(ev.stageTimestamp)}`;
+  if (ev.annotations !== undefined) s += `,"annotations":${JSON.stringify(ev.annotations)}`;
+  return `${s}}\n`;
 }
 
 function quoteList(list: readonly string[]): string {

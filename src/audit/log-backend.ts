@@ -6,7 +6,7 @@
  * file write runs on libuv's thread pool while the event loop serves requests.
  */
 import type { AuditBackend, PluginErrorLog } from './backend.js';
-import { JsonLines, legacyLine, type AuditEvent } from './event.js';
+import { jsonLine, legacyLine, type AuditEvent } from './event.js';
 import { RotatingFile, type RotationOptions } from './rotating-file.js';
 
 /** `--audit-log-format`. */
@@ -89,9 +89,7 @@ export function logBackend(
 }
 
 function lineFormat(format: LogFormat): (ev: AuditEvent) => string {
-  if (format === 'legacy') return legacyLine;
-  const json = new JsonLines();
-  return (ev) => json.line(ev);
+  return format === 'legacy' ? legacyLine : jsonLine;
 }
 
 /** Test and documentation helper: the lines of `events` as the backend writes them. */

@@ -46,7 +46,8 @@ export type PeerCache = WeakMap<object, string>;
 
 /**
  * Audit users cached per authenticated user object (authentication shares one across the
- * requests of a connection), so that the log keeps one JSON text per user. One per auditor.
+ * requests of a connection), so that each is built once and its JSON text, which the `json` log
+ * format keeps on it (src/audit/event.ts), is made once. One per auditor.
  */
 export type UserCache = WeakMap<UserInfo, AuditUser>;
 

@@ -28,7 +28,6 @@ interface Csr extends KubeObject {
   status?: { conditions?: Condition[] | null; certificate?: string };
 }
 
-const decoder = new TextDecoder();
 const QUALIFIED = { resource: 'certificatesigningrequests', group: 'certificates.k8s.io' };
 
 /** The approval endpoint; `chain` decides the `approve` verb on signers. */
@@ -41,15 +40,11 @@ export function approvalEndpoint(chain: AuthorizerChain): CustomEndpoint {
       const { kv } = await ctx.store.get(key);
       if (kv === undefined) throw notFound({ ...QUALIFIED, name });
       if (method === 'GET') return { code: 200, body: withResourceVersion(kv.value, kv.modRevision) };
-      const stored = JSON.parse(decoder.decode(kv.value)) as Csr;
+      // Patches apply to a copy; the stored object stays as read.
+      const stored = decodeStored(kv.value, kv.modRevision) as Csr;
       const given = (
         method === 'PATCH'
-          ? applyPatch(
-              ctx,
-              target.type.messageType,
-              decodeStored(kv.value, kv.modRevision),
-              body as PatchBody,
-            )
+          ? applyPatch(ctx, target.type.messageType, stored, body as PatchBody)
           : (body ?? {})
       ) as Csr;
       const rv = given.metadata?.resourceVersion;

@@ -77,11 +77,8 @@ export async function createObject(
     oldObject: undefined,
     requester: write,
   });
-  if (ctx.admission.mutates(admission)) {
-    // kube's plugins see the decoded object, which decoding has defaulted.
-    strategy.default(obj);
-    await ctx.admission.admit(admission);
-  }
+  // kube's plugins see the decoded object, which decoding has defaulted.
+  await ctx.admission.admit(admission, () => strategy.default(obj));
   const template = generate ? cloneJson(obj) : obj;
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;

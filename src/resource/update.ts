@@ -168,10 +168,7 @@ async function buildNext(
     oldObject: current,
     requester: write,
   });
-  if (ctx.admission.mutates(admission)) {
-    strategy.default(next);
-    await ctx.admission.admit(admission);
-  }
+  await ctx.admission.admit(admission, () => strategy.default(next));
   const prepared =
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
   if (plan.applied !== true) ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());

@@ -6,7 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonLines, sortedMap, type AuditEvent, type AuditUser } from '../../src/audit/event.js';
+import { jsonLine, sortedMap, type AuditEvent, type AuditUser } from '../../src/audit/event.js';
 
 const text = fc.oneof(
   fc.string(),
@@ -64,19 +64,17 @@ const event = (u: fc.Arbitrary<AuditUser>): fc.Arbitrary<AuditEvent> =>
       return ev as unknown as AuditEvent;
     });
 
-describe('JsonLines', () => {
+describe('jsonLine', () => {
   it('writes what JSON.stringify writes', () => {
-    const lines = new JsonLines();
     fc.assert(
       fc.property(event(user), (ev) => {
-        expect(lines.line(ev)).toBe(`${JSON.stringify(ev)}\n`);
+        expect(jsonLine(ev)).toBe(`${JSON.stringify(ev)}\n`);
       }),
       { numRuns: 500 },
     );
   });
 
   it('keeps a shared user right across events', () => {
-    const lines = new JsonLines();
     fc.assert(
       fc.property(
         user,
@@ -84,7 +82,7 @@ describe('JsonLines', () => {
         (u, evs) => {
           for (const ev of evs) {
             const withUser = { ...ev, user: u };
-            expect(lines.line(withUser)).toBe(`${JSON.stringify(withUser)}\n`);
+            expect(jsonLine(withUser)).toBe(`${JSON.stringify(withUser)}\n`);
           }
         },
       ),
