@@ -8,7 +8,10 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findCapstanPackage } from '../registry/package-root.js';
 
-/** File name of the bundled build's entry; every chunk of the bundle sits beside it. */
+/** The bundled build's directory, relative to the package root (tools/bundle.ts writes it). */
+export const BUNDLE_DIR = join('dist', 'bundle');
+
+/** File name of the bundled build's entry in {@link BUNDLE_DIR}; every chunk of the bundle sits beside it. */
 export const BUNDLE_ENTRY = 'capstan.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
@@ -35,6 +38,6 @@ function cliEntryPath(): string {
  */
 export function fastestCliEntryPath(): string {
   const root = findCapstanPackage(HERE)?.root;
-  const bundled = root === undefined ? undefined : join(root, 'dist', 'bundle', BUNDLE_ENTRY);
+  const bundled = root === undefined ? undefined : join(root, BUNDLE_DIR, BUNDLE_ENTRY);
   return bundled !== undefined && existsSync(bundled) ? bundled : cliEntryPath();
 }
