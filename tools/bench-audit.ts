@@ -13,6 +13,7 @@ import { connect, type ClientHttp2Session } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openMemoryStore } from '../storage/mvcc/index.js';
+import { median } from '../src/bench/stats.js';
 import { ServerLog } from '../src/server/log.js';
 import { parseServerArgs, type ServerOptions } from '../src/server/options.js';
 import { startServer, type RunningServer } from '../src/server/server.js';
@@ -92,11 +93,6 @@ async function phase(
   );
   const cpu = process.cpuUsage(cpu0);
   return { ops: ops / SECONDS, cpuUs: (cpu.user + cpu.system) / Math.max(1, ops) };
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? 0;
 }
 
 async function main(): Promise<void> {

@@ -26,11 +26,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build, type Plugin } from 'esbuild';
 import { CODE_CACHE_WRITE_ENV } from '../src/cli/code-cache.js';
-import { BUNDLE_ENTRY } from '../src/server/package-version.js';
+import { BUNDLE_DIR, BUNDLE_ENTRY } from '../src/server/package-version.js';
 
 /** The package root (this file is `dist/tools/bundle.js`). */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
-const OUT_DIR = join(ROOT, 'dist', 'bundle');
+const OUT_DIR = join(ROOT, BUNDLE_DIR);
 const BUNDLE = join(OUT_DIR, 'capstan.cjs');
 const ENTRY = join(OUT_DIR, BUNDLE_ENTRY);
 const CACHE = join(OUT_DIR, 'capstan.cjs.cache');

@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
-import { fmt, msSince, percentile } from '../src/bench/stats.js';
+import { fmt, median, msSince } from '../src/bench/stats.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 
@@ -146,7 +146,7 @@ async function main(): Promise<void> {
   const starts = results.map((r) => r.startMs);
   const last = results[results.length - 1];
   console.log(
-    `start to first successful request (fresh data dir): median ${fmt(percentile(starts, 50))} ms over ${runs} runs (${starts.map(fmt).join(', ')})`,
+    `start to first successful request (fresh data dir): median ${fmt(median(starts))} ms over ${runs} runs (${starts.map(fmt).join(', ')})`,
   );
   console.log(`idle RSS: ${results.map((r) => fmt(r.idleRssMiB)).join(', ')} MiB`);
   if (last?.loadedRssMiB !== undefined)

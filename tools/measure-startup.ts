@@ -29,7 +29,7 @@ import { readProc } from '../src/bench/proc.js';
 import { spawnServer } from '../src/bench/server-process.js';
 import { median } from '../src/bench/stats.js';
 import { writeEnvtestAssets } from '../src/envtest/assets.js';
-import { BUNDLE_ENTRY } from '../src/server/package-version.js';
+import { BUNDLE_DIR, BUNDLE_ENTRY } from '../src/server/package-version.js';
 
 const run = promisify(execFile);
 const ROOT = resolve(fileURLToPath(import.meta.url), '..', '..', '..');
@@ -93,7 +93,7 @@ function parseArgs(argv: readonly string[]): Args {
   if (out.builds.length === 0)
     out.builds = [
       { label: 'tsc build', main: join(ROOT, 'dist', 'src', 'cli', 'main.js') },
-      { label: 'bundle', main: join(ROOT, 'dist', 'bundle', BUNDLE_ENTRY) },
+      { label: 'bundle', main: join(ROOT, BUNDLE_DIR, BUNDLE_ENTRY) },
     ];
   for (const b of out.builds)
     if (!existsSync(b.main)) throw new Error(`${b.main} does not exist (npm run build)`);

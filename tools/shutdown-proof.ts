@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import { openMemoryStore } from '../storage/mvcc/index.js';
+import { summarize } from '../src/bench/stats.js';
 import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
 import { ServerLog } from '../src/server/log.js';
 import { parseServerArgs } from '../src/server/options.js';
@@ -166,11 +167,9 @@ async function main(): Promise<void> {
   } finally {
     await rm(certDir, { recursive: true, force: true });
   }
-  times.sort((a, b) => a - b);
-  const at = (q: number): string =>
-    (times[Math.min(times.length - 1, Math.floor(q * times.length))] ?? 0).toFixed(0);
+  const t = summarize(times);
   console.log(
-    `${stops} stops, grace ${grace}: p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms; over the grace period or stuck: ${failures}`,
+    `${stops} stops, grace ${grace}: p50 ${t.p50.toFixed(0)} ms, p99 ${t.p99.toFixed(0)} ms, max ${t.max.toFixed(0)} ms; over the grace period or stuck: ${failures}`,
   );
   if (failures > 0) process.exitCode = 1;
 }

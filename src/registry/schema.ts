@@ -7,9 +7,10 @@
  * letting tsc type a ~1 MB literal would slow every build. {@link loadSchemas} finds it from
  * the package root, so the same code works from `src/` under vitest and from `dist/`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findCapstanPackage } from './package-root.js';
 
 /** Path of the generated schema file, relative to the package root. */
 export const SCHEMA_FILE = 'src/registry/generated/schemas.json';
@@ -393,17 +394,13 @@ export function elementType(field: FieldSchema): string {
 }
 
 /**
- * The nearest directory at or above `from` holding a `package.json`.
+ * The root of Capstan's package at or above the directory `from` ({@link findCapstanPackage}).
  * @throws SchemaError `SCHEMA_NOT_FOUND` when there is none up to the filesystem root.
  */
 export function findPackageRoot(from: string): string {
-  let dir = from;
-  for (;;) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    const parent = dirname(dir);
-    if (parent === dir) throw new SchemaError('SCHEMA_NOT_FOUND', `no package.json above ${from}`);
-    dir = parent;
-  }
+  const found = findCapstanPackage(from);
+  if (found === undefined) throw new SchemaError('SCHEMA_NOT_FOUND', `no Capstan package.json above ${from}`);
+  return found.root;
 }
 
 /** Absolute path of the generated schema file of this package. */

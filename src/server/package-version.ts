@@ -1,41 +1,24 @@
 /**
- * Where the running build of Capstan is: its package root (Capstan's own package.json, found by
- * walking up from this module, so it works from `dist/src/server` (the tsc build), from
- * `dist/bundle` (the bundled build) and from `src/server` (tests run the sources)), its version,
- * and the CLI entry a process of the same build runs.
+ * Where the running build of Capstan is: its version (from its package.json, found by walking up
+ * from this module with {@link findCapstanPackage}) and the CLI entry a process of the same build
+ * runs.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { findCapstanPackage } from '../registry/package-root.js';
 
-/** File name of the bundled build's entry; every chunk of the bundle sits beside it. */
+/** The bundled build's directory, relative to the package root (tools/bundle.ts writes it). */
+export const BUNDLE_DIR = join('dist', 'bundle');
+
+/** File name of the bundled build's entry in {@link BUNDLE_DIR}; every chunk of the bundle sits beside it. */
 export const BUNDLE_ENTRY = 'capstan.js';
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 
-/** Capstan's package.json at or above this module: its directory and fields, or undefined. */
-function findPackage(): { root: string; version: string } | undefined {
-  let dir = HERE;
-  for (;;) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      try {
-        const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown };
-        if (pkg.name === 'capstan' && typeof pkg.version === 'string')
-          return { root: dir, version: pkg.version };
-      } catch {
-        // not a readable package.json: keep walking up
-      }
-    }
-    const parent = dirname(dir);
-    if (parent === dir) return undefined;
-    dir = parent;
-  }
-}
-
 /** The `version` of Capstan's package.json, or `0.0.0-unknown` when it cannot be found. */
 export function packageVersion(): string {
-  return findPackage()?.version ?? '0.0.0-unknown';
+  return findCapstanPackage(HERE)?.version ?? '0.0.0-unknown';
 }
 
 /**
@@ -54,7 +37,7 @@ function cliEntryPath(): string {
  * was built, else {@link cliEntryPath}. For processes started often (envtest's kube-apiserver).
  */
 export function fastestCliEntryPath(): string {
-  const root = findPackage()?.root;
-  const bundled = root === undefined ? undefined : join(root, 'dist', 'bundle', BUNDLE_ENTRY);
+  const root = findCapstanPackage(HERE)?.root;
+  const bundled = root === undefined ? undefined : join(root, BUNDLE_DIR, BUNDLE_ENTRY);
   return bundled !== undefined && existsSync(bundled) ? bundled : cliEntryPath();
 }

@@ -16,10 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BenchClient } from '../../src/bench/client.js';
 import { spawnServer, type SpawnedServer } from '../../src/bench/server-process.js';
 import { readKubeconfigCredentials } from '../../src/pki/kubeconfig-credentials.js';
+import { BUNDLE_DIR, BUNDLE_ENTRY } from '../../src/server/package-version.js';
 
-const DIST = resolve(import.meta.dirname, '../../dist');
-const BUNDLE = join(DIST, 'bundle', 'capstan.js');
-const TSC_MAIN = join(DIST, 'src', 'cli', 'main.js');
+const ROOT = resolve(import.meta.dirname, '../..');
+const BUNDLE = join(ROOT, BUNDLE_DIR, BUNDLE_ENTRY);
+const TSC_MAIN = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
 let dir: string;
 let server: SpawnedServer;
@@ -47,7 +48,7 @@ describe('the bundled build', () => {
     const script = `
       const { readFileSync } = require('node:fs');
       const { Script } = require('node:vm');
-      const file = ${JSON.stringify(join(DIST, 'bundle', 'capstan.cjs'))};
+      const file = ${JSON.stringify(join(ROOT, BUNDLE_DIR, 'capstan.cjs'))};
       const s = new Script(readFileSync(file, 'latin1'), { filename: file, cachedData: readFileSync(file + '.cache') });
       process.stdout.write(String(s.cachedDataRejected));`;
     expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })).toBe('false');

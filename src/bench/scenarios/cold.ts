@@ -18,7 +18,7 @@ import { closedLoop } from '../load.js';
 import { configMapBodies, JSON_TYPE } from '../objects.js';
 import { readProc } from '../proc.js';
 import type { Row } from '../report.js';
-import { fmt, msSince, percentile } from '../stats.js';
+import { fmt, median, msSince } from '../stats.js';
 import { timedList } from './list.js';
 
 const RV = /"resourceVersion":"(\d+)"/;
@@ -136,14 +136,15 @@ export async function coldScenario(ctx: ScenarioContext): Promise<Row[]> {
     for (const p of probes) {
       const warm: number[] = [];
       for (let i = 0; i < ctx.sizes.listRepeats; i++) warm.push(await p.run());
+      const warmMs = median(warm);
       rows.push({
         scenario: 'cold',
         case: `${what}, ${p.label}`,
         subject: ctx.subject,
-        figures: { 'cold ms': cold.get(p.label) ?? NaN, 'warm ms': percentile(warm, 50) },
+        figures: { 'cold ms': cold.get(p.label) ?? NaN, 'warm ms': warmMs },
         ...(note === undefined ? {} : { note }),
       });
-      ctx.progress(`  warm ${p.label}: ${fmt(percentile(warm, 50))} ms`);
+      ctx.progress(`  warm ${p.label}: ${fmt(warmMs)} ms`);
     }
     if (rss !== undefined || restart !== undefined)
       rows.push({

@@ -11,7 +11,7 @@
 import { createNamespace, count, deleteNamespace, mib, populate, type ScenarioContext } from '../context.js';
 import { ProcSampler } from '../proc.js';
 import type { Figures, Ratio, Row } from '../report.js';
-import { fmt, megabytesPerSecond, msSince, percentile } from '../stats.js';
+import { fmt, median, megabytesPerSecond, msSince } from '../stats.js';
 import type { RangeFigures } from '../baselines.js';
 
 const CONTINUE = /"continue":"([^"]+)"/;
@@ -40,10 +40,7 @@ export async function timedList(
 }
 
 function listFigures(samples: readonly { ms: number; bytes: number }[]): Figures {
-  const ms = percentile(
-    samples.map((s) => s.ms),
-    50,
-  );
+  const ms = median(samples.map((s) => s.ms));
   const bytes = samples[0]?.bytes ?? 0;
   return { 'time ms': ms, 'MB/s': megabytesPerSecond(bytes, ms), 'body MB': bytes / 1e6 };
 }
@@ -61,11 +58,11 @@ async function rawRange(
     await s.fill(prefix, size, value);
     const runs: RangeFigures[] = [];
     for (let i = 0; i < ctx.sizes.listRepeats; i++) runs.push(await s.range(prefix));
-    const median = percentile(
-      runs.map((r) => r.ms),
-      50,
-    );
-    out[which] = { ms: median, count: runs[0]?.count ?? 0, bytes: runs[0]?.bytes ?? 0 };
+    out[which] = {
+      ms: median(runs.map((r) => r.ms)),
+      count: runs[0]?.count ?? 0,
+      bytes: runs[0]?.bytes ?? 0,
+    };
   }
   return out;
 }
