@@ -68,9 +68,11 @@ function identityHeaders(user: UserInfo, names: IdentityHeaders): OutgoingHttpHe
   return out;
 }
 
-/** The group and version of an `/apis/<group>/<version>[/...]` path, or undefined. */
-function groupVersionOfPath(url: string): { group: string; version: string } | undefined {
-  const path = url.split('?', 1)[0] ?? '';
+/**
+ * The group and version of an `/apis/<group>/<version>[/...]` path (decoded, without the query:
+ * the request info's), or undefined.
+ */
+function groupVersionOfPath(path: string): { group: string; version: string } | undefined {
   const m = /^\/apis\/([^/]+)\/([^/]+)(?:\/|$)/.exec(path);
   if (m === null) return undefined;
   return { group: m[1] ?? '', version: m[2] ?? '' };
@@ -85,7 +87,7 @@ export function aggregatorProxy(
   names: IdentityHeaders,
 ): (request: FastifyRequest, reply: FastifyReply) => boolean {
   return (request, reply) => {
-    const gv = groupVersionOfPath(request.url);
+    const gv = groupVersionOfPath(request.requestInfo.path);
     if (gv === undefined) return false;
     const remote = aggregator.remote(gv.group, gv.version);
     if (remote === undefined) return false;

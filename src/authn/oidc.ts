@@ -14,6 +14,7 @@
  */
 import type { createLocalJWKSet, JSONWebKeySet } from 'jose';
 import { httpsJson } from './https-json.js';
+import { loadJose } from './jose.js';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
 import { authenticatedUser } from './user.js';
 
@@ -90,7 +91,7 @@ export class OidcAuthenticator implements TokenAuthenticator {
     if (res.status !== 200 || !Array.isArray(jwks?.keys))
       throw new Error(`oidc: JWKS fetch answered ${res.status}`);
     const kids = new Set(jwks.keys.flatMap((k) => (typeof k.kid === 'string' ? [k.kid] : [])));
-    const { createLocalJWKSet } = await import('jose'); // loaded on first use, not at start-up
+    const { createLocalJWKSet } = await loadJose();
     this.#keys = { resolver: createLocalJWKSet(jwks), kids };
   }
 
@@ -105,7 +106,7 @@ export class OidcAuthenticator implements TokenAuthenticator {
     if (token.split('.').length !== 3) return undefined;
     let claims: Record<string, unknown>;
     let kid: string | undefined;
-    const { decodeJwt, decodeProtectedHeader, jwtVerify } = await import('jose'); // loaded on first use
+    const { decodeJwt, decodeProtectedHeader, jwtVerify } = await loadJose();
     try {
       claims = decodeJwt(token);
       kid = decodeProtectedHeader(token).kid;

@@ -19,6 +19,7 @@
  * (watch caches first), so a revocation takes effect at once.
  */
 import type { JWTPayload } from 'jose';
+import { loadJose } from '../authn/jose.js';
 import type { UserInfo } from '../authn/user.js';
 import type { TokenAuthentication, TokenAuthenticator } from '../authn/token-authenticator.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
@@ -120,8 +121,7 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
     let verified = this.#cache.get(hash);
     if (verified === undefined) {
       let payload: JWTPayload;
-      // jose is loaded on the first bearer token, not at start-up.
-      const { decodeJwt } = await import('jose');
+      const { decodeJwt } = await loadJose();
       try {
         payload = decodeJwt(token);
       } catch {
@@ -143,7 +143,7 @@ export class ServiceAccountAuthenticator implements TokenAuthenticator {
   }
 
   async #verify(token: string, payload: JWTPayload): Promise<Verified> {
-    const { decodeProtectedHeader, jwtVerify } = await import('jose');
+    const { decodeProtectedHeader, jwtVerify } = await loadJose();
     let header;
     try {
       header = decodeProtectedHeader(token);

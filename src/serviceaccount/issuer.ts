@@ -3,6 +3,7 @@
  * `alg` and `kid`, over claims from claims.ts. Bound tokens get `iss` = the first
  * `--service-account-issuer`; legacy tokens keep `kubernetes/serviceaccount`.
  */
+import { loadJose } from '../authn/jose.js';
 import type { SigningKey } from './keys.js';
 
 /** Issues tokens with one key and issuer. */
@@ -23,7 +24,7 @@ export class TokenIssuer {
   /** A signed token for `claims`; `iss` is set to the issuer unless the claims carry one. */
   async sign(claims: Record<string, unknown>): Promise<string> {
     const payload = 'iss' in claims ? claims : { iss: this.#issuer, ...claims };
-    const { SignJWT } = await import('jose'); // loaded on first use, not at start-up
+    const { SignJWT } = await loadJose();
     return new SignJWT(payload)
       .setProtectedHeader({ alg: this.#key.alg, kid: this.#key.kid })
       .sign(this.#key.privateKey);

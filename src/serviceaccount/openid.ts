@@ -9,6 +9,7 @@
  * The documents are built once (the keys are fixed for the server's life).
  */
 import type { FastifyInstance } from 'fastify';
+import { loadJose } from '../authn/jose.js';
 import type { VerificationKey } from './keys.js';
 
 /** Paths of the documents. */
@@ -39,7 +40,7 @@ export function servesDiscovery(issuer: string): boolean {
 
 /** The JWKS document of `keys`. */
 export async function jwksDocument(keys: readonly VerificationKey[]): Promise<{ keys: object[] }> {
-  const { exportJWK } = await import('jose'); // loaded on first use, not at start-up
+  const { exportJWK } = await loadJose();
   const out: object[] = [];
   for (const k of keys) {
     const jwk = await exportJWK(k.publicKey);

@@ -1,6 +1,15 @@
 /** Printers of the `apps` group: deployments, replica sets, stateful sets, daemon sets, revisions. */
 import type { KubeObject } from '../api/object.js';
-import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
+import {
+  AGE,
+  column,
+  columns,
+  CONTAINERS,
+  IMAGES,
+  NAME,
+  WORKLOAD_COLUMNS,
+  workloadCells,
+} from './columns.js';
 import { int, list, obj, optInt, str, objectAge as age, objectName as name } from './fields.js';
 import {
   containerCells,
@@ -11,7 +20,7 @@ import {
 } from './format.js';
 import type { TablePrinter } from './index.js';
 
-/** `spec.replicas`, which apps/v1 defaults to 1 when it is left out. */
+/** `spec.replicas`, which apps/v1 (and core/v1, for replication controllers) defaults to 1. */
 const desired = (spec: ReturnType<typeof obj>): number => optInt(spec['replicas']) ?? 1;
 
 const DEPLOYMENT: TablePrinter = {
@@ -20,56 +29,48 @@ const DEPLOYMENT: TablePrinter = {
     column('Ready', 'string', 'Ready replicas out of desired replicas.'),
     column('Up-to-date', 'string', 'Replicas running the newest pod template.'),
     column('Available', 'string', 'Replicas available to serve.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_COLUMNS,
   ),
   cells(deployment, now) {
     const spec = obj(deployment['spec']);
     const status = obj(deployment['status']);
-    const [names, images] = containerCells(templateContainers(spec['template']));
     return [
       name(deployment),
       `${int(status['readyReplicas'])}/${desired(spec)}`,
       int(status['updatedReplicas']),
       int(status['availableReplicas']),
-      age(deployment, now),
-      names,
-      images,
       // Unlike the other workloads, an empty selector prints as an empty cell, not <none>.
-      selectorString(spec['selector']) ?? '<invalid>',
+      ...workloadCells(deployment, now, spec['template'], selectorString(spec['selector']) ?? '<invalid>'),
     ];
   },
 };
 
-const REPLICA_SET: TablePrinter = {
-  columns: columns(
-    NAME,
-    column('Desired', 'integer', 'Number of replicas requested.'),
-    column('Current', 'integer', 'Number of replicas observed.'),
-    column('Ready', 'integer', 'Number of ready replicas.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
-  ),
-  cells(rs, now) {
-    const spec = obj(rs['spec']);
-    const status = obj(rs['status']);
-    const [names, images] = containerCells(templateContainers(spec['template']));
-    return [
-      name(rs),
-      desired(spec),
-      int(status['replicas']),
-      int(status['readyReplicas']),
-      age(rs, now),
-      names,
-      images,
-      formatLabelSelector(spec['selector']),
-    ];
-  },
-};
+/**
+ * The printer of replica sets, and of the core group's replication controllers: the same columns,
+ * only the selector differs (a label selector, a plain label map), printed by `selectorCell`.
+ */
+export function replicaPrinter(selectorCell: (selector: unknown) => string): TablePrinter {
+  return {
+    columns: columns(
+      NAME,
+      column('Desired', 'integer', 'Number of replicas requested.'),
+      column('Current', 'integer', 'Number of replicas observed.'),
+      column('Ready', 'integer', 'Number of ready replicas.'),
+      ...WORKLOAD_COLUMNS,
+    ),
+    cells(rs, now) {
+      const spec = obj(rs['spec']);
+      const status = obj(rs['status']);
+      return [
+        name(rs),
+        desired(spec),
+        int(status['replicas']),
+        int(status['readyReplicas']),
+        ...workloadCells(rs, now, spec['template'], selectorCell(spec['selector'])),
+      ];
+    },
+  };
+}
 
 const STATEFUL_SET: TablePrinter = {
   columns: columns(
@@ -101,16 +102,11 @@ const DAEMON_SET: TablePrinter = {
     column('Up-to-date', 'integer', 'Number of nodes running the newest pod template.'),
     column('Available', 'integer', 'Number of nodes with an available daemon pod.'),
     column('Node Selector', 'string', 'Node selector of the pod template.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_COLUMNS,
   ),
   cells(ds, now) {
     const spec = obj(ds['spec']);
     const status = obj(ds['status']);
-    const podSpec = obj(obj(spec['template'])['spec']);
-    const [names, images] = containerCells(podSpec['containers']);
     return [
       name(ds),
       int(status['desiredNumberScheduled']),
@@ -118,11 +114,8 @@ const DAEMON_SET: TablePrinter = {
       int(status['numberReady']),
       int(status['updatedNumberScheduled']),
       int(status['numberAvailable']),
-      formatLabels(podSpec['nodeSelector']),
-      age(ds, now),
-      names,
-      images,
-      formatLabelSelector(spec['selector']),
+      formatLabels(obj(obj(spec['template'])['spec'])['nodeSelector']),
+      ...workloadCells(ds, now, spec['template'], formatLabelSelector(spec['selector'])),
     ];
   },
 };
@@ -157,7 +150,7 @@ const CONTROLLER_REVISION: TablePrinter = {
 /** `apps` printers by resource. */
 export const APPS_PRINTERS: Readonly<Record<string, TablePrinter>> = Object.freeze({
   deployments: DEPLOYMENT,
-  replicasets: REPLICA_SET,
+  replicasets: replicaPrinter(formatLabelSelector),
   statefulsets: STATEFUL_SET,
   daemonsets: DAEMON_SET,
   controllerrevisions: CONTROLLER_REVISION,

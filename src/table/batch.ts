@@ -1,9 +1,9 @@
 /** Printers of the `batch` group: jobs and cron jobs. */
 import type { KubeObject } from '../api/object.js';
-import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR } from './columns.js';
+import { column, columns, NAME, WORKLOAD_COLUMNS, workloadCells } from './columns.js';
 import { humanDuration, parseTime, since } from './duration.js';
 import { int, list, obj, optBool, optInt, optStr, str, type Fields } from './fields.js';
-import { boolPtr, containerCells, formatLabelSelector, templateContainers } from './format.js';
+import { boolPtr, formatLabelSelector } from './format.js';
 import type { TablePrinter } from './index.js';
 
 /** Whether the job has a condition of `type`; only the first condition of that type counts. */
@@ -49,24 +49,17 @@ const JOB: TablePrinter = {
     column('Status', 'string', 'Overall state of the job.'),
     column('Completions', 'string', 'Successful completions out of those wanted.'),
     column('Duration', 'string', 'Time the job took, or has been running.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_COLUMNS,
   ),
   cells(job, now) {
     const spec = obj(job['spec']);
     const status = obj(job['status']);
-    const [names, images] = containerCells(templateContainers(spec['template']));
     return [
       job.metadata.name ?? '',
       jobStatus(job, status),
       completions(spec, status),
       jobDuration(status, now),
-      since(job.metadata.creationTimestamp, now),
-      names,
-      images,
-      formatLabelSelector(spec['selector']),
+      ...workloadCells(job, now, spec['template'], formatLabelSelector(spec['selector'])),
     ];
   },
 };
@@ -79,16 +72,12 @@ const CRON_JOB: TablePrinter = {
     column('Suspend', 'boolean', 'Whether new runs are suspended.'),
     column('Active', 'integer', 'Number of running jobs.'),
     column('Last Schedule', 'string', 'Time since the job was last scheduled.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
+    ...WORKLOAD_COLUMNS,
   ),
   cells(cronJob, now) {
     const spec = obj(cronJob['spec']);
     const status = obj(cronJob['status']);
     const jobSpec = obj(obj(spec['jobTemplate'])['spec']);
-    const [names, images] = containerCells(templateContainers(jobSpec['template']));
     const last = status['lastScheduleTime'];
     return [
       cronJob.metadata.name ?? '',
@@ -97,10 +86,7 @@ const CRON_JOB: TablePrinter = {
       boolPtr(optBool(spec['suspend'])),
       list(status['active']).length,
       last === undefined || last === null ? '<none>' : since(last, now),
-      since(cronJob.metadata.creationTimestamp, now),
-      names,
-      images,
-      formatLabelSelector(jobSpec['selector']),
+      ...workloadCells(cronJob, now, jobSpec['template'], formatLabelSelector(jobSpec['selector'])),
     ];
   },
 };

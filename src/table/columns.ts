@@ -3,6 +3,9 @@
  * (they are what `kubectl get` prints as headers and how it decides what `-o wide` adds); the
  * descriptions are our own short wording.
  */
+import type { KubeObject } from '../api/object.js';
+import { objectAge } from './fields.js';
+import { containerCells, templateContainers } from './format.js';
 import type { TableColumn } from './index.js';
 
 /**
@@ -34,6 +37,26 @@ export const AGE = column('Age', 'string', 'Time since the object was created.')
 export const CONTAINERS = wide('Containers', 'Names of the containers in the pod template.');
 export const IMAGES = wide('Images', 'Images of the containers in the pod template.');
 export const SELECTOR = wide('Selector', 'Label selector of the pods this object manages.');
+
+/**
+ * The columns the workload kinds end with (deployments, replica sets, daemon sets, replication
+ * controllers, jobs, cron jobs): `Age`, then the `-o wide` containers, images and selector.
+ */
+export const WORKLOAD_COLUMNS = columns(AGE, CONTAINERS, IMAGES, SELECTOR);
+
+/**
+ * The cells of {@link WORKLOAD_COLUMNS}: the object's age, the names and images of its pod
+ * template's containers, and its `selector` cell (each kind prints its selector its own way).
+ */
+export function workloadCells(
+  o: KubeObject,
+  now: Date,
+  template: unknown,
+  selector: string,
+): [age: string, containers: string, images: string, selector: string] {
+  const [names, images] = containerCells(templateContainers(template));
+  return [objectAge(o, now), names, images, selector];
+}
 
 /** Freezes a column list so a printer's columns cannot be changed by a caller. */
 export function columns(...items: TableColumn[]): readonly TableColumn[] {

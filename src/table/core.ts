@@ -4,18 +4,9 @@
  * computes every column and kubectl hides priority-1 columns itself.
  */
 import type { KubeObject } from '../api/object.js';
-import { AGE, column, columns, CONTAINERS, IMAGES, NAME, SELECTOR, wide } from './columns.js';
-import {
-  int,
-  list,
-  mapSize,
-  obj,
-  optInt,
-  str,
-  stringMap,
-  objectAge as age,
-  objectName as name,
-} from './fields.js';
+import { replicaPrinter } from './apps.js';
+import { AGE, column, columns, NAME, wide } from './columns.js';
+import { int, list, mapSize, obj, str, stringMap, objectAge as age, objectName as name } from './fields.js';
 import {
   compareStrings,
   containerCells,
@@ -210,34 +201,6 @@ const SERVICE_ACCOUNT: TablePrinter = {
   cells: (sa, now) => [name(sa), list(sa['secrets']).length, age(sa, now)],
 };
 
-const REPLICATION_CONTROLLER: TablePrinter = {
-  columns: columns(
-    NAME,
-    column('Desired', 'integer', 'Number of replicas requested.'),
-    column('Current', 'integer', 'Number of replicas observed.'),
-    column('Ready', 'integer', 'Number of ready replicas.'),
-    AGE,
-    CONTAINERS,
-    IMAGES,
-    SELECTOR,
-  ),
-  cells(rc, now) {
-    const spec = obj(rc['spec']);
-    const status = obj(rc['status']);
-    const [names, images] = containerCells(templateContainers(spec['template']));
-    return [
-      name(rc),
-      optInt(spec['replicas']) ?? 1, // defaulted to 1 on decode
-      int(status['replicas']),
-      int(status['readyReplicas']),
-      age(rc, now),
-      names,
-      images,
-      formatLabels(spec['selector']),
-    ];
-  },
-};
-
 /** `name: used/hard` pairs of a quota, split into the request and limit columns. */
 function quotaCells(quota: KubeObject): [requests: string, limits: string] {
   const status = obj(quota['status']);
@@ -312,7 +275,7 @@ export const CORE_PRINTERS: Readonly<Record<string, TablePrinter>> = Object.free
   configmaps: CONFIG_MAP,
   secrets: SECRET,
   serviceaccounts: SERVICE_ACCOUNT,
-  replicationcontrollers: REPLICATION_CONTROLLER,
+  replicationcontrollers: replicaPrinter(formatLabels),
   resourcequotas: RESOURCE_QUOTA,
   podtemplates: POD_TEMPLATE,
   componentstatuses: COMPONENT_STATUS,

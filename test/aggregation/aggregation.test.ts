@@ -392,6 +392,13 @@ describe('the proxy', () => {
     expect(req?.headers['authorization']).toBeUndefined();
   });
 
+  it('routes by the decoded path, as authorization reads it: a percent-encoded group is proxied as sent', async () => {
+    const before = seen.length;
+    const encoded = `/apis/${GROUP.replace('.', '%2E')}/v1alpha1/namespaces/default/flunders`;
+    await api('GET', encoded);
+    expect(seen.slice(before).map((s) => s.path)).toContain(encoded);
+  });
+
   it('streams a watch through', async () => {
     const chunks: { at: number; text: string }[] = [];
     const started = Date.now();
