@@ -29,7 +29,7 @@ storeSuite('memory store through encryptingStore (aescbc on every key)', {
   cleanup: async () => undefined,
 });
 
-isolationCases('memory store under two prefixes', async () => {
+isolationCases('memory store under two prefixes', false, async () => {
   const store = await openMemoryStore();
   return [store, store];
 });
