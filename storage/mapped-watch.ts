@@ -1,7 +1,8 @@
 /**
  * A watch whose events are mapped one by one; everything else is the inner watch's. Store
- * wrappers (`prefixed()`, the storage codec's transcoding store, the custom resources' converting
- * store) use it to rewrite keys or values; a mapping may be asynchronous (a conversion webhook).
+ * wrappers (`prefixed()`, the value-mapping stores of value-mapping.ts, the custom resources'
+ * converting store) use it to rewrite keys or values; a mapping may be asynchronous (a conversion
+ * webhook).
  */
 import type { Watch, WatchEvent } from './interface.js';
 

@@ -2,7 +2,8 @@
  * The half of a {@link Store} wrapper that has nothing to translate: revisions, compaction,
  * leases, health and close go straight to the wrapped store. A wrapper (keys under a prefix,
  * values in another encoding) extends this and defines only the calls that carry keys or values,
- * as `MappedWatch` does for watches.
+ * as `MappedWatch` does for watches; one that maps only values extends `ValueMappingStore`
+ * (value-mapping.ts), which defines those calls too.
  */
 import type {
   ContinuePosition,

@@ -1,11 +1,29 @@
 /**
  * What every store wrapper that changes values (the storage codec's transcoding store, the
- * encrypting store) does to what the wrapped store hands back: watch events and the `current`
- * value that `AlreadyExistsError` and `ConflictError` carry go out through the same mapping as
- * reads, so callers never see the inner form.
+ * encrypting store) does: values are mapped to their stored form on the way in and back to the
+ * caller's form on every way out (get, range, watch events, deleted values, and the `current`
+ * value that `AlreadyExistsError` and `ConflictError` carry), so callers never see the inner
+ * form. {@link ValueMappingStore} does all of that; a wrapper defines only the two mappings.
  */
 import { AlreadyExistsError, ConflictError } from './errors.js';
-import type { KeyValue, WatchEvent } from './interface.js';
+import type {
+  CreateOptions,
+  DeleteOptions,
+  GetOptions,
+  GetResult,
+  KeySpan,
+  KeyValue,
+  RangeOptions,
+  RangeResult,
+  TxnRequest,
+  UpdateOptions,
+  Watch,
+  WatchEvent,
+  WatchOptions,
+  WriteResult,
+} from './interface.js';
+import { MappedWatch } from './mapped-watch.js';
+import { PassThroughStore } from './pass-through-store.js';
 
 /** Maps one stored key-value to the caller's form. */
 export type KeyValueMapping = (kv: KeyValue) => KeyValue;
@@ -34,7 +52,7 @@ export function mapWatchEvent(
 }
 
 /** Awaits `pending`; a conflict's or an existing key's `current` value is rethrown mapped. */
-export async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Promise<T> {
+async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Promise<T> {
   try {
     return await pending;
   } catch (err) {
@@ -46,4 +64,79 @@ export async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMappin
     }
     throw err;
   }
+}
+
+/**
+ * A {@link PassThroughStore} that maps values and nothing else: keys, revisions and leases pass
+ * through untouched. Empty values (a deleted key's in a watch event, keys-only reads) are never
+ * mapped. A put's result carries the caller's own bytes: there is no need to map back what was
+ * just mapped in.
+ */
+export abstract class ValueMappingStore extends PassThroughStore {
+  /** The mappings out as fields, so events and errors allocate no closure per call. */
+  readonly #out: KeyValueMapping = (kv) => (kv.value.byteLength === 0 ? kv : this.toCaller(kv));
+  readonly #outPrevious: KeyValueMapping = (kv) =>
+    kv.value.byteLength === 0 ? kv : this.toCallerPrevious(kv);
+
+  /** The stored form of `value`, written under `key`. */
+  protected abstract toStored(key: string, value: Uint8Array): Uint8Array;
+
+  /** `kv` (its value non-empty) with the caller's form of its value; `kv` itself if that is the same. */
+  protected abstract toCaller(kv: KeyValue): KeyValue;
+
+  /** As {@link toCaller}, for a watch event's previous value (a wrapper may map it lazily). */
+  protected toCallerPrevious(kv: KeyValue): KeyValue {
+    return this.toCaller(kv);
+  }
+
+  async get(key: string, options?: GetOptions): Promise<GetResult> {
+    const result = await this.#errors(this.inner.get(key, options));
+    return result.kv === undefined ? result : { kv: this.#out(result.kv), revision: result.revision };
+  }
+
+  async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
+    const result = await this.inner.range(span, options);
+    if (result.items.length === 0 || options?.keysOnly === true) return result;
+    return { ...result, items: result.items.map(this.#out) };
+  }
+
+  async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
+    const written = await this.#errors(this.inner.create(key, this.toStored(key, value), options));
+    return asWritten(written, value);
+  }
+
+  async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
+    const written = await this.#errors(this.inner.update(key, this.toStored(key, value), options));
+    return asWritten(written, value);
+  }
+
+  async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
+    const deleted = await this.#errors(this.inner.delete(key, options));
+    return { revision: deleted.revision, kv: this.#out(deleted.kv) };
+  }
+
+  async txn(request: TxnRequest): Promise<WriteResult> {
+    const { then } = request;
+    if (then.op === 'put') {
+      const stored = { ...then, value: this.toStored(request.key, then.value) };
+      return asWritten(await this.#errors(this.inner.txn({ ...request, then: stored })), then.value);
+    }
+    const deleted = await this.#errors(this.inner.txn(request));
+    return { revision: deleted.revision, kv: this.#out(deleted.kv) };
+  }
+
+  watch(span: KeySpan, options?: WatchOptions): Watch {
+    return new MappedWatch(this.inner.watch(span, options), (event) =>
+      mapWatchEvent(event, this.#out, this.#outPrevious),
+    );
+  }
+
+  #errors<T>(pending: Promise<T>): Promise<T> {
+    return mapStoreErrors(pending, this.#out);
+  }
+}
+
+/** A put's result with the caller's `value` in place of the stored form. */
+function asWritten(result: WriteResult, value: Uint8Array): WriteResult {
+  return { revision: result.revision, kv: { ...result.kv, value } };
 }

@@ -10,25 +10,8 @@
  * work, and every update rewrites a value with the new key (a no-op update of each object,
  * `kubectl get secrets -A -o json | kubectl replace -f -`, rewrites them all).
  */
-import type {
-  CreateOptions,
-  DeleteOptions,
-  GetOptions,
-  GetResult,
-  KeySpan,
-  KeyValue,
-  RangeOptions,
-  RangeResult,
-  Store,
-  TxnRequest,
-  UpdateOptions,
-  Watch,
-  WatchOptions,
-  WriteResult,
-} from '../../storage/interface.js';
-import { MappedWatch } from '../../storage/mapped-watch.js';
-import { PassThroughStore } from '../../storage/pass-through-store.js';
-import { mapStoreErrors, mapWatchEvent, type KeyValueMapping } from '../../storage/value-mapping.js';
+import type { KeyValue, Store } from '../../storage/interface.js';
+import { ValueMappingStore } from '../../storage/value-mapping.js';
 import type { Registry } from '../registry/types.js';
 import type { EncryptionConfig } from './config.js';
 import { ProviderChain } from './providers.js';
@@ -77,10 +60,7 @@ export function encryptingStore(
   return new EncryptingStore(store, chains, keyPrefix);
 }
 
-class EncryptingStore extends PassThroughStore {
-  /** The value mapping as a field, so events and errors allocate no closure. */
-  readonly #outKv: KeyValueMapping = (kv) => this.#open(kv);
-  readonly #outPreviousKv: KeyValueMapping = this.#outKv;
+class EncryptingStore extends ValueMappingStore {
   readonly #chains: readonly (readonly [string, ProviderChain])[];
   readonly #keyPrefix: string;
 
@@ -95,60 +75,14 @@ class EncryptingStore extends PassThroughStore {
     return undefined;
   }
 
-  #seal(key: string, value: Uint8Array): Uint8Array {
+  protected toStored(key: string, value: Uint8Array): Uint8Array {
     const chain = this.#chainOf(key);
     return chain === undefined ? value : chain.seal(value, this.#keyPrefix + key);
   }
 
-  #open(kv: KeyValue): KeyValue {
-    if (kv.value.byteLength === 0) return kv;
+  protected toCaller(kv: KeyValue): KeyValue {
     const chain = this.#chainOf(kv.key);
     if (chain === undefined) return kv;
     return { ...kv, value: chain.open(kv.value, this.#keyPrefix + kv.key) };
-  }
-
-  async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#errors(this.inner.get(key, options));
-    return result.kv === undefined ? result : { kv: this.#open(result.kv), revision: result.revision };
-  }
-
-  async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
-    const result = await this.inner.range(span, options);
-    if (result.items.length === 0 || options?.keysOnly === true) return result;
-    return { ...result, items: result.items.map((kv) => this.#open(kv)) };
-  }
-
-  async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.create(key, this.#seal(key, value), options));
-    return { revision: written.revision, kv: { ...written.kv, value } };
-  }
-
-  async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.update(key, this.#seal(key, value), options));
-    return { revision: written.revision, kv: { ...written.kv, value } };
-  }
-
-  async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    const result = await this.#errors(this.inner.delete(key, options));
-    return { revision: result.revision, kv: this.#open(result.kv) };
-  }
-
-  async txn(request: TxnRequest): Promise<WriteResult> {
-    const { then } = request;
-    const sealed = then.op === 'put' ? { ...then, value: this.#seal(request.key, then.value) } : then;
-    const written = await this.#errors(this.inner.txn({ ...request, then: sealed }));
-    return then.op === 'put'
-      ? { revision: written.revision, kv: { ...written.kv, value: then.value } }
-      : { revision: written.revision, kv: this.#open(written.kv) };
-  }
-
-  watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.inner.watch(span, options), (event) =>
-      mapWatchEvent(event, this.#outKv, this.#outPreviousKv),
-    );
-  }
-
-  #errors<T>(pending: Promise<T>): Promise<T> {
-    return mapStoreErrors(pending, this.#outKv);
   }
 }

@@ -4,25 +4,8 @@
  * AlreadyExists and Conflict errors) give the handlers' JSON layout whatever the stored
  * encoding. Keys, revisions, leases and everything else pass through untouched.
  */
-import type {
-  CreateOptions,
-  DeleteOptions,
-  GetOptions,
-  GetResult,
-  KeySpan,
-  KeyValue,
-  RangeOptions,
-  RangeResult,
-  Store,
-  TxnRequest,
-  UpdateOptions,
-  Watch,
-  WatchOptions,
-  WriteResult,
-} from '../../storage/interface.js';
-import { MappedWatch } from '../../storage/mapped-watch.js';
-import { PassThroughStore } from '../../storage/pass-through-store.js';
-import { mapStoreErrors, mapWatchEvent, type KeyValueMapping } from '../../storage/value-mapping.js';
+import type { KeyValue, Store } from '../../storage/interface.js';
+import { ValueMappingStore } from '../../storage/value-mapping.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
@@ -33,10 +16,7 @@ export function transcodingStore(store: Store, codec: StorageCodec): Store {
 /** Decoded versions remembered (by key and mod revision), oldest forgotten first. */
 const MEMO_ENTRIES = 4096;
 
-class TranscodingStore extends PassThroughStore {
-  /** The value mappings as fields, so events and errors allocate no closure. */
-  readonly #outKv: KeyValueMapping = (kv) => this.#out(kv);
-  readonly #outPreviousKv: KeyValueMapping = (kv) => this.#lazyOut(kv);
+class TranscodingStore extends ValueMappingStore {
   readonly #codec: StorageCodec;
   /**
    * Recently decoded versions: a version (key, mod revision) never changes, and the same one is
@@ -50,81 +30,23 @@ class TranscodingStore extends PassThroughStore {
     this.#codec = codec;
   }
 
-  async get(key: string, options?: GetOptions): Promise<GetResult> {
-    const result = await this.#errors(this.inner.get(key, options));
-    return result.kv === undefined ? result : { kv: this.#out(result.kv), revision: result.revision };
+  protected toStored(_key: string, value: Uint8Array): Uint8Array {
+    // A put's result carries the caller's bytes and is not remembered for reads: a read must give
+    // the decoded form (protobuf materialises empty messages such as `status: {}`), the same
+    // before and after a restart.
+    return this.#codec.toStorage(value);
   }
 
-  async range(span: KeySpan, options?: RangeOptions): Promise<RangeResult> {
-    const result = await this.inner.range(span, options);
-    if (result.items.length === 0 || options?.keysOnly === true) return result;
-    return { ...result, items: result.items.map((kv) => this.#out(kv)) };
-  }
-
-  async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.create(key, this.#codec.toStorage(value), options));
-    return this.#asWritten(written, value);
-  }
-
-  async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.update(key, this.#codec.toStorage(value), options));
-    return this.#asWritten(written, value);
-  }
-
-  async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
-    return this.#outWrite(await this.#errors(this.inner.delete(key, options)));
-  }
-
-  async txn(request: TxnRequest): Promise<WriteResult> {
-    const then =
-      request.then.op === 'put'
-        ? { ...request.then, value: this.#codec.toStorage(request.then.value) }
-        : request.then;
-    const written = await this.#errors(this.inner.txn({ ...request, then }));
-    return request.then.op === 'put' ? this.#asWritten(written, request.then.value) : this.#outWrite(written);
-  }
-
-  watch(span: KeySpan, options?: WatchOptions): Watch {
-    return new MappedWatch(this.inner.watch(span, options), (event) =>
-      mapWatchEvent(event, this.#outKv, this.#outPreviousKv),
-    );
-  }
-
-  #out(kv: KeyValue): KeyValue {
+  protected toCaller(kv: KeyValue): KeyValue {
     const value = this.#decode(kv);
     return value === kv.value ? kv : { ...kv, value };
-  }
-
-  #decode(kv: KeyValue): Uint8Array {
-    if (kv.value.byteLength === 0) return kv.value;
-    const memoKey = `${kv.modRevision}\u0000${kv.key}`;
-    const known = this.#memo.get(memoKey);
-    if (known !== undefined) return known;
-    const value = this.#codec.fromStorage(kv.value);
-    this.#remember(kv, value);
-    return value;
-  }
-
-  #remember(kv: KeyValue, value: Uint8Array): void {
-    if (this.#memo.size >= MEMO_ENTRIES) {
-      const oldest = this.#memo.keys().next();
-      if (oldest.done !== true) this.#memo.delete(oldest.value);
-    }
-    this.#memo.set(`${kv.modRevision}\u0000${kv.key}`, value);
-  }
-
-  /** A put's result carrying the caller's own bytes: no need to decode what was just encoded. */
-  #asWritten(result: WriteResult, value: Uint8Array): WriteResult {
-    // Not remembered for reads: a read must give the decoded form (protobuf materialises empty
-    // messages such as `status: {}`), the same before and after a restart.
-    return { revision: result.revision, kv: { ...result.kv, value } };
   }
 
   /**
    * `kv` with its value decoded on first read: watch consumers seldom look at `prevKv` (the watch
    * cache keeps its own previous state), so most previous values are never decoded.
    */
-  #lazyOut(kv: KeyValue): KeyValue {
+  protected override toCallerPrevious(kv: KeyValue): KeyValue {
     const decode = (): Uint8Array => this.#decode(kv);
     let decoded: Uint8Array | undefined;
     return {
@@ -138,11 +60,20 @@ class TranscodingStore extends PassThroughStore {
     };
   }
 
-  #outWrite(result: WriteResult): WriteResult {
-    return { revision: result.revision, kv: this.#out(result.kv) };
+  #decode(kv: KeyValue): Uint8Array {
+    const memoKey = `${kv.modRevision}\u0000${kv.key}`;
+    const known = this.#memo.get(memoKey);
+    if (known !== undefined) return known;
+    const value = this.#codec.fromStorage(kv.value);
+    this.#remember(memoKey, value);
+    return value;
   }
 
-  #errors<T>(pending: Promise<T>): Promise<T> {
-    return mapStoreErrors(pending, this.#outKv);
+  #remember(memoKey: string, value: Uint8Array): void {
+    if (this.#memo.size >= MEMO_ENTRIES) {
+      const oldest = this.#memo.keys().next();
+      if (oldest.done !== true) this.#memo.delete(oldest.value);
+    }
+    this.#memo.set(memoKey, value);
   }
 }

@@ -3,8 +3,10 @@
  * `[key, range_end)` byte ranges, etcd key-values to {@link KeyValue}, and revisions.
  *
  * The etcd3 client is configured (by its proto loader) to hand 64-bit integers over as decimal
- * strings; revisions cross this boundary as strings in requests and become `bigint` here. Values
- * are passed through as the `Buffer` views the client decoded, never copied.
+ * strings, and `kv-channel.ts` decodes with the same convention: revisions and lease ids cross
+ * this boundary as such strings, made by {@link wire} and read by {@link fromWire} (protobufjs
+ * `toObject` offers `longs` as String or Number only, and Number would round). Values are passed
+ * through as the `Buffer` views the client decoded, never copied.
  */
 import type { IKeyValue, IResponseHeader, KVClient } from 'etcd3';
 import { compareKeys } from '../continue-token.js';
@@ -73,18 +75,23 @@ export function toKeyValue(kv: IKeyValue): KeyValue {
   return {
     key: kv.key.toString('utf8'),
     value: kv.value ?? EMPTY,
-    createRevision: BigInt(kv.create_revision),
-    modRevision: BigInt(kv.mod_revision),
-    lease: BigInt(kv.lease),
+    createRevision: fromWire(kv.create_revision),
+    modRevision: fromWire(kv.mod_revision),
+    lease: fromWire(kv.lease),
   };
 }
 
 /** The revision of a response header. */
 export function headerRevision(header: IResponseHeader): bigint {
-  return BigInt(header.revision);
+  return fromWire(header.revision);
 }
 
 /** A revision or lease id as the decimal string the client sends unchanged. */
 export function wire(n: bigint): string {
   return n.toString();
+}
+
+/** A 64-bit integer of a response (a revision, a lease id), given as its decimal string. */
+export function fromWire(n: string): bigint {
+  return BigInt(n);
 }

@@ -30,7 +30,16 @@ import type {
   WriteResult,
 } from '../interface.js';
 import { classifyOutOfRange, findCompactedRevision, type RevisionProbe } from './compaction.js';
-import { keyAfter, keyBytes, spanToRange, toKeyValue, wire, type CallOptions } from './codec.js';
+import {
+  fromWire,
+  headerRevision,
+  keyAfter,
+  keyBytes,
+  spanToRange,
+  toKeyValue,
+  wire,
+  type CallOptions,
+} from './codec.js';
 import { EtcdRequestError, isOutOfRange, isTransient, toStoreError } from './error-map.js';
 import type { ResolvedEtcdOptions } from './options.js';
 import { CONTINUE_SECRET_KEY } from './secret.js';
@@ -251,7 +260,7 @@ export class EtcdStore implements Store {
     try {
       const res = await this.#client.leaseClient.leaseGrant({ TTL: ttlSeconds }, this.#callOptions());
       this.#observe(res.header);
-      return BigInt(res.ID);
+      return fromWire(res.ID);
     } catch (err) {
       throw toStoreError(err, 'grant a lease');
     }
@@ -332,7 +341,7 @@ export class EtcdStore implements Store {
   }
 
   #observe(header: IResponseHeader): bigint {
-    const revision = BigInt(header.revision);
+    const revision = headerRevision(header);
     if (revision > this.#lastRevision) this.#lastRevision = revision;
     return revision;
   }

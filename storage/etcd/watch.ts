@@ -27,7 +27,7 @@ import {
 } from 'etcd3';
 import { CompactedError, UnavailableError } from '../errors.js';
 import type { Watch, WatchEvent } from '../interface.js';
-import { headerRevision, toKeyValue, wire, type EtcdRange } from './codec.js';
+import { fromWire, headerRevision, toKeyValue, wire, type EtcdRange } from './codec.js';
 import { EventQueue } from './event-queue.js';
 import { ProgressTracker } from './watch-progress.js';
 
@@ -201,7 +201,7 @@ export class EtcdWatch implements Watch {
     }
     if (res.canceled) {
       if (res.compact_revision !== '0') {
-        this.#fail(new CompactedError(this.#startRevision, BigInt(res.compact_revision)));
+        this.#fail(new CompactedError(this.#startRevision, fromWire(res.compact_revision)));
       } else {
         this.#fail(new UnavailableError(`etcd cancelled the watch: ${res.cancel_reason}`));
       }
@@ -221,7 +221,7 @@ export class EtcdWatch implements Watch {
 
   #onEvents(events: readonly IEvent[], headerRev: bigint): void {
     for (const ev of events) {
-      const revision = BigInt(ev.kv.mod_revision);
+      const revision = fromWire(ev.kv.mod_revision);
       if (revision <= this.#position || this.#dropAll) continue;
       let event: WatchEvent;
       try {
@@ -239,7 +239,7 @@ export class EtcdWatch implements Watch {
     }
     const replayDone = !mayBeCutReplay(events);
     const last = events[events.length - 1];
-    const reached = replayDone || last === undefined ? headerRev : BigInt(last.kv.mod_revision);
+    const reached = replayDone || last === undefined ? headerRev : fromWire(last.kv.mod_revision);
     if (reached > this.#position) this.#position = reached;
     this.#progress.onEvents(reached, replayDone);
     if (this.#queue.size >= this.#transport.bufferLimit) {

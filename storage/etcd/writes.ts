@@ -21,7 +21,7 @@ import type { ICompare, IPutRequest, IRequestOp, IResponseHeader, ITxnRequest, I
 import { AlreadyExistsError, ConflictError, LeaseNotFoundError, NotFoundError } from '../errors.js';
 import { isLeaseNotFound } from './error-map.js';
 import type { KeyValue, TxnRequest, WriteResult } from '../interface.js';
-import { keyBytes, toKeyValue, valueBytes, wire, type CallOptions } from './codec.js';
+import { fromWire, keyBytes, toKeyValue, valueBytes, wire, type CallOptions } from './codec.js';
 
 /** Observes a response header (the store tracks the newest revision it has seen) and returns its revision. */
 export type ObserveHeader = (header: IResponseHeader) => bigint;
@@ -63,7 +63,7 @@ export class EtcdWrites {
   /** See `Store.create`. */
   async create(key: string, value: Uint8Array, lease: bigint | undefined): Promise<WriteResult> {
     const k = keyBytes(key);
-    const res = await this.#txn([absent(k)], [{ request_put: putRequest(k, value, lease) }], k);
+    const res = await this.#txn([absent(k)], [{ request_put: putRequest(k, value, lease) }], k, lease);
     const revision = this.#observe(res.header);
     if (!res.succeeded) throw new AlreadyExistsError(key, currentOf(res));
     return {
@@ -134,6 +134,7 @@ export class EtcdWrites {
       compare,
       [{ request_put: putRequest(k, value, lease) }, { request_range: { key: k, keys_only: true } }],
       k,
+      lease,
     );
   }
 
@@ -141,7 +142,13 @@ export class EtcdWrites {
     return this.#txn([compare], [{ request_delete_range: { key: k, prev_kv: true } }], k);
   }
 
-  async #txn(compare: ICompare[], success: IRequestOp[], k: Buffer): Promise<ITxnResponse> {
+  /** One write transaction; `lease` is the lease its put attaches, if any. */
+  async #txn(
+    compare: ICompare[],
+    success: IRequestOp[],
+    k: Buffer,
+    lease?: LeaseMode,
+  ): Promise<ITxnResponse> {
     try {
       return await this.#kv.txn(
         { compare, success, failure: [{ request_range: { key: k } }] },
@@ -149,8 +156,8 @@ export class EtcdWrites {
       );
     } catch (err) {
       // etcd checks the lease of a put only on the branch its compares chose, as the contract wants.
-      const lease = success[0]?.request_put?.lease;
-      if (lease !== undefined && isLeaseNotFound(err)) throw new LeaseNotFoundError(BigInt(lease));
+      if (typeof lease === 'bigint' && lease !== 0n && isLeaseNotFound(err))
+        throw new LeaseNotFoundError(lease);
       throw err;
     }
   }
@@ -174,9 +181,9 @@ function writtenKv(res: ITxnResponse, key: string, value: Uint8Array, revision: 
   return {
     key,
     value,
-    createRevision: meta === undefined ? revision : BigInt(meta.create_revision),
+    createRevision: meta === undefined ? revision : fromWire(meta.create_revision),
     modRevision: revision,
-    lease: meta === undefined ? 0n : BigInt(meta.lease),
+    lease: meta === undefined ? 0n : fromWire(meta.lease),
   };
 }
 

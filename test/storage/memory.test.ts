@@ -1,6 +1,11 @@
 /**
- * The conformance suite on the embedded engine over memory-level, directly and through a prefix.
+ * The conformance suite on the embedded engine over memory-level, directly, through a prefix,
+ * and through the encrypting store (a value-mapping wrapper: every value sealed on the way in
+ * and opened on every way out, errors' current values and watch events included).
  */
+import { randomBytes } from 'node:crypto';
+import { encryptingStore } from '../../src/encryption/encrypting-store.js';
+import { ProviderChain } from '../../src/encryption/providers.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { prefixed } from '../../storage/prefixed.js';
 import { storeSuite } from './store.case.js';
@@ -16,7 +21,15 @@ storeSuite('memory store through prefixed(/registry)', {
   cleanup: async () => undefined,
 });
 
-isolationCases('memory store under two prefixes', async () => {
+storeSuite('memory store through encryptingStore (aescbc on every key)', {
+  open: async () => {
+    const chain = new ProviderChain([{ kind: 'aescbc', keys: [{ name: 'k1', secret: randomBytes(32) }] }]);
+    return encryptingStore(await openMemoryStore(), new Map([['', chain]]), '/registry');
+  },
+  cleanup: async () => undefined,
+});
+
+isolationCases('memory store under two prefixes', false, async () => {
   const store = await openMemoryStore();
   return [store, store];
 });

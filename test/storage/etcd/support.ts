@@ -8,10 +8,11 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { ETCD_BINARY } from '../../../tools/etcd-local.js';
 
 /**
- * True when the etcd tests should run: the binary exists, or `CAPSTAN_REQUIRE_ETCD=1` demands
- * them (they then fail rather than skip when it is missing).
+ * True when the etcd tests should run: the binary exists, or `CAPSTAN_REQUIRE_ETCD=1` or `CI=true`
+ * demands them (they then fail rather than skip when it is missing).
  */
-export const runEtcdTests = existsSync(ETCD_BINARY) || process.env['CAPSTAN_REQUIRE_ETCD'] === '1';
+export const runEtcdTests =
+  existsSync(ETCD_BINARY) || process.env['CAPSTAN_REQUIRE_ETCD'] === '1' || process.env['CI'] === 'true';
 
 /** A loopback TCP proxy to one upstream `host:port` whose connections a test can cut. */
 export class CuttableProxy {

@@ -107,22 +107,21 @@ export function compactionCases(factory: StoreFactory): void {
       stale.close();
     });
 
-    it('a watch from the initial revision fails once the first write is the compacted revision', async (ctx) => {
-      const fresh = stores.openFresh();
-      if (fresh === undefined) return ctx.skip();
-      const store = await fresh;
-      const initial = await store.currentRevision();
-      if (initial === 0n) return ctx.skip(); // a watch from 0 names no revision
-      const first = await store.create('first', bytes('x'));
-      await store.compact(first.revision);
-      const stale = store.watch({ prefix: '' }, { fromRevision: initial });
-      const failed = withDeadline(stale[Symbol.asyncIterator]().next(), 'a compacted watch to fail');
-      await expectError(failed, CompactedError, {
-        requestedRevision: initial,
-        compactedRevision: first.revision,
+    // On a store that starts at 0 too: revision 0 is older than the retained history.
+    if (stores.canOpenFresh)
+      it('a watch from the initial revision fails once the first write is the compacted revision', async () => {
+        const store = await stores.openFresh();
+        const initial = await store.currentRevision();
+        const first = await store.create('first', bytes('x'));
+        await store.compact(first.revision);
+        const stale = store.watch({ prefix: '' }, { fromRevision: initial });
+        const failed = withDeadline(stale[Symbol.asyncIterator]().next(), 'a compacted watch to fail');
+        await expectError(failed, CompactedError, {
+          requestedRevision: initial,
+          compactedRevision: first.revision,
+        });
+        stale.close();
       });
-      stale.close();
-    });
 
     it('continue tokens older than the compacted revision are CompactedError; at it they still work', async () => {
       const { store, k, r } = await history();

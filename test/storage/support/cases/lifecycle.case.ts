@@ -55,10 +55,16 @@ export function lifecycleCases(factory: StoreFactory): void {
   const stores = useStores(factory);
 
   describe('lifecycle', () => {
-    it('a fresh store is empty at revision 0 or 1 and writes from the next revision', async (ctx) => {
-      const fresh = stores.openFresh();
-      if (fresh === undefined) return ctx.skip();
-      await expectFreshStore(await fresh);
+    if (stores.canOpenFresh)
+      it('a fresh store is empty at revision 0 or 1 and writes from the next revision', async () => {
+        await expectFreshStore(await stores.openFresh());
+      });
+
+    it('the factory can reopen the store exactly when the backend is persistent', async () => {
+      const { store } = await stores.open();
+      expect(factory.reopen !== undefined, 'reopen() given (the reopen tests run)').toBe(
+        store.capabilities.persistent,
+      );
     });
 
     it('each successful write takes exactly the next revision; failed writes take none', async () => {
@@ -119,19 +125,11 @@ export function lifecycleCases(factory: StoreFactory): void {
     });
   });
 
+  // Declared only for backends the factory can reopen: persistent ones (checked above).
+  if (factory.reopen === undefined) return;
   describe('reopen (persistent backends)', () => {
-    /** Opens a store that must be persistent, or skips the test when the backend is not. */
-    async function openPersistent(ctx: { skip: () => never }): Promise<TestStore> {
+    it('keeps keys, history, compaction and the revision counter', async () => {
       const t = await stores.open();
-      if (!t.store.capabilities.persistent) ctx.skip();
-      expect(factory.reopen !== undefined, 'a persistent backend test must give the factory a reopen()').toBe(
-        true,
-      );
-      return t;
-    }
-
-    it('keeps keys, history, compaction and the revision counter', async (ctx) => {
-      const t = await openPersistent(ctx);
       const model = new StoreModel({
         baseRevision: await t.store.currentRevision(),
         compactedRevision: await t.store.compactedRevision(),
@@ -149,8 +147,8 @@ export function lifecycleCases(factory: StoreFactory): void {
       expect((await t.store.get(t.k('after'))).kv?.modRevision).toBe(next.revision);
     });
 
-    it('keeps a deleted key deleted and a failed write unwritten across reopen', async (ctx) => {
-      const t = await openPersistent(ctx);
+    it('keeps a deleted key deleted and a failed write unwritten across reopen', async () => {
+      const t = await stores.open();
       const c = await t.store.create(t.k('a'), bytes('x'));
       await t.store.delete(t.k('a'));
       await expectError(t.store.delete(t.k('a')), NotFoundError);
@@ -161,8 +159,8 @@ export function lifecycleCases(factory: StoreFactory): void {
       expect(plainKv((await t.store.get(t.k('a'), { revision: c.revision })).kv)).toEqual(plainKv(c.kv));
     });
 
-    it('honours a continue token issued before the reopen', async (ctx) => {
-      const t = await openPersistent(ctx);
+    it('honours a continue token issued before the reopen', async () => {
+      const t = await stores.open();
       for (const name of ['a', 'b', 'c']) await t.store.create(t.k(name), bytes(name));
       const first = await t.store.range({ prefix: t.k('') }, { limit: 1 });
       const expected = plainRange(
