@@ -4,7 +4,10 @@
  * one place that chooses, so the handlers never look at the cache themselves.
  *
  * - item (get): `0` and Not older than N from a ready cache (after it reached N; 504 when it
- *   does not in time); unset (Most Recent) from storage.
+ *   does not in time); unset (Most Recent) from a ready cache once it has provably caught up
+ *   with the store's current revision (one round trip shared by concurrent reads:
+ *   src/watchcache/revision-probe.ts), else from storage. A cache that is still warming does
+ *   not make a Most Recent get wait.
  * - collection (list): from a ready cache, as kube-apiserver's cacher does: `0` (Any, any limit
  *   ignored as kube does), Not older than without a limit (after the cache caught up, else 504),
  *   and Most Recent once the cache has provably caught up with the store's current revision —
@@ -144,6 +147,12 @@ export class CachedStore implements ObjectStore {
         if (cache.ready) throw tooLargeResourceVersion(minRevision, cache.revision);
       }
       if (minRevision !== 0n) await awaitStoreRevision(this.#store, minRevision, this.#timeoutMs);
+    } else {
+      const cache = this.#ready(type);
+      if (cache !== undefined && (await cache.waitConsistent(this.#timeoutMs))) {
+        const version = cache.get(key);
+        return version === undefined ? undefined : asBuffer(cache.json(version));
+      }
     }
     const { kv } = await this.#store.get(key);
     return kv === undefined ? undefined : withResourceVersion(kv.value, kv.modRevision);

@@ -8,6 +8,7 @@
 import type { Store } from '../../storage/interface.js';
 import type { ResourceType } from '../registry/types.js';
 import { TypeCache } from './type-cache.js';
+import { RevisionProbe } from './revision-probe.js';
 
 /** Settings shared by every type's cache. */
 export interface WatchCachesOptions {
@@ -47,11 +48,14 @@ export class WatchCaches {
   readonly #o: WatchCachesOptions;
   readonly #sizes: Map<string, number>;
   readonly #caches = new Map<string, TypeCache>();
+  /** Consistent reads of every type share the store's revision round trips. */
+  readonly #revisions: RevisionProbe;
   #closed = false;
 
   constructor(options: WatchCachesOptions) {
     this.#o = options;
     this.#sizes = parseWatchCacheSizes(options.sizes ?? []);
+    this.#revisions = new RevisionProbe(options.store);
   }
 
   #size(type: ResourceType): number {
@@ -72,6 +76,7 @@ export class WatchCaches {
     if (size <= 0) return undefined;
     const cache = new TypeCache({
       store: this.#o.store,
+      currentRevision: () => this.#revisions.current(),
       prefix: `/${type.storageResource}/`,
       window: {
         capacity: size,

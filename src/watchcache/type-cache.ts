@@ -35,6 +35,11 @@ const RETAINED_SNAPSHOTS = 16;
 /** Settings of a {@link TypeCache}. */
 export interface TypeCacheOptions {
   readonly store: Store;
+  /**
+   * The store's current revision for consistent reads (src/watchcache/revision-probe.ts, one
+   * shared by the server's caches); unset: the store's `currentRevision`.
+   */
+  readonly currentRevision?: () => Promise<bigint>;
   /** The key prefix of the type (`/configmaps/`). */
   readonly prefix: string;
   readonly window: EventWindowBounds;
@@ -345,7 +350,7 @@ export class TypeCache {
    */
   async waitConsistent(timeoutMs: number): Promise<boolean> {
     if (!this.ready) return false;
-    const current = await this.#o.store.currentRevision();
+    const current = await (this.#o.currentRevision?.() ?? this.#o.store.currentRevision());
     return this.waitFresh(current, timeoutMs);
   }
 

@@ -67,11 +67,41 @@ function value(stored: StoredObject | undefined): unknown {
 }
 
 describe('reads', () => {
-  it('serves resourceVersion=0 from the cache and Most Recent from storage', async () => {
+  it('serves resourceVersion=0, and Most Recent once the cache has caught up, from the cache', async () => {
+    reads.gets = 0;
     const any = JSON.parse(String(await objects.item(type, KEY, 0n))) as { data: { v: string } };
     expect(any.data.v).toBe('cached');
     const latest = JSON.parse(String(await objects.item(type, KEY, undefined))) as { data: { v: string } };
-    expect(latest.data.v).toBe('stored');
+    expect(latest.data.v).toBe('cached');
+    expect(reads.gets).toBe(0);
+  });
+
+  it('serves Most Recent from storage when the cache cannot show in time that it caught up', async () => {
+    const behind = new TypeCache({
+      store: cacheStore,
+      // A revision this cache never reaches: its consistent reads time out.
+      currentRevision: () => Promise.resolve(1_000n),
+      prefix: '/configmaps/',
+      window: { capacity: 100, minAgeMs: 60_000, maxEvents: 100 },
+      watcherCapacity: 100,
+      bookmarkIntervalMs: 60_000,
+    });
+    behind.start();
+    try {
+      expect(await behind.waitFresh(0n, 2000)).toBe(true);
+      const fromBehind = new CachedStore({
+        store: storage,
+        caches: { for: () => behind },
+        freshnessTimeoutMs: 200,
+        bookmarkIntervalMs: 60_000,
+      });
+      const latest = JSON.parse(String(await fromBehind.item(type, KEY, undefined))) as {
+        data: { v: string };
+      };
+      expect(latest.data.v).toBe('stored');
+    } finally {
+      behind.close();
+    }
   });
 
   it('lists resourceVersion=0 from the cache and Exact from storage', async () => {
