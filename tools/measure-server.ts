@@ -105,7 +105,8 @@ async function oneRun(configmaps: number): Promise<RunResult> {
     }
     if (agent === undefined || Number.isNaN(startMs))
       throw new Error('server did not answer within the polling budget');
-    await new Promise((r) => setTimeout(r, 2000));
+    // Idle once V8's memory reducer has shrunk the start-up heap (about 8 s after allocation stops).
+    await new Promise((r) => setTimeout(r, 15_000));
     const pid = child.pid ?? 0;
     const idleRssMiB = rssMiB(pid);
     let loadedRssMiB: number | undefined;
