@@ -72,28 +72,8 @@ export function installRequestPipeline(
   const { auditInit, observe } = slots;
 
   // One hook for the whole pipeline: fastify's hook runner costs its own turn per hook on every
-  // request. Callback style: steps that answer synchronously cost no promise.
+  // request.
   app.addHook('onRequest', (request, reply, done) => {
-    const from = (i: number): void => {
-      for (; i < steps.length; i++) {
-        let pending: void | Promise<void>;
-        try {
-          pending = (steps[i] as PipelineStep)(request, reply);
-        } catch (err) {
-          done(err as Error);
-          return;
-        }
-        if (pending instanceof Promise) {
-          const next = i + 1;
-          pending.then(
-            () => from(next),
-            (err: unknown) => done(err as Error),
-          );
-          return;
-        }
-      }
-      done();
-    };
     auditInit?.(request, reply);
     const info = parseRequestInfo(request.method, request.url, request.query as QueryValues);
     if (info === undefined) {
@@ -102,6 +82,38 @@ export function installRequestPipeline(
     }
     request.requestInfo = info;
     observe?.(request, reply);
-    from(0);
+    runSteps(steps, 0, request, reply, done);
   });
+}
+
+/**
+ * Runs `steps` from index `i` in order, then calls `done` once: with the first error a step
+ * throws or rejects with, else with none. Callback style: steps that answer synchronously cost
+ * no promise and no closure.
+ */
+function runSteps(
+  steps: readonly PipelineStep[],
+  i: number,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  done: (err?: Error) => void,
+): void {
+  for (; i < steps.length; i++) {
+    let pending: void | Promise<void>;
+    try {
+      pending = (steps[i] as PipelineStep)(request, reply);
+    } catch (err) {
+      done(err as Error);
+      return;
+    }
+    if (pending instanceof Promise) {
+      const next = i + 1;
+      pending.then(
+        () => runSteps(steps, next, request, reply, done),
+        (err: unknown) => done(err as Error),
+      );
+      return;
+    }
+  }
+  done();
 }
