@@ -30,8 +30,8 @@ import { levelOf, matchingOrder, nominalLimits, schemaOf, type Level, type Schem
 import { classify, flowDistinguisher } from './match.js';
 import { QueueSet } from './queue-set.js';
 
-// Header names are case-insensitive; in lower case, Node's HTTP/2 layer copies neither name on
-// every response when it lower-cases them.
+// In lower case: header names are case-insensitive, and Node's HTTP/2 layer lower-cases every
+// name it is given on each response, which costs nothing for a name already in lower case.
 const FLOW_SCHEMA_HEADER = 'x-kubernetes-pf-flowschema-uid';
 const PRIORITY_LEVEL_HEADER = 'x-kubernetes-pf-prioritylevel-uid';
 const NOTHING = (): void => {};

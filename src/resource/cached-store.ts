@@ -82,6 +82,12 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
+/** The JSON of `key` in `cache` (its encoding kept by the cache), or undefined when absent. */
+function cachedItem(cache: TypeCache, key: string): Buffer | undefined {
+  const version = cache.get(key);
+  return version === undefined ? undefined : asBuffer(cache.json(version));
+}
+
 /** An object stored by another version of its kind (core/events.k8s.io Events), in `type`'s form. */
 function inThisVersion(type: ResourceType, obj: KubeObject): KubeObject {
   const convert = conversionTo(type);
@@ -140,19 +146,13 @@ export class CachedStore implements ObjectStore {
     if (minRevision !== undefined) {
       const cache = this.#ready(type) ?? (await this.#readied(type));
       if (cache !== undefined) {
-        if (await cache.waitFresh(minRevision, this.#timeoutMs)) {
-          const version = cache.get(key);
-          return version === undefined ? undefined : asBuffer(cache.json(version));
-        }
+        if (await cache.waitFresh(minRevision, this.#timeoutMs)) return cachedItem(cache, key);
         if (cache.ready) throw tooLargeResourceVersion(minRevision, cache.revision);
       }
       if (minRevision !== 0n) await awaitStoreRevision(this.#store, minRevision, this.#timeoutMs);
     } else {
       const cache = this.#ready(type);
-      if (cache !== undefined && (await cache.waitConsistent(this.#timeoutMs))) {
-        const version = cache.get(key);
-        return version === undefined ? undefined : asBuffer(cache.json(version));
-      }
+      if (cache !== undefined && (await cache.waitConsistent(this.#timeoutMs))) return cachedItem(cache, key);
     }
     const { kv } = await this.#store.get(key);
     return kv === undefined ? undefined : withResourceVersion(kv.value, kv.modRevision);
