@@ -1,29 +1,29 @@
 /**
- * The store's hot unary calls (`KV/Range` and `KV/Txn`) as plain gRPC over one `node:http2`
- * session per member, beside the `etcd3` client that still does everything else (watches,
- * leases, compaction, status).
+ * The store's hot unary calls (`KV/Range` and `KV/Txn`) as plain gRPC, one {@link GrpcSession}
+ * per member, beside the `etcd3` client that still does everything else (watches, leases,
+ * compaction, status).
  *
  * Why: profiled under a create/update/delete load, each call through `etcd3` and `@grpc/grpc-js`
  * cost about 0.5 ms of CPU and added ~1 ms of latency (connection pool, cockatiel policies,
  * interceptor/resolving/retrying/load-balancing call layers, per-call caller-stack capture),
  * i.e. as much CPU as the rest of a request. A unary gRPC call is one HTTP/2 stream: headers, one
- * length-prefixed protobuf message, and the status in the trailers; doing exactly that halves
- * the CPU per call and its latency at low concurrency. Requests and responses keep the `etcd3`
- * shapes (the same protobuf definitions, decoded with the same conventions: 64-bit integers and
- * enums as strings, defaults filled), and failures become the same `etcd3` error classes, so the
- * rest of the backend (`error-map.ts`) is unchanged.
+ * length-prefixed protobuf message, and the status in the trailers (`grpc-session.ts` says why
+ * that is not `node:http2` either). Requests and responses keep the `etcd3` shapes (the same
+ * protobuf definitions, decoded with the same conventions: 64-bit integers and enums as strings,
+ * defaults filled), and failures become the same `etcd3` error classes, so the rest of the
+ * backend (`error-map.ts`) is unchanged.
  *
  * Member choice follows the pool it replaces: members in random order, a member {@link HostGates}
  * marks down is skipped while another is up, and a call that reached a member is never sent to
  * another (writes must not be repeated; the store retries idempotent reads itself).
  */
-import { connect, constants, type ClientHttp2Session, type SecureClientSessionOptions } from 'node:http2';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { castGrpcError, ClientClosedError } from 'etcd3';
 import type { IRangeRequest, IRangeResponse, ITxnRequest, ITxnResponse } from 'etcd3';
 import protobuf from 'protobufjs';
 import type { CallOptions } from './codec.js';
+import { GrpcFailure, GrpcSession, type SessionTarget } from './grpc-session.js';
 import { MemberSkippedError, type HostGates } from './host-gate.js';
 
 /** The request/response types, loaded once from the proto files the `etcd3` package ships. */
@@ -82,12 +82,8 @@ const STATUS_NAMES = [
   'DATA_LOSS',
   'UNAUTHENTICATED',
 ];
-const UNAVAILABLE = 14;
-/** HTTP/2 flow-control windows of a call and of the session (bytes). */
-const STREAM_WINDOW = 4 << 20;
-const SESSION_WINDOW = 16 << 20;
 const DEADLINE_EXCEEDED = 4;
-const INTERNAL = 13;
+const UNAVAILABLE = 14;
 
 /** A gRPC failure as the `etcd3` error class of its status (what its own calls throw). */
 function grpcError(code: number, details: string): Error {
@@ -102,46 +98,25 @@ export interface ChannelTls {
   readonly key?: Buffer;
 }
 
-/** One member: its URL and its current session (made on first use, dropped when it fails). */
+/** One member: where it is and its current session (made on first use, dropped when it fails). */
 class Member {
   readonly host: string;
-  readonly #url: string;
-  readonly #tls: ChannelTls | undefined;
-  #session: ClientHttp2Session | undefined;
+  readonly #target: SessionTarget;
+  #session: GrpcSession | undefined;
 
   constructor(endpoint: string, tls: ChannelTls | undefined) {
-    const hasScheme = /^https?:\/\//.test(endpoint);
     const secure = tls !== undefined || endpoint.startsWith('https://');
-    const bare = hasScheme ? endpoint.replace(/^https?:\/\//, '') : endpoint;
+    const bare = endpoint.replace(/^https?:\/\//, '').replace(/\/.*$/, '');
     this.host = bare;
-    this.#url = `${secure ? 'https' : 'http'}://${bare}`;
-    this.#tls = secure ? (tls ?? {}) : undefined;
+    const url = new URL(`${secure ? 'https' : 'http'}://${bare}`);
+    const port = url.port === '' ? (secure ? 443 : 80) : Number(url.port);
+    this.#target = { host: url.hostname, port, ...(secure ? { tls: tls ?? {} } : {}) };
   }
 
-  session(): ClientHttp2Session {
+  session(): GrpcSession {
     const current = this.#session;
-    if (current !== undefined && !current.closed && !current.destroyed) return current;
-    const options: SecureClientSessionOptions = {
-      // Large ranges: room to buffer them, and flow-control windows that do not throttle them.
-      maxSessionMemory: 64,
-      settings: { initialWindowSize: STREAM_WINDOW },
-      ...(this.#tls === undefined
-        ? {}
-        : {
-            ...(this.#tls.ca === undefined ? {} : { ca: this.#tls.ca }),
-            ...(this.#tls.cert === undefined ? {} : { cert: this.#tls.cert }),
-            ...(this.#tls.key === undefined ? {} : { key: this.#tls.key }),
-            ALPNProtocols: ['h2'],
-          }),
-    };
-    const session = connect(this.#url, options);
-    session.once('connect', () => session.setLocalWindowSize(SESSION_WINDOW));
-    const drop = (): void => {
-      if (this.#session === session) this.#session = undefined;
-    };
-    session.on('error', drop);
-    session.on('close', drop);
-    session.on('goaway', drop);
+    if (current !== undefined && current.usable) return current;
+    const session = new GrpcSession(this.#target);
     this.#session = session;
     return session;
   }
@@ -150,7 +125,7 @@ class Member {
   reset(): void {
     const session = this.#session;
     this.#session = undefined;
-    session?.destroy();
+    session?.destroy('the connection was reset after a call timed out');
   }
 
   close(): void {
@@ -228,91 +203,42 @@ export class KvChannel {
 
   /** One gRPC unary call on `member`: resolves with the response message's bytes. */
   #unary(member: Member, path: string, message: Uint8Array, deadline: number | undefined): Promise<Buffer> {
-    return new Promise<Buffer>((resolve, reject) => {
-      let session: ClientHttp2Session;
-      try {
-        session = member.session();
-      } catch (err) {
-        reject(grpcError(UNAVAILABLE, `cannot connect: ${(err as Error).message}`));
-        return;
-      }
-      const frame = Buffer.allocUnsafe(5 + message.byteLength);
-      frame[0] = 0;
-      frame.writeUInt32BE(message.byteLength, 1);
-      frame.set(message, 5);
-      const headers: Record<string, string> = {
-        ':method': 'POST',
-        ':path': path,
-        'content-type': 'application/grpc',
-        te: 'trailers',
-      };
-      const timeoutMs = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
-      if (timeoutMs !== undefined) headers['grpc-timeout'] = `${timeoutMs}m`;
-      let stream: ReturnType<ClientHttp2Session['request']>;
-      try {
-        stream = session.request(headers);
-      } catch (err) {
-        member.reset();
-        reject(grpcError(UNAVAILABLE, `cannot start a call: ${(err as Error).message}`));
-        return;
-      }
-      const chunks: Buffer[] = [];
-      let status: string | undefined;
-      let statusMessage = '';
-      let settled = false;
-      let timer: NodeJS.Timeout | undefined;
-      const finish = (err: Error | undefined, body?: Buffer): void => {
-        if (settled) return;
-        settled = true;
-        if (timer !== undefined) clearTimeout(timer);
-        if (err !== undefined) reject(err);
-        else resolve(body as Buffer);
-      };
-      const readStatus = (h: Record<string, unknown>): void => {
-        const s = h['grpc-status'];
-        if (typeof s === 'string') status = s;
-        const m = h['grpc-message'];
-        if (typeof m === 'string') statusMessage = decodeGrpcMessage(m);
-      };
-      if (timeoutMs !== undefined) {
-        timer = setTimeout(() => {
-          stream.close(constants.NGHTTP2_CANCEL);
-          // The connection may be silently dead (no keepalive here): dial again next time.
-          member.reset();
-          finish(grpcError(DEADLINE_EXCEEDED, 'Deadline exceeded'));
-        }, timeoutMs);
-      }
-      stream.on('response', readStatus);
-      stream.on('trailers', readStatus);
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('error', (err: Error) => finish(grpcError(UNAVAILABLE, err.message)));
-      stream.on('close', () => {
-        if (status === undefined) {
-          finish(grpcError(UNAVAILABLE, `call ended without a status (HTTP/2 code ${stream.rstCode})`));
-          return;
-        }
-        const code = Number(status);
-        if (code !== 0) {
-          finish(grpcError(code, statusMessage));
-          return;
-        }
-        const data = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
-        if (data.length < 5 || data[0] !== 0 || data.readUInt32BE(1) !== data.length - 5) {
-          finish(grpcError(INTERNAL, 'malformed response message'));
-          return;
-        }
-        finish(undefined, data.subarray(5));
+    const timeoutMs = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
+    let session: GrpcSession;
+    try {
+      session = member.session();
+    } catch (err) {
+      return Promise.reject(grpcError(UNAVAILABLE, `cannot connect: ${(err as Error).message}`));
+    }
+    const call = session.unary(path, message, timeoutMs);
+    if (timeoutMs === undefined) {
+      return call.done.catch((err: unknown) => {
+        throw toEtcdError(err);
       });
-      stream.end(frame);
+    }
+    return new Promise<Buffer>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        call.cancel();
+        // The connection may be silently dead (no keepalive here): dial again next time.
+        member.reset();
+        reject(grpcError(DEADLINE_EXCEEDED, 'Deadline exceeded'));
+      }, timeoutMs);
+      call.done.then(
+        (body) => {
+          clearTimeout(timer);
+          resolve(body);
+        },
+        (err: unknown) => {
+          clearTimeout(timer);
+          reject(toEtcdError(err));
+        },
+      );
     });
   }
 }
 
-/** `grpc-message` is percent-encoded. */
-function decodeGrpcMessage(m: string): string {
-  try {
-    return decodeURIComponent(m);
-  } catch {
-    return m;
-  }
+/** A session's failure as the `etcd3` error class of its status. */
+function toEtcdError(err: unknown): Error {
+  if (err instanceof GrpcFailure) return grpcError(err.code, err.details);
+  return err instanceof Error ? err : new Error(String(err));
 }
