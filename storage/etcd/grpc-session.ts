@@ -93,11 +93,19 @@ function httpStatusCode(status: number): number {
   return GRPC_UNKNOWN;
 }
 
-/** One unary call on the connection. */
+/** What a call does with what arrives: a unary call gathers its one message, a stream passes each on. */
+interface CallSink {
+  data(chunk: Buffer): void;
+  /** The call ended: `failure` is undefined when it ended with gRPC status 0. */
+  end(failure: GrpcFailure | undefined): void;
+}
+
+/** One call (one HTTP/2 stream) on the connection. */
 class Call {
-  readonly chunks: Buffer[] = [];
-  /** What is left to send of the request (HEADERS went out already); undefined once all is sent. */
+  /** What is left to send (its HEADERS went out already); undefined when nothing waits. */
   pending: Buffer | undefined;
+  /** The request side ends after `pending` (END_STREAM on its last frame). */
+  endAfterPending = false;
   sendWindow: number;
   unacked = 0;
   status: string | undefined;
@@ -106,8 +114,7 @@ class Call {
 
   constructor(
     readonly id: number,
-    readonly resolve: (body: Buffer) => void,
-    readonly reject: (err: GrpcFailure) => void,
+    readonly sink: CallSink,
     sendWindow: number,
   ) {
     this.sendWindow = sendWindow;
@@ -122,28 +129,83 @@ class Call {
     }
   }
 
-  /** The stream ended: the call's outcome. */
+  /** The stream ended: tells the sink how. */
   finish(): void {
     if (this.httpStatus !== undefined && this.httpStatus !== '200' && this.status === undefined) {
-      this.reject(new GrpcFailure(httpStatusCode(Number(this.httpStatus)), `HTTP status ${this.httpStatus}`));
-      return;
+      this.sink.end(
+        new GrpcFailure(httpStatusCode(Number(this.httpStatus)), `HTTP status ${this.httpStatus}`),
+      );
+    } else if (this.status === undefined) {
+      this.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, 'call ended without a status'));
+    } else {
+      const code = Number(this.status);
+      this.sink.end(code === 0 ? undefined : new GrpcFailure(code, this.statusMessage));
     }
-    if (this.status === undefined) {
-      this.reject(new GrpcFailure(GRPC_UNAVAILABLE, 'call ended without a status'));
-      return;
-    }
-    const code = Number(this.status);
-    if (code !== 0) {
-      this.reject(new GrpcFailure(code, this.statusMessage));
-      return;
-    }
-    const data = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks);
-    if (data.length < 5 || data[0] !== 0 || data.readUInt32BE(1) !== data.length - 5) {
-      this.reject(new GrpcFailure(GRPC_INTERNAL, 'malformed response message'));
-      return;
-    }
-    this.resolve(data.subarray(5));
   }
+}
+
+/** A unary call's sink: one length-prefixed response message. */
+function unarySink(resolve: (body: Buffer) => void, reject: (err: GrpcFailure) => void): CallSink {
+  const chunks: Buffer[] = [];
+  return {
+    data: (chunk) => chunks.push(chunk),
+    end: (failure) => {
+      if (failure !== undefined) {
+        reject(failure);
+        return;
+      }
+      const data = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      if (data.length < 5 || data[0] !== 0 || data.readUInt32BE(1) !== data.length - 5) {
+        reject(new GrpcFailure(GRPC_INTERNAL, 'malformed response message'));
+        return;
+      }
+      resolve(data.subarray(5));
+    },
+  };
+}
+
+/** What a streaming call's owner hears: each response message, then how the call ended. */
+export interface StreamHandlers {
+  message(bytes: Buffer): void;
+  /** `failure` is undefined when the server ended the call with status 0. */
+  end(failure: GrpcFailure | undefined): void;
+}
+
+/** The owner's side of a streaming call. */
+export interface StreamCall {
+  /** Sends one request message. */
+  write(message: Uint8Array): void;
+  /** Resets the stream; no handler is called after this. */
+  cancel(): void;
+}
+
+/** A streaming call's sink: splits the bytes into length-prefixed messages. */
+function streamSink(handlers: StreamHandlers): CallSink & { closed: boolean } {
+  let buffered: Buffer | undefined;
+  const sink = {
+    closed: false,
+    data(chunk: Buffer): void {
+      let buf = buffered === undefined ? chunk : Buffer.concat([buffered, chunk]);
+      buffered = undefined;
+      while (!sink.closed && buf.length >= 5) {
+        const length = buf.readUInt32BE(1);
+        if (buf.length < 5 + length) break;
+        if (buf[0] !== 0) {
+          sink.end(new GrpcFailure(GRPC_INTERNAL, 'compressed message, which this client did not ask for'));
+          return;
+        }
+        handlers.message(buf.subarray(5, 5 + length));
+        buf = buf.subarray(5 + length);
+      }
+      if (buf.length > 0) buffered = buf;
+    },
+    end(failure: GrpcFailure | undefined): void {
+      if (sink.closed) return;
+      sink.closed = true;
+      handlers.end(failure);
+    },
+  };
+  return sink;
 }
 
 /** An HTTP/2 connection carrying gRPC unary calls (see the module comment). */
@@ -224,30 +286,36 @@ export class GrpcSession {
   ): { done: Promise<Buffer>; cancel: () => void } {
     let cancel = (): void => {};
     const done = new Promise<Buffer>((resolve, reject) => {
-      if (this.#ended !== undefined) {
-        reject(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
-        return;
-      }
-      const start = (): void => {
-        if (this.#ended !== undefined) {
-          reject(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
-          return;
-        }
-        const call = this.#start(path, message, timeoutMs, resolve, reject);
-        cancel = () => this.#cancel(call);
-      };
-      if (this.#calls.size >= this.#peerMaxStreams) {
-        this.#queued.push(start);
-        cancel = () => {
-          const i = this.#queued.indexOf(start);
-          if (i >= 0) this.#queued.splice(i, 1);
-          reject(new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
-        };
-      } else {
-        start();
-      }
+      const sink = unarySink(resolve, reject);
+      cancel = this.#open(path, sink, timeoutMs, (call) => this.#write(call, grpcFrame(message), true));
     });
     return { done, cancel: () => cancel() };
+  }
+
+  /**
+   * Opens a streaming call (a bidirectional gRPC stream) on `path`. A connection failure ends it
+   * with UNAVAILABLE through `handlers.end`.
+   */
+  stream(path: string, handlers: StreamHandlers): StreamCall {
+    const sink = streamSink(handlers);
+    let call: Call | undefined;
+    const early: Buffer[] = [];
+    const cancelOpen = this.#open(path, sink, undefined, (started) => {
+      call = started;
+      for (const bytes of early.splice(0)) this.#write(started, bytes, false);
+    });
+    return {
+      write: (message) => {
+        if (sink.closed) return;
+        if (call === undefined) early.push(grpcFrame(message));
+        else this.#write(call, grpcFrame(message), false);
+      },
+      cancel: () => {
+        if (sink.closed) return;
+        sink.closed = true; // no handler after a cancel
+        cancelOpen();
+      },
+    };
   }
 
   /** Closes the connection; calls still open end with UNAVAILABLE. */
@@ -256,17 +324,43 @@ export class GrpcSession {
     this.#socket.destroy();
   }
 
-  #start(
+  /**
+   * Starts a call once a stream slot is free: sends its HEADERS and hands it to `started`.
+   * Returns the cancel function (which also takes a queued call off the queue).
+   */
+  #open(
     path: string,
-    message: Uint8Array,
+    sink: CallSink,
     timeoutMs: number | undefined,
-    resolve: (body: Buffer) => void,
-    reject: (err: GrpcFailure) => void,
-  ): Call {
+    started: (call: Call) => void,
+  ): () => void {
+    let call: Call | undefined;
+    const start = (): void => {
+      if (this.#ended !== undefined) {
+        sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
+        return;
+      }
+      call = this.#start(path, sink, timeoutMs);
+      started(call);
+    };
+    if (this.#ended === undefined && this.#calls.size >= this.#peerMaxStreams) this.#queued.push(start);
+    else start();
+    return () => {
+      if (call !== undefined) {
+        this.#cancel(call);
+        return;
+      }
+      const i = this.#queued.indexOf(start);
+      if (i >= 0) this.#queued.splice(i, 1);
+      sink.end(new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
+    };
+  }
+
+  #start(path: string, sink: CallSink, timeoutMs: number | undefined): Call {
     const id = this.#nextId;
     this.#nextId += 2;
     if (this.#nextId > MAX_STREAM_ID) this.#ended = 'stream ids used up';
-    const call = new Call(id, resolve, reject, this.#peerInitialWindow);
+    const call = new Call(id, sink, this.#peerInitialWindow);
     this.#calls.set(id, call);
     let block = this.#requestHeaders.get(path);
     if (block === undefined) {
@@ -280,26 +374,29 @@ export class GrpcSession {
       ]);
       this.#requestHeaders.set(path, block);
     }
-    if (timeoutMs !== undefined)
+    if (timeoutMs !== undefined) {
       block = Buffer.concat([block, encodeHeaders([['grpc-timeout', `${timeoutMs}m`]])]);
+    }
     this.#frame(HEADERS, END_HEADERS, id, block);
-    const body = Buffer.allocUnsafe(5 + message.byteLength);
-    body[0] = 0;
-    body.writeUInt32BE(message.byteLength, 1);
-    body.set(message, 5);
-    call.pending = body;
-    this.#sendData(call);
     return call;
   }
 
-  /** Sends as much of the call's request as the windows allow; the last frame ends the stream. */
+  /** Queues request bytes on a call; `end` closes its request side after them. */
+  #write(call: Call, bytes: Buffer, end: boolean): void {
+    if (this.#calls.get(call.id) !== call) return;
+    call.pending = call.pending === undefined ? bytes : Buffer.concat([call.pending, bytes]);
+    call.endAfterPending = end;
+    this.#sendData(call);
+  }
+
+  /** Sends as much of the call's pending bytes as the windows allow. */
   #sendData(call: Call): void {
     let rest = call.pending;
     while (rest !== undefined) {
       const size = Math.min(rest.length, this.#peerMaxFrame, call.sendWindow, this.#sendWindow);
       if (size <= 0 && rest.length > 0) break;
       const last = size === rest.length;
-      this.#frame(DATA, last ? END_STREAM : 0, call.id, rest.subarray(0, size));
+      this.#frame(DATA, last && call.endAfterPending ? END_STREAM : 0, call.id, rest.subarray(0, size));
       call.sendWindow -= size;
       this.#sendWindow -= size;
       rest = last ? undefined : rest.subarray(size);
@@ -316,7 +413,7 @@ export class GrpcSession {
     const code = Buffer.alloc(4);
     code.writeUInt32BE(CANCEL, 0);
     this.#frame(RST_STREAM, 0, call.id, code);
-    call.reject(new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
+    call.sink.end(new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
     this.#callEnded();
   }
 
@@ -377,7 +474,7 @@ export class GrpcSession {
         this.#calls.delete(id);
         this.#blocked.delete(call);
         const code = payload.length >= 4 ? payload.readUInt32BE(0) : PROTOCOL_ERROR;
-        call.reject(new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`));
+        call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`));
         this.#callEnded();
         return;
       }
@@ -417,7 +514,7 @@ export class GrpcSession {
     }
     const call = this.#calls.get(id);
     if (call === undefined) return; // cancelled: the bytes still count for the connection
-    call.chunks.push(unpad(flags, payload));
+    call.sink.data(unpad(flags, payload));
     if (flags & END_STREAM) {
       this.#calls.delete(id);
       call.finish();
@@ -475,7 +572,7 @@ export class GrpcSession {
       if (id <= lastId) continue;
       this.#calls.delete(id);
       this.#blocked.delete(call);
-      call.reject(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
+      call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
     }
     for (const start of this.#queued.splice(0)) start();
     if (this.#calls.size === 0) this.#socket.end();
@@ -498,7 +595,7 @@ export class GrpcSession {
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     this.#blocked.clear();
-    for (const call of calls) call.reject(new GrpcFailure(GRPC_UNAVAILABLE, reason));
+    for (const call of calls) call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, reason));
     for (const start of this.#queued.splice(0)) start();
   }
 
@@ -540,6 +637,15 @@ export class GrpcSession {
     if (this.#failed) return;
     this.#socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
   }
+}
+
+/** A gRPC message on the wire: uncompressed flag, 4-byte length, the message. */
+function grpcFrame(message: Uint8Array): Buffer {
+  const body = Buffer.allocUnsafe(5 + message.byteLength);
+  body[0] = 0;
+  body.writeUInt32BE(message.byteLength, 1);
+  body.set(message, 5);
+  return body;
 }
 
 /** A frame's payload without its padding (the PADDED flag: one length octet, then padding at the end). */

@@ -55,12 +55,9 @@ export { CONTINUE_SECRET_KEY } from './secret.js';
  */
 export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
   const resolved = resolveOptions(options);
-  // Two pools: etcd3 resets every connection of a member after a failed unary call, which must
-  // not cancel the watch streams (see store.ts).
   const tls = await readTls(options);
   const client = new Etcd3(clientOptions(options, tls));
-  const watchClient = new Etcd3(clientOptions(options, tls));
-  // The hot reads and writes skip the etcd3/grpc-js call stack (see kv-channel.ts).
+  // Reads, writes and watches skip the etcd3/grpc-js call stack (see kv-channel.ts).
   const kv = new KvChannel(options.endpoints, tls, new HostGates(options.endpoints.length));
   try {
     const deadline = Date.now() + resolved.dialTimeoutMs;
@@ -79,7 +76,6 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
     );
     const store = new EtcdStore({
       client,
-      watchClient,
       kv,
       options: resolved,
       continueSecret,
@@ -89,7 +85,6 @@ export async function openEtcdStore(options: EtcdStoreOptions): Promise<Store> {
     return store;
   } catch (err) {
     client.close();
-    watchClient.close();
     kv.close();
     throw toStoreError(err, 'connect');
   }

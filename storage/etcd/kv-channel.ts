@@ -1,7 +1,8 @@
 /**
- * The store's hot unary calls (`KV/Range` and `KV/Txn`) as plain gRPC, one {@link GrpcSession}
- * per member, beside the `etcd3` client that still does everything else (watches, leases,
- * compaction, status).
+ * The store's hot calls (`KV/Range`, `KV/Txn` and the `Watch/Watch` streams) as plain gRPC on
+ * {@link GrpcSession}s, beside the `etcd3` client that still does everything else (leases,
+ * compaction, status). Each member has one connection for the unary calls and another for the
+ * watch streams, so resetting the first after a timed-out call never cuts the watches.
  *
  * Why: profiled under a create/update/delete load, each call through `etcd3` and `@grpc/grpc-js`
  * cost about 0.5 ms of CPU and added ~1 ms of latency (connection pool, cockatiel policies,
@@ -15,16 +16,26 @@
  *
  * Member choice follows the pool it replaces: members in random order, a member {@link HostGates}
  * marks down is skipped while another is up, and a call that reached a member is never sent to
- * another (writes must not be repeated; the store retries idempotent reads itself).
+ * another (writes must not be repeated; the store retries idempotent reads itself). A watch
+ * stream goes to a random member; one that fails is re-opened by its watch (`watch.ts`).
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { EventEmitter } from 'node:events';
 import { castGrpcError, ClientClosedError } from 'etcd3';
-import type { IRangeRequest, IRangeResponse, ITxnRequest, ITxnResponse } from 'etcd3';
+import type {
+  IRangeRequest,
+  IRangeResponse,
+  ITxnRequest,
+  ITxnResponse,
+  IWatchRequest,
+  IWatchResponse,
+} from 'etcd3';
 import protobuf from 'protobufjs';
 import type { CallOptions } from './codec.js';
-import { GrpcFailure, GrpcSession, type SessionTarget } from './grpc-session.js';
+import { GrpcFailure, GrpcSession, type SessionTarget, type StreamCall } from './grpc-session.js';
 import { MemberSkippedError, type HostGates } from './host-gate.js';
+import type { WatchStream } from './watch.js';
 
 /** The request/response types, loaded once from the proto files the `etcd3` package ships. */
 interface Codecs {
@@ -32,6 +43,8 @@ interface Codecs {
   readonly rangeResponse: protobuf.Type;
   readonly txnRequest: protobuf.Type;
   readonly txnResponse: protobuf.Type;
+  readonly watchRequest: protobuf.Type;
+  readonly watchResponse: protobuf.Type;
 }
 
 let codecs: Codecs | undefined;
@@ -50,6 +63,8 @@ function loadCodecs(): Codecs {
     rangeResponse: type('RangeResponse'),
     txnRequest: type('TxnRequest'),
     txnResponse: type('TxnResponse'),
+    watchRequest: type('WatchRequest'),
+    watchResponse: type('WatchResponse'),
   };
   return codecs;
 }
@@ -136,12 +151,15 @@ class Member {
 /** Unary `Range` and `Txn` calls to one etcd cluster (see the module comment). */
 export class KvChannel {
   readonly #members: Member[];
+  /** The same members, for watch streams. */
+  readonly #watchMembers: Member[];
   readonly #gates: HostGates;
   readonly #codecs = loadCodecs();
   #closed = false;
 
   constructor(endpoints: readonly string[], tls: ChannelTls | undefined, gates: HostGates) {
     this.#members = endpoints.map((e) => new Member(e, tls));
+    this.#watchMembers = endpoints.map((e) => new Member(e, tls));
     this.#gates = gates;
   }
 
@@ -155,9 +173,16 @@ export class KvChannel {
     return this.#call('/etcdserverpb.KV/Txn', txnRequest, txnResponse, request, options);
   }
 
+  /** Opens a watch stream on a random member; a closed channel gives a stream that fails at once. */
+  watch(): WatchStream {
+    const member = this.#watchMembers[Math.floor(Math.random() * this.#watchMembers.length)] as Member;
+    return new GrpcWatchStream(this.#closed ? undefined : member, this.#codecs);
+  }
+
   close(): void {
     this.#closed = true;
     for (const member of this.#members) member.close();
+    for (const member of this.#watchMembers) member.close();
   }
 
   async #call<Req extends object, Res>(
@@ -241,4 +266,64 @@ export class KvChannel {
 function toEtcdError(err: unknown): Error {
   if (err instanceof GrpcFailure) return grpcError(err.code, err.details);
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/**
+ * A `Watch/Watch` stream: requests encoded and responses decoded in etcd3's shapes, failures as
+ * etcd3's error classes. Ends and failures are emitted from `setImmediate`, after the promise
+ * jobs of this turn, so a stream that fails while it is being opened still reaches the listeners
+ * its watch attaches once `open()` resolved.
+ */
+class GrpcWatchStream extends EventEmitter implements WatchStream {
+  readonly #call: StreamCall | undefined;
+  readonly #codecs: Codecs;
+
+  constructor(member: Member | undefined, codecs: Codecs) {
+    super();
+    this.#codecs = codecs;
+    if (member === undefined) {
+      setImmediate(() => this.emit('error', new ClientClosedError('etcd')));
+      return;
+    }
+    let session: GrpcSession;
+    try {
+      session = member.session();
+    } catch (err) {
+      setImmediate(() =>
+        this.emit('error', grpcError(UNAVAILABLE, `cannot connect: ${(err as Error).message}`)),
+      );
+      return;
+    }
+    const { watchResponse } = codecs;
+    this.#call = session.stream('/etcdserverpb.Watch/Watch', {
+      message: (bytes) => {
+        let response: IWatchResponse;
+        try {
+          response = watchResponse.toObject(watchResponse.decode(bytes), TO_OBJECT) as IWatchResponse;
+        } catch (err) {
+          this.#call?.cancel();
+          setImmediate(() =>
+            this.emit('error', grpcError(13, `malformed watch response: ${(err as Error).message}`)),
+          );
+          return;
+        }
+        this.emit('data', response);
+      },
+      end: (failure) => {
+        setImmediate(() => {
+          if (failure === undefined) this.emit('end');
+          else this.emit('error', grpcError(failure.code, failure.details));
+        });
+      },
+    });
+  }
+
+  write(request: IWatchRequest): void {
+    const { watchRequest } = this.#codecs;
+    this.#call?.write(watchRequest.encode(watchRequest.fromObject(request)).finish());
+  }
+
+  cancel(): void {
+    this.#call?.cancel();
+  }
 }

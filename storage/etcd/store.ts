@@ -63,9 +63,7 @@ const READ_RETRY_DELAYS_MS = [50, 250];
 export interface EtcdStoreParts {
   /** Client for unary calls. */
   readonly client: Etcd3;
-  /** A second client for watch streams, so a failed unary call never resets the watches' connections. */
-  readonly watchClient: Etcd3;
-  /** Ranges and write transactions (see kv-channel.ts); the store closes it. */
+  /** Ranges, write transactions and watch streams (see kv-channel.ts); the store closes it. */
   readonly kv: KvChannel;
   readonly options: ResolvedEtcdOptions;
   readonly continueSecret: Uint8Array;
@@ -77,7 +75,6 @@ export interface EtcdStoreParts {
 export class EtcdStore implements Store {
   readonly capabilities = CAPABILITIES;
   readonly #client: Etcd3;
-  readonly #watchClient: Etcd3;
   readonly #kv: KvChannel;
   readonly #options: ResolvedEtcdOptions;
   readonly #tokens: ContinueTokens;
@@ -93,14 +90,13 @@ export class EtcdStore implements Store {
 
   constructor(parts: EtcdStoreParts) {
     this.#client = parts.client;
-    this.#watchClient = parts.watchClient;
     this.#kv = parts.kv;
     this.#options = parts.options;
     this.#tokens = new ContinueTokens(parts.continueSecret);
     const callOptions = (): CallOptions => this.#callOptions();
     this.#writes = new EtcdWrites(parts.kv, (header) => this.#observe(header), callOptions);
     this.#transport = {
-      open: () => this.#watchClient.watchClient.watch(),
+      open: () => Promise.resolve(this.#kv.watch()),
       progressOrdered: parts.progressOrdered,
       bufferLimit: parts.options.watchBufferLimit,
       retryLimitMs: parts.options.watchRetryLimitMs,
@@ -296,7 +292,6 @@ export class EtcdStore implements Store {
     this.#closed = true;
     for (const watch of [...this.#watches]) watch.close();
     this.#client.close();
-    this.#watchClient.close();
     this.#kv.close();
   }
 

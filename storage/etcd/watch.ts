@@ -17,21 +17,22 @@
  *   the watch → UnavailableError). Buffered events are still delivered before the error.
  * Every listener runs inside a guard: a throw ends the watch with an error, never goes uncaught.
  */
-import type { EventEmitter } from 'node:events';
-import {
-  ClientClosedError,
-  type IDuplexStream,
-  type IEvent,
-  type IWatchRequest,
-  type IWatchResponse,
-} from 'etcd3';
+import { ClientClosedError, type IEvent, type IWatchRequest, type IWatchResponse } from 'etcd3';
 import { CompactedError, UnavailableError } from '../errors.js';
 import type { Watch, WatchEvent } from '../interface.js';
 import { fromWire, headerRevision, toKeyValue, wire, type EtcdRange } from './codec.js';
 import { EventQueue } from './event-queue.js';
 import { ProgressTracker } from './watch-progress.js';
 
-type WatchStream = IDuplexStream<IWatchRequest, IWatchResponse>;
+/** An etcd `Watch/Watch` stream, as the transport opens it (requests and responses in etcd3's shapes). */
+export interface WatchStream {
+  on(event: 'data', listener: (res: IWatchResponse) => void): unknown;
+  on(event: 'error', listener: (err: unknown) => void): unknown;
+  on(event: 'end', listener: () => void): unknown;
+  write(request: IWatchRequest): void;
+  /** Resets the stream; it emits nothing afterwards. */
+  cancel(): void;
+}
 type State = 'connecting' | 'streaming' | 'paused' | 'backoff' | 'ended';
 
 /** What a watch needs from its store. */
@@ -146,17 +147,13 @@ export class EtcdWatch implements Watch {
   }
 
   #attach(generation: number, stream: WatchStream): void {
-    const emitter = stream as unknown as EventEmitter;
-    // The client's own error listener reports every stream error (our cancels included) to the
-    // pool, which then closes every watch stream of that member: replace it with ours.
-    emitter.removeAllListeners('error');
-    emitter.on('error', (err: unknown) => this.#guard(generation, () => this.#onFailure(err)));
+    stream.on('error', (err: unknown) => this.#guard(generation, () => this.#onFailure(err)));
     if (generation !== this.#generation) {
       cancelQuietly(stream);
       return;
     }
-    emitter.on('data', (res: IWatchResponse) => this.#guard(generation, () => this.#onResponse(res)));
-    emitter.on('end', () =>
+    stream.on('data', (res: IWatchResponse) => this.#guard(generation, () => this.#onResponse(res)));
+    stream.on('end', () =>
       this.#guard(generation, () => this.#onFailure(new Error('etcd closed the watch stream'))),
     );
     this.#stream = stream;

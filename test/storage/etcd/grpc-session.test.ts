@@ -179,4 +179,63 @@ describe('GrpcSession (a gRPC unary client on its own HTTP/2 framing)', () => {
     expect(s.usable).toBe(false);
     await expect(s.unary('/svc/B', Buffer.from('later')).done).rejects.toMatchObject({ code: 14 });
   });
+
+  it("streams: messages both ways, split across frames or several in one, then the server's status", async () => {
+    const server = createServer();
+    open.push(server);
+    server.on('stream', (stream) => {
+      stream.on('error', () => {});
+      stream.respond({ ':status': 200, 'content-type': 'application/grpc' }, { waitForTrailers: true });
+      stream.on('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '5', 'grpc-message': 'done' }));
+      let got = Buffer.alloc(0);
+      stream.on('data', (chunk: Buffer) => {
+        got = Buffer.concat([got, chunk]);
+        while (got.length >= 5 && got.length >= 5 + got.readUInt32BE(1)) {
+          const body = got.subarray(5, 5 + got.readUInt32BE(1));
+          got = got.subarray(5 + body.length);
+          if (body.toString() === 'end') {
+            stream.end();
+            return;
+          }
+          // Two answers per request, written as one chunk, the second one 40 KB (several frames).
+          const a = Buffer.from(`echo ${body.toString()}`);
+          const b = Buffer.alloc(40_000, body[0]);
+          const out = Buffer.alloc(10 + a.length + b.length);
+          out.writeUInt32BE(a.length, 1);
+          a.copy(out, 5);
+          out.writeUInt32BE(b.length, 6 + a.length);
+          b.copy(out, 10 + a.length);
+          stream.write(out);
+        }
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const s = session((server.address() as AddressInfo).port);
+    const messages: string[] = [];
+    const ended = new Promise<GrpcFailure | undefined>((resolve) => {
+      const call = s.stream('/svc/Chat', {
+        message: (bytes) =>
+          messages.push(bytes.length === 40_000 ? `${bytes.length}x${bytes[0]}` : bytes.toString()),
+        end: resolve,
+      });
+      call.write(Buffer.from('a'));
+      call.write(Buffer.from('b'));
+      setTimeout(() => call.write(Buffer.from('end')), 30);
+    });
+    expect(await ended).toMatchObject({ code: 5, details: 'done' });
+    expect(messages).toEqual(['echo a', '40000x97', 'echo b', '40000x98']);
+
+    // A cancelled stream hears nothing more, and the server sees the reset.
+    let heard = 0;
+    const reset = new Promise<number>((resolve) =>
+      server.once('stream', (stream) => stream.on('close', () => resolve(stream.rstCode))),
+    );
+    const call = s.stream('/svc/Chat', { message: () => (heard += 1), end: () => (heard += 1) });
+    call.write(Buffer.from('c'));
+    await new Promise((r) => setTimeout(r, 30));
+    const before = heard;
+    call.cancel();
+    expect(await reset).toBe(8);
+    expect(heard).toBe(before);
+  });
 });
