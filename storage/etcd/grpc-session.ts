@@ -8,7 +8,8 @@
  * clients creating ConfigMaps on etcd, that was about a tenth of the server's CPU. A unary call
  * needs far less: one HEADERS and one DATA frame out, HEADERS, DATA and trailers back.
  *
- * What it does of HTTP/2 (RFC 9113): the preface and SETTINGS exchange, PING replies, GOAWAY,
+ * What it does of HTTP/2 (RFC 9113): the preface and SETTINGS exchange, PINGs (answered, and
+ * sent as keepalive while calls are open), GOAWAY,
  * RST_STREAM, CONTINUATION, padding, flow control both ways (windows from the peer's SETTINGS
  * and WINDOW_UPDATEs for sending; windows of {@link STREAM_WINDOW}/{@link SESSION_WINDOW} for
  * receiving, replenished at half), the peer's concurrent-stream limit, and HPACK (`hpack.ts`).
@@ -48,7 +49,16 @@ export interface SessionTarget {
   readonly host: string;
   readonly port: number;
   readonly tls?: { readonly ca?: Buffer; readonly cert?: Buffer; readonly key?: Buffer };
+  /** Keepalive: how often to ping while calls are open, and how long to wait for the answer (ms). */
+  readonly keepalive?: { readonly intervalMs: number; readonly timeoutMs: number };
 }
+
+/**
+ * Keepalive as the etcd3 client had it (grpc-js `keepalive_time_ms`/`keepalive_timeout_ms`): a
+ * silently dead connection fails its calls (the watches re-open elsewhere) instead of hanging.
+ * Pings go only while calls are open: etcd answers pings on an idle connection with GOAWAY.
+ */
+const KEEPALIVE = { intervalMs: 30_000, timeoutMs: 10_000 };
 
 /** Receive windows: per call, and for the connection (bytes). Large lists must not stall on them. */
 export const STREAM_WINDOW = 4 << 20;
@@ -236,6 +246,8 @@ export class GrpcSession {
   /** Why the connection can take no more calls (GOAWAY, ids used up, closed); undefined while it can. */
   #ended: string | undefined;
   #failed = false;
+  readonly #keepalive: NodeJS.Timeout;
+  #pingTimer: NodeJS.Timeout | undefined;
 
   constructor(target: SessionTarget) {
     this.#authority = `${target.host}:${target.port}`;
@@ -267,6 +279,20 @@ export class GrpcSession {
     this.#send(PREFACE);
     this.#frame(SETTINGS, 0, 0, settings);
     this.#windowUpdate(0, SESSION_WINDOW - DEFAULT_WINDOW);
+    const keepalive = target.keepalive ?? KEEPALIVE;
+    this.#keepalive = setInterval(() => this.#ping(keepalive.timeoutMs), keepalive.intervalMs).unref();
+  }
+
+  /** Pings while calls are open; no answer in `timeoutMs` closes the connection. */
+  #ping(timeoutMs: number): void {
+    if (this.#calls.size === 0 || this.#pingTimer !== undefined) return;
+    this.#frame(PING, 0, 0, Buffer.alloc(8));
+    this.#pingTimer = setTimeout(() => this.destroy('keepalive ping not answered'), timeoutMs).unref();
+  }
+
+  #pingAnswered(): void {
+    clearTimeout(this.#pingTimer);
+    this.#pingTimer = undefined;
   }
 
   /** False once the connection takes no new calls: make a new session. */
@@ -487,6 +513,7 @@ export class GrpcSession {
         throw new Error('PUSH_PROMISE, which this client disabled');
       case PING:
         if (!(flags & ACK)) this.#frame(PING, ACK, 0, payload);
+        else this.#pingAnswered();
         return;
       case GOAWAY:
         return this.#onGoaway(payload);
@@ -592,6 +619,8 @@ export class GrpcSession {
     if (this.#failed) return;
     this.#failed = true;
     this.#ended ??= reason;
+    clearInterval(this.#keepalive);
+    clearTimeout(this.#pingTimer);
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     this.#blocked.clear();

@@ -238,4 +238,22 @@ describe('GrpcSession (a gRPC unary client on its own HTTP/2 framing)', () => {
     expect(await reset).toBe(8);
     expect(heard).toBe(before);
   });
+
+  it('a connection that stops answering fails its open calls once a keepalive ping goes unanswered', async () => {
+    // Accepts the connection and reads everything, answers nothing (a peer gone silent).
+    const tcp = createTcpServer((socket) => socket.resume());
+    await new Promise<void>((resolve) => tcp.listen(0, '127.0.0.1', resolve));
+    open.push(tcp);
+    const s = new GrpcSession({
+      host: '127.0.0.1',
+      port: (tcp.address() as AddressInfo).port,
+      keepalive: { intervalMs: 30, timeoutMs: 60 },
+    });
+    open.push({ close: () => s.destroy() });
+    const ended = new Promise<GrpcFailure | undefined>((resolve) =>
+      s.stream('/svc/Watch', { message: () => {}, end: resolve }),
+    );
+    expect(await ended).toMatchObject({ code: 14, details: 'keepalive ping not answered' });
+    expect(s.usable).toBe(false);
+  });
 });
