@@ -15,6 +15,15 @@ export interface BodyFactory {
   body(name: string, generation?: number): Buffer;
 }
 
+/**
+ * The object the `n`th update of a run writes, and the generation of its body: the objects in
+ * turn, each body differing from that object's previous one (its payload's first character
+ * cycles through ten values), so no update is a no-op that the server answers without writing.
+ */
+export function updateTarget(n: number, created: number): { index: number; generation: number } {
+  return { index: n % created, generation: Math.floor(n / created) + 1 };
+}
+
 /** JSON ConfigMaps with a `payload` string of `size` bytes (at least 1). */
 export function jsonConfigMaps(size: number): BodyFactory {
   const payload = 'x'.repeat(Math.max(1, size));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jsonConfigMaps, protobufConfigMaps } from '../../src/bench/objects.js';
+import { jsonConfigMaps, protobufConfigMaps, updateTarget } from '../../src/bench/objects.js';
 import { parseProc } from '../../src/bench/proc.js';
 import { markdownReport, textTables, type RunReport } from '../../src/bench/report.js';
 import { EventScanner } from '../../src/bench/scenarios/watch.js';
@@ -82,6 +82,23 @@ describe('request bodies', () => {
     expect(b.includes(Buffer.from('\n\u0003abc'))).toBe(true);
     // The 200-byte payload needs a two-byte length varint (200 = 0xc8 0x01).
     expect(b.includes(Buffer.from([0x12, 0xc8, 0x01]))).toBe(true);
+  });
+
+  it('every update body differs from the last body of its object, whatever the object count', () => {
+    const bodies = jsonConfigMaps(16);
+    // 100 is the fixed fill; counts that are multiples of 10 once made every later update a no-op.
+    for (const created of [1, 3, 10, 100, 137]) {
+      const last = new Map<number, string>();
+      for (let n = 0; n < created * 25; n++) {
+        const { index, generation } = updateTarget(n, created);
+        expect(index).toBe(n % created);
+        const body = bodies.body(`c-${index}`, generation).toString();
+        expect(body, `update ${n} of ${created}`).not.toBe(
+          last.get(index) ?? bodies.body(`c-${index}`).toString(),
+        );
+        last.set(index, body);
+      }
+    }
   });
 });
 

@@ -15,7 +15,7 @@
  */
 import { count, createNamespace, deleteNamespace, mib, populate, type ScenarioContext } from '../context.js';
 import { closedLoop } from '../load.js';
-import { configMapBodies, JSON_TYPE } from '../objects.js';
+import { configMapBodies, JSON_TYPE, updateTarget } from '../objects.js';
 import { readProc } from '../proc.js';
 import type { Row } from '../report.js';
 import { fmt, median, msSince } from '../stats.js';
@@ -35,9 +35,10 @@ interface Probe {
 async function updates(ctx: ScenarioContext, path: string, objects: number, n: number): Promise<void> {
   const bodies = configMapBodies(JSON_TYPE, ctx.sizes.objectSize);
   await closedLoop(32, { maxOps: n }, async (k) => {
-    const name = `cm-${k % objects}`;
+    const { index, generation } = updateTarget(k, objects);
+    const name = `cm-${index}`;
     await ctx.client.expect('PUT', `${path}/${name}`, 200, {
-      body: bodies.body(name, k + 1),
+      body: bodies.body(name, generation),
       discardBody: true,
     });
     if ((k + 1) % 10_000 === 0) ctx.progress(`  updated ${count(k + 1)} times`);

@@ -17,7 +17,7 @@ import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../bas
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
 import { closedLoop, type LoopResult } from '../load.js';
 import { readProc } from '../proc.js';
-import { configMapBodies, JSON_TYPE } from '../objects.js';
+import { configMapBodies, JSON_TYPE, updateTarget } from '../objects.js';
 import type { Figures, Ratio, Row } from '../report.js';
 import { fmt } from '../stats.js';
 
@@ -139,10 +139,10 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
         ? undefined
         : await serverTimed(pid, () =>
             closedLoop(clients, budget, async (n) => {
-              const i = n % created;
-              const res = await ctx.client.expect('PUT', `${base}/${name(i)}`, [200, 409], {
+              const { index, generation } = updateTarget(n, created);
+              const res = await ctx.client.expect('PUT', `${base}/${name(index)}`, [200, 409], {
                 ...send,
-                body: bodies.body(name(i), n + 1),
+                body: bodies.body(name(index), generation),
               });
               if (res.status === 409) conflicts++;
             }),
