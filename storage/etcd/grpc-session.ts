@@ -1,6 +1,7 @@
 /**
- * One HTTP/2 connection to one etcd member, carrying gRPC unary calls: a small HTTP/2 client
- * written for exactly that, on a plain `net`/`tls` socket.
+ * One HTTP/2 connection to one etcd member, carrying gRPC calls (unary ones, and the
+ * bidirectional streams of watches): a small HTTP/2 client written for exactly that, on a plain
+ * `net`/`tls` socket.
  *
  * Why not `node:http2`: its client stream costs ~40 µs of CPU per call before a byte is sent
  * (`ClientHttp2Session.request` wraps every request in an `AsyncResource` whose `bind` builds
@@ -21,8 +22,9 @@
  * client, waiting for the pass cost 0.78 ms at p50 per create in a 3-round comparison.
  *
  * Failures: a call ends with a {@link GrpcFailure} carrying a gRPC status code. A call that
- * cannot have reached etcd, or whose connection failed, ends with UNAVAILABLE; the caller
- * decides whether to try elsewhere (writes are never repeated).
+ * cannot have reached etcd, or whose connection failed (a connection that could not even be
+ * started included), ends with UNAVAILABLE; the caller decides whether to try elsewhere (writes
+ * are never repeated).
  */
 import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
@@ -41,6 +43,7 @@ export class GrpcFailure extends Error {
 
 export const GRPC_CANCELLED = 1;
 export const GRPC_UNKNOWN = 2;
+export const GRPC_DEADLINE_EXCEEDED = 4;
 export const GRPC_INTERNAL = 13;
 export const GRPC_UNAVAILABLE = 14;
 
@@ -218,9 +221,10 @@ function streamSink(handlers: StreamHandlers): CallSink & { closed: boolean } {
   return sink;
 }
 
-/** An HTTP/2 connection carrying gRPC unary calls (see the module comment). */
+/** An HTTP/2 connection carrying gRPC calls (see the module comment). */
 export class GrpcSession {
-  readonly #socket: Socket;
+  /** Undefined when the connection could not be started (the session is failed from the start). */
+  readonly #socket: Socket | undefined;
   readonly #authority: string;
   readonly #scheme: string;
   readonly #decoder = new HpackDecoder();
@@ -246,29 +250,23 @@ export class GrpcSession {
   /** Why the connection can take no more calls (GOAWAY, ids used up, closed); undefined while it can. */
   #ended: string | undefined;
   #failed = false;
-  readonly #keepalive: NodeJS.Timeout;
+  #keepalive: NodeJS.Timeout | undefined;
   #pingTimer: NodeJS.Timeout | undefined;
 
   constructor(target: SessionTarget) {
     this.#authority = `${target.host}:${target.port}`;
     this.#scheme = target.tls === undefined ? 'http' : 'https';
-    const host = target.host.replace(/^\[(.*)\]$/, '$1');
-    this.#socket =
-      target.tls === undefined
-        ? netConnect({ host, port: target.port })
-        : tlsConnect({
-            host,
-            port: target.port,
-            ...(isIP(host) === 0 ? { servername: host } : {}),
-            ...(target.tls.ca === undefined ? {} : { ca: target.tls.ca }),
-            ...(target.tls.cert === undefined ? {} : { cert: target.tls.cert }),
-            ...(target.tls.key === undefined ? {} : { key: target.tls.key }),
-            ALPNProtocols: ['h2'],
-          });
-    this.#socket.setNoDelay(true);
-    this.#socket.on('data', (chunk: Buffer) => this.#receive(chunk));
-    this.#socket.on('error', (err: Error) => this.#fail(err.message));
-    this.#socket.on('close', () => this.#fail('connection closed'));
+    const socket = connectSocket(target);
+    if (socket instanceof Error) {
+      // Bad TLS material, say: the session fails like one whose connection failed.
+      this.#fail(`cannot connect: ${socket.message}`);
+      return;
+    }
+    this.#socket = socket;
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.#receive(chunk));
+    socket.on('error', (err: Error) => this.#fail(err.message));
+    socket.on('close', () => this.#fail('connection closed'));
     const settings = Buffer.alloc(18);
     settings.writeUInt16BE(SETTINGS_ENABLE_PUSH, 0);
     settings.writeUInt32BE(0, 2);
@@ -347,7 +345,7 @@ export class GrpcSession {
   /** Closes the connection; calls still open end with UNAVAILABLE. */
   destroy(reason = 'session closed'): void {
     this.#fail(reason);
-    this.#socket.destroy();
+    this.#socket?.destroy();
   }
 
   /**
@@ -434,20 +432,25 @@ export class GrpcSession {
 
   #cancel(call: Call): void {
     if (this.#calls.get(call.id) !== call) return;
-    this.#calls.delete(call.id);
-    this.#blocked.delete(call);
     const code = Buffer.alloc(4);
     code.writeUInt32BE(CANCEL, 0);
     this.#frame(RST_STREAM, 0, call.id, code);
-    call.sink.end(new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
-    this.#callEnded();
+    this.#end(call, new GrpcFailure(GRPC_CANCELLED, 'call cancelled'));
   }
 
-  /** A call left the map: start a queued one, or close a connection that takes no new calls. */
-  #callEnded(): void {
+  /**
+   * Takes `call` off the connection (nothing more is sent for it) and ends it: with `failure`, or
+   * as its status said. Then starts a queued call, or closes a connection that takes no new calls
+   * once its last call is done.
+   */
+  #end(call: Call, failure?: GrpcFailure): void {
+    this.#calls.delete(call.id);
+    this.#blocked.delete(call);
+    if (failure === undefined) call.finish();
+    else call.sink.end(failure);
     const next = this.#queued.shift();
     if (next !== undefined) next();
-    else if (this.#ended !== undefined && this.#calls.size === 0 && !this.#failed) this.#socket.end();
+    else if (this.#ended !== undefined && this.#calls.size === 0 && !this.#failed) this.#socket?.end();
   }
 
   // --- input ---------------------------------------------------------------------------------
@@ -497,11 +500,8 @@ export class GrpcSession {
       case RST_STREAM: {
         const call = this.#calls.get(id);
         if (call === undefined) return;
-        this.#calls.delete(id);
-        this.#blocked.delete(call);
         const code = payload.length >= 4 ? payload.readUInt32BE(0) : PROTOCOL_ERROR;
-        call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`));
-        this.#callEnded();
+        this.#end(call, new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`));
         return;
       }
       case SETTINGS:
@@ -543,9 +543,7 @@ export class GrpcSession {
     if (call === undefined) return; // cancelled: the bytes still count for the connection
     call.sink.data(unpad(flags, payload));
     if (flags & END_STREAM) {
-      this.#calls.delete(id);
-      call.finish();
-      this.#callEnded();
+      this.#end(call);
       return;
     }
     call.unacked += payload.length;
@@ -565,12 +563,7 @@ export class GrpcSession {
     const call = this.#calls.get(block.id);
     if (call === undefined) return;
     call.headers(list);
-    if (block.endStream) {
-      this.#calls.delete(block.id);
-      this.#blocked.delete(call);
-      call.finish();
-      this.#callEnded();
-    }
+    if (block.endStream) this.#end(call);
   }
 
   #onSettings(payload: Buffer): void {
@@ -595,14 +588,10 @@ export class GrpcSession {
     const code = payload.readUInt32BE(4);
     this.#ended = `etcd closed the connection (GOAWAY, HTTP/2 code ${code})`;
     // Calls etcd did not take may be tried again elsewhere; the others finish on this connection.
-    for (const [id, call] of [...this.#calls]) {
-      if (id <= lastId) continue;
-      this.#calls.delete(id);
-      this.#blocked.delete(call);
-      call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
-    }
+    const failure = new GrpcFailure(GRPC_UNAVAILABLE, this.#ended);
+    for (const [id, call] of [...this.#calls]) if (id > lastId) this.#end(call, failure);
     for (const start of this.#queued.splice(0)) start();
-    if (this.#calls.size === 0) this.#socket.end();
+    if (this.#calls.size === 0) this.#socket?.end();
   }
 
   #protocolError(message: string): void {
@@ -664,7 +653,26 @@ export class GrpcSession {
     if (out.length === 0) return;
     this.#out = [];
     if (this.#failed) return;
-    this.#socket.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    this.#socket?.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+  }
+}
+
+/** The socket to `target`, or the error that kept it from starting. */
+function connectSocket(target: SessionTarget): Socket | Error {
+  const host = target.host.replace(/^\[(.*)\]$/, '$1');
+  try {
+    if (target.tls === undefined) return netConnect({ host, port: target.port });
+    return tlsConnect({
+      host,
+      port: target.port,
+      ...(isIP(host) === 0 ? { servername: host } : {}),
+      ...(target.tls.ca === undefined ? {} : { ca: target.tls.ca }),
+      ...(target.tls.cert === undefined ? {} : { cert: target.tls.cert }),
+      ...(target.tls.key === undefined ? {} : { key: target.tls.key }),
+      ALPNProtocols: ['h2'],
+    });
+  } catch (err) {
+    return err instanceof Error ? err : new Error(String(err));
   }
 }
 

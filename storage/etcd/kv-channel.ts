@@ -33,7 +33,14 @@ import type {
 } from 'etcd3';
 import protobuf from 'protobufjs';
 import type { CallOptions } from './codec.js';
-import { GrpcFailure, GrpcSession, type SessionTarget, type StreamCall } from './grpc-session.js';
+import {
+  GRPC_DEADLINE_EXCEEDED,
+  GRPC_INTERNAL,
+  GrpcFailure,
+  GrpcSession,
+  type SessionTarget,
+  type StreamCall,
+} from './grpc-session.js';
 import { MemberSkippedError, type HostGates } from './host-gate.js';
 import type { WatchStream } from './watch.js';
 
@@ -97,8 +104,6 @@ const STATUS_NAMES = [
   'DATA_LOSS',
   'UNAUTHENTICATED',
 ];
-const DEADLINE_EXCEEDED = 4;
-const UNAVAILABLE = 14;
 
 /** A gRPC failure as the `etcd3` error class of its status (what its own calls throw). */
 function grpcError(code: number, details: string): Error {
@@ -148,7 +153,7 @@ class Member {
   }
 }
 
-/** Unary `Range` and `Txn` calls to one etcd cluster (see the module comment). */
+/** `Range` and `Txn` calls and `Watch` streams to one etcd cluster (see the module comment). */
 export class KvChannel {
   readonly #members: Member[];
   /** The same members, for watch streams. */
@@ -229,13 +234,7 @@ export class KvChannel {
   /** One gRPC unary call on `member`: resolves with the response message's bytes. */
   #unary(member: Member, path: string, message: Uint8Array, deadline: number | undefined): Promise<Buffer> {
     const timeoutMs = deadline === undefined ? undefined : Math.max(1, deadline - Date.now());
-    let session: GrpcSession;
-    try {
-      session = member.session();
-    } catch (err) {
-      return Promise.reject(grpcError(UNAVAILABLE, `cannot connect: ${(err as Error).message}`));
-    }
-    const call = session.unary(path, message, timeoutMs);
+    const call = member.session().unary(path, message, timeoutMs);
     if (timeoutMs === undefined) {
       return call.done.catch((err: unknown) => {
         throw toEtcdError(err);
@@ -244,9 +243,10 @@ export class KvChannel {
     return new Promise<Buffer>((resolve, reject) => {
       const timer = setTimeout(() => {
         call.cancel();
-        // The connection may be silently dead (no keepalive here): dial again next time.
+        // The connection may be silently dead, which keepalive would notice only later: dial
+        // again next time.
         member.reset();
-        reject(grpcError(DEADLINE_EXCEEDED, 'Deadline exceeded'));
+        reject(grpcError(GRPC_DEADLINE_EXCEEDED, 'Deadline exceeded'));
       }, timeoutMs);
       call.done.then(
         (body) => {
@@ -272,49 +272,35 @@ function toEtcdError(err: unknown): Error {
  * A `Watch/Watch` stream: requests encoded and responses decoded in etcd3's shapes, failures as
  * etcd3's error classes. Ends and failures are emitted from `setImmediate`, after the promise
  * jobs of this turn, so a stream that fails while it is being opened still reaches the listeners
- * its watch attaches once `open()` resolved.
+ * its watch attaches once `open()` resolved; nothing is emitted after {@link cancel}.
  */
 class GrpcWatchStream extends EventEmitter implements WatchStream {
   readonly #call: StreamCall | undefined;
   readonly #codecs: Codecs;
+  #cancelled = false;
 
   constructor(member: Member | undefined, codecs: Codecs) {
     super();
     this.#codecs = codecs;
     if (member === undefined) {
-      setImmediate(() => this.emit('error', new ClientClosedError('etcd')));
-      return;
-    }
-    let session: GrpcSession;
-    try {
-      session = member.session();
-    } catch (err) {
-      setImmediate(() =>
-        this.emit('error', grpcError(UNAVAILABLE, `cannot connect: ${(err as Error).message}`)),
-      );
+      this.#later(new ClientClosedError('etcd'));
       return;
     }
     const { watchResponse } = codecs;
-    this.#call = session.stream('/etcdserverpb.Watch/Watch', {
+    this.#call = member.session().stream('/etcdserverpb.Watch/Watch', {
       message: (bytes) => {
         let response: IWatchResponse;
         try {
           response = watchResponse.toObject(watchResponse.decode(bytes), TO_OBJECT) as IWatchResponse;
         } catch (err) {
           this.#call?.cancel();
-          setImmediate(() =>
-            this.emit('error', grpcError(13, `malformed watch response: ${(err as Error).message}`)),
-          );
+          this.#later(grpcError(GRPC_INTERNAL, `malformed watch response: ${(err as Error).message}`));
           return;
         }
         this.emit('data', response);
       },
-      end: (failure) => {
-        setImmediate(() => {
-          if (failure === undefined) this.emit('end');
-          else this.emit('error', grpcError(failure.code, failure.details));
-        });
-      },
+      end: (failure) =>
+        this.#later(failure === undefined ? undefined : grpcError(failure.code, failure.details)),
     });
   }
 
@@ -324,6 +310,16 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
   }
 
   cancel(): void {
+    this.#cancelled = true;
     this.#call?.cancel();
+  }
+
+  /** Emits `error` with `err`, or `end` when it is undefined, from `setImmediate` unless cancelled by then. */
+  #later(err: Error | undefined): void {
+    setImmediate(() => {
+      if (this.#cancelled) return;
+      if (err === undefined) this.emit('end');
+      else this.emit('error', err);
+    });
   }
 }

@@ -164,6 +164,23 @@ describe('GrpcSession (a gRPC unary client on its own HTTP/2 framing)', () => {
     expect((failure as GrpcFailure).details).toContain('ECONNREFUSED');
   });
 
+  it('a connection that cannot even start (bad TLS material) fails its calls and streams with UNAVAILABLE', async () => {
+    const s = new GrpcSession({
+      host: '127.0.0.1',
+      port: 1,
+      tls: { cert: Buffer.from('junk'), key: Buffer.from('junk') },
+    });
+    open.push({ close: () => s.destroy() });
+    expect(s.usable).toBe(false);
+    const failure = await s.unary('/svc/A', Buffer.from('a')).done.catch((e: unknown) => e);
+    expect(failure).toMatchObject({ code: 14 });
+    expect((failure as GrpcFailure).details).toMatch(/^cannot connect: /);
+    const ended = new Promise<GrpcFailure | undefined>((resolve) =>
+      s.stream('/svc/W', { message: () => {}, end: resolve }),
+    );
+    expect(await ended).toMatchObject({ code: 14 });
+  });
+
   it('after GOAWAY it takes no new calls; calls the server took still finish', async () => {
     const { server, port } = await grpcServer((stream, request) => {
       if (request.toString() === 'first') {
