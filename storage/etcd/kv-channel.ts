@@ -270,9 +270,9 @@ function toEtcdError(err: unknown): Error {
 
 /**
  * A `Watch/Watch` stream: requests encoded and responses decoded in etcd3's shapes, failures as
- * etcd3's error classes. Ends and failures are emitted from `setImmediate`, after the promise
- * jobs of this turn, so a stream that fails while it is being opened still reaches the listeners
- * its watch attaches once `open()` resolved; nothing is emitted after {@link cancel}.
+ * etcd3's error classes. Ends and failures are emitted from `setImmediate`, so a stream that
+ * fails while it is being opened still reaches the listeners its watch attaches right after;
+ * nothing is emitted after {@link cancel}.
  */
 class GrpcWatchStream extends EventEmitter implements WatchStream {
   readonly #call: StreamCall | undefined;

@@ -96,7 +96,7 @@ export class EtcdStore implements Store {
     const callOptions = (): CallOptions => this.#callOptions();
     this.#writes = new EtcdWrites(parts.kv, (header) => this.#observe(header), callOptions);
     this.#transport = {
-      open: () => Promise.resolve(this.#kv.watch()),
+      open: () => this.#kv.watch(),
       progressOrdered: parts.progressOrdered,
       bufferLimit: parts.options.watchBufferLimit,
       retryLimitMs: parts.options.watchRetryLimitMs,

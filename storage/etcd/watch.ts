@@ -37,8 +37,8 @@ type State = 'connecting' | 'streaming' | 'paused' | 'backoff' | 'ended';
 
 /** What a watch needs from its store. */
 export interface WatchTransport {
-  /** Opens a new etcd watch stream. */
-  open(): Promise<WatchStream>;
+  /** Opens a new etcd watch stream (its failures come as events, after the listeners are on). */
+  open(): WatchStream;
   /** True when the server orders requested progress with events (see `server-version.ts`). */
   readonly progressOrdered: boolean;
   readonly bufferLimit: number;
@@ -133,25 +133,18 @@ export class EtcdWatch implements Watch {
   #connect(): void {
     this.#state = 'connecting';
     const generation = ++this.#generation;
-    let opening: Promise<WatchStream>;
+    let stream: WatchStream;
     try {
-      opening = this.#transport.open();
+      stream = this.#transport.open();
     } catch (err) {
       this.#onFailure(err);
       return;
     }
-    void opening.then(
-      (stream) => this.#attach(generation, stream),
-      (err: unknown) => this.#guard(generation, () => this.#onFailure(err)),
-    );
+    this.#attach(generation, stream);
   }
 
   #attach(generation: number, stream: WatchStream): void {
     stream.on('error', (err: unknown) => this.#guard(generation, () => this.#onFailure(err)));
-    if (generation !== this.#generation) {
-      cancelQuietly(stream);
-      return;
-    }
     stream.on('data', (res: IWatchResponse) => this.#guard(generation, () => this.#onResponse(res)));
     stream.on('end', () =>
       this.#guard(generation, () => this.#onFailure(new Error('etcd closed the watch stream'))),
