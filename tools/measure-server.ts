@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
+import { IDLE_MS } from '../src/bench/scenarios/startup.js';
 import { fmt, median, msSince } from '../src/bench/stats.js';
 
 const MAIN = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -105,8 +106,8 @@ async function oneRun(configmaps: number): Promise<RunResult> {
     }
     if (agent === undefined || Number.isNaN(startMs))
       throw new Error('server did not answer within the polling budget');
-    // Idle once V8's memory reducer has shrunk the start-up heap (about 8 s after allocation stops).
-    await new Promise((r) => setTimeout(r, 15_000));
+    // Idle once V8's memory reducer has shrunk the start-up heap, as `capstan bench startup` reads it.
+    await new Promise((r) => setTimeout(r, IDLE_MS));
     const pid = child.pid ?? 0;
     const idleRssMiB = rssMiB(pid);
     let loadedRssMiB: number | undefined;

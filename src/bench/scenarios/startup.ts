@@ -29,7 +29,7 @@ const SETTLE_MS = 1000;
  * pages until its memory reducer runs, about 8 s after allocation stops; a Capstan's RSS falls
  * by some 13 MiB then. The reading a second after ready is reported too.
  */
-const IDLE_MS = 15_000;
+export const IDLE_MS = 15_000;
 
 async function measure(
   ctx: ScenarioContext,
