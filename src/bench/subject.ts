@@ -54,7 +54,8 @@ export function backendOfArgs(argv: readonly string[]): string | undefined {
     a.startsWith('--etcd-servers=') ? a !== '--etcd-servers=' : a === '--etcd-servers' && i + 1 < argv.length,
   );
   const exe = argv[0] ?? '';
-  if (exe.endsWith('kube-apiserver')) return 'etcd';
+  // A renamed build counts too (kube-apiserver-v1.33.13, kube-apiserver-versioned).
+  if (/(^|\/)kube-apiserver[^/]*$/.test(exe)) return 'etcd';
   const capstan = argv.some((a) => /(^|\/)(capstan|main\.[jt]s)$/.test(a)) && argv.includes('server');
   if (!capstan) return undefined;
   return etcd ? 'etcd' : 'embedded LevelDB';

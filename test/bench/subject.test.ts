@@ -93,6 +93,8 @@ describe('subject labels', () => {
       '--secure-port=6443',
     ];
     expect(backendOfArgs(kubeArgs)).toBe('etcd');
+    expect(backendOfArgs(['/ref/kube-apiserver-versioned', '--etcd-servers=http://e:2379'])).toBe('etcd');
+    expect(backendOfArgs(['/ref/kube-apiserver.d/other', '--etcd-servers=http://e:2379'])).toBeUndefined();
     expect(backendOfArgs(['node', '/x/dist/src/cli/main.js', 'server', '--data-dir=/d'])).toBe(
       'embedded LevelDB',
     );
