@@ -180,17 +180,6 @@ function deleteBody(body: unknown, reps: Representations): unknown {
   return body.value;
 }
 
-/** True once the client's side of a response is gone (its HTTP/2 stream or its socket closed). */
-function responseGone(res: object): boolean {
-  const r = res as {
-    closed?: boolean;
-    destroyed?: boolean;
-    stream?: { closed: boolean; destroyed: boolean };
-  };
-  if (r.stream !== undefined) return r.stream.closed || r.stream.destroyed;
-  return r.closed === true || r.destroyed === true;
-}
-
 /** Streams a watch to the client (headers flushed at once, as kube-apiserver does). */
 async function serveWatch(
   ctx: ResourceContext,
@@ -199,9 +188,8 @@ async function serveWatch(
   reply: FastifyReply,
   rep: Representation,
 ): Promise<void> {
-  const session = await openWatch(ctx, target, query, rep);
-  void reply.hijack();
   const res = reply.raw;
+  // Listened for before the watch opens: a client may leave while it is opening.
   let closed = false;
   let wake: (() => void) | undefined;
   const resume = (): void => {
@@ -211,17 +199,18 @@ async function serveWatch(
   };
   res.on('close', () => {
     closed = true;
-    session.close();
     resume();
   });
-  res.on('drain', resume);
-  // The client went away or the stream broke: nothing left to tell anyone.
-  res.on('error', () => undefined);
-  // A client that left while the watch was opening is gone before 'close' could be heard.
-  if (responseGone(res)) {
+  const session = await openWatch(ctx, target, query, rep);
+  void reply.hijack();
+  if (closed) {
     session.close();
     return;
   }
+  res.on('close', () => session.close());
+  res.on('drain', resume);
+  // The client went away or the stream broke: nothing left to tell anyone.
+  res.on('error', () => undefined);
   res.writeHead(200, { 'content-type': rep.streamContentType, 'cache-control': 'no-cache, private' });
   if (typeof res.flushHeaders === 'function') res.flushHeaders();
   // Written straight from the watcher's batches: a Readable in between cost a few microseconds
