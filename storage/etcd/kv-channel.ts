@@ -299,8 +299,7 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
         }
         this.emit('data', response);
       },
-      end: (failure) =>
-        this.#later(failure === undefined ? undefined : grpcError(failure.code, failure.details)),
+      end: (failure) => this.#later(failure === undefined ? undefined : toEtcdError(failure)),
     });
   }
 

@@ -284,7 +284,7 @@ export class EtcdWatch implements Watch {
     this.#generation += 1;
     const stream = this.#stream;
     this.#stream = undefined;
-    if (stream !== undefined) cancelQuietly(stream);
+    stream?.cancel();
   }
 
   #fail(err: Error): void {
@@ -365,12 +365,4 @@ function toWatchEvent(ev: IEvent, revision: bigint): WatchEvent {
   }
   if (prev == null) throw new WatchCompactedPrevError();
   return { type: 'delete', revision, kv: toKeyValue(ev.kv), prevKv: toKeyValue(prev) };
-}
-
-function cancelQuietly(stream: WatchStream): void {
-  try {
-    stream.cancel();
-  } catch {
-    // already finished
-  }
 }
