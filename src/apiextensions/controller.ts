@@ -1,6 +1,6 @@
 /**
  * The CustomResourceDefinition controller: what kube-apiserver's apiextensions controllers do,
- * in one loop over the stored CRDs (list, then watch: src/controllers/watch-loop.ts).
+ * in one loop over the stored CRDs (list, then watch: src/apiserver-loops/watch-loop.ts).
  *
  * - Names (kube's naming controller): `status.acceptedNames` and the NamesAccepted condition,
  *   conflicts with other CRDs of the group reported (names.ts); Established `Installing` until
@@ -28,7 +28,7 @@ import {
   rfc3339Seconds,
   type KubeObject,
 } from '../api/object.js';
-import { watchLoop, type Observed, type WatchLoop } from '../controllers/watch-loop.js';
+import { watchLoop, type Observed, type WatchLoop } from '../apiserver-loops/watch-loop.js';
 import { CRD_CLEANUP_FINALIZER } from '../kinds/crd-deletion.js';
 import { CustomStrategy, type KindRef } from '../kinds/index.js';
 import type { LayeredRegistry } from '../registry/layered.js';

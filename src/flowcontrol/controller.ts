@@ -15,7 +15,7 @@ import {
   rfc3339Seconds,
   type KubeObject,
 } from '../api/object.js';
-import { watchLoop, type Observed, type WatchLoop } from '../controllers/watch-loop.js';
+import { watchLoop, type Observed, type WatchLoop } from '../apiserver-loops/watch-loop.js';
 import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan } from '../resource/keys.js';
 import { applyUpdate } from '../resource/update.js';

@@ -35,14 +35,14 @@ import {
   type ProxyClientCert,
 } from '../aggregation/index.js';
 import { LayeredRegistry } from '../registry/layered.js';
-import { advertiseAddressOf } from '../controllers/kubernetes-service.js';
+import { advertiseAddressOf } from '../apiserver-loops/kubernetes-service.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
-import { startTokenCleaner, type TokenCleaner } from '../controllers/token-cleaner.js';
+import { startTokenCleaner, type TokenCleaner } from '../apiserver-loops/token-cleaner.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { ServingTls } from '../tls/serving.js';

@@ -6,7 +6,7 @@
  * with it: the app's `onReady` starts the system-namespace bootstrap, the namespace controller
  * and (when asked) every watch cache; its `onClose` stops them.
  */
-import { reconcileKubernetesService } from '../controllers/kubernetes-service.js';
+import { reconcileKubernetesService } from '../apiserver-loops/kubernetes-service.js';
 import type { Cidr } from '../ipam/cidr.js';
 import { ClusterIPAllocator } from '../ipam/cluster-ips.js';
 import { NodePortAllocator, type PortRange } from '../ipam/node-ports.js';
@@ -14,8 +14,8 @@ import { repairServiceAllocations } from '../ipam/repair.js';
 import { ServiceAllocations } from '../ipam/service-allocation.js';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
-import { bootstrapNamespaces } from '../controllers/bootstrap-namespaces.js';
-import { startNamespaceController, type NamespaceController } from '../controllers/namespace.js';
+import { bootstrapNamespaces } from '../apiserver-loops/bootstrap-namespaces.js';
+import { startNamespaceController, type NamespaceController } from '../apiserver-loops/namespace.js';
 import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';

@@ -6,8 +6,8 @@
  * the resource context once `mountResources` has made it (lookups need its store and caches).
  */
 import type { FastifyInstance } from 'fastify';
-import { startServiceAccountsController } from '../controllers/service-accounts.js';
-import { startTokenSecretsController } from '../controllers/token-secrets.js';
+import { startServiceAccountsController } from '../apiserver-loops/service-accounts.js';
+import { startTokenSecretsController } from '../apiserver-loops/token-secrets.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
 import type { ResourceContext } from '../resource/context.js';
 import type { AdmissionPlugin } from '../admission/index.js';

@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTokenCleaner } from '../../src/controllers/token-cleaner.js';
+import { startTokenCleaner } from '../../src/apiserver-loops/token-cleaner.js';
 import { adminFetch, adminTls, clientFailure, startTestServer, type TestServer } from '../support/server.js';
 
 const ETCD_AVAILABLE = existsSync(process.env['CAPSTAN_ETCD_BIN'] ?? '/usr/bin/etcd');

@@ -48,12 +48,29 @@ describe('check-imports', () => {
       'src/newthing/n.ts': 'export const n = 1;\n',
     });
     const findings = checkEdges(folderEdges(root), LAYERS);
-    expect(findings).toEqual({ cycles: [], upward: [], unplaced: ['src/newthing'] });
+    expect(findings).toEqual({ cycles: [], upward: [], unplaced: ['src/newthing'], clientSide: [] });
+  });
+
+  it('keeps the cluster side a client of the API: no storage, server or handler imports', () => {
+    const root = tree({
+      'src/scheduler/s.ts':
+        "import { c } from '../client/c.js';\nimport type { T } from '../api/t.js';\nimport { st } from '../../storage/st.js';\nexport const s: T = c + st;\n",
+      'src/client/c.ts': "import { r } from '../resource/r.js';\nexport const c = r;\n",
+      'src/api/t.ts': 'export type T = number;\n',
+      'src/resource/r.ts': 'export const r = 1;\n',
+      'storage/st.ts': 'export const st = 1;\n',
+    });
+    const findings = checkEdges(folderEdges(root));
+    expect(findings.clientSide.map((e) => `${e.from}>${e.to}`).sort()).toEqual([
+      'src/client>src/resource',
+      'src/scheduler>storage',
+    ]);
   });
 
   it('the repository itself has no folder cycle and keeps the layering', () => {
     const findings = checkEdges(folderEdges(process.cwd()));
     expect(findings.cycles).toEqual([]);
     expect(findings.upward).toEqual([]);
+    expect(findings.clientSide).toEqual([]);
   });
 });
