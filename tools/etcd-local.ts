@@ -49,6 +49,10 @@ export interface StartEtcdOptions {
   readonly extraArgs?: readonly string[];
   /** How long to wait for the member to report healthy (default 30 000 ms). */
   readonly startTimeoutMs?: number;
+  /** Member name (default `capstan-test`); a cluster's members differ. */
+  readonly name?: string;
+  /** `--initial-cluster` (default: this member alone). */
+  readonly initialCluster?: string;
 }
 
 /** A running local etcd. */
@@ -66,7 +70,8 @@ export interface LocalEtcd {
   restart(): Promise<void>;
 }
 
-interface Ports {
+/** A member's client and peer ports. */
+export interface Ports {
   readonly client: number;
   readonly peer: number;
 }
@@ -128,7 +133,7 @@ class Handle implements LocalEtcd {
 }
 
 /** One etcd process slot: data dir and ports fixed, the process replaced on restart. */
-class Member {
+export class Member {
   readonly endpoint: string;
   #child: ChildProcess | undefined;
   #pid = -1;
@@ -154,14 +159,15 @@ class Member {
   async start(): Promise<void> {
     const peer = `http://127.0.0.1:${this.ports.peer}`;
     const tls = this.options.tls;
+    const name = this.options.name ?? 'capstan-test';
     const args = [
-      '--name=capstan-test',
+      `--name=${name}`,
       `--data-dir=${this.dataDir}`,
       `--listen-client-urls=${this.endpoint}`,
       `--advertise-client-urls=${this.endpoint}`,
       `--listen-peer-urls=${peer}`,
       `--initial-advertise-peer-urls=${peer}`,
-      `--initial-cluster=capstan-test=${peer}`,
+      `--initial-cluster=${this.options.initialCluster ?? `${name}=${peer}`}`,
       '--logger=zap',
       '--log-outputs=stderr',
       '--log-level=error',
@@ -266,7 +272,7 @@ class Member {
 }
 
 /** A TCP port that was free on 127.0.0.1 a moment ago. */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.once('error', reject);

@@ -30,11 +30,17 @@ import { connect as netConnect, isIP, type Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
 import { encodeHeaders, HpackDecoder, type HeaderList } from './hpack.js';
 
-/** A call's end other than success: a gRPC status code and its message. */
+/**
+ * A call's end other than success: a gRPC status code and its message. `notSent` is true when
+ * the request certainly never reached etcd (the connection was never made, the call's bytes were
+ * never handed to it, or etcd refused the stream: GOAWAY below its id, REFUSED_STREAM), so it may
+ * be sent to another member whatever it does (grpc-go's transparent retry).
+ */
 export class GrpcFailure extends Error {
   constructor(
     readonly code: number,
     readonly details: string,
+    readonly notSent = false,
   ) {
     super(`gRPC status ${code}: ${details}`);
     this.name = 'GrpcFailure';
@@ -95,6 +101,7 @@ const SETTINGS_MAX_FRAME_SIZE = 0x5;
 
 const PROTOCOL_ERROR = 0x1;
 const CANCEL = 0x8;
+const REFUSED_STREAM = 0x7;
 
 /** gRPC's mapping of a non-200 HTTP status (from gRPC's HTTP-to-gRPC status document). */
 function httpStatusCode(status: number): number {
@@ -119,6 +126,8 @@ class Call {
   pending: Buffer | undefined;
   /** The request side ends after `pending` (END_STREAM on its last frame). */
   endAfterPending = false;
+  /** Some of its frames were handed to the socket (before that, etcd cannot have seen it). */
+  written = false;
   sendWindow: number;
   unacked = 0;
   status: string | undefined;
@@ -252,6 +261,12 @@ export class GrpcSession {
   #failed = false;
   #keepalive: NodeJS.Timeout | undefined;
   #pingTimer: NodeJS.Timeout | undefined;
+  /**
+   * etcd's HTTP/2 preface (its first SETTINGS) arrived. grpc-go sends no call on a connection
+   * before that; here calls may be written earlier, but one whose connection ends first never
+   * reached etcd's gRPC server (a connection accepted by a stopping member and closed unread).
+   */
+  #connected = false;
 
   constructor(target: SessionTarget) {
     this.#authority = `${target.host}:${target.port}`;
@@ -361,7 +376,7 @@ export class GrpcSession {
     let call: Call | undefined;
     const start = (): void => {
       if (this.#ended !== undefined) {
-        sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended));
+        sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended, true));
         return;
       }
       call = this.#start(path, sink, timeoutMs);
@@ -501,11 +516,16 @@ export class GrpcSession {
         const call = this.#calls.get(id);
         if (call === undefined) return;
         const code = payload.length >= 4 ? payload.readUInt32BE(0) : PROTOCOL_ERROR;
-        this.#end(call, new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`));
+        const refused = code === REFUSED_STREAM;
+        this.#end(
+          call,
+          new GrpcFailure(GRPC_UNAVAILABLE, `call reset by etcd (HTTP/2 code ${code})`, refused),
+        );
         return;
       }
       case SETTINGS:
         if (flags & ACK) return;
+        this.#connected = true;
         this.#onSettings(payload);
         this.#frame(SETTINGS, ACK, 0, Buffer.alloc(0));
         return;
@@ -588,7 +608,7 @@ export class GrpcSession {
     const code = payload.readUInt32BE(4);
     this.#ended = `etcd closed the connection (GOAWAY, HTTP/2 code ${code})`;
     // Calls etcd did not take may be tried again elsewhere; the others finish on this connection.
-    const failure = new GrpcFailure(GRPC_UNAVAILABLE, this.#ended);
+    const failure = new GrpcFailure(GRPC_UNAVAILABLE, this.#ended, true);
     for (const [id, call] of [...this.#calls]) if (id > lastId) this.#end(call, failure);
     for (const start of this.#queued.splice(0)) start();
     if (this.#calls.size === 0) this.#socket?.end();
@@ -613,7 +633,10 @@ export class GrpcSession {
     const calls = [...this.#calls.values()];
     this.#calls.clear();
     this.#blocked.clear();
-    for (const call of calls) call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, reason));
+    for (const call of calls) {
+      const notSent = !this.#connected || !call.written;
+      call.sink.end(new GrpcFailure(GRPC_UNAVAILABLE, reason, notSent));
+    }
     for (const start of this.#queued.splice(0)) start();
   }
 
@@ -653,7 +676,15 @@ export class GrpcSession {
     if (out.length === 0) return;
     this.#out = [];
     if (this.#failed) return;
-    this.#socket?.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out));
+    // Every open call's HEADERS was queued before this write: once the write is taken by the
+    // kernel (its callback without an error), etcd may have seen each of them. A write that fails
+    // (EPIPE, ECONNRESET: the peer was gone) delivered nothing of its own bytes.
+    const handed: Call[] = [];
+    for (const call of this.#calls.values()) if (!call.written) handed.push(call);
+    this.#socket?.write(out.length === 1 ? (out[0] as Buffer) : Buffer.concat(out), (err) => {
+      if (err !== null && err !== undefined) return;
+      for (const call of handed) call.written = true;
+    });
   }
 }
 

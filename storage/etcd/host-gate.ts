@@ -62,9 +62,7 @@ export class HostGates {
           return result;
         } catch (err) {
           if (isConnectionFailure(err)) {
-            const streak = (this.#streak.get(host) ?? 0) + 1;
-            this.#streak.set(host, streak);
-            this.#downUntil.set(host, Date.now() + Math.min(MAX_DOWN_MS, FIRST_DOWN_MS * 2 ** (streak - 1)));
+            this.markFailed(host);
           } else {
             this.#streak.delete(host); // etcd answered: the member is reachable
           }
@@ -72,6 +70,19 @@ export class HostGates {
         }
       },
     };
+  }
+
+  /** True while `host` counts as down (a failure less than its down time ago). */
+  isDown(host: string): boolean {
+    const until = this.#downUntil.get(host);
+    return until !== undefined && until > Date.now();
+  }
+
+  /** Records a connection-level failure of `host` seen outside a call (a watch stream's end). */
+  markFailed(host: string): void {
+    const streak = (this.#streak.get(host) ?? 0) + 1;
+    this.#streak.set(host, streak);
+    this.#downUntil.set(host, Date.now() + Math.min(MAX_DOWN_MS, FIRST_DOWN_MS * 2 ** (streak - 1)));
   }
 
   #skip(host: string): boolean {

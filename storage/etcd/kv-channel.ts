@@ -14,15 +14,25 @@
  * defaults filled), and failures become the same `etcd3` error classes, so the rest of the
  * backend (`error-map.ts`) is unchanged.
  *
- * Member choice follows the pool it replaces: members in random order, a member {@link HostGates}
- * marks down is skipped while another is up, and a call that reached a member is never sent to
- * another (writes must not be repeated; the store retries idempotent reads itself). A watch
- * stream goes to a random member; one that fails is re-opened by its watch (`watch.ts`).
+ * Member choice: members in random order, a member {@link HostGates} marks down skipped while
+ * another is up. Failover follows kube's etcd client (clientv3's retry interceptor over grpc-go):
+ * - a call that certainly never reached a member (connection refused or not yet made, reset
+ *   before its bytes were handed to the connection, refused by GOAWAY or REFUSED_STREAM) is sent
+ *   at once to the next member, reads and writes alike (grpc-go's transparent retry, clientv3's
+ *   "no connection available" retry of mutable calls);
+ * - a `Range` whose fate is unknown and that failed UNAVAILABLE is sent again to the next member
+ *   (clientv3 retries repeatable calls on UNAVAILABLE);
+ * - a `Txn` whose fate is unknown fails (clientv3 never repeats a mutable call that may have
+ *   reached etcd), as does any call past its deadline.
+ * Each full round over the members that found none is followed by a 25 ms pause (clientv3's
+ * round-robin quorum backoff), up to {@link MAX_ATTEMPTS} attempts or the call's deadline.
+ * A watch stream goes to a random member that is not marked down; one that fails marks its
+ * member down and is re-opened by its watch (`watch.ts`) from the revision it reached.
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { EventEmitter } from 'node:events';
-import { castGrpcError, ClientClosedError } from 'etcd3';
+import { castGrpcError, ClientClosedError, GRPCUnavailableError } from 'etcd3';
 import type {
   IRangeRequest,
   IRangeResponse,
@@ -43,6 +53,11 @@ import {
 } from './grpc-session.js';
 import { MemberSkippedError, type HostGates } from './host-gate.js';
 import type { WatchStream } from './watch.js';
+
+/** clientv3's default number of attempts of a unary call. */
+const MAX_ATTEMPTS = 100;
+/** clientv3's pause between rounds over the members (roundRobinQuorumBackoff's 25 ms). */
+const ROUND_PAUSE_MS = 25;
 
 /** The request/response types, loaded once from the proto files the `etcd3` package ships. */
 interface Codecs {
@@ -170,18 +185,25 @@ export class KvChannel {
 
   range(request: IRangeRequest, options: CallOptions): Promise<IRangeResponse> {
     const { rangeRequest, rangeResponse } = this.#codecs;
-    return this.#call('/etcdserverpb.KV/Range', rangeRequest, rangeResponse, request, options);
+    return this.#call('/etcdserverpb.KV/Range', rangeRequest, rangeResponse, request, options, true);
   }
 
   txn(request: ITxnRequest, options: CallOptions): Promise<ITxnResponse> {
     const { txnRequest, txnResponse } = this.#codecs;
-    return this.#call('/etcdserverpb.KV/Txn', txnRequest, txnResponse, request, options);
+    return this.#call('/etcdserverpb.KV/Txn', txnRequest, txnResponse, request, options, false);
   }
 
-  /** Opens a watch stream on a random member; a closed channel gives a stream that fails at once. */
+  /**
+   * Opens a watch stream on a random member not marked down (any member when all are); a closed
+   * channel gives a stream that fails at once.
+   */
   watch(): WatchStream {
-    const member = this.#watchMembers[Math.floor(Math.random() * this.#watchMembers.length)] as Member;
-    return new GrpcWatchStream(this.#closed ? undefined : member, this.#codecs);
+    const up = this.#watchMembers.filter((m) => !this.#gates.isDown(m.host));
+    const pool = up.length > 0 ? up : this.#watchMembers;
+    const member = pool[Math.floor(Math.random() * pool.length)] as Member;
+    return new GrpcWatchStream(this.#closed ? undefined : member, this.#codecs, (err) => {
+      if (isUnavailable(err)) this.#gates.markFailed(member.host);
+    });
   }
 
   close(): void {
@@ -196,25 +218,43 @@ export class KvChannel {
     responseType: protobuf.Type,
     request: Req,
     options: CallOptions,
+    repeatable: boolean,
   ): Promise<Res> {
     if (this.#closed) throw new ClientClosedError('etcd');
     const message = requestType.encode(requestType.fromObject(request)).finish();
     const deadline = typeof options.deadline === 'number' ? options.deadline : undefined;
-    let lastSkip: Error | undefined;
-    for (const member of this.#order()) {
-      let reached = false;
-      try {
-        return await this.#gates.policyFor(member.host).execute(async () => {
-          reached = true;
-          const body = await this.#unary(member, path, message, deadline);
-          return responseType.toObject(responseType.decode(body), TO_OBJECT) as Res;
-        });
-      } catch (err) {
-        if (reached) throw err;
-        lastSkip = err as Error;
+    let last: Error | undefined;
+    let attempts = 0;
+    for (let round = 0; ; round++) {
+      if (round > 0) {
+        if (deadline !== undefined && Date.now() + ROUND_PAUSE_MS >= deadline) break;
+        await new Promise((resolve) => setTimeout(resolve, ROUND_PAUSE_MS));
+        if (this.#closed) throw new ClientClosedError('etcd');
       }
+      let tried = false;
+      for (const member of this.#order()) {
+        if (attempts >= MAX_ATTEMPTS) throw last ?? new MemberSkippedError('none');
+        let reached = false;
+        try {
+          return await this.#gates.policyFor(member.host).execute(async () => {
+            reached = true;
+            attempts += 1;
+            const body = await this.#unary(member, path, message, deadline);
+            return responseType.toObject(responseType.decode(body), TO_OBJECT) as Res;
+          });
+        } catch (err) {
+          last = err as Error;
+          if (!reached) continue; // skipped: marked down while another member is up
+          tried = true;
+          if (isNotSent(err)) continue;
+          if (repeatable && isUnavailable(err) && !pastDeadline(deadline)) continue;
+          throw err;
+        }
+      }
+      // Every member was skipped: the gates let a call through once all are down.
+      if (!tried && last instanceof MemberSkippedError && round > 0) break;
     }
-    throw lastSkip ?? new MemberSkippedError('none');
+    throw last ?? new MemberSkippedError('none');
   }
 
   /** Members in random order (the pool's shuffle), so load spreads over a healthy cluster. */
@@ -262,10 +302,31 @@ export class KvChannel {
   }
 }
 
-/** A session's failure as the `etcd3` error class of its status. */
+/** Marks errors of calls that never reached etcd (see {@link GrpcFailure.notSent}). */
+const NOT_SENT = Symbol('capstan.etcd.notSent');
+
+/** A session's failure as the `etcd3` error class of its status (marked when it was not sent). */
 function toEtcdError(err: unknown): Error {
-  if (err instanceof GrpcFailure) return grpcError(err.code, err.details);
+  if (err instanceof GrpcFailure) {
+    const converted = grpcError(err.code, err.details);
+    if (err.notSent) Object.defineProperty(converted, NOT_SENT, { value: true });
+    return converted;
+  }
   return err instanceof Error ? err : new Error(String(err));
+}
+
+/** True for the error of a call that certainly never reached etcd. */
+function isNotSent(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { [NOT_SENT]?: boolean })[NOT_SENT] === true;
+}
+
+/** True for an UNAVAILABLE failure (etcd3's class of gRPC status 14). */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof GRPCUnavailableError;
+}
+
+function pastDeadline(deadline: number | undefined): boolean {
+  return deadline !== undefined && Date.now() >= deadline;
 }
 
 /**
@@ -279,7 +340,7 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
   readonly #codecs: Codecs;
   #cancelled = false;
 
-  constructor(member: Member | undefined, codecs: Codecs) {
+  constructor(member: Member | undefined, codecs: Codecs, onFailure: (err: Error) => void = () => {}) {
     super();
     this.#codecs = codecs;
     if (member === undefined) {
@@ -299,7 +360,11 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
         }
         this.emit('data', response);
       },
-      end: (failure) => this.#later(failure === undefined ? undefined : toEtcdError(failure)),
+      end: (failure) => {
+        const err = failure === undefined ? undefined : toEtcdError(failure);
+        if (err !== undefined && !this.#cancelled) onFailure(err);
+        this.#later(err);
+      },
     });
   }
 
