@@ -15,13 +15,17 @@
  * `--controllers` and `capstan server --controllers` then know it.
  */
 import type { ControllerDescriptor } from '../controllers/context.js';
+import { deploymentController } from '../controllers/deployment/index.js';
+import { garbageCollectorController } from '../controllers/garbagecollector/index.js';
 import { replicaSetController } from '../controllers/replicaset/index.js';
 import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  garbageCollectorController,
   replicaSetController,
   replicationControllerController,
+  deploymentController,
 ];
 
 /** The names `--controllers` accepts. */
