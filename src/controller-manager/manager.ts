@@ -6,15 +6,12 @@
  *
  * States: `waiting` (for the lease) → `running` → `stopped`; `running` → `waiting` on a lost lease.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  EventRecorder,
-  LeaderElector,
-  SharedInformerFactory,
-  type ClientConfig,
-} from '../client/index.js';
+import { Client, SharedInformerFactory, type ClientConfig } from '../client/index.js';
+import { runLeaderElection } from './leader.js';
+import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
 import { CONTROLLERS } from './registry.js';
 import { selectControllers } from './selection.js';
@@ -81,14 +78,18 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   };
   const root = new Client(rootConfig);
   const stopAll = new AbortController();
+  // Every controller and informer listens for the stop.
+  setMaxListeners(0, stopAll.signal);
   let state: ManagerState = 'waiting';
   const started: string[] = [];
 
   const runControllers = async (signal: AbortSignal): Promise<void> => {
+    setMaxListeners(0, signal);
     state = 'running';
     started.length = 0;
-    const informers = new SharedInformerFactory(root, { resyncMs: 0 });
+    const informers = new SharedInformerFactory(root, { resyncMs: 0, log: (m, e) => log.error(m, e) });
     let identities: ControllerClients | undefined;
+    const recorders = new EventRecorders((m, e) => log.error(m, e));
     try {
       identities = options.useServiceAccountCredentials
         ? await serviceAccountIdentities(root, rootConfig, (m, e) => log.error(m, e))
@@ -103,7 +104,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
             name: c.name,
             informers,
             client,
-            eventRecorder: (component) => new EventRecorder(client, { component }),
+            eventRecorder: (component) => recorders.for(client, component),
             config: options.config,
             log: controllerLog(log, c.name),
             signal,
@@ -125,6 +126,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
       });
     } finally {
       await informers.stop().catch((err: unknown) => log.error('stopping the informers', err));
+      await recorders.close().catch((err: unknown) => log.error('flushing the events', err));
       await identities?.close().catch((err: unknown) => log.error('closing the controller clients', err));
       state = stopAll.signal.aborted ? 'stopped' : 'waiting';
     }
@@ -135,23 +137,20 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   let running: Promise<void>;
   if (options.leaderElection.enabled) {
     const le = options.leaderElection;
-    const elector = new LeaderElector({
-      client: root,
-      namespace: le.namespace,
-      name: le.name,
-      identity: `${hostname()}_${randomUUID()}`,
-      leaseDurationMs: le.leaseDurationMs,
-      renewDeadlineMs: le.renewDeadlineMs,
-      retryPeriodMs: le.retryPeriodMs,
-      onStartedLeading: (signal: AbortSignal) => {
+    running = runLeaderElection(
+      root,
+      le,
+      `${hostname()}_${randomUUID()}`,
+      (signal) => {
         log.info(`acquired lease ${le.namespace}/${le.name}`);
         term = runControllers(signal).catch((err: unknown) => log.error('running the controllers', err));
       },
-      onStoppedLeading: () => {
+      () => {
         if (!stopAll.signal.aborted) log.warn(`lost lease ${le.namespace}/${le.name}: controllers stopped`);
       },
-    });
-    running = elector.run(stopAll.signal);
+      stopAll.signal,
+      (m, e) => log.warn(`${m}: ${describe(e)}`),
+    );
   } else {
     running = runControllers(stopAll.signal);
   }

@@ -194,7 +194,7 @@ describe('garbage collector', () => {
       },
     });
     expect(child.status).toBe(201);
-    const del = await env.send('DELETE', `${widgets}/parent`, { propagationPolicy: 'Foreground' });
+    const del = await env.send('DELETE', `${widgets}/parent?propagationPolicy=Foreground`);
     expect(del.status).toBe(200);
     await waitFor('the custom resource owner gone', gone(`${widgets}/parent`), 60_000);
     expect((await env.get(`${widgets}/child`)).status).toBe(404);
@@ -231,8 +231,7 @@ describe('garbage collector', () => {
     });
     // A pod deleted by hand is replaced.
     expect(
-      (await env.send('DELETE', `${core}/pods/${pods[0]?.['metadata']['name']}`, { gracePeriodSeconds: 0 }))
-        .status,
+      (await env.send('DELETE', `${core}/pods/${pods[0]?.['metadata']['name']}?gracePeriodSeconds=0`)).status,
     ).toBe(200);
     await waitFor('a replacement pod', async () => {
       const now = items(await env.get(`${core}/pods?labelSelector=app%3Drc1`)).filter(

@@ -68,6 +68,7 @@ export async function startControllerEnv(
     send,
     kubectl: (...args) => runKubectl('1.33', ['-n', ns, ...args], server.kubeconfigPath, 120_000),
     close: async () => {
+      if (process.env['CAPSTAN_TEST_LOGS'] === '1') for (const l of server.logs) console.log(l);
       await kubelet.stop();
       await server.close();
     },
