@@ -14,7 +14,7 @@ import { runLeaderElection } from './leader.js';
 import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
 import { CONTROLLERS } from './registry.js';
-import { selectControllers } from './selection.js';
+import { parseControllerSelection } from '../flags/controllers.js';
 import { serviceAccountIdentities, sharedIdentity, type ControllerClients } from './identity.js';
 import type { ManagerOptions } from './options.js';
 
@@ -69,7 +69,9 @@ function controllerLog(log: ManagerLog, name: string): ControllerLog {
  */
 export function startControllerManager(deps: ManagerDeps): RunningManager {
   const { options, log } = deps;
-  const selected = selectControllers(deps.controllers ?? CONTROLLERS, options.controllers);
+  const known = deps.controllers ?? CONTROLLERS;
+  const selection = parseControllerSelection(options.controllers, known);
+  const selected = known.filter((c) => selection.enabled(c.name));
   const rootConfig: ClientConfig = {
     userAgent: USER_AGENT,
     ...deps.clientConfig,
