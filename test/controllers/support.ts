@@ -40,7 +40,8 @@ export async function startControllerEnv(
   ready?: (pod: FakePod) => boolean,
 ): Promise<ControllerEnv> {
   expect(kubectlPath('1.33'), 'kubectl 1.33 is required').toBeDefined();
-  const server = await startTestServer({ controllers });
+  // RBAC, as kube clusters run: the controllers must get by with kube's bootstrap roles.
+  const server = await startTestServer({ controllers, args: ['--authorization-mode=Node,RBAC'] });
   const tls = adminTls(server.kubeconfigPath);
   const send = async <T = Json>(
     method: string,
