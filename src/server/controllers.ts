@@ -12,6 +12,7 @@
  * `bootstrap-signer-controller` has no counterpart in the server.
  */
 import type { ControllerSelection, KnownController } from '../flags/controllers.js';
+import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
@@ -25,8 +26,8 @@ export const CONTROLLER = {
   csrSigning: 'certificatesigningrequest-signing-controller',
 } as const;
 
-/** The controllers `capstan server --controllers` selects among. */
-export const SERVER_CONTROLLERS: readonly KnownController[] = [
+/** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
+const SERVER_LOOPS: readonly KnownController[] = [
   { name: CONTROLLER.namespace, aliases: ['namespace'] },
   { name: CONTROLLER.serviceAccount, aliases: ['serviceaccount'] },
   { name: CONTROLLER.serviceAccountToken, aliases: ['serviceaccount-token'] },
@@ -35,6 +36,19 @@ export const SERVER_CONTROLLERS: readonly KnownController[] = [
   { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
   { name: CONTROLLER.csrSigning, aliases: ['csrsigning'] },
+];
+
+/**
+ * The controllers `capstan server --controllers` selects among: the server's loops, then the
+ * controller manager's (`src/controller-manager/registry.ts`), which it runs in-process.
+ */
+export const SERVER_CONTROLLERS: readonly KnownController[] = [
+  ...SERVER_LOOPS,
+  ...CONTROLLERS.map((c) => ({
+    name: c.name,
+    ...(c.aliases === undefined ? {} : { aliases: c.aliases }),
+    ...(c.disabledByDefault === undefined ? {} : { disabledByDefault: c.disabledByDefault }),
+  })),
 ];
 
 /** A selection that runs every controller (the flag's default, `*`). */
