@@ -52,6 +52,8 @@ const BY_DELETION = deletionOrder(() => 0);
 /** What a sync does to the world; the controller implements it over the client. */
 export interface JobActions {
   now(): Date;
+  /** About to create `n` pods (the controller's expectations). */
+  expectCreations(n: number): void;
   createPod(job: Job, pod: Pod): Promise<void>;
   deletePod(job: Job, pod: Pod): Promise<void>;
   removeTrackingFinalizer(pod: Pod): Promise<void>;
@@ -319,10 +321,17 @@ class JobSync {
     } else {
       indexes = Array.from({ length: diff }, () => undefined);
     }
-    for (const ix of indexes) {
-      const pod = podForJob(this.job, ix, ix === undefined ? undefined : this.#indexCounts(ix));
-      await this.act.createPod(this.job, pod);
-      this.#active.push(pod);
+    this.act.expectCreations(indexes.length);
+    try {
+      for (const ix of indexes) {
+        const pod = podForJob(this.job, ix, ix === undefined ? undefined : this.#indexCounts(ix));
+        await this.act.createPod(this.job, pod);
+        this.#active.push(pod);
+      }
+    } catch (err) {
+      // What was not created will not be observed.
+      this.act.expectCreations(0);
+      throw err;
     }
   }
 
