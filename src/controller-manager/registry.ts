@@ -17,11 +17,21 @@
 import type { ControllerDescriptor } from '../controllers/context.js';
 import { replicaSetController } from '../controllers/replicaset/index.js';
 import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
+import { statefulSetController } from '../controllers/statefulset/index.js';
+import { daemonSetController } from '../controllers/daemonset/index.js';
+import { jobController } from '../controllers/job/index.js';
+import { cronJobController } from '../controllers/cronjob/index.js';
+import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
   replicaSetController,
   replicationControllerController,
+  statefulSetController,
+  daemonSetController,
+  jobController,
+  cronJobController,
+  ttlAfterFinishedController,
 ];
 
 /** The names `--controllers` accepts. */

@@ -126,23 +126,24 @@ export interface RevisionStore {
   renumber(rev: ControllerRevision, revision: number): Promise<ControllerRevision>;
 }
 
+/** Builds the revision for a revision number and collision count. */
+export type RevisionBuilder = (revision: number, collisionCount: number) => ControllerRevision;
+
 /**
- * kube's `getStatefulSetRevisions`/`constructHistory` core: the update revision for `template`,
- * reusing an equal one, creating a new one otherwise (bumping `collisionCount` on a name taken
- * by other data).
+ * kube's `getStatefulSetRevisions` / DaemonSet `constructHistory` core: the update revision,
+ * reusing an equal one (renumbered to be the newest), creating a new one otherwise (bumping
+ * `collisionCount` while the name is taken by other data).
  */
 export async function ensureUpdateRevision(
-  owner: { metadata: ObjectMeta },
-  ref: OwnerReference,
-  template: PodTemplateSpec | undefined,
+  ownerName: string,
+  build: RevisionBuilder,
   revisions: readonly ControllerRevision[],
   collisionCount: number,
   store: RevisionStore,
 ): Promise<{ update: ControllerRevision; collisionCount: number }> {
   const sorted = [...revisions].sort(byRevision);
   const next = nextRevisionNumber(sorted);
-  const wanted = newRevision(owner, ref, template, next, collisionCount);
-  const equal = equalRevisions(sorted, wanted);
+  const equal = equalRevisions(sorted, build(next, collisionCount));
   const latestEqual = equal[equal.length - 1];
   const newest = sorted[sorted.length - 1];
   if (latestEqual !== undefined) {
@@ -152,7 +153,7 @@ export async function ensureUpdateRevision(
   }
   let count = collisionCount;
   for (let attempt = 0; attempt < 10; attempt++) {
-    const candidate = newRevision(owner, ref, template, next, count);
+    const candidate = build(next, count);
     try {
       return { update: await store.create(candidate), collisionCount: count };
     } catch (err) {
@@ -163,5 +164,5 @@ export async function ensureUpdateRevision(
       count++;
     }
   }
-  throw new Error(`${owner.metadata.name ?? ''}: no free revision name after 10 collisions`);
+  throw new Error(`${ownerName}: no free revision name after 10 collisions`);
 }

@@ -25,6 +25,7 @@ import type { ControllerContext } from '../context.js';
 import {
   byRevision,
   ensureUpdateRevision,
+  newRevision,
   POD_REVISION_LABEL,
   type RevisionStore,
 } from '../history/revisions.js';
@@ -168,9 +169,8 @@ export class StatefulSetController {
     if (set.metadata.deletionTimestamp !== undefined) return;
     const revisions = this.#revisions.store.byIndex(BY_OWNER, set.metadata.uid ?? '');
     const { update, collisionCount } = await ensureUpdateRevision(
-      set,
-      ref,
-      set.spec?.template,
+      key,
+      (n, c) => newRevision(set, ref, set.spec?.template, n, c),
       revisions,
       set.status?.collisionCount ?? 0,
       this.#revisionStore(),
