@@ -6,7 +6,7 @@
  */
 import type { CronJob, Job } from '../../api/types/batch-v1.js';
 import {
-  CRONJOBS,
+  CRON_JOBS,
   JOBS,
   defaultControllerRateLimiter,
   isAlreadyExists,
@@ -50,13 +50,13 @@ export class CronJobController {
     this.#ctx = ctx;
     this.#now = opts.now ?? (() => new Date());
     this.#queue = new WorkQueue<string>({ rateLimiter: defaultControllerRateLimiter(), name: ctx.name });
-    this.#cronJobs = ctx.informers.informer<CronJob>(CRONJOBS);
+    this.#cronJobs = ctx.informers.informer<CronJob>(CRON_JOBS);
     this.#jobs = ctx.informers.informer<Job>(JOBS);
     this.#jobs.store.addIndex(BY_OWNER, (j) => {
       const ref = controllerRefOf(j.metadata);
       return ref?.kind === 'CronJob' && ref.uid !== undefined ? [ref.uid] : [];
     });
-    this.#cronClient = ctx.client.resource<CronJob>(CRONJOBS);
+    this.#cronClient = ctx.client.resource<CronJob>(CRON_JOBS);
     this.#jobClient = ctx.client.resource<Job>(JOBS);
     this.#recorder = ctx.eventRecorder('cronjob-controller');
     this.#cronJobs.addHandler({
@@ -73,7 +73,7 @@ export class CronJobController {
       const ref = controllerRefOf(j.metadata);
       if (ref?.kind !== 'CronJob') return;
       const cj = this.#cronJobs.store.get(`${j.metadata.namespace ?? ''}/${ref.name ?? ''}`);
-      if (cj?.metadata.uid === ref.uid) this.#queue.add(keyOf(cj.metadata));
+      if (cj !== undefined && cj.metadata.uid === ref.uid) this.#queue.add(keyOf(cj.metadata));
     };
     this.#jobs.addHandler({ add: jobChanged, update: (_, j) => jobChanged(j), delete: jobChanged });
   }

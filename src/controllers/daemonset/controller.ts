@@ -219,7 +219,7 @@ export class DaemonSetController {
       .map((p) => msUntilAvailable(p, minReady, nowMs))
       .filter((w): w is number => w !== undefined);
     if (waits.length > 0) this.#queue.addAfter(key, Math.min(...waits) + 100);
-    if (failure !== undefined) throw failure;
+    if (failure !== undefined) throw failure instanceof Error ? failure : new Error(describe(failure));
   }
 
   async #carryOut(
@@ -268,7 +268,8 @@ export class DaemonSetController {
         throw err;
       }
     }
-    if (outcome.error !== undefined) throw outcome.error;
+    if (outcome.error !== undefined)
+      throw outcome.error instanceof Error ? outcome.error : new Error(describe(outcome.error));
   }
 
   async #truncateHistory(ds: DaemonSet, pods: readonly Pod[], current: string): Promise<void> {
