@@ -88,7 +88,16 @@ export class FakeKubelet {
       capacity: { cpu: '8', memory: '16Gi', pods: '110' },
       allocatable: { cpu: '8', memory: '16Gi', pods: '110' },
     };
-    await this.#client.resource<Node>(NODES).updateStatus(created);
+    const ready = await this.#client.resource<Node>(NODES).updateStatus(created);
+    // The server's admission taints a new node not-ready; on a Ready node the node lifecycle
+    // controller lifts it. Played here, keeping the taints the test asked for.
+    const wanted = this.#opts.taints?.[name] ?? [];
+    const taints = (ready.spec?.taints ?? []).filter(
+      (t) =>
+        t.key !== 'node.kubernetes.io/not-ready' ||
+        wanted.some((w) => w.key === t.key && w.effect === t.effect),
+    );
+    await this.#client.resource<Node>(NODES).update({ ...ready, spec: { ...ready.spec, taints } });
   }
 
   /** Stops acting (pending work finishes). */
