@@ -19,6 +19,11 @@ import { deploymentController } from '../controllers/deployment/index.js';
 import { garbageCollectorController } from '../controllers/garbagecollector/index.js';
 import { replicaSetController } from '../controllers/replicaset/index.js';
 import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
+import { statefulSetController } from '../controllers/statefulset/index.js';
+import { daemonSetController } from '../controllers/daemonset/index.js';
+import { jobController } from '../controllers/job/index.js';
+import { cronJobController } from '../controllers/cronjob/index.js';
+import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -26,6 +31,11 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   replicaSetController,
   replicationControllerController,
   deploymentController,
+  statefulSetController,
+  daemonSetController,
+  jobController,
+  cronJobController,
+  ttlAfterFinishedController,
 ];
 
 /** The names `--controllers` accepts. */
