@@ -19,6 +19,12 @@ import { deploymentController } from '../controllers/deployment/index.js';
 import { garbageCollectorController } from '../controllers/garbagecollector/index.js';
 import { replicaSetController } from '../controllers/replicaset/index.js';
 import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
+import { endpointsController } from '../controllers/endpoints/index.js';
+import { endpointSliceController } from '../controllers/endpointslice/index.js';
+import { nodeIpamController } from '../controllers/node-ipam/index.js';
+import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js';
+import { podGcController } from '../controllers/podgc/index.js';
+import { disruptionController } from '../controllers/disruption/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -26,6 +32,12 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   replicaSetController,
   replicationControllerController,
   deploymentController,
+  endpointsController,
+  endpointSliceController,
+  nodeIpamController,
+  nodeLifecycleController,
+  podGcController,
+  disruptionController,
 ];
 
 /** The names `--controllers` accepts. */

@@ -105,7 +105,7 @@ export class DisruptionController {
     const nowMs = this.#now();
     const now = rfc3339(nowMs);
     let status;
-    let failure: unknown;
+    let failure: Error | undefined;
     try {
       const matcher = labelMatcher(pdb.spec?.selector);
       const pods = this.#pods.store
@@ -135,7 +135,7 @@ export class DisruptionController {
       const times = Object.values(disrupted).map((t) => Date.parse(t) + DELETION_TIMEOUT_MS);
       if (times.length > 0) this.#queue.addAfter(key, Math.max(0, Math.min(...times) - nowMs) + 1000);
     } catch (err) {
-      failure = err;
+      failure = err instanceof Error ? err : new Error(JSON.stringify(err));
       status = failedStatus(pdb, describe(err), now);
     }
     if (!sameJson(status, pdb.status ?? {})) {

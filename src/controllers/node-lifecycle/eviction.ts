@@ -63,7 +63,7 @@ export class TaintEvictor {
     const pods = podsOnNode(this.#d.pods.store, nodeName);
     const nowMs = this.#d.now();
     let next: number | undefined;
-    let failure: unknown;
+    let failure: Error | undefined;
     for (const pod of pods) {
       const key = keyOf(pod.metadata);
       if (taints.length === 0 || isPodTerminal(pod) || pod.metadata.deletionTimestamp !== undefined) {
@@ -97,7 +97,7 @@ export class TaintEvictor {
         await this.#evict(pod, nowMs);
         this.#since.delete(key);
       } catch (err) {
-        failure = err;
+        failure = err instanceof Error ? err : new Error(JSON.stringify(err));
       }
     }
     if (next !== undefined) this.queue.addAfter(nodeName, next);

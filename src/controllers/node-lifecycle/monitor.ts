@@ -111,7 +111,7 @@ export class NodeMonitor {
 
   /** Sets the Ready condition of the node's pods False (kube's `MarkPodsNotReady`). */
   async #markPodsNotReady(node: string, nowMs: number): Promise<void> {
-    let failure: unknown;
+    let failure: Error | undefined;
     for (const pod of podsOnNode(this.#d.pods.store, node)) {
       const ready = pod.status?.conditions?.find((c) => c.type === 'Ready');
       if (ready === undefined || ready.status === 'False') continue;
@@ -131,7 +131,7 @@ export class NodeMonitor {
           'Node is not ready',
         );
       } catch (err) {
-        failure = err;
+        failure = err instanceof Error ? err : new Error(JSON.stringify(err));
         this.#d.ctx.log.warn(
           `pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}: marking not ready failed: ${describe(err)}`,
         );
