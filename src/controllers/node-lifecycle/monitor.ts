@@ -7,7 +7,12 @@
  */
 import type { Node, Pod } from '../../api/types/core-v1.js';
 import type { Lease } from '../../api/types/coordination-v1.js';
-import type { EventRecorder, ResourceClient, SharedInformer } from '../../client/index.js';
+import {
+  isConflict,
+  type EventRecorder,
+  type ResourceClient,
+  type SharedInformer,
+} from '../../client/index.js';
 import type { ControllerContext } from '../context.js';
 import { rfc3339, typed } from '../shared/meta.js';
 import { podsOnNode } from '../pods/node-index.js';
@@ -55,7 +60,9 @@ export class NodeMonitor {
       try {
         await this.#checkNode(cached);
       } catch (err) {
-        this.#d.ctx.log.error(`node ${name}: health check failed`, err);
+        // A conflict is a kubelet (or user) writing at the same time: the next pass retries.
+        if (isConflict(err)) this.#d.ctx.log.warn(`node ${name}: changed while checked; retried next pass`);
+        else this.#d.ctx.log.error(`node ${name}: health check failed`, err);
       }
     }
     for (const name of [...this.#probes.keys()]) {
