@@ -71,7 +71,13 @@ export class NodeIpamController {
       update: (_o, n) => {
         if ((n.spec?.podCIDRs ?? []).length === 0) this.#queue.add(n.metadata.name ?? '');
       },
-      delete: (n) => this.#release(n),
+      delete: (n) => {
+        this.#release(n);
+        // A CIDR came free: nodes still waiting for one try again now.
+        for (const other of this.#nodes.store.list()) {
+          if ((other.spec?.podCIDRs ?? []).length === 0) this.#queue.add(other.metadata.name ?? '');
+        }
+      },
     });
   }
 
