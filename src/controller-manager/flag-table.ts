@@ -14,6 +14,7 @@ const NODE_LIFECYCLE = 'Node lifecycle controller';
 const SA = 'Service account controller';
 const GC = 'Garbage collector';
 const POD_GC = 'Pod GC controller';
+const ENDPOINT_SLICE = 'EndpointSlice controller';
 const SYNCS = 'Concurrency';
 const later = { notImplemented: true } as const;
 
@@ -105,6 +106,9 @@ const BASE_FLAGS: readonly FlagSpec[] = [
 
   { section: GC, name: 'enable-garbage-collector', type: 'bool', default: true, usage: 'Run the garbage collector (must match the API server\'s setting).' },
   { section: POD_GC, name: 'terminated-pod-gc-threshold', type: 'int', default: 12500, usage: 'Terminated pods kept before the pod garbage collector deletes the oldest (0 or less: never).' },
+  { section: ENDPOINT_SLICE, name: 'max-endpoints-per-slice', type: 'int', default: 100, usage: 'Most endpoints in one EndpointSlice (1 to 1000).' },
+  { section: ENDPOINT_SLICE, name: 'endpoint-updates-batch-period', type: 'duration', default: 0, usage: 'How long endpoint changes are batched before a sync.', ...later },
+  { section: ENDPOINT_SLICE, name: 'endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before a sync.', ...later },
 ];
 
 /** Every flag of `capstan controller-manager`, in help order. */

@@ -24,6 +24,12 @@ import { daemonSetController } from '../controllers/daemonset/index.js';
 import { jobController } from '../controllers/job/index.js';
 import { cronJobController } from '../controllers/cronjob/index.js';
 import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/index.js';
+import { endpointsController } from '../controllers/endpoints/index.js';
+import { endpointSliceController } from '../controllers/endpointslice/index.js';
+import { nodeIpamController } from '../controllers/node-ipam/index.js';
+import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js';
+import { podGcController } from '../controllers/podgc/index.js';
+import { disruptionController } from '../controllers/disruption/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -36,6 +42,12 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   jobController,
   cronJobController,
   ttlAfterFinishedController,
+  endpointsController,
+  endpointSliceController,
+  nodeIpamController,
+  nodeLifecycleController,
+  podGcController,
+  disruptionController,
 ];
 
 /** The names `--controllers` accepts. */

@@ -25,6 +25,8 @@ const SUBRESOURCE_VERBS = ['get', 'patch', 'update'] as const;
 
 /** The kind of the `serviceaccounts/token` subresource (kube lists it so). */
 const TOKEN_REQUEST = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' } as const;
+/** What pods/eviction takes (src/server/eviction.ts). */
+const EVICTION = { group: 'policy', version: 'v1', kind: 'Eviction' } as const;
 
 /** Which representation a discovery request gets. */
 export type DiscoveryFormat = 'v2' | 'v2beta1' | 'legacy';
@@ -121,14 +123,12 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
       entries.push({
         name,
         entry:
-          sub === 'token'
+          sub === 'token' || sub === 'eviction'
             ? {
                 name,
                 singularName: '',
                 namespaced: t.namespaced,
-                group: TOKEN_REQUEST.group,
-                version: TOKEN_REQUEST.version,
-                kind: TOKEN_REQUEST.kind,
+                ...(sub === 'token' ? TOKEN_REQUEST : EVICTION),
                 verbs: ['create'],
               }
             : sub === 'scale'
@@ -155,10 +155,12 @@ function aggregatedResource(t: ResourceType): object {
     responseKind:
       sub === 'token'
         ? TOKEN_REQUEST
-        : sub === 'scale'
-          ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
-          : { group: t.group, version: t.version, kind: t.kind },
-    verbs: sub === 'token' ? ['create'] : SUBRESOURCE_VERBS,
+        : sub === 'eviction'
+          ? EVICTION
+          : sub === 'scale'
+            ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
+            : { group: t.group, version: t.version, kind: t.kind },
+    verbs: sub === 'token' || sub === 'eviction' ? ['create'] : SUBRESOURCE_VERBS,
   }));
   return {
     resource: t.plural,

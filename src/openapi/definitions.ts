@@ -43,6 +43,8 @@ import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 
 /** The protobuf message of a TokenRequest (the body and answer of serviceaccounts/token). */
 export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
+/** The protobuf message of an Eviction (the body of pods/eviction). */
+export const EVICTION_MESSAGE = 'k8s.io.api.policy.v1.Eviction';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 
@@ -124,6 +126,9 @@ export class DefinitionBuilder {
           version: 'v1',
           kind: 'TokenRequest',
         });
+      }
+      if (t.subresources.includes('eviction')) {
+        this.#addKind(EVICTION_MESSAGE, { group: 'policy', version: 'v1', kind: 'Eviction' });
       }
       if (t.subresources.includes('scale')) {
         this.#addKind(META_TYPES.scale, { group: 'autoscaling', version: 'v1', kind: 'Scale' });

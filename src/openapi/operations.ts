@@ -12,7 +12,7 @@
  * validation to the server; `kubectl diff` and `--dry-run=server` look for `dryRun`.
  */
 import type { ResourceType, Subresource } from '../registry/types.js';
-import { META_TYPES, TOKEN_REQUEST_MESSAGE } from './definitions.js';
+import { EVICTION_MESSAGE, META_TYPES, TOKEN_REQUEST_MESSAGE } from './definitions.js';
 import { groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
@@ -374,22 +374,27 @@ function addSubresource(
   c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
 ): void {
   const path = `${c.item}/${sub}`;
-  if (sub === 'token') {
-    const gvk: Gvk = { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' };
+  if (sub === 'token' || sub === 'eviction') {
+    const token = sub === 'token';
+    const message = token ? TOKEN_REQUEST_MESSAGE : EVICTION_MESSAGE;
+    const kind = token ? 'TokenRequest' : 'Eviction';
+    const gvk: Gvk = token
+      ? { group: 'authentication.k8s.io', version: 'v1', kind }
+      : { group: 'policy', version: 'v1', kind };
     out.add(
       path,
-      [{ name: 'name', description: 'name of the TokenRequest' }, ...c.itemParams.slice(1)],
+      [{ name: 'name', description: `name of the ${kind}` }, ...c.itemParams.slice(1)],
       op({
         method: 'post',
         action: 'post',
-        operationId: `create${c.stem}${c.scope}${t.kind}Token`,
-        description: `create token of a ${t.kind}`,
+        operationId: `create${c.stem}${c.scope}${t.kind}${token ? 'Token' : 'Eviction'}`,
+        description: `create ${token ? 'token' : 'eviction'} of a ${t.kind}`,
         query: WRITE_QUERY,
-        body: { type: TOKEN_REQUEST_MESSAGE, mediaTypes: ANY_BODY, required: true },
+        body: { type: message, mediaTypes: ANY_BODY, required: true },
         responses: [
-          ok(TOKEN_REQUEST_MESSAGE),
-          { code: '201', description: 'Created', type: TOKEN_REQUEST_MESSAGE },
-          { code: '202', description: 'Accepted', type: TOKEN_REQUEST_MESSAGE },
+          ok(message),
+          { code: '201', description: 'Created', type: message },
+          { code: '202', description: 'Accepted', type: message },
           UNAUTHORIZED,
         ],
         produces: JSON_ONLY,

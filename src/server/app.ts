@@ -67,6 +67,7 @@ import { retryAfterOnShutdown } from './retry-after.js';
 import { AUTHORIZATION_CONFIG_RELOAD_MS, buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
+import { evictionEndpoint } from './eviction.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
@@ -581,6 +582,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
+  endpoints.set('/pods/eviction', evictionEndpoint());
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (
