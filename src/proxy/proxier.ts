@@ -37,7 +37,7 @@ export interface Proxy {
   /** Resolves after the next sync that starts after this call (tests). */
   synced(): Promise<void>;
   /** Figures of the last sync. */
-  readonly lastSync: { readonly ms: number; readonly commands: number } | undefined;
+  readonly lastSync: { readonly at: number; readonly ms: number; readonly commands: number } | undefined;
   /** Stops; with `removeRules`, deletes the proxy's table. */
   close(opts?: { removeRules?: boolean }): Promise<void>;
 }
@@ -86,7 +86,11 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
     try {
       if (tx !== '') await runNft(nft, tx);
       applied = next;
-      lastSync = { ms: Date.now() - lastStart, commands: tx === '' ? 0 : tx.split('\n').length - 1 };
+      lastSync = {
+        at: Date.now(),
+        ms: Date.now() - lastStart,
+        commands: tx === '' ? 0 : tx.split('\n').length - 1,
+      };
     } catch (err) {
       applied = undefined; // the table's state is unknown: the next sync replaces it
       log(

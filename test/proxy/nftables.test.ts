@@ -119,3 +119,20 @@ describe('nftables ruleset', () => {
     ]);
   });
 });
+
+describe('capstan proxy flags', () => {
+  it("take kube-proxy's names and refuse modes that are not implemented", async () => {
+    const { parseProxyArgs } = await import('../../src/proxy/command.js');
+    expect(parseProxyArgs(['--hostname-override=n1', '--cluster-cidr=10.244.0.0/16'])).toMatchObject({
+      nodeName: 'n1',
+      clusterCidr: '10.244.0.0/16',
+      minSyncPeriodMs: 1000,
+      syncPeriodMs: 30000,
+      healthz: '0.0.0.0:10256',
+      metrics: '127.0.0.1:10249',
+    });
+    expect(() => parseProxyArgs(['--proxy-mode=iptables'])).toThrow(/not supported/);
+    expect(() => parseProxyArgs(['--cluster-cidr=banana'])).toThrow(/invalid --cluster-cidr/);
+    expect(parseProxyArgs(['--help'])).toBeUndefined();
+  });
+});

@@ -157,7 +157,8 @@ describe.skipIf(missing !== undefined)('service proxy on nftables', () => {
     const after = node.ruleset();
     expect(after.match(/table ip capstan-proxy/g)?.length).toBe(1);
     // Affinity sets start empty again (their entries are learnt from traffic); the rest is identical.
-    const rules = (text: string): string[] => text.split('\n').filter((l) => !/expires|elements = \{ [0-9.]+ /.test(l));
+    const rules = (text: string): string[] =>
+      text.split('\n').filter((l) => !/expires|elements = \{ [0-9.]+ /.test(l));
     expect(rules(after)).toEqual(rules(before));
     expect(after).toMatch(/table ip foreign/);
     await proxy.close({ removeRules: true });
