@@ -23,7 +23,7 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['src/api', 'src/flags', 'src/pki'],
   // The cluster side (see CLIENT_SIDE): the client library, then what acts through it.
   ['src/client'],
-  ['src/controllers', 'src/scheduler', 'src/agent', 'src/proxy', 'src/dns'],
+  ['src/controllers', 'src/scheduler', 'src/agent', 'src/proxy', 'src/dns', 'src/netpol'],
   ['src/controller-manager'],
   // The served kinds and their schemas.
   ['src/registry'],
@@ -78,6 +78,7 @@ export const CLIENT_SIDE: readonly string[] = [
   'src/agent',
   'src/proxy',
   'src/dns',
+  'src/netpol',
   'src/controller-manager',
 ];
 export const CLIENT_SIDE_MAY_IMPORT: readonly string[] = ['src/api', 'src/flags', 'src/pki'];

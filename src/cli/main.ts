@@ -10,6 +10,7 @@ const USAGE = `usage: capstan <command> [flags]
 commands:
   server    run the API server (capstan server --help for its flags)
   controller-manager  run the controllers against an API server (capstan controller-manager --help)
+  proxy     run the Service proxy on nftables (capstan proxy --help)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
@@ -33,6 +34,8 @@ async function main(argv: readonly string[]): Promise<number> {
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }
+    case 'proxy':
+      return (await import('../proxy/command.js')).runProxyCommand(rest);
     case 'bench':
       return (await import('../bench/command.js')).runBenchCommand(rest);
     case 'verify':
