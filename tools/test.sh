@@ -6,10 +6,21 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # Debian packages: etcd-server for the etcd backend, protobuf-compiler (protoc) as the independent
-# decoder of the protobuf golden tests, python3-prometheus-client as the independent /metrics parser.
+# decoder of the protobuf golden tests, python3-prometheus-client as the independent /metrics parser;
+# for the node side: containerd, runc, the CNI plugins and busybox-static (real containers and the
+# images built from fixtures), nftables, iproute2 and curl (the proxy and NetworkPolicy tests in
+# network namespaces).
 missing=()
 command -v etcd >/dev/null 2>&1 || missing+=(etcd-server)
 command -v protoc >/dev/null 2>&1 || missing+=(protobuf-compiler)
+command -v containerd >/dev/null 2>&1 || missing+=(containerd)
+command -v runc >/dev/null 2>&1 || missing+=(runc)
+[ -x /usr/lib/cni/bridge ] || missing+=(containernetworking-plugins)
+dpkg -s busybox-static >/dev/null 2>&1 || missing+=(busybox-static)
+command -v nft >/dev/null 2>&1 || missing+=(nftables)
+command -v iptables >/dev/null 2>&1 || missing+=(iptables)
+command -v ip >/dev/null 2>&1 || missing+=(iproute2)
+command -v curl >/dev/null 2>&1 || missing+=(curl)
 # The official Python client's parser reads /metrics in the metrics tests.
 /usr/bin/python3 -c 'import prometheus_client' >/dev/null 2>&1 || missing+=(python3-prometheus-client)
 if [ ${#missing[@]} -gt 0 ]; then
