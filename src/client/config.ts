@@ -5,7 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { parse } from 'yaml';
-import { KubeconfigError, parseKubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
+import {
+  KubeconfigError,
+  parseKubeconfigCredentials,
+  type KubeconfigCredentials,
+} from '../pki/kubeconfig-credentials.js';
 
 /** Server URL, trust and credentials of a client, and its client-side limits. */
 export interface ClientConfig {
@@ -86,6 +90,21 @@ function userTokenFile(text: string, context: string): string | undefined {
   if (user === undefined || (typeof user['token'] === 'string' && user['token'] !== '')) return undefined;
   const file = user['tokenFile'];
   return typeof file === 'string' && file !== '' ? file : undefined;
+}
+
+/**
+ * The configuration of credentials already read from a kubeconfig (`src/pki`'s
+ * `readKubeconfigCredentials`, as the measuring tools use); a token is kept as a string.
+ */
+export function configFromCredentials(creds: KubeconfigCredentials): ClientConfig {
+  return {
+    server: creds.server,
+    ...(creds.ca === undefined ? {} : { caData: Buffer.from(creds.ca) }),
+    ...(creds.cert === undefined ? {} : { certData: Buffer.from(creds.cert) }),
+    ...(creds.key === undefined ? {} : { keyData: Buffer.from(creds.key) }),
+    ...(creds.token === undefined ? {} : { token: creds.token }),
+    ...(creds.insecureSkipTlsVerify ? { insecureSkipTlsVerify: true } : {}),
+  };
 }
 
 /**

@@ -1,9 +1,13 @@
 /**
- * The HTTP side of `capstan verify`: JSON requests and watch streams over the bench's HTTP/2
- * client (any server a kubeconfig names: client certificates, bearer tokens, CA data), each
- * exchange kept in a transcript that a counterexample prints.
+ * The HTTP side of `capstan verify`: JSON requests and watch streams over the client library's
+ * HTTP/2 transport (any server a kubeconfig names: client certificates, bearer tokens, CA data),
+ * each exchange kept in a transcript that a counterexample prints. Verify checks the wire, so it
+ * uses raw requests and reads watch bytes itself (an ERROR event or an unparsable line is data
+ * here, not an exception), without client-side rate limits.
  */
-import { BenchClient } from '../bench/client.js';
+import { constants, type IncomingHttpHeaders } from 'node:http2';
+import { Client } from '../client/client.js';
+import { configFromCredentials } from '../client/config.js';
 import type { KubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
 import { VerifyError } from './rules.js';
 
@@ -62,11 +66,11 @@ function shorten(text: string): string {
 
 /** A client of one server that records what it sends and receives. */
 export class VerifyHttp {
-  readonly #client: BenchClient;
+  readonly #client: Client;
   #transcript: Exchange[] = [];
 
   constructor(creds: KubeconfigCredentials) {
-    this.#client = new BenchClient(creds, 1);
+    this.#client = new Client({ ...configFromCredentials(creds), qps: -1 });
   }
 
   /** The exchanges since the last {@link resetTranscript}. */
@@ -89,7 +93,11 @@ export class VerifyHttp {
     this.#transcript.push(entry);
     let res;
     try {
-      res = await this.#client.request(method, path, text === undefined ? {} : { body: text });
+      res = await this.#client.request({
+        method,
+        path,
+        ...(text === undefined ? {} : { body: text, contentType: 'application/json' }),
+      });
     } catch (err) {
       entry.response = 'no response';
       throw new VerifyError('VERIFY_UNREACHABLE', err instanceof Error ? err.message : String(err), {
@@ -120,7 +128,7 @@ export class VerifyHttp {
     let buffer = '';
     let ended = false;
     let wake: (() => void) | undefined;
-    const stream = this.#client.stream(path, (chunk) => {
+    const stream = this.#stream(path, (chunk) => {
       buffer += chunk.toString('utf8');
       for (let nl = buffer.indexOf('\n'); nl >= 0; nl = buffer.indexOf('\n')) {
         const line = buffer.slice(0, nl).trim();
@@ -172,9 +180,36 @@ export class VerifyHttp {
     };
   }
 
-  /** Closes the connection. */
+  /**
+   * A streaming GET whose body chunks go to `onChunk`; stream errors end it (`ended`), never
+   * throw. `status` is 0 when the stream closed without a response.
+   */
+  #stream(
+    path: string,
+    onChunk: (chunk: Buffer) => void,
+  ): { status: Promise<number>; ended: Promise<void>; close(): void } {
+    let stream;
+    try {
+      stream = this.#client.transport.open({ method: 'GET', path, headers: { accept: 'application/json' } });
+    } catch (err) {
+      throw new VerifyError('VERIFY_UNREACHABLE', err instanceof Error ? err.message : String(err), {
+        cause: err,
+      });
+    }
+    const s = stream;
+    const status = new Promise<number>((resolve) => {
+      s.once('response', (h: IncomingHttpHeaders) => resolve(Number(h[constants.HTTP2_HEADER_STATUS])));
+      s.once('close', () => resolve(0));
+    });
+    const ended = new Promise<void>((resolve) => s.once('close', () => resolve()));
+    s.on('data', onChunk);
+    s.on('error', () => undefined);
+    return { status, ended, close: () => s.close(constants.NGHTTP2_CANCEL) };
+  }
+
+  /** Closes the connection (open watches are cut after a second). */
   close(): void {
-    this.#client.close();
+    void this.#client.close();
   }
 }
 

@@ -173,4 +173,27 @@ describe('shared informer', () => {
       await factory.stop();
     }
   });
+
+  it('resyncs: update(obj, obj) for every object every resyncMs', async () => {
+    const factory = new SharedInformerFactory(client, { namespace: 'inf-a', resyncMs: 100 });
+    const informer = factory.informer<ConfigMap>(CONFIG_MAPS);
+    const resynced = new Set<string>();
+    informer.addHandler({
+      update: (old, cur) => {
+        if (old === cur) resynced.add(cur.metadata?.name ?? '');
+      },
+    });
+    factory.start();
+    try {
+      await factory.waitForSync();
+      const names = informer.store.list().map((o) => o.metadata?.name ?? '');
+      expect(names.length).toBeGreaterThan(0);
+      const deadline = Date.now() + 10_000;
+      while (resynced.size < names.length && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      expect([...resynced].sort()).toEqual(names.sort());
+    } finally {
+      await factory.stop();
+    }
+  });
 });
