@@ -4,7 +4,10 @@
  * with the Go module proxy (GOFLAGS=-mod=mod, into a temp dir; the first build takes minutes, later
  * ones reuse Go's build cache) and run against `capstan envtest-assets` output: envtest starts the
  * shims, installs the Widget CRD from a directory, a manager's reconciler sets the status of 50
- * Widgets, the program waits for all of them and stops the environment. Run on the embedded store
+ * Widgets, the program waits for all of them, checks that a fresh namespace holds exactly the
+ * objects it made there and that deleting it leaves it Terminating (no controllers, as a bare
+ * kube-apiserver; with CAPSTAN_ENVTEST_CONTROLLERS=namespace it must go away), and stops the
+ * environment. Run on the embedded store
  * and on envtest's real etcd (`CAPSTAN_ENVTEST_ETCD=1`), where the program also counts the Widgets'
  * keys under `/registry` in that etcd. Without `go` the tests are skipped with a warning, except
  * under `CI=true`, where they fail.
@@ -16,7 +19,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REAL_ETCD_ENV, writeEnvtestAssets } from '../../src/envtest/assets.js';
+import { CONTROLLERS_ENV, REAL_ETCD_ENV, writeEnvtestAssets } from '../../src/envtest/assets.js';
 
 const run = promisify(execFile);
 // The bundle: what tools/run.sh and `capstan envtest-assets` run (npm run build makes it).
@@ -98,11 +101,29 @@ describe.runIf(haveGo || CI)(
       const steps = await runProgram(['-objects', '50', '-timing-runs', String(TIMING_RUNS)], {});
       expect(find(steps, 'start')['crds']).toBe(1);
       expect(find(steps, 'reconciled')['objects']).toBe(50);
+      // A bare kube-apiserver: a fresh namespace holds exactly what the program made there.
+      expect(find(steps, 'fresh-namespace')).toMatchObject({
+        empty: { configmaps: 0, secrets: 0, serviceaccounts: 0 },
+        filled: { configmaps: 50, secrets: 0, serviceaccounts: 0 },
+      });
+      expect(find(steps, 'namespace-deletion')['gone']).toBe(false);
       find(steps, 'done');
       const timing = find(steps, 'timing');
       console.log(
         `envtest Start()/Stop() with Capstan's assets, median of ${TIMING_RUNS}: start ${String(timing['startMedianMs'])} ms, stop ${String(timing['stopMedianMs'])} ms`,
       );
+    }, 300_000);
+
+    it('namespace deletion as an opt-in: CAPSTAN_ENVTEST_CONTROLLERS=namespace', async () => {
+      const steps = await runProgram(['-objects', '50', '-expect-namespace-deletion'], {
+        [CONTROLLERS_ENV]: 'namespace',
+      });
+      // Only the namespace controller: still no ServiceAccount or root CA ConfigMap.
+      expect(find(steps, 'fresh-namespace')).toMatchObject({
+        empty: { configmaps: 0, secrets: 0, serviceaccounts: 0 },
+      });
+      expect(find(steps, 'namespace-deletion')['gone']).toBe(true);
+      find(steps, 'done');
     }, 300_000);
 
     it("envtest's real etcd: the Widgets are stored in it under /registry", async () => {

@@ -9,6 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
 import { openWatchStream, readyCache, testCaches, type WatchReader } from './watch.support.js';
+import { jsonListBlueprint } from '../../src/representation/list-blueprint.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const WATCH_LIST =
@@ -134,5 +135,21 @@ describe.each([true, false])('initial-events-end bookmark (watch cache %s)', (ca
     const first = await w.next();
     expect(first?.type).toBe('ADDED');
     expect(JSON.stringify(first)).not.toContain(BLUEPRINT);
+  });
+});
+
+describe('jsonListBlueprint', () => {
+  it('a custom resource: the unstructured empty list (sorted keys, items [])', () => {
+    const type = {
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      listKind: 'WidgetList',
+      group: 'example.com',
+      plural: 'widgets',
+      messageType: '',
+    };
+    expect(Buffer.from(jsonListBlueprint(type)).toString()).toBe(
+      '{"apiVersion":"example.com/v1","items":[],"kind":"WidgetList"}\n',
+    );
   });
 });
