@@ -51,6 +51,22 @@ export interface RunningManager {
 
 const USER_AGENT = `capstan-controller-manager/v1.33 (${process.platform}/${process.arch})`;
 
+/** How long a stop waits for the informers. */
+const STOP_GRACE_MS = 5_000;
+
+/** True when `p` settled within `ms`. */
+async function bounded(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const settled = await Promise.race([
+    p.then(() => true),
+    new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), ms);
+    }),
+  ]);
+  clearTimeout(timer);
+  return settled;
+}
+
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -127,7 +143,12 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
         else signal.addEventListener('abort', () => resolve(), { once: true });
       });
     } finally {
-      await informers.stop().catch((err: unknown) => log.error('stopping the informers', err));
+      // A stop never hangs: informers stopped during their first list may not settle at once.
+      const stopped = await bounded(
+        informers.stop().catch((err: unknown) => log.error('stopping the informers', err)),
+        STOP_GRACE_MS,
+      );
+      if (!stopped) log.warn(`the informers did not stop within ${STOP_GRACE_MS} ms; going on`);
       await recorders.close().catch((err: unknown) => log.error('flushing the events', err));
       await identities?.close().catch((err: unknown) => log.error('closing the controller clients', err));
       state = stopAll.signal.aborted ? 'stopped' : 'waiting';
