@@ -15,6 +15,8 @@
  * `--controllers` and `capstan server --controllers` then know it.
  */
 import type { ControllerDescriptor } from '../controllers/context.js';
+import { deploymentController } from '../controllers/deployment/index.js';
+import { garbageCollectorController } from '../controllers/garbagecollector/index.js';
 import { replicaSetController } from '../controllers/replicaset/index.js';
 import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
 import { statefulSetController } from '../controllers/statefulset/index.js';
@@ -25,8 +27,10 @@ import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/in
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  garbageCollectorController,
   replicaSetController,
   replicationControllerController,
+  deploymentController,
   statefulSetController,
   daemonSetController,
   jobController,

@@ -66,7 +66,8 @@ export async function startInProcessControllerManager(
     clientConfig,
     options,
     log: {
-      info: () => undefined,
+      info: (line) =>
+        process.env['CAPSTAN_CM_VERBOSE'] === '1' ? log.warn(`controller-manager: ${line}`) : undefined,
       warn: (line) => log.warn(`controller-manager: ${line}`),
       error: (line, err) => log.error(`controller-manager: ${line}`, err),
     },

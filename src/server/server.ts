@@ -36,6 +36,7 @@ import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
 import type { RunningManager } from '../controller-manager/manager.js';
 import { startInProcessControllerManager } from './controller-manager.js';
+import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** How long a stop still waits for the app once its connections were destroyed (ms). */
 const CLOSE_AFTER_DESTROY_MS = 5_000;
@@ -50,8 +51,8 @@ export interface StartOverrides {
   /** Deprecated API versions instead of kube 1.33's (tests). */
   readonly deprecations?: Deprecations;
   /**
-   * The in-process controller manager's `--controllers` selection instead of the server's flag
-   * (default `*`); empty: no controller manager.
+   * The in-process controller manager's `--controllers` selection (its syntax: names, aliases,
+   * `*`, `-name`) instead of its share of the server's flag; empty: no controller manager.
    */
   readonly controllers?: readonly string[];
 }
@@ -235,8 +236,10 @@ export async function startServer(
       if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
     }
     lifecycle.markStarted();
-    const controllers = overrides.controllers ??
-      (options.flags.get('controllers') as readonly string[] | undefined) ?? ['*'];
+    // The manager's share of `--controllers` (canonical names), unless the caller chose.
+    const controllers =
+      overrides.controllers ??
+      CONTROLLERS.filter((c) => options.controllers.enabled(c.name)).map((c) => c.name);
     const controllerManager =
       controllers.length === 0
         ? undefined
