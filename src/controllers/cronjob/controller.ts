@@ -13,12 +13,11 @@ import {
   isNotFound,
   runWorkers,
   WorkQueue,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { controllerRefOf } from '../shared/controller-ref.js';
 import { keyOf, typed } from '../shared/meta.js';
 import { jobsToPrune, syncCronJob, type CronJobActions } from './sync.js';
@@ -43,7 +42,7 @@ export class CronJobController {
   readonly #jobs: SharedInformer<Job>;
   readonly #cronClient: ResourceClient<CronJob>;
   readonly #jobClient: ResourceClient<Job>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #now: () => Date;
 
   constructor(ctx: ControllerContext, opts: CronJobControllerOptions = {}) {

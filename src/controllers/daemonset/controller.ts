@@ -16,12 +16,11 @@ import {
   isNotFound,
   runWorkers,
   WorkQueue,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import {
   byRevision,
   ensureUpdateRevision,
@@ -61,7 +60,7 @@ export class DaemonSetController {
   readonly #setClient: ResourceClient<DaemonSet>;
   readonly #podClient: ResourceClient<Pod>;
   readonly #revClient: ResourceClient<ControllerRevision>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #expectations: Expectations;
   readonly #now: () => Date;
 

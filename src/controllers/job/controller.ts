@@ -15,12 +15,11 @@ import {
   isNotFound,
   runWorkers,
   WorkQueue,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import {
   adoptPatch,
   claim,
@@ -63,7 +62,7 @@ export class JobController {
   readonly #podInformer: SharedInformer<Pod>;
   readonly #jobClient: ResourceClient<Job>;
   readonly #podClient: ResourceClient<Pod>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #expectations: Expectations;
   readonly #backoff = new Map<string, BackoffRecord>();
   readonly #now: () => Date;

@@ -16,12 +16,11 @@ import {
   isNotFound,
   runWorkers,
   WorkQueue,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import {
   byRevision,
   ensureUpdateRevision,
@@ -60,7 +59,7 @@ export class StatefulSetController {
   readonly #podClient: ResourceClient<Pod>;
   readonly #revClient: ResourceClient<ControllerRevision>;
   readonly #claimClient: ResourceClient<PersistentVolumeClaim>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #now: () => Date;
 
   constructor(ctx: ControllerContext, opts: { now?: () => Date } = {}) {
