@@ -168,8 +168,18 @@ export function nodeStatusChanged(current: Node | undefined, next: NodeStatus): 
   const curMine = (cur.conditions ?? []).filter((c) => mine.has(c.type));
   return (
     strip(curMine) !== strip(next.conditions) ||
-    JSON.stringify(cur.capacity) !== JSON.stringify(next.capacity) ||
+    !sameMap(cur.capacity, next.capacity) ||
+    !sameMap(cur.allocatable, next.allocatable) ||
     JSON.stringify(cur.addresses) !== JSON.stringify(next.addresses) ||
     cur.nodeInfo?.kubeletVersion !== next.nodeInfo?.kubeletVersion
   );
+}
+
+function sameMap(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  const ak = Object.keys(a ?? {});
+  if (ak.length !== Object.keys(b ?? {}).length) return false;
+  return ak.every((k) => a?.[k] === b?.[k]);
 }

@@ -3,6 +3,10 @@
  * pod's next transition go into one binary heap, and a single `setTimeout` is armed for the
  * earliest. Thousands of nodes cost one pending timer, not thousands.
  *
+ * With a granularity, deadlines are rounded up to its grid, so keys due close together fire on
+ * one turn of the loop (their requests then share socket writes): 1,000 nodes renewing leases
+ * every 10 s wake the agent 10 times a second instead of 100.
+ *
  * A key has at most one deadline: scheduling a key again replaces its deadline (the old heap
  * entry is left behind and skipped when it surfaces, so replacing is O(log n)).
  */
@@ -20,6 +24,7 @@ export class TimerQueue<K> {
   readonly #live = new Map<K, number>();
   readonly #fire: (key: K) => void;
   readonly #now: () => number;
+  readonly #granularityMs: number;
   #seq = 0;
   #timer: NodeJS.Timeout | undefined;
   #armedFor = Infinity;
@@ -29,9 +34,10 @@ export class TimerQueue<K> {
    * @param fire called for each due key (earliest first); a throw is caught and logged so one
    *   key cannot stall the others.
    */
-  constructor(fire: (key: K) => void, now: () => number = Date.now) {
+  constructor(fire: (key: K) => void, opts: { granularityMs?: number; now?: () => number } = {}) {
     this.#fire = fire;
-    this.#now = now;
+    this.#now = opts.now ?? Date.now;
+    this.#granularityMs = opts.granularityMs ?? 0;
   }
 
   /** Number of keys with a deadline. */
@@ -47,7 +53,8 @@ export class TimerQueue<K> {
     // Replaced entries stay in the heap until they surface; rebuild when they dominate it.
     if (this.#heap.length > 1024 && this.#heap.length > 4 * this.#live.size) this.#compact();
     this.#push({ due, key, seq });
-    if (due < this.#armedFor) this.#arm();
+    const g = this.#granularityMs;
+    if ((g > 0 ? Math.ceil(due / g) * g : due) < this.#armedFor) this.#arm();
   }
 
   /** Sets the deadline of `key` to `delayMs` from now. */
@@ -86,9 +93,11 @@ export class TimerQueue<K> {
     }
     const top = this.#heap[0];
     if (top === undefined || this.#stopped) return;
-    this.#armedFor = top.due;
+    const g = this.#granularityMs;
+    const at = g > 0 ? Math.ceil(top.due / g) * g : top.due;
+    this.#armedFor = at;
     // setTimeout's limit is 2^31-1 ms; a later deadline re-arms when this one fires.
-    const delay = Math.min(Math.max(0, top.due - this.#now()), 0x7fffffff);
+    const delay = Math.min(Math.max(0, at - this.#now()), 0x7fffffff);
     this.#timer = setTimeout(() => this.#run(), delay);
     this.#timer.unref();
   }

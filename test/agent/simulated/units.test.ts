@@ -104,6 +104,11 @@ describe('addresses', () => {
   });
 });
 
+async function until(ok: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (!ok() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+}
+
 describe('TimerQueue', () => {
   it('fires each key once at its latest deadline, in order', async () => {
     const fired: string[] = [];
@@ -114,9 +119,32 @@ describe('TimerQueue', () => {
     q.after('b', 5); // moved earlier
     q.after('d', 15);
     q.cancel('d');
-    await new Promise((r) => setTimeout(r, 80));
+    await until(() => fired.length >= 3);
+    await new Promise((r) => setTimeout(r, 30)); // and 'd' stays cancelled
     expect(fired).toEqual(['b', 'a', 'c']);
     expect(q.size).toBe(0);
+    q.stop();
+  });
+
+  it('fires deadlines on a grid when asked to', async () => {
+    const batches: string[][] = [];
+    let open = false;
+    const q = new TimerQueue<string>(
+      (k) => {
+        if (!open) {
+          batches.push([]);
+          open = true;
+          setImmediate(() => (open = false));
+        }
+        batches.at(-1)?.push(k);
+      },
+      { granularityMs: 200 },
+    );
+    const slot = Math.ceil(Date.now() / 200) * 200 + 600;
+    q.at('a', slot - 150);
+    q.at('b', slot - 20);
+    await until(() => batches.flat().length === 2);
+    expect(batches).toEqual([['a', 'b']]);
     q.stop();
   });
 
@@ -127,8 +155,8 @@ describe('TimerQueue', () => {
       if (k === 3) throw new Error('boom');
     });
     for (let i = 0; i < 5000; i++) q.after(i, i % 20);
-    await new Promise((r) => setTimeout(r, 60));
-    expect(n).toBe(5000);
+    await until(() => n === 5000);
+    expect(q.size).toBe(0);
     q.stop();
   });
 });
