@@ -84,9 +84,14 @@ export class PodWorkers {
     this.#queue.shutDown();
   }
 
-  /** Queues every pod of `node` (it just became active). */
+  /**
+   * Queues every pod of `node` (it just became active). The addresses its running pods already
+   * report are claimed first, so that a restarted agent never hands one out again.
+   */
   enqueueNode(node: SimNode): void {
-    for (const pod of this.#informer.store.byIndex(NODE_INDEX, node.name)) this.#queue.add(objectKey(pod));
+    const pods = this.#informer.store.byIndex(NODE_INDEX, node.name);
+    for (const pod of pods) if (!isTerminal(pod) && pod.spec?.hostNetwork !== true) node.claimIps(pod);
+    for (const pod of pods) this.#queue.add(objectKey(pod));
   }
 
   /** A pod deadline fired. */

@@ -306,6 +306,33 @@ describe('simulated nodes', () => {
   });
 });
 
+describe('a restarted agent', () => {
+  it('takes its nodes, leases and running pods back without new IPs', async () => {
+    const before = await client.resource<Pod>(PODS).get('web', { namespace: NS });
+    await sim.stop();
+    sim = await startSimulatedNodes(
+      config,
+      { nodes: 4, nodeNamePrefix: 'sim-', leaseRenewIntervalMs: RENEW_MS },
+      undefined,
+      { log: (line) => logs.push(line) },
+    );
+    await sim.registered;
+    const renewed = await renewTime('sim-0');
+    await until('a renewal by the new agent', async () =>
+      (await renewTime('sim-0')) !== renewed ? true : undefined,
+    );
+    await createPod('web-2', 'sim-0');
+    const next = await podWhen('web-2', (x) => x.status?.phase === 'Running');
+    const after = await client.resource<Pod>(PODS).get('web', { namespace: NS });
+    expect(after.status?.podIP).toBe(before.status?.podIP);
+    expect(after.status?.containerStatuses?.[0]?.containerID).toBe(
+      before.status?.containerStatuses?.[0]?.containerID,
+    );
+    expect(next.status?.podIP).not.toBe(before.status?.podIP);
+    expect(cidrContains(parseCidr('10.244.7.0/24')!, next.status?.podIP ?? '')).toBe(true);
+  });
+});
+
 describe('the agent log', () => {
   it('has no failed writes', () => {
     expect(logs.filter((l) => /failed|stopped:/.test(l) && !l.includes('FailedSimulation'))).toEqual([]);

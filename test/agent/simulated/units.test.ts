@@ -317,3 +317,27 @@ describe('node status', () => {
     expect(notReady.conditions?.[3]).toMatchObject({ status: 'False', reason: 'KubeletNotReady' });
   });
 });
+
+describe('capstan agent --simulate', () => {
+  it('answers bad flags with exit status 2 and help with 0', async () => {
+    const { runSimulatedAgentCommand } = await import('../../../src/agent/simulated/command.js');
+    const out: string[] = [];
+    const write = process.stderr.write.bind(process.stderr);
+    const writeOut = process.stdout.write.bind(process.stdout);
+    process.stderr.write = (chunk: string) => out.push(String(chunk)) > 0;
+    process.stdout.write = (chunk: string) => out.push(String(chunk)) > 0;
+    try {
+      expect(await runSimulatedAgentCommand(['--simulate', '--nodes=3'])).toBe(2);
+      expect(out.join('')).toContain('--kubeconfig is required');
+      expect(
+        await runSimulatedAgentCommand(['--simulate', '--kubeconfig=/k', '--register-with-taints=x']),
+      ).toBe(2);
+      expect(await runSimulatedAgentCommand(['--simulate', '--help'])).toBe(0);
+      expect(out.join('')).toContain('--node-lease-renew-interval');
+      expect(await runSimulatedAgentCommand(['--simulate', '--kubeconfig=/does/not/exist'])).toBe(1);
+    } finally {
+      process.stderr.write = write;
+      process.stdout.write = writeOut;
+    }
+  });
+});
