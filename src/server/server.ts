@@ -26,7 +26,9 @@ import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/confi
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import type { Deprecations } from '../registry/deprecations.js';
 import { loadRegistry } from '../registry/registry.js';
+import type { ClientConfig } from '../client/config.js';
 import { startCompactor, type Compactor } from './compactor.js';
+import { loopbackConfig, type LoopbackIdentity } from './loopback.js';
 import { ConnectionTracker } from './connections.js';
 import { POST_START_HOOKS, RBAC_BOOTSTRAP_HOOK, ServerLifecycle } from './lifecycle.js';
 import { ServerLog } from './log.js';
@@ -65,6 +67,15 @@ export interface RunningServer {
   readonly lifecycle: ServerLifecycle;
   /** Runs one compaction tick now (tests). */
   compactNow(): Promise<void>;
+  /**
+   * A client configuration for an in-process component acting as `user` in `groups` (see
+   * `loopback.ts`): a fresh client certificate signed by the cluster CA, for this server's URL.
+   */
+  loopbackConfig(
+    user: string,
+    groups?: readonly string[],
+    opts?: Omit<LoopbackIdentity, 'user' | 'groups'>,
+  ): Promise<ClientConfig>;
   /** Graceful shutdown (see the module comment). Idempotent; resolves when everything is closed. */
   shutdown(): Promise<void>;
 }
@@ -273,6 +284,8 @@ export async function startServer(
       pki,
       lifecycle,
       compactNow: () => activeCompactor.tick(),
+      loopbackConfig: (user, groups = [], opts = {}) =>
+        loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups }),
       shutdown: () => (stopping ??= shutdown()),
     };
   } catch (err) {
