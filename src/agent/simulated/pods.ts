@@ -18,7 +18,7 @@ import type { Pod } from '../../api/types/core-v1.js';
 import type { Client, ResourceClient, SharedInformer } from '../../client/index.js';
 import { isConflict, isNotFound, objectKey, PODS, runWorkers, WorkQueue } from '../../client/index.js';
 import { podBehaviour, type PodBehaviour } from './annotations.js';
-import { PodEvents } from './events.js';
+import { NodeEventRecorders } from './events.js';
 import type { NodeFleet } from './fleet.js';
 import {
   containersStartedAt,
@@ -44,7 +44,7 @@ export class PodWorkers {
   readonly #fleet: NodeFleet;
   readonly #timers: TimerQueue<string>;
   readonly #queue = new WorkQueue<string>({ name: 'simulated-pods' });
-  readonly #events: PodEvents;
+  readonly #events: NodeEventRecorders;
   /** The pod as our last write returned it, until the informer catches up (by UID). */
   readonly #written = new Map<string, Pod>();
   /** When we started each pod's containers, to the millisecond (status has seconds), by UID. */
@@ -60,7 +60,7 @@ export class PodWorkers {
     timers: TimerQueue<string>,
     log: (line: string) => void,
   ) {
-    this.#events = new PodEvents(client, log);
+    this.#events = new NodeEventRecorders(client, log);
     this.#informer = informer;
     this.#api = client.resource<Pod>(PODS);
     this.#fleet = fleet;
@@ -79,9 +79,10 @@ export class PodWorkers {
     return runWorkers(this.#queue, workers, (key) => this.#sync(key));
   }
 
-  /** Stops taking work (in-flight syncs finish). */
-  stop(): void {
+  /** Stops taking work (in-flight syncs finish) and flushes events. */
+  async stop(): Promise<void> {
     this.#queue.shutDown();
+    await this.#events.close();
   }
 
   /**

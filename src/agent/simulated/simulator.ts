@@ -78,7 +78,7 @@ export async function startSimulatedNodes(
     stopping ??= (async () => {
       timers.stop();
       fleet.stop();
-      pods.stop();
+      await pods.stop();
       await factory.stop();
       await client.close();
     })();
