@@ -49,6 +49,8 @@ export class PodWorkers {
   readonly #written = new Map<string, Pod>();
   /** When we started each pod's containers, to the millisecond (status has seconds), by UID. */
   readonly #startedMs = new Map<string, number>();
+  /** Pods we deleted with grace period 0 (by UID), until they are gone. */
+  readonly #finalized = new Set<string>();
   /** Pods already warned about bad annotations (by UID). */
   readonly #warned = new Set<string>();
   readonly #log: (line: string) => void;
@@ -124,6 +126,7 @@ export class PodWorkers {
     node.releaseIps(uid);
     this.#written.delete(uid);
     this.#startedMs.delete(uid);
+    this.#finalized.delete(uid);
     this.#warned.delete(uid);
     this.#timers.cancel(POD_TIMER + objectKey(pod));
   }
@@ -211,6 +214,9 @@ export class PodWorkers {
     const running = (pod.status?.containerStatuses ?? []).some((s) => s.state?.running !== undefined);
     if (isTerminal(pod) || !running) {
       node.releaseIps(uid);
+      // Held by finalizers after our delete: asking again would change nothing.
+      if (this.#finalized.has(uid) && pod.metadata.deletionGracePeriodSeconds === 0) return;
+      this.#finalized.add(uid);
       try {
         await this.#api.delete(pod.metadata.name ?? '', {
           namespace: pod.metadata.namespace ?? '',

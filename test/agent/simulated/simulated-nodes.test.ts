@@ -218,6 +218,35 @@ describe('simulated nodes', () => {
     });
   }, 40_000);
 
+  it('finishes its part of a deletion and leaves a pod to its finalizers without looping', async () => {
+    await createPod('held', 'sim-1');
+    const running = await podWhen('held', (x) => x.status?.phase === 'Running');
+    await client
+      .resource<Pod>(PODS)
+      .patch('held', { metadata: { finalizers: ['example.com/hold'] } }, { type: 'merge', namespace: NS });
+    await kubectlOutput('1.33', ['delete', 'pod', 'held', '-n', NS, '--wait=false'], server.kubeconfigPath);
+    const held = await podWhen(
+      'held',
+      (x) => x.metadata.deletionGracePeriodSeconds === 0 && x.status?.phase !== 'Running',
+    );
+    expect(held.status?.phase).toBe('Succeeded'); // stopped on SIGTERM with exit 0
+    expect(held.metadata.uid).toBe(running.metadata.uid);
+    await new Promise((r) => setTimeout(r, 1000));
+    const later = await client.resource<Pod>(PODS).get('held', { namespace: NS });
+    expect(later.metadata.resourceVersion).toBe(held.metadata.resourceVersion);
+    await client
+      .resource<Pod>(PODS)
+      .patch('held', { metadata: { finalizers: null } }, { type: 'merge', namespace: NS });
+    await until('held gone', async () => {
+      try {
+        await client.resource<Pod>(PODS).get('held', { namespace: NS });
+        return undefined;
+      } catch (err) {
+        return (err as { code?: number }).code === 404 ? true : undefined;
+      }
+    });
+  });
+
   it('ends pods that declare an outcome with their exit codes', async () => {
     await createPod('ok', 'sim-3', {
       annotations: { 'sim.capstan.dev/complete-after': '1s' },
