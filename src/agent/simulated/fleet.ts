@@ -175,7 +175,12 @@ export class NodeFleet {
   async #postStatus(sim: SimNode, force: boolean): Promise<void> {
     if (this.#stopped) return;
     if (sim.phase === 'unregistered') return this.#register(sim);
-    if (sim.phase !== 'registered' || sim.statusBusy) return;
+    if (sim.phase !== 'registered') return;
+    if (sim.statusBusy) {
+      // A change while a post is in flight: post again right after it.
+      sim.statusAgain = true;
+      return;
+    }
     const next = (): void => {
       const every = this.#options.nodeStatusReportFrequencyMs;
       // After registration, spread the nodes' reports over the period.
@@ -216,6 +221,10 @@ export class NodeFleet {
       this.#timers.after(STATUS_TIMER + sim.name, RETRY_MS * (1 + Math.random()));
     } finally {
       sim.statusBusy = false;
+      if (sim.statusAgain) {
+        sim.statusAgain = false;
+        this.#timers.after(STATUS_TIMER + sim.name, 0);
+      }
     }
   }
 

@@ -22,6 +22,8 @@ export class SimNode {
   /** A lease renewal or status post of this node is in flight. */
   leaseBusy = false;
   statusBusy = false;
+  /** A status change came while a post was in flight. */
+  statusAgain = false;
   #annotated: NodeControl = { heartbeat: true, ready: true };
   #override: { heartbeat?: boolean; ready?: boolean } = {};
   #pools: PodIpPool[];
