@@ -43,6 +43,7 @@ import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
 import { startTokenCleaner, type TokenCleaner } from '../apiserver-loops/token-cleaner.js';
+import { CONTROLLER } from './controllers.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { ServingTls } from '../tls/serving.js';
@@ -193,6 +194,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           keys: deps.serviceAccounts.keys,
           caPem: deps.serviceAccounts.caPem,
           externalAddress: deps.serverAddress,
+          controllers: options.controllers,
         });
   const authn = buildAuthentication({
     flags,
@@ -325,6 +327,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     tolerationSeconds: { notReady: 300, unreachable: 300 },
     logError: (message, err) => deps.log.error(message, err),
+    quotaController: options.controllers.enabled(CONTROLLER.resourceQuota),
   });
   const webhooksEnabled =
     admission.chain.plugins.includes(webhooks.mutating) ||
@@ -383,6 +386,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+    namespaceController: options.controllers.enabled(CONTROLLER.namespace),
     admission: admission.chain,
     namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [
@@ -410,6 +414,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
+    aggregation: options.controllers.enabled(CONTROLLER.clusterRoleAggregation),
     webhook: {
       configFile: options.flags.get('authorization-webhook-config-file') as string,
       version: options.flags.get('authorization-webhook-version') as string,
@@ -516,7 +521,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   const signer =
-    deps.ca === undefined || deps.startControllers === false
+    deps.ca === undefined ||
+    deps.startControllers === false ||
+    !options.controllers.enabled(CONTROLLER.csrSigning)
       ? undefined
       : new ClientSigner(
           layer.store,
@@ -576,7 +583,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
-  if (authn.bootstrapTokens && deps.startControllers !== false) {
+  if (
+    authn.bootstrapTokens &&
+    deps.startControllers !== false &&
+    options.controllers.enabled(CONTROLLER.tokenCleaner)
+  ) {
     let cleaner: TokenCleaner | undefined;
     app.addHook('onReady', (done) => {
       cleaner = startTokenCleaner({
