@@ -13,8 +13,18 @@ commands:
   proxy     run the Service proxy on nftables (capstan proxy --help)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
+  agent     run a node agent; --simulate runs simulated nodes (capstan agent --simulate --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
   version   print the version`;
+
+/** `capstan agent`: simulated nodes with --simulate; the real node agent is not there yet. */
+async function runAgent(args: readonly string[]): Promise<number> {
+  if (args.includes('--simulate') || args.includes('--simulate=true')) {
+    return (await import('../agent/simulated/command.js')).runSimulatedAgentCommand(args);
+  }
+  console.error('capstan agent: the node agent on a container runtime is not there yet; use --simulate');
+  return 2;
+}
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
@@ -40,6 +50,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('../bench/command.js')).runBenchCommand(rest);
     case 'verify':
       return (await import('../verify/command.js')).runVerifyCommand(rest);
+    case 'agent':
+      return runAgent(rest);
     case 'envtest-assets':
       return (await import('../envtest/command.js')).runEnvtestAssetsCommand(rest);
     default:
