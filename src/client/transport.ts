@@ -131,8 +131,12 @@ export class Transport {
       clearTimeout(timer);
       if (this.#session === session) this.#session = undefined;
     };
-    // A GOAWAY lets in-flight streams finish; new requests go to a new session.
-    session.once('goaway', drop);
+    // A GOAWAY lets in-flight streams finish, then the session closes; new requests go to a
+    // new session.
+    session.once('goaway', () => {
+      drop();
+      if (!session.closed) session.close();
+    });
     session.once('close', drop);
     // Errors reach the streams that fail; an unhandled session 'error' would crash the process.
     session.on('error', drop);

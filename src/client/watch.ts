@@ -63,6 +63,7 @@ export class HttpWatchStream<T> implements WatchStream<T>, AsyncIterator<WatchEv
   };
 
   readonly #onData = (chunk: Buffer): void => {
+    if (this.#closedByUs || this.#error !== undefined) return;
     if (this.#status !== 200) {
       this.#partial.push(chunk); // the failure body, decoded at the end
       return;

@@ -6,18 +6,15 @@
  *
  * States: `waiting` (for the lease) → `running` → `stopped`; `running` → `waiting` on a lost lease.
  */
+import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import {
-  Client,
-  EventRecorder,
-  LeaderElector,
-  SharedInformerFactory,
-  type ClientConfig,
-} from '../client/index.js';
+import { Client, SharedInformerFactory, type ClientConfig } from '../client/index.js';
+import { runLeaderElection } from './leader.js';
+import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
 import { CONTROLLERS } from './registry.js';
-import { selectControllers } from './selection.js';
+import { parseControllerSelection } from '../flags/controllers.js';
 import { serviceAccountIdentities, sharedIdentity, type ControllerClients } from './identity.js';
 import type { ManagerOptions } from './options.js';
 
@@ -72,7 +69,9 @@ function controllerLog(log: ManagerLog, name: string): ControllerLog {
  */
 export function startControllerManager(deps: ManagerDeps): RunningManager {
   const { options, log } = deps;
-  const selected = selectControllers(deps.controllers ?? CONTROLLERS, options.controllers);
+  const known = deps.controllers ?? CONTROLLERS;
+  const selection = parseControllerSelection(options.controllers, known);
+  const selected = known.filter((c) => selection.enabled(c.name));
   const rootConfig: ClientConfig = {
     userAgent: USER_AGENT,
     ...deps.clientConfig,
@@ -81,14 +80,18 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   };
   const root = new Client(rootConfig);
   const stopAll = new AbortController();
+  // Every controller and informer listens for the stop.
+  setMaxListeners(0, stopAll.signal);
   let state: ManagerState = 'waiting';
   const started: string[] = [];
 
   const runControllers = async (signal: AbortSignal): Promise<void> => {
+    setMaxListeners(0, signal);
     state = 'running';
     started.length = 0;
-    const informers = new SharedInformerFactory(root, { resyncMs: 0 });
+    const informers = new SharedInformerFactory(root, { resyncMs: 0, log: (m, e) => log.error(m, e) });
     let identities: ControllerClients | undefined;
+    const recorders = new EventRecorders((m, e) => log.error(m, e));
     try {
       identities = options.useServiceAccountCredentials
         ? await serviceAccountIdentities(root, rootConfig, (m, e) => log.error(m, e))
@@ -103,7 +106,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
             name: c.name,
             informers,
             client,
-            eventRecorder: (component) => new EventRecorder(client, { component }),
+            eventRecorder: (component) => recorders.for(client, component),
             config: options.config,
             log: controllerLog(log, c.name),
             signal,
@@ -125,6 +128,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
       });
     } finally {
       await informers.stop().catch((err: unknown) => log.error('stopping the informers', err));
+      await recorders.close().catch((err: unknown) => log.error('flushing the events', err));
       await identities?.close().catch((err: unknown) => log.error('closing the controller clients', err));
       state = stopAll.signal.aborted ? 'stopped' : 'waiting';
     }
@@ -135,23 +139,20 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   let running: Promise<void>;
   if (options.leaderElection.enabled) {
     const le = options.leaderElection;
-    const elector = new LeaderElector({
-      client: root,
-      namespace: le.namespace,
-      name: le.name,
-      identity: `${hostname()}_${randomUUID()}`,
-      leaseDurationMs: le.leaseDurationMs,
-      renewDeadlineMs: le.renewDeadlineMs,
-      retryPeriodMs: le.retryPeriodMs,
-      onStartedLeading: (signal: AbortSignal) => {
+    running = runLeaderElection(
+      root,
+      le,
+      `${hostname()}_${randomUUID()}`,
+      (signal) => {
         log.info(`acquired lease ${le.namespace}/${le.name}`);
         term = runControllers(signal).catch((err: unknown) => log.error('running the controllers', err));
       },
-      onStoppedLeading: () => {
+      () => {
         if (!stopAll.signal.aborted) log.warn(`lost lease ${le.namespace}/${le.name}: controllers stopped`);
       },
-    });
-    running = elector.run(stopAll.signal);
+      stopAll.signal,
+      (m, e) => log.warn(`${m}: ${describe(e)}`),
+    );
   } else {
     running = runControllers(stopAll.signal);
   }

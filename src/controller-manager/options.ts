@@ -86,8 +86,11 @@ function optionsFromValues(values: ReadonlyMap<string, FlagValue>): ManagerOptio
     if (leaderElection.leaseDurationMs <= leaderElection.renewDeadlineMs) {
       throw new FlagError('--leader-elect-lease-duration must be greater than --leader-elect-renew-deadline');
     }
-    if (leaderElection.renewDeadlineMs <= leaderElection.retryPeriodMs) {
-      throw new FlagError('--leader-elect-renew-deadline must be greater than --leader-elect-retry-period');
+    // kube: renewDeadline > JitterFactor (1.2) * retryPeriod.
+    if (leaderElection.renewDeadlineMs <= leaderElection.retryPeriodMs * 1.2) {
+      throw new FlagError(
+        '--leader-elect-renew-deadline must be greater than 1.2 × --leader-elect-retry-period',
+      );
     }
     if (str('leader-elect-resource-lock') !== 'leases') {
       throw new FlagError(`--leader-elect-resource-lock: only "leases" is supported`);

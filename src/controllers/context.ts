@@ -9,7 +9,7 @@
  * `start` returned, so handlers registered in `start` see the initial list; a controller waits
  * for `ctx.informers.waitForSync(ctx.signal)` before its workers touch the caches.
  */
-import type { Client, EventRecorder, SharedInformerFactory } from '../client/index.js';
+import type { Client, SharedInformerFactory, TypedObject } from '../client/index.js';
 import type { ControllersConfig } from './config.js';
 
 /** Log lines of one controller (prefixed with its name by the manager). */
@@ -18,6 +18,20 @@ export interface ControllerLog {
   warn(message: string): void;
   /** A failure: the message says what was being done, `err` why it failed. */
   error(message: string, err?: unknown): void;
+}
+
+/**
+ * Where a controller reports events: the client's `EventRecorder` (events.k8s.io/v1 with series
+ * aggregation) satisfies it. Never throws; failures are logged.
+ */
+export interface EventSink {
+  event(
+    regarding: TypedObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+  ): void;
 }
 
 /** Everything a controller may use. Nothing else of the process is reachable from it. */
@@ -36,7 +50,7 @@ export interface ControllerContext {
    */
   readonly client: Client;
   /** An event recorder reporting as `component` (kube's: `deployment-controller`, ...). */
-  eventRecorder(component: string): EventRecorder;
+  eventRecorder(component: string): EventSink;
   /** The parsed flags (kube's KubeControllerManagerConfiguration). */
   readonly config: ControllersConfig;
   readonly log: ControllerLog;

@@ -26,7 +26,9 @@ import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/confi
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import type { Deprecations } from '../registry/deprecations.js';
 import { loadRegistry } from '../registry/registry.js';
+import type { ClientConfig } from '../client/config.js';
 import { startCompactor, type Compactor } from './compactor.js';
+import { loopbackConfig, type LoopbackIdentity } from './loopback.js';
 import { ConnectionTracker } from './connections.js';
 import { POST_START_HOOKS, RBAC_BOOTSTRAP_HOOK, ServerLifecycle } from './lifecycle.js';
 import { ServerLog } from './log.js';
@@ -34,6 +36,7 @@ import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
 import type { RunningManager } from '../controller-manager/manager.js';
 import { startInProcessControllerManager } from './controller-manager.js';
+import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** How long a stop still waits for the app once its connections were destroyed (ms). */
 const CLOSE_AFTER_DESTROY_MS = 5_000;
@@ -48,8 +51,8 @@ export interface StartOverrides {
   /** Deprecated API versions instead of kube 1.33's (tests). */
   readonly deprecations?: Deprecations;
   /**
-   * The in-process controller manager's `--controllers` selection instead of the server's flag
-   * (default `*`); empty: no controller manager.
+   * The in-process controller manager's `--controllers` selection (its syntax: names, aliases,
+   * `*`, `-name`) instead of its share of the server's flag; empty: no controller manager.
    */
   readonly controllers?: readonly string[];
 }
@@ -74,6 +77,15 @@ export interface RunningServer {
   readonly controllerManager: RunningManager | undefined;
   /** Runs one compaction tick now (tests). */
   compactNow(): Promise<void>;
+  /**
+   * A client configuration for an in-process component acting as `user` in `groups` (see
+   * `loopback.ts`): a fresh client certificate signed by the cluster CA, for this server's URL.
+   */
+  loopbackConfig(
+    user: string,
+    groups?: readonly string[],
+    opts?: Omit<LoopbackIdentity, 'user' | 'groups'>,
+  ): Promise<ClientConfig>;
   /** Graceful shutdown (see the module comment). Idempotent; resolves when everything is closed. */
   shutdown(): Promise<void>;
 }
@@ -224,8 +236,10 @@ export async function startServer(
       if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
     }
     lifecycle.markStarted();
-    const controllers = overrides.controllers ??
-      (options.flags.get('controllers') as readonly string[] | undefined) ?? ['*'];
+    // The manager's share of `--controllers` (canonical names), unless the caller chose.
+    const controllers =
+      overrides.controllers ??
+      CONTROLLERS.filter((c) => options.controllers.enabled(c.name)).map((c) => c.name);
     const controllerManager =
       controllers.length === 0
         ? undefined
@@ -290,6 +304,8 @@ export async function startServer(
       lifecycle,
       controllerManager,
       compactNow: () => activeCompactor.tick(),
+      loopbackConfig: (user, groups = [], opts = {}) =>
+        loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups }),
       shutdown: () => (stopping ??= shutdown()),
     };
   } catch (err) {

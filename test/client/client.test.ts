@@ -3,6 +3,8 @@
  * subresources, paging, watches, and config loading.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { createSecureServer, type ServerHttp2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +17,7 @@ import {
   DEPLOYMENTS,
   NAMESPACES,
   PODS,
+  TransportError,
   inClusterConfig,
   isAlreadyExists,
   isConflict,
@@ -174,6 +177,69 @@ describe('resource client', () => {
       'page-3',
       'page-4',
     ]);
+  });
+
+  it('fails fast with CLIENT_UNREACHABLE when nothing listens, for requests and watches', async () => {
+    const dead = new Client({ ...loadKubeconfig(server.kubeconfigPath), server: 'https://127.0.0.1:1' });
+    try {
+      const err = await dead
+        .resource(NAMESPACES)
+        .get(NS)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).code).toBe('CLIENT_UNREACHABLE');
+      const watch = dead.resource(NAMESPACES).watch();
+      const werr = await watch[Symbol.asyncIterator]()
+        .next()
+        .catch((e: unknown) => e);
+      expect((werr as TransportError).code).toBe('CLIENT_UNREACHABLE');
+    } finally {
+      await dead.close();
+    }
+    await expect(dead.request({ method: 'GET', path: '/version' })).rejects.toMatchObject({
+      code: 'CLIENT_CLOSED',
+    });
+  });
+
+  it('reconnects after the session is dropped', async () => {
+    const before = await client.resource(NAMESPACES).get(NS);
+    client.transport.reset();
+    const after = await client.resource(NAMESPACES).get(NS);
+    expect(after.metadata?.uid).toBe(before.metadata?.uid);
+  });
+
+  it('opens a new session after a GOAWAY', async () => {
+    const pki = server.server.pki;
+    const h2 = createSecureServer({ cert: pki.serving.certPem, key: pki.serving.keyPem });
+    let sessions = 0;
+    const open: ServerHttp2Session[] = [];
+    h2.on('session', (s: ServerHttp2Session) => {
+      sessions++;
+      s.on('error', () => undefined);
+      open.push(s);
+    });
+    h2.on('stream', (stream) => {
+      stream.respond({ ':status': 200, 'content-type': 'application/json' });
+      stream.end('{}');
+      // After answering, tell the client this connection takes no more streams.
+      stream.session?.goaway();
+    });
+    await new Promise<void>((r) => h2.listen(0, '127.0.0.1', r));
+    const port = (h2.address() as AddressInfo).port;
+    const c = new Client({
+      server: `https://127.0.0.1:${port}`,
+      caData: Buffer.from(pki.servingTrustPem),
+      qps: -1,
+    });
+    try {
+      for (let i = 0; i < 3; i++) expect((await c.request({ method: 'GET', path: '/x' })).status).toBe(200);
+      expect(sessions).toBe(3);
+    } finally {
+      await c.close();
+      // Node's server keeps a session that sent GOAWAY until it is destroyed.
+      for (const s of open) s.destroy();
+      await new Promise((r) => h2.close(r));
+    }
   });
 
   it('makes raw requests', async () => {

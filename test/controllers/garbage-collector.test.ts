@@ -6,7 +6,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { items, startControllerEnv, waitFor, type ControllerEnv, type Json } from './support.js';
+import type { Deployment, ReplicaSet } from '../../src/api/types/apps-v1.js';
+import type { ConfigMap, Pod, ReplicationController } from '../../src/api/types/core-v1.js';
+import type { Event } from '../../src/api/types/events-v1.js';
+import type { OwnerReference } from '../../src/api/types/meta-v1.js';
+import { items, startControllerEnv, waitFor, type ControllerEnv } from './support.js';
 
 const NS = 'gc-test';
 const OTHER = 'gc-other';
@@ -38,14 +42,18 @@ async function deployReady(name: string): Promise<void> {
   expect(r.code, r.stderr).toBe(0);
 }
 
-async function owned(name: string): Promise<{ rss: Json[]; pods: Json[] }> {
-  const rss = items(await env.get(`${apps}/replicasets?labelSelector=app%3D${name}`));
-  const pods = items(await env.get(`${core}/pods?labelSelector=app%3D${name}`));
+async function owned(name: string): Promise<{ rss: ReplicaSet[]; pods: Pod[] }> {
+  const rss = items<ReplicaSet>(await env.get(`${apps}/replicasets?labelSelector=app%3D${name}`));
+  const pods = items<Pod>(await env.get(`${core}/pods?labelSelector=app%3D${name}`));
   return { rss, pods };
 }
 
-async function configMap(name: string, namespace: string, ownerReferences?: Json[]): Promise<Json> {
-  const r = await env.send('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
+async function configMap(
+  name: string,
+  namespace: string,
+  ownerReferences?: OwnerReference[],
+): Promise<ConfigMap> {
+  const r = await env.send<ConfigMap>('POST', `/api/v1/namespaces/${namespace}/configmaps`, {
     apiVersion: 'v1',
     kind: 'ConfigMap',
     metadata: { name, namespace, ...(ownerReferences === undefined ? {} : { ownerReferences }) },
@@ -63,10 +71,10 @@ describe('garbage collector', () => {
     await deployReady('fg');
     const del = await env.kubectl('delete', 'deployment', 'fg', '--cascade=foreground', '--wait=false');
     expect(del.code, del.stderr).toBe(0);
-    const d = await env.get(`${apps}/deployments/fg`);
+    const d = await env.get<Deployment>(`${apps}/deployments/fg`);
     expect(d.status).toBe(200);
-    expect(d.json['metadata']['deletionTimestamp']).toBeDefined();
-    expect(d.json['metadata']['finalizers']).toContain('foregroundDeletion');
+    expect(d.json?.metadata?.deletionTimestamp).toBeDefined();
+    expect(d.json?.metadata?.finalizers).toContain('foregroundDeletion');
     // Whenever the Deployment is seen gone, its dependents must already be gone.
     let violated = false;
     await waitFor('the Deployment gone', async () => {
@@ -79,7 +87,7 @@ describe('garbage collector', () => {
     expect(violated).toBe(false);
     const left = await owned('fg');
     expect(left.rss).toHaveLength(0);
-    expect(left.pods.filter((p) => !p['metadata']['deletionTimestamp'])).toHaveLength(0);
+    expect(left.pods.filter((p) => !p?.metadata?.deletionTimestamp)).toHaveLength(0);
   });
 
   it('background: the Deployment goes at once, its ReplicaSet and pods after', async () => {
@@ -100,16 +108,16 @@ describe('garbage collector', () => {
     await waitFor('the Deployment gone', gone(`${apps}/deployments/orph`));
     const { rss, pods } = await owned('orph');
     expect(rss).toHaveLength(1);
-    expect(rss[0]?.['metadata']['ownerReferences']).toBeUndefined();
+    expect(rss[0]?.metadata?.ownerReferences).toBeUndefined();
     expect(pods).toHaveLength(2);
     await new Promise((r) => setTimeout(r, 500));
-    expect((await owned('orph')).pods.filter((p) => !p['metadata']['deletionTimestamp'])).toHaveLength(2);
+    expect((await owned('orph')).pods.filter((p) => !p?.metadata?.deletionTimestamp)).toHaveLength(2);
   });
 
   it('a dependent whose owner UID does not exist is deleted; one with a live owner stays', async () => {
     const owner = await configMap('owner', NS);
     await configMap('kept', NS, [
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner['metadata']['uid'] },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: owner.metadata.uid ?? '' },
     ]);
     await configMap('dangling', NS, [
       { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: randomUUID() },
@@ -124,16 +132,16 @@ describe('garbage collector', () => {
   it('an owner in another namespace counts as absent, with OwnerRefInvalidNamespace', async () => {
     const owner = await configMap('far-owner', OTHER);
     await configMap('cross', NS, [
-      { apiVersion: 'v1', kind: 'ConfigMap', name: 'far-owner', uid: owner['metadata']['uid'] },
+      { apiVersion: 'v1', kind: 'ConfigMap', name: 'far-owner', uid: owner.metadata.uid ?? '' },
     ]);
     await waitFor('the cross-namespace dependent deleted', gone(`${core}/configmaps/cross`));
     const events = await waitFor('the OwnerRefInvalidNamespace event', async () => {
-      const evs = items(await env.get(`/apis/events.k8s.io/v1/namespaces/${NS}/events`)).filter(
-        (e) => e['reason'] === 'OwnerRefInvalidNamespace' && e['regarding']?.['name'] === 'cross',
+      const evs = items<Event>(await env.get(`/apis/events.k8s.io/v1/namespaces/${NS}/events`)).filter(
+        (e) => e?.reason === 'OwnerRefInvalidNamespace' && e?.regarding?.name === 'cross',
       );
       return evs.length > 0 ? evs : undefined;
     });
-    expect(events[0]?.['type']).toBe('Warning');
+    expect(events[0]?.type).toBe('Warning');
     expect((await env.get(`/api/v1/namespaces/${OTHER}/configmaps/far-owner`)).status).toBe(200);
   });
 
@@ -161,7 +169,7 @@ describe('garbage collector', () => {
     ).toBe(201);
     const widgets = `/apis/example.com/v1/namespaces/${NS}/widgets`;
     const parent = await waitFor('the CRD served', async () => {
-      const r = await env.send('POST', widgets, {
+      const r = await env.send<ConfigMap>('POST', widgets, {
         apiVersion: 'example.com/v1',
         kind: 'Widget',
         metadata: { name: 'parent' },
@@ -173,7 +181,7 @@ describe('garbage collector', () => {
         apiVersion: 'example.com/v1',
         kind: 'Widget',
         name: 'parent',
-        uid: parent['metadata']['uid'],
+        uid: parent.metadata.uid ?? '',
         blockOwnerDeletion: true,
       },
     ]);
@@ -187,14 +195,14 @@ describe('garbage collector', () => {
             apiVersion: 'example.com/v1',
             kind: 'Widget',
             name: 'parent',
-            uid: parent['metadata']['uid'],
+            uid: parent.metadata.uid ?? '',
             blockOwnerDeletion: true,
           },
         ],
       },
     });
     expect(child.status).toBe(201);
-    const del = await env.send('DELETE', `${widgets}/parent`, { propagationPolicy: 'Foreground' });
+    const del = await env.send('DELETE', `${widgets}/parent?propagationPolicy=Foreground`);
     expect(del.status).toBe(200);
     await waitFor('the custom resource owner gone', gone(`${widgets}/parent`), 60_000);
     expect((await env.get(`${widgets}/child`)).status).toBe(404);
@@ -217,12 +225,12 @@ describe('garbage collector', () => {
     };
     expect((await env.send('POST', `${core}/replicationcontrollers`, rc)).status).toBe(201);
     const ready = await waitFor('2 ready replicas', async () => {
-      const r = (await env.get(`${core}/replicationcontrollers/rc1`)).json;
-      return r['status']?.['readyReplicas'] === 2 && r['status']?.['availableReplicas'] === 2 ? r : undefined;
+      const r = (await env.get<ReplicationController>(`${core}/replicationcontrollers/rc1`)).json;
+      return r?.status?.readyReplicas === 2 && r?.status?.availableReplicas === 2 ? r : undefined;
     });
-    expect(ready['status']).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2 });
-    const pods = items(await env.get(`${core}/pods?labelSelector=app%3Drc1`));
-    expect(pods[0]?.['metadata']['ownerReferences'][0]).toMatchObject({
+    expect(ready?.status).toMatchObject({ replicas: 2, fullyLabeledReplicas: 2 });
+    const pods = items<Pod>(await env.get(`${core}/pods?labelSelector=app%3Drc1`));
+    expect(pods[0]?.metadata?.ownerReferences?.[0]).toMatchObject({
       apiVersion: 'v1',
       kind: 'ReplicationController',
       name: 'rc1',
@@ -231,21 +239,20 @@ describe('garbage collector', () => {
     });
     // A pod deleted by hand is replaced.
     expect(
-      (await env.send('DELETE', `${core}/pods/${pods[0]?.['metadata']['name']}`, { gracePeriodSeconds: 0 }))
-        .status,
+      (await env.send('DELETE', `${core}/pods/${pods[0]?.metadata?.name}?gracePeriodSeconds=0`)).status,
     ).toBe(200);
     await waitFor('a replacement pod', async () => {
-      const now = items(await env.get(`${core}/pods?labelSelector=app%3Drc1`)).filter(
-        (p) => !p['metadata']['deletionTimestamp'],
+      const now = items<Pod>(await env.get(`${core}/pods?labelSelector=app%3Drc1`)).filter(
+        (p) => !p?.metadata?.deletionTimestamp,
       );
-      return now.length === 2 && !now.some((p) => p['metadata']['name'] === pods[0]?.['metadata']['name'])
+      return now.length === 2 && !now.some((p) => p?.metadata?.name === pods[0]?.metadata?.name)
         ? true
         : undefined;
     });
     const del = await env.kubectl('delete', 'rc', 'rc1');
     expect(del.code, del.stderr).toBe(0);
     await waitFor('the pods deleted', async () =>
-      items(await env.get(`${core}/pods?labelSelector=app%3Drc1`)).length === 0 ? true : undefined,
+      items<Pod>(await env.get(`${core}/pods?labelSelector=app%3Drc1`)).length === 0 ? true : undefined,
     );
   });
 });

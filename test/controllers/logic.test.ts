@@ -16,7 +16,7 @@ import { rolloutStatus, setCondition, newCondition } from '../../src/controllers
 import { finalizersAfterDelete } from '../../src/resource/gc-finalizers.js';
 import type { ResourceType } from '../../src/registry/types.js';
 
-function dep(spec: Deployment['spec'], extra: Partial<Deployment> = {}): Deployment {
+function dep(spec: NonNullable<Deployment['spec']>, extra: Partial<Deployment> = {}): Deployment {
   return { metadata: { name: 'd', namespace: 'ns', generation: 1 }, spec, ...extra };
 }
 

@@ -13,20 +13,22 @@ import {
 } from '../support/server.js';
 import { startFakeKubelet, type FakeKubelet, type FakePod } from '../support/fake-kubelet.js';
 
-export type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+/** A reply: the status and the body read as `T` (unchecked: tests assert what they read). */
+export interface Reply<T> {
+  readonly status: number;
+  readonly json: T;
+}
+
+/** A JSON object not typed further. */
+export type Json = Record<string, unknown>;
 
 /** A server running `controllers`, a namespace, and a fake kubelet for it. */
 export interface ControllerEnv {
   readonly server: TestServer;
   readonly ns: string;
   readonly kubelet: FakeKubelet;
-  get(path: string): Promise<{ status: number; json: Json }>;
-  send(
-    method: string,
-    path: string,
-    body?: unknown,
-    contentType?: string,
-  ): Promise<{ status: number; json: Json }>;
+  get<T = Json>(path: string): Promise<Reply<T>>;
+  send<T = Json>(method: string, path: string, body?: unknown, contentType?: string): Promise<Reply<T>>;
   kubectl(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   close(): Promise<void>;
 }
@@ -38,9 +40,15 @@ export async function startControllerEnv(
   ready?: (pod: FakePod) => boolean,
 ): Promise<ControllerEnv> {
   expect(kubectlPath('1.33'), 'kubectl 1.33 is required').toBeDefined();
-  const server = await startTestServer({ controllers });
+  // RBAC, as kube clusters run: the controllers must get by with kube's bootstrap roles.
+  const server = await startTestServer({ controllers, args: ['--authorization-mode=Node,RBAC'] });
   const tls = adminTls(server.kubeconfigPath);
-  const send = async (method: string, path: string, body?: unknown, contentType?: string) => {
+  const send = async <T = Json>(
+    method: string,
+    path: string,
+    body?: unknown,
+    contentType?: string,
+  ): Promise<Reply<T>> => {
     const r = await adminJson(
       `${server.url}${path}`,
       tls,
@@ -48,7 +56,7 @@ export async function startControllerEnv(
       body,
       contentType === undefined ? {} : { 'content-type': contentType },
     );
-    return { status: r.status, json: r.json as Json };
+    return { status: r.status, json: r.json as T };
   };
   const created = await send('POST', '/api/v1/namespaces', {
     apiVersion: 'v1',
@@ -64,10 +72,11 @@ export async function startControllerEnv(
     server,
     ns,
     kubelet,
-    get: (path) => send('GET', path),
+    get: <T = Json>(path: string) => send<T>('GET', path),
     send,
     kubectl: (...args) => runKubectl('1.33', ['-n', ns, ...args], server.kubeconfigPath, 120_000),
     close: async () => {
+      if (process.env['CAPSTAN_TEST_LOGS'] === '1') for (const l of server.logs) console.log(l);
       await kubelet.stop();
       await server.close();
     },
@@ -89,13 +98,15 @@ export async function waitFor<T>(
     } catch (err) {
       last = err;
     }
-    if (Date.now() > deadline)
-      throw new Error(`timed out waiting for ${what}${last === undefined ? '' : `: ${String(last)}`}`);
+    if (Date.now() > deadline) {
+      const why = last instanceof Error ? `: ${last.message}` : '';
+      throw new Error(`timed out waiting for ${what}${why}`);
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
 }
 
 /** Items of a list response. */
-export function items(r: { json: Json }): Json[] {
-  return (r.json['items'] ?? []) as Json[];
+export function items<T = Json>(r: Reply<unknown>): T[] {
+  return (r.json as { items?: T[] }).items ?? [];
 }

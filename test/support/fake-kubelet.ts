@@ -1,6 +1,7 @@
 /**
  * A stand-in for nodes in controller tests (no node agent exists yet): it polls the pods, binds
- * unscheduled ones to `nodeName` (pods/binding, as a scheduler does), reports bound pods Running
+ * unscheduled ones to `nodeName` (pods/binding, as a scheduler does, where the server serves it;
+ * else pods stay unbound), reports pods Running
  * and Ready (pods/status, as a kubelet does) once `ready(pod)` allows, and finishes the deletion
  * of pods being deleted gracefully (a kubelet's final zero-grace delete). Only pods of the
  * namespaces it is given are touched.
@@ -41,11 +42,17 @@ function rfc3339(ms: number): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
 }
 
+/** What the fake learned about the server: whether it serves pods/binding (the scheduler's). */
+interface ServerFacts {
+  bindingServed: boolean;
+}
+
 async function tick(
   url: string,
   tls: AdminTls,
   opts: FakeKubeletOptions,
   readied: Set<string>,
+  facts: ServerFacts,
 ): Promise<void> {
   const node = opts.nodeName ?? 'fake-node';
   for (const ns of opts.namespaces) {
@@ -55,21 +62,27 @@ async function tick(
       const base = `${url}/api/v1/namespaces/${ns}/pods/${pod.metadata.name}`;
       if (pod.metadata.deletionTimestamp !== undefined) {
         if (pod.spec.nodeName !== undefined) {
-          await adminJson(base, tls, 'DELETE', {
-            gracePeriodSeconds: 0,
-            preconditions: { uid: pod.metadata.uid },
-          });
+          await adminJson(`${base}?gracePeriodSeconds=0`, tls, 'DELETE');
         }
         continue;
       }
-      if (pod.spec.nodeName === undefined) {
-        await adminJson(`${base}/binding`, tls, 'POST', {
+      if (pod.spec.nodeName === undefined && facts.bindingServed) {
+        const bound = await adminJson(`${base}/binding`, tls, 'POST', {
           apiVersion: 'v1',
           kind: 'Binding',
           metadata: { name: pod.metadata.name, namespace: ns },
           target: { apiVersion: 'v1', kind: 'Node', name: node },
         });
-        continue;
+        // A server without pods/binding: pods run unbound (and are deleted at once, not gracefully).
+        if (
+          bound.status === 404 &&
+          bound.json['reason'] === 'NotFound' &&
+          bound.json['details'] !== undefined
+        ) {
+          const details = bound.json['details'] as Record<string, unknown>;
+          if (details['name'] === undefined) facts.bindingServed = false;
+        }
+        if (facts.bindingServed) continue;
       }
       const isReady = pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
       if (isReady || !(opts.ready?.(pod) ?? true)) continue;
@@ -112,13 +125,15 @@ async function tick(
 export function startFakeKubelet(kubeconfigPath: string, url: string, opts: FakeKubeletOptions): FakeKubelet {
   const tls = adminTls(kubeconfigPath);
   const readied = new Set<string>();
+  const facts: ServerFacts = { bindingServed: true };
   let stopped = false;
   const loop = (async () => {
     while (!stopped) {
       try {
-        await tick(url, tls, opts, readied);
-      } catch {
+        await tick(url, tls, opts, readied, facts);
+      } catch (err) {
         // The server may be shutting down; the next poll tries again.
+        if (process.env['CAPSTAN_TEST_LOGS'] === '1') console.log('fake kubelet:', err);
       }
       await new Promise((r) => setTimeout(r, opts.pollMs ?? 100));
     }

@@ -15,11 +15,10 @@ import {
   defaultControllerRateLimiter,
   isNotFound,
   runWorkers,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
 import {
   adoptPatch,
@@ -46,7 +45,7 @@ export class DeploymentController {
   readonly #pods: SharedInformer<Pod>;
   readonly #dClient: ResourceClient<Deployment>;
   readonly #rsClient: ResourceClient<ReplicaSet>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
 
   constructor(ctx: ControllerContext) {
     this.#ctx = ctx;
@@ -90,7 +89,12 @@ export class DeploymentController {
     this.#ctx.informers
       .waitForSync(signal)
       .then(() =>
-        runWorkers(this.#queue, concurrency(this.#ctx.config, 'deployment', 5), (key) => this.sync(key)),
+        runWorkers(
+          this.#queue,
+          concurrency(this.#ctx.config, 'deployment', 5),
+          (key) => this.sync(key),
+          (m, e) => this.#ctx.log.error(m, e),
+        ),
       )
       .catch((err: unknown) => {
         if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);

@@ -8,7 +8,7 @@
  * writes of the same sync do not conflict with earlier ones.
  */
 import type { Deployment, ReplicaSet } from '../../api/types/apps-v1.js';
-import type { Pod } from '../../api/types/core-v1.js';
+import type { Pod, PodTemplateSpec } from '../../api/types/core-v1.js';
 import { isAlreadyExists } from '../../client/index.js';
 import { controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import {
@@ -127,11 +127,11 @@ export class DeploymentSync {
     }
     if (!create) return undefined;
 
-    const template = structuredClone(d.spec?.template ?? {});
+    const template: PodTemplateSpec = structuredClone(d.spec?.template ?? { metadata: {} });
     const hash = computeHash(template, d.status?.collisionCount);
     template.metadata = {
       ...template.metadata,
-      labels: { ...template.metadata?.labels, [POD_TEMPLATE_HASH]: hash },
+      labels: { ...template.metadata.labels, [POD_TEMPLATE_HASH]: hash },
     };
     const selector = structuredClone(d.spec?.selector ?? {});
     selector.matchLabels = { ...selector.matchLabels, [POD_TEMPLATE_HASH]: hash };

@@ -46,8 +46,8 @@ export function computeHash(
 }
 
 function withoutHash(t: PodTemplateSpec | undefined): unknown {
-  const copy = structuredClone(t ?? {});
-  if (copy.metadata?.labels !== undefined) delete copy.metadata.labels[POD_TEMPLATE_HASH];
+  const copy: PodTemplateSpec = structuredClone(t ?? { metadata: {} });
+  if (copy.metadata.labels !== undefined) delete copy.metadata.labels[POD_TEMPLATE_HASH];
   return canonical(copy);
 }
 

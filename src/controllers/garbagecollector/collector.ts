@@ -20,13 +20,12 @@ import {
   isConflict,
   isNotFound,
   runWorkers,
-  type EventRecorder,
   type ResourceClient,
   type ResourceRef,
   type TypedObject,
 } from '../../client/index.js';
 import { CUSTOM_RESOURCE_DEFINITIONS, apiVersionOf, groupResource } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
 import { discoverDeletable, type Discovered } from './discovery.js';
 import {
@@ -45,7 +44,7 @@ export class GarbageCollector {
   readonly #deleteQueue: WorkQueue<string>;
   readonly #orphanQueue: WorkQueue<string>;
   readonly #graph: OwnerGraph;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #monitored = new Set<string>();
   #discovered: Discovered | undefined;
 
@@ -104,8 +103,18 @@ export class GarbageCollector {
       .waitForSync(signal)
       .then(() =>
         Promise.all([
-          runWorkers(this.#deleteQueue, workers, (uid) => this.#attemptToDelete(uid)),
-          runWorkers(this.#orphanQueue, workers, (uid) => this.#attemptToOrphan(uid)),
+          runWorkers(
+            this.#deleteQueue,
+            workers,
+            (uid) => this.#attemptToDelete(uid),
+            (m, e) => this.#ctx.log.error(m, e),
+          ),
+          runWorkers(
+            this.#orphanQueue,
+            workers,
+            (uid) => this.#attemptToOrphan(uid),
+            (m, e) => this.#ctx.log.error(m, e),
+          ),
         ]),
       )
       .catch((err: unknown) => {

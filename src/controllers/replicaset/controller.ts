@@ -14,11 +14,10 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
 import {
   claim,
@@ -52,7 +51,7 @@ export class ReplicaSetController<T extends ReplicatedObject> {
   readonly #podInformer: SharedInformer<Pod>;
   readonly #pods: ResourceClient<Pod>;
   readonly #objects: ResourceClient<T>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
 
   constructor(kind: ReplicaKind<T>, ctx: ControllerContext) {
     this.#kind = kind;
@@ -85,7 +84,14 @@ export class ReplicaSetController<T extends ReplicatedObject> {
     const workers = concurrency(this.#ctx.config, this.#kind.concurrencyKey, 5);
     this.#ctx.informers
       .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, workers, (key) => this.sync(key)))
+      .then(() =>
+        runWorkers(
+          this.#queue,
+          workers,
+          (key) => this.sync(key),
+          (m, e) => this.#ctx.log.error(m, e),
+        ),
+      )
       .catch((err: unknown) => {
         if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
       });
