@@ -30,6 +30,7 @@ import { nodeIpamController } from '../controllers/node-ipam/index.js';
 import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js';
 import { podGcController } from '../controllers/podgc/index.js';
 import { disruptionController } from '../controllers/disruption/index.js';
+import { csrApprovingController } from '../controllers/csrapproving/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -48,6 +49,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   nodeLifecycleController,
   podGcController,
   disruptionController,
+  csrApprovingController,
 ];
 
 /** The names `--controllers` accepts. */

@@ -26,9 +26,10 @@ export interface InfraEnv {
 export async function startInfraEnv(
   controllers: readonly ControllerDescriptor[],
   flags: readonly string[] = [],
+  serverArgs: readonly string[] = [],
 ): Promise<InfraEnv> {
   expect(kubectlPath('1.33'), 'kubectl 1.33 is required').toBeDefined();
-  const server = await startTestServer();
+  const server = await startTestServer({ args: serverArgs });
   const parsed = parseControllerManagerArgs(['--leader-elect=false', '--secure-port=0', ...flags]);
   if (parsed.help) throw new Error('unexpected --help');
   const config = loadKubeconfig(server.kubeconfigPath);

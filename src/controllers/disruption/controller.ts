@@ -18,11 +18,10 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   runWorkers,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { keyOf, rfc3339, typed } from '../shared/meta.js';
 import { labelMatcher } from '../shared/label-selector.js';
 import { sameJson } from '../endpointslice/plan.js';
@@ -48,7 +47,7 @@ export class DisruptionController {
   readonly #pods: SharedInformer<Pod>;
   readonly #sources: ScaleSources;
   readonly #client: ResourceClient<PodDisruptionBudget>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #now: () => number;
 
   constructor(ctx: ControllerContext, now: () => number = Date.now) {

@@ -21,11 +21,10 @@ import {
   defaultControllerRateLimiter,
   isNotFound,
   runWorkers,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { desiredGroups } from './desired.js';
@@ -48,7 +47,7 @@ export class EndpointSliceController {
   readonly #nodes: SharedInformer<Node>;
   readonly #slices: SharedInformer<EndpointSlice>;
   readonly #sliceClient: ResourceClient<EndpointSlice>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   readonly #tracker = new TriggerTimeTracker();
   readonly #written = new Map<string, Written>();
   readonly #maxPerSlice: number;

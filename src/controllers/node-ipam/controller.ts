@@ -11,11 +11,10 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   runWorkers,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import type { ControllersConfig } from '../config.js';
 import { typed } from '../shared/meta.js';
 import { CidrError, CidrSet, formatNetwork, parseNetwork } from './cidr-set.js';
@@ -54,7 +53,7 @@ export class NodeIpamController {
   readonly #queue: WorkQueue<string>;
   readonly #nodes: SharedInformer<Node>;
   readonly #client: ResourceClient<Node>;
-  readonly #recorder: EventRecorder;
+  readonly #recorder: EventSink;
   /** CIDRs handed out by node name (ahead of the cache). */
   readonly #assigned = new Map<string, string[]>();
 

@@ -6,12 +6,12 @@
  * `DisruptionTarget` condition (`DeletionByTaintManager`) and a `TaintManagerEviction` event.
  * Work is per node: node and pod changes enqueue the node.
  */
+import type { EventSink } from '../context.js';
 import type { Node, Pod } from '../../api/types/core-v1.js';
 import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  type EventRecorder,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -25,7 +25,7 @@ export interface EvictorDeps {
   readonly nodes: SharedInformer<Node>;
   readonly pods: SharedInformer<Pod>;
   readonly podClient: ResourceClient<Pod>;
-  readonly recorder: EventRecorder;
+  readonly recorder: EventSink;
   readonly now: () => number;
 }
 

@@ -7,13 +7,8 @@
  */
 import type { Node, Pod } from '../../api/types/core-v1.js';
 import type { Lease } from '../../api/types/coordination-v1.js';
-import {
-  isConflict,
-  type EventRecorder,
-  type ResourceClient,
-  type SharedInformer,
-} from '../../client/index.js';
-import type { ControllerContext } from '../context.js';
+import { isConflict, type ResourceClient, type SharedInformer } from '../../client/index.js';
+import type { ControllerContext, EventSink } from '../context.js';
 import { rfc3339, typed } from '../shared/meta.js';
 import { podsOnNode } from '../pods/node-index.js';
 import { observe, readyCondition, silentConditions, type NodeProbe } from './health.js';
@@ -30,7 +25,7 @@ export interface MonitorDeps {
   readonly pods: SharedInformer<Pod>;
   readonly nodeClient: ResourceClient<Node>;
   readonly podClient: ResourceClient<Pod>;
-  readonly recorder: EventRecorder;
+  readonly recorder: EventSink;
   readonly now: () => number;
 }
 
