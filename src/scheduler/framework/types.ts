@@ -78,8 +78,24 @@ export interface SchedulerApi {
   evictVictim(victim: Pod, preemptor: Pod, reason: string): Promise<void>;
   /** Sets or clears status.nominatedNodeName. */
   setNominatedNode(pod: Pod, nodeName: string): Promise<void>;
+  /**
+   * Sets the pod's PodScheduled condition (and nominatedNodeName when given; '' clears it)
+   * with a status patch.
+   */
+  patchPodScheduled(
+    pod: Pod,
+    condition: PodSchedulingCondition,
+    nominatedNodeName: string | undefined,
+  ): Promise<void>;
   /** Records an event about the object. */
   event(regarding: Pod, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+}
+
+/** The PodScheduled condition the scheduler writes. */
+export interface PodSchedulingCondition {
+  readonly status: 'True' | 'False';
+  readonly reason: string;
+  readonly message: string;
 }
 
 /** What a plugin gets to see and do. */
