@@ -70,8 +70,21 @@ export class Scheduler {
   constructor(readonly deps: SchedulerDeps) {
     this.#log = deps.log ?? ((m) => console.error(m));
     this.#now = deps.now ?? Date.now;
+    const b = deps.lister;
+    // Delegates explicitly: `b` may be a class instance, whose methods a spread would drop.
     const lister: ClusterLister = {
-      ...deps.lister,
+      pvc: (ns, n) => b.pvc(ns, n),
+      pv: (n) => b.pv(n),
+      pvs: () => b.pvs(),
+      storageClass: (n) => b.storageClass(n),
+      csiNode: (n) => b.csiNode(n),
+      namespace: (n) => b.namespace(n),
+      namespaceLabels: (n) => b.namespaceLabels(n),
+      services: (ns) => b.services(ns),
+      replicationControllers: (ns) => b.replicationControllers(ns),
+      replicaSets: (ns) => b.replicaSets(ns),
+      statefulSets: (ns) => b.statefulSets(ns),
+      pdbs: (ns) => b.pdbs(ns),
       nominatedPods: (n) => this.#nominatedPods(n),
     };
     const registry = deps.registry ?? inTreeRegistry();
