@@ -2,7 +2,7 @@
  * kube's FitError message: "0/3 nodes are available: 1 node(s) had untolerated taint {a: b},
  * 2 Insufficient cpu. preemption: 0/3 nodes are available: 3 Preemption is not helpful for
  * scheduling." Reasons are counted over nodes, each rendered "<count> <reason>", sorted as
- * strings and joined by ", "; each part ends with a period.
+ * strings and joined by ", ", ending with a period; PostFilter's message follows as it is.
  */
 import { Code, type Status } from './framework/status.js';
 
@@ -36,7 +36,7 @@ export function fitErrorMessage(d: Diagnosis): string {
     const parts = [...counts].map(([r, n]) => `${n} ${r}`).sort();
     if (parts.length > 0) msg += ` ${parts.join(', ')}.`;
   }
-  if (d.postFilterMessage !== undefined && d.postFilterMessage !== '') msg += ` ${d.postFilterMessage}.`;
+  if (d.postFilterMessage !== undefined && d.postFilterMessage !== '') msg += ` ${d.postFilterMessage}`;
   return msg;
 }
 

@@ -82,6 +82,7 @@ export class SchedulingQueue {
   #closed = false;
   #cycle = 0;
   #moveRequestCycle = -1;
+  #lastAdd = 0;
   readonly #now: () => number;
 
   constructor(readonly opts: QueueOptions) {
@@ -116,7 +117,9 @@ export class SchedulingQueue {
 
   /** A new pending pod. */
   add(pod: Pod): void {
-    const now = this.#now();
+    // Strictly increasing, so that equal-priority pods keep their arrival order.
+    const now = Math.max(this.#now(), this.#lastAdd + 0.001);
+    this.#lastAdd = now;
     const q: QueuedPodInfo = {
       info: new PodInfo(pod),
       timestamp: now,

@@ -242,6 +242,24 @@ export class Scheduler {
     }
   }
 
+  /** Resolves once every binding in flight has finished. */
+  async settle(): Promise<void> {
+    while (this.#binding.size > 0) await Promise.allSettled([...this.#binding]);
+  }
+
+  /** Pops and schedules every pod now active, waiting for their bindings (tests, benchmarks). */
+  async drain(): Promise<number> {
+    let n = 0;
+    while (this.queue.counts().active > 0) {
+      const q = await this.queue.pop();
+      if (q === undefined) break;
+      await this.scheduleOne(q);
+      n++;
+    }
+    await this.settle();
+    return n;
+  }
+
   /** One scheduling cycle for one pod. */
   async scheduleOne(q: QueuedPodInfo): Promise<void> {
     const started = this.#now();

@@ -143,26 +143,35 @@ export function podTopologySpread(args: Record<string, unknown>, handle: Handle)
       const all = state.read<readonly SpreadConstraint[]>(ALL) ?? constraintsOf(pod);
       const constraints = all.filter((c) => !c.hard);
       if (constraints.length === 0) return SKIP;
+      // Only a pod's own constraints need every key on a node; the system defaults count per key.
+      const requireAll =
+        (pod.pod.spec?.topologySpreadConstraints ?? []).length > 0 || defaultingType === 'List';
+      const usable = (n: NodeInfo): boolean =>
+        requireAll ? hasAllKeys(n, constraints) : n.node !== undefined;
       const ignored = new Set<string>();
       const counts = constraints.map(() => new Map<string, number>());
       let hostnameSize = 0;
       for (const node of filtered) {
-        if (!hasAllKeys(node, constraints)) {
+        if (!usable(node)) {
           ignored.add(node.name);
           continue;
         }
         hostnameSize++;
         const labels = node.node?.metadata.labels ?? {};
-        constraints.forEach((c, i) => counts[i]?.set(labels[c.topologyKey] as string, 0));
+        constraints.forEach((c, i) => {
+          const v = labels[c.topologyKey];
+          if (v !== undefined) counts[i]?.set(v, 0);
+        });
       }
       const ns = pod.pod.metadata.namespace ?? '';
       const affinity = requiredNodePredicate(pod.pod);
       for (const node of handle.snapshot().nodes) {
-        if (!hasAllKeys(node, constraints)) continue;
+        if (!usable(node)) continue;
         const labels = node.node?.metadata.labels ?? {};
         constraints.forEach((c, i) => {
           const m = counts[i] as Map<string, number>;
-          const v = labels[c.topologyKey] as string;
+          const v = labels[c.topologyKey];
+          if (v === undefined) return;
           const cur = m.get(v);
           if (cur === undefined || !eligible(node, pod, c, affinity)) return;
           m.set(v, cur + countMatching(node, c, ns));
