@@ -290,7 +290,7 @@ describe('inter-pod affinity and topology spread', () => {
     h.replicaSets.push({
       metadata: { name: 'rs', namespace: 'default' },
       spec: { selector: { matchLabels: { app: 'r' } } },
-    } as never);
+    });
     for (let i = 0; i < 6; i++) h.addPod(pod(`r-${i}`, { labels: { app: 'r' } }));
     const placed = await h.run();
     const per = new Map<string, number>();
