@@ -9,3 +9,8 @@ export * from './resources.js';
 export * from './transport.js';
 export * from './client.js';
 export * from './watch.js';
+export * from './workqueue.js';
+export * from './reflector.js';
+export * from './informer.js';
+export * from './leader-election.js';
+export * from './events.js';

@@ -247,6 +247,16 @@ export class Transport {
     });
   }
 
+  /**
+   * Drops the current session at once (its streams end, watches see their stream end); the next
+   * request opens a new one. For tests of connection loss, and after rotating credentials.
+   */
+  reset(): void {
+    const session = this.#session;
+    this.#session = undefined;
+    session?.destroy();
+  }
+
   /** Closes the session (in-flight streams end); later requests throw CLIENT_CLOSED. */
   async close(): Promise<void> {
     this.#closed = true;

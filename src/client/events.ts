@@ -1,0 +1,228 @@
+/**
+ * The event recorder: `events.k8s.io/v1` Events, as client-go's `tools/events` writes them. An
+ * event is named `<regarding name>.<hex timestamp>` in the regarding object's namespace
+ * (`default` for cluster-scoped objects). An identical event (same regarding and related object,
+ * reason, action, note, type and reporting controller) seen again within 6 minutes becomes a
+ * `series` on the first one (`count`, `lastObservedTime`) instead of a new object: the first
+ * repeat is written at once, later repeats are coalesced and written every `seriesFlushMs`.
+ * Writes are queued (at most 1000 waiting; more are dropped) behind the recorder's own token
+ * bucket. The recorder never throws; failures are logged.
+ */
+import { hostname } from 'node:os';
+import type { ObjectReference } from '../api/types/core-v1.js';
+import type { Event } from '../api/types/events-v1.js';
+import type { Client, TypedObject } from './client.js';
+import { isNotFound } from './errors.js';
+import { microTime } from './leader-election.js';
+import { TokenBucket } from './rate-limit.js';
+import { EVENTS } from './resources.js';
+
+/** Options of an {@link EventRecorder}. */
+export interface EventRecorderOptions {
+  /** `reportingController`, e.g. `deployment-controller` (kube: `kubernetes.io/...` for some). */
+  component: string;
+  /** `reportingInstance` (default: this host's name). */
+  host?: string;
+  /** Event writes per second (default 5) and burst (default 25), apart from the client's own limits. */
+  qps?: number;
+  burst?: number;
+  /** How often coalesced series updates are written (default 30 s). */
+  seriesFlushMs?: number;
+  /** Where failures are reported (default console.error). */
+  log?: (message: string, err: unknown) => void;
+}
+
+/** An event of a series is merged into the first within this window (client-go: 6 minutes). */
+const SERIES_WINDOW_MS = 6 * 60_000;
+const MAX_QUEUE = 1000;
+const MAX_NOTE = 1024;
+
+interface SeriesEntry {
+  /** The event as last written (name and namespace are what matter). */
+  event: Event;
+  lastSeen: number;
+  /** A series update waits to be written. */
+  dirty: boolean;
+}
+
+/** The reference to `obj` an Event carries. */
+export function objectReference(obj: TypedObject): ObjectReference {
+  const m = obj.metadata ?? {};
+  const ref: ObjectReference = {};
+  if (obj.kind !== undefined) ref.kind = obj.kind;
+  if (m.namespace !== undefined && m.namespace !== '') ref.namespace = m.namespace;
+  if (m.name !== undefined) ref.name = m.name;
+  if (m.uid !== undefined) ref.uid = m.uid;
+  if (obj.apiVersion !== undefined) ref.apiVersion = obj.apiVersion;
+  if (m.resourceVersion !== undefined) ref.resourceVersion = m.resourceVersion;
+  return ref;
+}
+
+/** Records events of one component. Call `close()` to flush and stop. */
+export class EventRecorder {
+  readonly #client: Client;
+  readonly #component: string;
+  readonly #host: string;
+  readonly #bucket: TokenBucket;
+  readonly #log: (message: string, err: unknown) => void;
+  readonly #series = new Map<string, SeriesEntry>();
+  readonly #queue: (() => Promise<void>)[] = [];
+  #draining: Promise<void> | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #seq = 0n;
+  #closed = false;
+
+  constructor(client: Client, opts: EventRecorderOptions) {
+    this.#client = client;
+    this.#component = opts.component;
+    this.#host = opts.host ?? hostname();
+    this.#bucket = new TokenBucket(opts.qps ?? 5, opts.burst ?? 25);
+    this.#log = opts.log ?? ((m, e) => console.error(m, e));
+    this.#timer = setInterval(() => this.#flushSeries(), opts.seriesFlushMs ?? 30_000);
+    this.#timer.unref();
+  }
+
+  /**
+   * Records an event about `regarding` (and optionally `related`). `type` is Normal or Warning;
+   * `reason` is UpperCamelCase (`ScalingReplicaSet`); `action` what was done (`Scaling`); `note`
+   * a human-readable message (cut at 1 KiB).
+   */
+  event(
+    regarding: TypedObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+    related?: TypedObject,
+  ): void {
+    if (this.#closed) return;
+    const reg = objectReference(regarding);
+    const rel = related === undefined ? undefined : objectReference(related);
+    const n = note.length > MAX_NOTE ? note.slice(0, MAX_NOTE) : note;
+    const key = JSON.stringify([
+      reg.kind,
+      reg.namespace,
+      reg.name,
+      reg.uid,
+      rel?.kind,
+      rel?.namespace,
+      rel?.name,
+      rel?.uid,
+      reason,
+      action,
+      n,
+      type,
+    ]);
+    const now = Date.now();
+    const existing = this.#series.get(key);
+    if (existing !== undefined && now - existing.lastSeen < SERIES_WINDOW_MS) {
+      existing.lastSeen = now;
+      const ev = existing.event;
+      const first = ev.series === undefined;
+      ev.series = { count: (ev.series?.count ?? 1) + 1, lastObservedTime: microTime(new Date(now)) };
+      if (first) this.#enqueue(() => this.#writeSeries(existing));
+      else existing.dirty = true;
+      return;
+    }
+    const event: Event = {
+      apiVersion: 'events.k8s.io/v1',
+      kind: 'Event',
+      metadata: {
+        name: `${reg.name ?? 'unknown'}.${this.#suffix(now)}`,
+        namespace: reg.namespace ?? 'default',
+      },
+      eventTime: microTime(new Date(now)),
+      reportingController: this.#component,
+      reportingInstance: this.#host,
+      action,
+      reason,
+      regarding: reg,
+      ...(rel === undefined ? {} : { related: rel }),
+      note: n,
+      type,
+    };
+    const entry: SeriesEntry = { event, lastSeen: now, dirty: false };
+    this.#series.set(key, entry);
+    this.#enqueue(() => this.#create(entry));
+  }
+
+  /** Hex of the time in ns, made unique within this recorder. */
+  #suffix(nowMs: number): string {
+    const ns = BigInt(nowMs) * 1_000_000n + (this.#seq++ % 1_000_000n);
+    return ns.toString(16);
+  }
+
+  #enqueue(job: () => Promise<void>): void {
+    if (this.#queue.length >= MAX_QUEUE) {
+      this.#log(`event recorder ${this.#component}: queue full, dropping an event`, undefined);
+      return;
+    }
+    this.#queue.push(job);
+    this.#draining ??= this.#drain();
+  }
+
+  async #drain(): Promise<void> {
+    for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      await this.#bucket.wait();
+      try {
+        await job();
+      } catch (err) {
+        this.#log(`event recorder ${this.#component}: writing an event failed`, err);
+      }
+    }
+    this.#draining = undefined;
+  }
+
+  async #create(entry: SeriesEntry): Promise<void> {
+    const created = await this.#client.resource<Event>(EVENTS).create(entry.event);
+    entry.event = { ...created, ...(entry.event.series === undefined ? {} : { series: entry.event.series }) };
+  }
+
+  async #writeSeries(entry: SeriesEntry): Promise<void> {
+    entry.dirty = false;
+    const ev = entry.event;
+    const events = this.#client.resource<Event>(EVENTS);
+    try {
+      const patched = await events.patch(
+        ev.metadata.name ?? '',
+        { series: ev.series },
+        { type: 'merge', namespace: ev.metadata.namespace ?? 'default' },
+      );
+      entry.event = { ...patched, ...(ev.series === undefined ? {} : { series: ev.series }) };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      // The event expired (TTL): write it anew with the series.
+      const {
+        resourceVersion: _rv,
+        uid: _uid,
+        creationTimestamp: _ct,
+        managedFields: _mf,
+        ...meta
+      } = ev.metadata;
+      const created = await events.create({ ...ev, metadata: meta });
+      entry.event = created;
+    }
+  }
+
+  #flushSeries(): void {
+    const now = Date.now();
+    for (const [key, entry] of this.#series) {
+      if (entry.dirty) this.#enqueue(() => this.#writeSeries(entry));
+      else if (now - entry.lastSeen >= SERIES_WINDOW_MS) this.#series.delete(key);
+    }
+  }
+
+  /** Writes what is queued (including pending series updates); resolves when done. */
+  async flush(): Promise<void> {
+    for (const entry of this.#series.values()) if (entry.dirty) this.#enqueue(() => this.#writeSeries(entry));
+    while (this.#draining !== undefined) await this.#draining;
+  }
+
+  /** Flushes, then stops recording (later events are ignored). */
+  async close(): Promise<void> {
+    await this.flush();
+    this.#closed = true;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
