@@ -11,6 +11,7 @@ commands:
   server    run the API server (capstan server --help for its flags)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
+  scheduler run kube-scheduler's equivalent against a server (capstan scheduler --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
   version   print the version`;
 
@@ -29,6 +30,8 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'bench':
       return (await import('../bench/command.js')).runBenchCommand(rest);
+    case 'scheduler':
+      return (await import('../scheduler/command.js')).runSchedulerCommand(rest);
     case 'verify':
       return (await import('../verify/command.js')).runVerifyCommand(rest);
     case 'envtest-assets':

@@ -231,6 +231,21 @@ describe('scheduler on a real server', () => {
     expect(await boundNode('with-volume')).toBe('small');
   });
 
+  it("exposes kube's metric names", () => {
+    const text = running.scheduler.metrics.render();
+    expect(text).toContain(
+      'scheduler_schedule_attempts_total{profile="default-scheduler",result="scheduled"}',
+    );
+    expect(text).toContain(
+      'scheduler_schedule_attempts_total{profile="default-scheduler",result="unschedulable"}',
+    );
+    expect(text).toMatch(/scheduler_pending_pods\{queue="(unschedulable|backoff)"\} [1-9]/);
+    expect(text).toContain(
+      'scheduler_scheduling_attempt_duration_seconds_bucket{profile="default-scheduler",result="scheduled",le="0.001"}',
+    );
+    expect(text).toContain('scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"}');
+  });
+
   it('an unknown plugin in a profile is a start-up error naming it', () => {
     const cfg = schedulerConfigFrom({
       apiVersion: 'kubescheduler.config.k8s.io/v1',
