@@ -72,12 +72,23 @@ function ignorable(err: unknown): boolean {
   );
 }
 
+/** What {@link startServiceAccountsController} keeps in each namespace (default both). */
+export interface NamespacePublications {
+  /** The `default` ServiceAccount (kube's serviceaccount-controller). */
+  readonly defaultAccounts?: boolean;
+  /** The `kube-root-ca.crt` ConfigMap (kube's root-ca-certificate-publisher-controller). */
+  readonly rootCa?: boolean;
+}
+
 /** Starts the controller; `caPem` is the cluster CA bundle. */
 export function startServiceAccountsController(
   ctx: ResourceContext,
   caPem: string,
+  publish: NamespacePublications = {},
   retryMs = 1000,
 ): { stop(): Promise<void> } {
+  const accountsOn = publish.defaultAccounts !== false;
+  const rootCaOn = publish.rootCa !== false;
   const namespaces = coreType(ctx, 'Namespace');
   const accounts = coreType(ctx, 'ServiceAccount');
   const configMaps = coreType(ctx, 'ConfigMap');
@@ -89,7 +100,7 @@ export function startServiceAccountsController(
   const ensure = async (ns: string): Promise<void> => {
     const namespace = await readObject(ctx, namespaces, undefined, ns);
     if (namespace === undefined || terminating(namespace.obj)) return;
-    if ((await readObject(ctx, accounts, ns, 'default')) === undefined) {
+    if (accountsOn && (await readObject(ctx, accounts, ns, 'default')) === undefined) {
       try {
         await createObject(ctx, accounts, {
           kind: 'ServiceAccount',
@@ -100,6 +111,7 @@ export function startServiceAccountsController(
         if (!ignorable(err)) throw err;
       }
     }
+    if (!rootCaOn) return;
     const data = { 'ca.crt': caPem };
     const cm = await readObject(ctx, configMaps, ns, ROOT_CA_CONFIGMAP);
     if (cm === undefined) {
@@ -169,19 +181,27 @@ export function startServiceAccountsController(
     watchLoop(ctx, collectionSpan(namespaces, undefined), async (c) => {
       if (c.obj !== undefined && !terminating(c.obj)) enqueue(c.obj.metadata.name ?? '');
     }),
-    watchLoop(ctx, collectionSpan(accounts, undefined), async (c) => {
-      if (c.obj === undefined && c.previous?.metadata.name === 'default') {
-        enqueue(c.previous.metadata.namespace ?? '');
-      }
-    }),
-    watchLoop(ctx, collectionSpan(configMaps, undefined), async (c) => {
-      const o = c.obj ?? c.previous;
-      if (o?.metadata.name !== ROOT_CA_CONFIGMAP) return;
-      if (c.obj === undefined || needsRestore(c.obj, { 'ca.crt': caPem })) {
-        enqueue(o.metadata.namespace ?? '');
-      }
-    }),
   ];
+  if (accountsOn) {
+    loops.push(
+      watchLoop(ctx, collectionSpan(accounts, undefined), async (c) => {
+        if (c.obj === undefined && c.previous?.metadata.name === 'default') {
+          enqueue(c.previous.metadata.namespace ?? '');
+        }
+      }),
+    );
+  }
+  if (rootCaOn) {
+    loops.push(
+      watchLoop(ctx, collectionSpan(configMaps, undefined), async (c) => {
+        const o = c.obj ?? c.previous;
+        if (o?.metadata.name !== ROOT_CA_CONFIGMAP) return;
+        if (c.obj === undefined || needsRestore(c.obj, { 'ca.crt': caPem })) {
+          enqueue(o.metadata.namespace ?? '');
+        }
+      }),
+    );
+  }
   return {
     async stop() {
       stopped = true;

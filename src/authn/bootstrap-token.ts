@@ -11,7 +11,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
-import { authenticatedUser } from './user.js';
+import { userInfo } from './user.js';
 
 /** Kube's bootstrap token form. */
 export const BOOTSTRAP_TOKEN = /^([a-z0-9]{6})\.([a-z0-9]{16})$/;
@@ -85,6 +85,6 @@ export class BootstrapTokenAuthenticator implements TokenAuthenticator {
         if (!groups.includes(g)) groups.push(g);
       }
     }
-    return { user: authenticatedUser({ name: `system:bootstrap:${id}`, groups }), audiences: [] };
+    return { user: userInfo({ name: `system:bootstrap:${id}`, groups }), audiences: [] };
   }
 }

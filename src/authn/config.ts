@@ -247,7 +247,7 @@ export function buildAuthentication(inputs: AuthnInputs): Authentication {
     ...(requestHeader === undefined ? {} : { requestHeader }),
   });
   const endpoints = new Map<string, CustomEndpoint>([
-    [TOKEN_REVIEWS, tokenReviewEndpoint(tokens)],
+    [TOKEN_REVIEWS, tokenReviewEndpoint(authenticator)],
     [SELF_SUBJECT_REVIEWS, selfSubjectReviewEndpoint()],
   ]);
   return {

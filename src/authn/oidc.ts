@@ -16,7 +16,7 @@ import type { createLocalJWKSet, JSONWebKeySet } from 'jose';
 import { httpsJson } from './https-json.js';
 import { loadJose } from './jose.js';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
-import { authenticatedUser } from './user.js';
+import { userInfo } from './user.js';
 
 /** `--oidc-*` settings. */
 export interface OidcOptions {
@@ -151,6 +151,6 @@ export class OidcAuthenticator implements TokenAuthenticator {
         throw new Error(`oidc: claim ${this.#o.groupsClaim} is not a string or a list of strings`);
       groups = groups.map((x) => this.#o.groupsPrefix + x);
     }
-    return { user: authenticatedUser({ name: this.#prefix + rawName, groups }), audiences: [] };
+    return { user: userInfo({ name: this.#prefix + rawName, groups }), audiences: [] };
   }
 }

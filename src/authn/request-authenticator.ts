@@ -9,6 +9,10 @@
  *    chain: token file, service accounts, bootstrap tokens, OIDC, webhook;
  * 4. anonymous, when allowed and no credential was presented.
  *
+ * Every user the methods name gains `system:authenticated` here, around the whole union, as kube's
+ * `AuthenticatedGroupAdder` does (no method adds it itself); TokenReview answers go through the
+ * same step ({@link RequestAuthenticator.authenticateToken}).
+ *
  * The first method that recognises its credential wins. A credential that was presented but
  * not accepted by any method (an unverifiable certificate, a malformed `Authorization` header,
  * a token nobody accepts) is a 401, never an anonymous request.
@@ -26,7 +30,8 @@ import { bearerCredential } from './bearer.js';
 import type { CaBundle } from './ca-bundle.js';
 import type { RequestHeaderIdentity } from './request-header.js';
 import type { TokenChain } from './token-chain.js';
-import { ANONYMOUS, authenticatedUser, type UserInfo } from './user.js';
+import type { TokenAuthentication } from './token-authenticator.js';
+import { ANONYMOUS, userInfo, withAuthenticatedGroup, type UserInfo } from './user.js';
 
 /** What a connection's client certificate means to each certificate method. */
 interface ConnectionIdentity {
@@ -80,10 +85,10 @@ export function userFromSubject(subject: object, certDer?: Uint8Array): UserInfo
   const fields = subject as Readonly<Record<string, string | string[] | undefined>>;
   const name = values(fields['CN'])[0];
   if (name === undefined || name === '') return undefined;
-  if (certDer === undefined) return authenticatedUser({ name, groups: values(fields['O']) });
+  if (certDer === undefined) return userInfo({ name, groups: values(fields['O']) });
   // kube 1.33 names the credential: the SHA-256 of the certificate's DER.
   const id = `X509SHA256=${createHash('sha256').update(certDer).digest('hex')}`;
-  return authenticatedUser({ name, groups: values(fields['O']), extra: { [CREDENTIAL_ID]: [id] } });
+  return userInfo({ name, groups: values(fields['O']), extra: { [CREDENTIAL_ID]: [id] } });
 }
 
 /** The user extra kube sets to identify the credential a request authenticated with. */
@@ -125,6 +130,8 @@ function unauthorized(): ApiError {
 export class RequestAuthenticator {
   readonly #options: RequestAuthenticatorOptions;
   readonly #byConnection = new WeakMap<object, ConnectionIdentity>();
+  /** Users with the group added, by the user a method named (cached tokens, connections). */
+  readonly #grouped = new WeakMap<UserInfo, UserInfo>();
 
   constructor(options: RequestAuthenticatorOptions) {
     this.#options = options;
@@ -183,6 +190,32 @@ export class RequestAuthenticator {
    *   credential when anonymous requests are off (a returned promise rejects with it).
    */
   authenticate(request: FastifyRequest): UserInfo | Promise<UserInfo> {
+    const named = this.#identify(request);
+    return named instanceof Promise ? named.then((u) => this.#group(u)) : this.#group(named);
+  }
+
+  /**
+   * A bearer token's authentication as a request with it would get it (the group added), for
+   * TokenReview. @param audiences the review's (empty: the server's own)
+   * @throws TokenRejected when no token authenticator accepts the token
+   */
+  async authenticateToken(token: string, audiences: readonly string[]): Promise<TokenAuthentication> {
+    const r = await this.#options.tokens.authenticate(token, audiences);
+    return { user: this.#group(r.user), audiences: r.audiences };
+  }
+
+  /** The one place `system:authenticated` is added (see the module comment). */
+  #group(user: UserInfo): UserInfo {
+    let grouped = this.#grouped.get(user);
+    if (grouped === undefined) {
+      grouped = withAuthenticatedGroup(user);
+      this.#grouped.set(user, grouped);
+    }
+    return grouped;
+  }
+
+  /** The user the first method that recognises the request's credential names. */
+  #identify(request: FastifyRequest): UserInfo | Promise<UserInfo> {
     const socket = tlsSocketOf(request);
     const conn = socket === undefined ? NO_CERT : this.#connectionIdentity(socket);
     if (conn.proxy) {

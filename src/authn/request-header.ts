@@ -5,7 +5,7 @@
  * when that is set) may assert them; from anyone else the headers mean nothing.
  */
 import type { UserInfo } from './user.js';
-import { authenticatedUser } from './user.js';
+import { userInfo } from './user.js';
 
 /** `--requestheader-*` header names (matched case-insensitively). */
 export interface RequestHeaderNames {
@@ -86,6 +86,6 @@ export class RequestHeaderIdentity {
       }
     }
     const groups = this.#group.flatMap((h) => values.get(h) ?? []);
-    return authenticatedUser({ name, uid, groups, extra });
+    return userInfo({ name, uid, groups, extra });
   }
 }

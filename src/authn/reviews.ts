@@ -13,7 +13,8 @@
 import type { CustomEndpoint, EndpointCall } from '../http/resource-routes.js';
 import { badRequest } from '../api/errors.js';
 import type { ResourceReply } from '../resource/context.js';
-import { INVALID_BEARER_TOKEN, TokenRejected, type TokenChain } from './token-chain.js';
+import { INVALID_BEARER_TOKEN, TokenRejected } from './token-chain.js';
+import type { TokenAuthentication } from './token-authenticator.js';
 import type { UserInfo } from './user.js';
 
 /** Key of the TokenReview endpoint. */
@@ -48,8 +49,17 @@ function metadataOf(body: Record<string, unknown>): Record<string, unknown> {
   };
 }
 
-/** The TokenReview endpoint over `tokens`. */
-export function tokenReviewEndpoint(tokens: TokenChain): CustomEndpoint {
+/** What a TokenReview authenticates with: the server's request authentication, tokens only. */
+export interface TokenReviewer {
+  /** @throws TokenRejected when no token authenticator accepts the token */
+  authenticateToken(token: string, audiences: readonly string[]): Promise<TokenAuthentication>;
+}
+
+/**
+ * The TokenReview endpoint over `tokens`: the user is the one a request with the token gets,
+ * `system:authenticated` included.
+ */
+export function tokenReviewEndpoint(tokens: TokenReviewer): CustomEndpoint {
   return {
     methods: ['POST'],
     async handle(call: EndpointCall): Promise<ResourceReply> {
@@ -64,7 +74,7 @@ export function tokenReviewEndpoint(tokens: TokenChain): CustomEndpoint {
         : [];
       let status: Record<string, unknown>;
       try {
-        const r = await tokens.authenticate(token, audiences);
+        const r = await tokens.authenticateToken(token, audiences);
         status = {
           authenticated: true,
           user: userJson(r.user),

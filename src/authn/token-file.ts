@@ -7,7 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
-import { authenticatedUser } from './user.js';
+import { userInfo } from './user.js';
 
 /** A token file that cannot be used; the message names the file and line, never a token. */
 export class TokenFileError extends Error {
@@ -107,7 +107,7 @@ export class TokenFileAuthenticator implements TokenAuthenticator {
               .filter((g) => g !== '');
       byHash.set(key, {
         digest: d,
-        result: { user: authenticatedUser({ name, uid, groups }), audiences: [] },
+        result: { user: userInfo({ name, uid, groups }), audiences: [] },
       });
     });
     return new TokenFileAuthenticator(byHash);

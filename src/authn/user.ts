@@ -31,21 +31,30 @@ export const ANONYMOUS: UserInfo = Object.freeze({
 const EMPTY_EXTRA: Readonly<Record<string, readonly string[]>> = Object.freeze({});
 
 /**
- * A frozen user with `system:authenticated` added to its groups (once; kube's
- * `AuthenticatedGroupAdder` leaves a user that already has it, or is anonymous, as it is).
+ * A frozen user as an authenticator names it, without the groups authentication adds around the
+ * whole chain ({@link withAuthenticatedGroup}): every authenticator builds its user with this.
  */
-export function authenticatedUser(user: {
+export function userInfo(user: {
   readonly name: string;
   readonly uid?: string;
   readonly groups?: readonly string[];
   readonly extra?: Readonly<Record<string, readonly string[]>>;
 }): UserInfo {
-  const groups = [...(user.groups ?? [])];
-  if (user.name !== ANONYMOUS.name && !groups.includes(AUTHENTICATED_GROUP)) groups.push(AUTHENTICATED_GROUP);
   return Object.freeze({
     name: user.name,
     uid: user.uid ?? '',
-    groups: Object.freeze(groups),
+    groups: Object.freeze([...(user.groups ?? [])]),
     extra: user.extra === undefined ? EMPTY_EXTRA : Object.freeze({ ...user.extra }),
   });
+}
+
+/**
+ * kube's `AuthenticatedGroupAdder`, which wraps the whole authenticator union: the user with
+ * `system:authenticated` appended, once. The anonymous user, and a user that already has
+ * `system:authenticated` or `system:unauthenticated`, are returned as they are.
+ */
+export function withAuthenticatedGroup(user: UserInfo): UserInfo {
+  if (user.name === ANONYMOUS.name) return user;
+  if (user.groups.some((g) => g === AUTHENTICATED_GROUP || g === UNAUTHENTICATED_GROUP)) return user;
+  return Object.freeze({ ...user, groups: Object.freeze([...user.groups, AUTHENTICATED_GROUP]) });
 }

@@ -8,7 +8,7 @@
 import { httpsJson } from './https-json.js';
 import { TokenCache, tokenCacheKey } from './token-cache.js';
 import type { TokenAuthentication, TokenAuthenticator } from './token-authenticator.js';
-import { authenticatedUser } from './user.js';
+import { userInfo } from './user.js';
 import type { WebhookTarget } from './webhook-config.js';
 
 /** Options of {@link WebhookTokenAuthenticator}. */
@@ -82,7 +82,7 @@ export class WebhookTokenAuthenticator implements TokenAuthenticator {
     if (typeof u.username !== 'string' || u.username === '')
       throw new Error('token webhook: authenticated without a username');
     return {
-      user: authenticatedUser({
+      user: userInfo({
         name: u.username,
         uid: typeof u.uid === 'string' ? u.uid : '',
         groups: Array.isArray(u.groups) ? u.groups.filter((g) => typeof g === 'string') : [],

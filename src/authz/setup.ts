@@ -56,6 +56,8 @@ export interface AuthorizationDeps {
   readonly plantedBug?: string;
   /** Decodes protobuf bodies of RBAC writes for the escalation check. */
   readonly decodeProtobuf?: ProtobufDecoder;
+  /** Run the ClusterRole aggregation controller with RBAC (`--controllers`); default true. */
+  readonly aggregation?: boolean;
 }
 
 /** kube-apiserver looks at `--authorization-config` for changes once a minute. */
@@ -196,12 +198,14 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
       }
       if (index === undefined) return;
       index.start();
-      aggregation = new AggregationController(index, deps.store, deps.logError);
+      if (deps.aggregation !== false) {
+        aggregation = new AggregationController(index, deps.store, deps.logError);
+      }
       const policy = bootstrapPolicy();
       for (let attempt = 0; !stopped; attempt++) {
         try {
           await reconcilePolicy(deps.store, policy, deps.now);
-          aggregation.start();
+          aggregation?.start();
           onBootstrapped();
           return;
         } catch (err) {

@@ -9,6 +9,7 @@ const USAGE = `usage: capstan <command> [flags]
 
 commands:
   server    run the API server (capstan server --help for its flags)
+  controller-manager  run the controllers against an API server (capstan controller-manager --help)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
   scheduler run kube-scheduler's equivalent against a server (capstan scheduler --help)
@@ -25,6 +26,11 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runServerCommand } = await import('../server/run.js');
       const code = await runServerCommand(rest);
       // After a shutdown nothing should hold the event loop; if a stray handle does, do not hang.
+      setTimeout(() => process.exit(code), 2_000).unref();
+      return code;
+    }
+    case 'controller-manager': {
+      const code = await (await import('../controller-manager/command.js')).runControllerManagerCommand(rest);
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }

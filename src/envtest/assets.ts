@@ -10,6 +10,13 @@ import { ETCD_STANDIN_HELP, ETCD_STANDIN_JS } from './etcd-standin.js';
 /** The environment variable that makes both shims use envtest's real etcd. */
 export const REAL_ETCD_ENV = 'CAPSTAN_ENVTEST_ETCD';
 
+/**
+ * The environment variable naming the in-process controllers the shim's server runs (its
+ * `--controllers` value, e.g. `namespace` for namespace deletion). Unset or empty: none, as a
+ * bare kube-apiserver. A `--controllers` flag among envtest's API server args is added to it.
+ */
+export const CONTROLLERS_ENV = 'CAPSTAN_ENVTEST_CONTROLLERS';
+
 /** Where a kubectl is looked for when none is on PATH. */
 const KUBECTL_FALLBACKS = ['/usr/lib/google-cloud-sdk/bin/kubectl.1.33'];
 
@@ -45,13 +52,17 @@ function apiserverScript(node: string, mainJs: string, helpFile: string): string
 # Capstan uses the etcd envtest started (the \`etcd\` script then runs a real etcd).
 # envtest runs \`kube-apiserver --help\` before every start: that is answered from the text
 # \`capstan server --help\` printed when this directory was written, without starting node.
+# Like a bare kube-apiserver, the server runs no controllers (no default ServiceAccounts, no
+# kube-root-ca.crt, no namespace deletion) unless ${CONTROLLERS_ENV} or a --controllers flag
+# names some (\`capstan server --help\` lists them).
+CONTROLLERS="--controllers=\${${CONTROLLERS_ENV}:-}"
 NODE=${shQuote(node)}
 MAIN=${shQuote(mainJs)}
 if [ "$#" = 1 ] && { [ "$1" = --help ] || [ "$1" = -h ]; }; then
   exec cat ${shQuote(helpFile)}
 fi
 if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
-  exec "$NODE" "$MAIN" server "$@"
+  exec "$NODE" "$MAIN" server "$CONTROLLERS" "$@"
 fi
 n=$#
 skip=0
@@ -67,7 +78,7 @@ while [ "$n" -gt 0 ]; do
   esac
 done
 data=$(mktemp -d "\${TMPDIR:-/tmp}/capstan-envtest.XXXXXX") || exit 1
-"$NODE" "$MAIN" server --data-dir="$data" "$@" &
+"$NODE" "$MAIN" server --data-dir="$data" "$CONTROLLERS" "$@" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
 wait "$pid"

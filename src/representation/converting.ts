@@ -66,6 +66,10 @@ export class ConvertingRepresentation implements Representation {
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
     return this.#inner.event(type, type === 'ERROR' || type === 'BOOKMARK' ? source : this.#view.of(source));
   }
+
+  listBlueprint(): Uint8Array | undefined {
+    return this.#inner.listBlueprint?.();
+  }
 }
 
 function* mapped<A, B>(items: Iterable<A>, f: (a: A) => B): Generator<B> {

@@ -9,6 +9,7 @@ import type {
   RepresentedType,
   WatchEventType,
 } from './types.js';
+import { jsonListBlueprint } from './list-blueprint.js';
 
 /** `Content-Type` of JSON bodies and JSON watch streams (kube sends the plain type for both). */
 export const JSON_MEDIA_TYPE = 'application/json';
@@ -118,6 +119,10 @@ export class JsonRepresentation implements Representation {
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
     // Keyed by event type: a caching source frames each version once per type for all watchers.
     return source.encoded(`json;event=${type}`, () => jsonEvent(type, source.json()));
+  }
+
+  listBlueprint(): Uint8Array {
+    return jsonListBlueprint(this.#type);
   }
 }
 

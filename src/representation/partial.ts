@@ -63,4 +63,9 @@ export class PartialRepresentation implements Representation {
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
     return this.#inner.event(type, type === 'ERROR' ? source : this.#view(source));
   }
+
+  listBlueprint(): Uint8Array | undefined {
+    // The inner representation is of PartialObjectMetadataList (kube: asPartialObjectMetadataList).
+    return this.#inner.listBlueprint?.();
+  }
 }

@@ -126,6 +126,16 @@ export class ProtobufRepresentation implements Representation {
     );
   }
 
+  listBlueprint(): Uint8Array {
+    // kube's empty ListMeta: its string fields are always written, empty.
+    return this.#encoder.list(
+      this.#type.apiVersion,
+      this.#type.listKind,
+      { resourceVersion: '', continue: '' },
+      [],
+    );
+  }
+
   event(type: WatchEventType, source: ObjectSource): Uint8Array {
     // Keyed by event type: a caching source frames each version once per type for all watchers.
     return source.encoded(`${PROTOBUF_ITEM_KEY};event=${type}`, () =>

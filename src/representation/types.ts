@@ -68,4 +68,9 @@ export interface Representation {
   listParts?(meta: ListMetaValues, items: Iterable<ObjectSource>): Iterable<Uint8Array>;
   /** One watch event as it goes on the stream (a JSON line, a length-prefixed frame). */
   event(type: WatchEventType, source: ObjectSource): Uint8Array;
+  /**
+   * The empty list of the request's type in this encoding, which a WatchList stream's
+   * initial-events-end bookmark carries (see list-blueprint.ts); absent where kube sends none.
+   */
+  listBlueprint?(): Uint8Array | undefined;
 }

@@ -60,7 +60,12 @@ import {
 import type { ListPlan, WatchPlan } from './read-plan.js';
 import type { Selection } from './selection.js';
 import { pageMeta, pageSources, readStoragePage } from './storage-pages.js';
-import { errorFrame, openStorageWatch, type StorageWatchOptions } from './storage-watch.js';
+import {
+  errorFrame,
+  initialEventsEndAnnotations,
+  openStorageWatch,
+  type StorageWatchOptions,
+} from './storage-watch.js';
 
 /**
  * The revision of a continue token that lists the rest of its collection at the latest revision,
@@ -292,6 +297,7 @@ export class CachedStore implements ObjectStore {
       from,
       initialEvents: plan.initialEvents,
       initialEventsEnd: plan.initialEventsEnd,
+      ...(plan.initialEventsEnd ? { initialEventsEndAnnotations: initialEventsEndAnnotations(rep) } : {}),
       bookmarks: plan.bookmarks,
       kind: type.kind,
       apiVersion: type.apiVersion,

@@ -12,8 +12,8 @@
  * - namespaces are special (namespace-delete.ts);
  * - a dry run decides and answers the same, and writes nothing.
  *
- * Propagation policies are validated but change nothing yet: without a garbage collector, kube
- * too adds no `orphan`/`foregroundDeletion` finalizer.
+ * Propagation policies leave the garbage collector's finalizers (`orphan`, `foregroundDeletion`:
+ * gc-finalizers.ts), also on an object already being deleted.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import { conflict, invalid, notFound } from '../api/errors.js';
@@ -36,6 +36,7 @@ import { intParam, param, type Query } from './query.js';
 import { RACED, type WriteOutcome } from './object-store.js';
 import { staleConflict } from './store-ops.js';
 import { admissionAttributes, serverRequester, type AdmissionRequester } from './admission.js';
+import { finalizersAfterDelete } from './gc-finalizers.js';
 
 /** Attempts before a delete that keeps losing races gives up with a 409. */
 const MAX_ATTEMPTS = 16;
@@ -214,6 +215,11 @@ export async function deleteObject(
       }
       const meta = obj.metadata;
       if (!meta.deletionTimestamp) strategy.prepareForDelete?.(obj, ctx.now());
+      const gcFinalizers = finalizersAfterDelete(type, meta.finalizers ?? [], options.propagationPolicy);
+      if (gcFinalizers !== undefined) {
+        if (gcFinalizers.length > 0) meta.finalizers = gcFinalizers;
+        else delete meta.finalizers;
+      }
       const finalizers = meta.finalizers ?? [];
       const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
       const returnObject = strategy.returnDeletedObject;
@@ -221,6 +227,15 @@ export async function deleteObject(
         if (meta.deletionTimestamp) {
           const pending = meta.deletionGracePeriodSeconds ?? 0;
           const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
+          if (gcFinalizers !== undefined && !shorter && finalizers.length > 0) {
+            // Only the finalizers change (a second delete with another propagation policy).
+            if (dryRun) return { done: { code: 200, body: JSON.stringify(obj), removed: false } };
+            const bytes = encodeForStorage(obj);
+            const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
+            return {
+              done: { code: 200, body: withResourceVersion(bytes, written.revision), removed: false },
+            };
+          }
           if (!shorter) {
             const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
             return {

@@ -15,6 +15,7 @@ import { awaitStoreRevision } from './freshness.js';
 import type { EventStream } from './object-store.js';
 import { INITIAL_EVENTS_END_ANNOTATION, type WatchPlan } from './read-plan.js';
 import type { ObjectFilter } from '../watchcache/scope.js';
+import { blueprintAnnotation, LIST_BLUEPRINT_ANNOTATION } from '../representation/list-blueprint.js';
 
 /** An `ERROR` event with the Status of `err` (a compacted start: kube's 410 `Expired`). */
 export function errorFrame(rep: Representation, err: unknown): Uint8Array {
@@ -32,9 +33,21 @@ function bookmarkFrame(
   initialEnd: boolean,
 ): Uint8Array {
   const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
-  if (initialEnd) metadata['annotations'] = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
+  if (initialEnd) metadata['annotations'] = initialEventsEndAnnotations(rep);
   const { kind, apiVersion } = type;
   return rep.event('BOOKMARK', new ValueSource({ kind, apiVersion, metadata }));
+}
+
+/**
+ * The annotations of the initial-events-end bookmark: the end mark and, where `rep` has one, the
+ * list blueprint (kube v1.33's WatchList).
+ */
+export function initialEventsEndAnnotations(rep: Representation): Record<string, string> {
+  const blueprint = rep.listBlueprint?.();
+  return {
+    [INITIAL_EVENTS_END_ANNOTATION]: 'true',
+    ...(blueprint === undefined ? {} : { [LIST_BLUEPRINT_ANNOTATION]: blueprintAnnotation(blueprint) }),
+  };
 }
 
 /** One stored version as a watch event in `rep`. */

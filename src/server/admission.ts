@@ -215,6 +215,8 @@ export interface AdmissionDeps {
   readonly authorize: Authorize | undefined;
   readonly tolerationSeconds: { readonly notReady: number; readonly unreachable: number };
   readonly logError: (message: string, err: unknown) => void;
+  /** Run the quota status controller with the ResourceQuota plugin (`--controllers`); default true. */
+  readonly quotaController?: boolean;
 }
 
 /** The admission of one server. */
@@ -243,7 +245,7 @@ export function buildAdmission(deps: AdmissionDeps): Admission {
   );
   const controllers: ControllerFactory[] = [];
   const quota = plugins.find((p): p is ResourceQuotaAdmission => p instanceof ResourceQuotaAdmission);
-  if (quota !== undefined) {
+  if (quota !== undefined && deps.quotaController !== false) {
     controllers.push(() =>
       startQuotaController(objects, quota, {
         onError: (err) => deps.logError('resource quota controller', err),

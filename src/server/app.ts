@@ -43,6 +43,7 @@ import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
 import { startTokenCleaner, type TokenCleaner } from '../apiserver-loops/token-cleaner.js';
+import { CONTROLLER } from './controllers.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { ServingTls } from '../tls/serving.js';
@@ -194,6 +195,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
           keys: deps.serviceAccounts.keys,
           caPem: deps.serviceAccounts.caPem,
           externalAddress: deps.serverAddress,
+          controllers: options.controllers,
         });
   const authn = buildAuthentication({
     flags,
@@ -326,6 +328,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     tolerationSeconds: { notReady: 300, unreachable: 300 },
     logError: (message, err) => deps.log.error(message, err),
+    quotaController: options.controllers.enabled(CONTROLLER.resourceQuota),
   });
   const webhooksEnabled =
     admission.chain.plugins.includes(webhooks.mutating) ||
@@ -384,6 +387,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
+    namespaceController: options.controllers.enabled(CONTROLLER.namespace),
     admission: admission.chain,
     namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [
@@ -411,6 +415,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
+    aggregation: options.controllers.enabled(CONTROLLER.clusterRoleAggregation),
     webhook: {
       configFile: options.flags.get('authorization-webhook-config-file') as string,
       version: options.flags.get('authorization-webhook-version') as string,
@@ -517,7 +522,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     done();
   });
   const signer =
-    deps.ca === undefined || deps.startControllers === false
+    deps.ca === undefined ||
+    deps.startControllers === false ||
+    !options.controllers.enabled(CONTROLLER.csrSigning)
       ? undefined
       : new ClientSigner(
           layer.store,
@@ -578,7 +585,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
-  if (authn.bootstrapTokens && deps.startControllers !== false) {
+  if (
+    authn.bootstrapTokens &&
+    deps.startControllers !== false &&
+    options.controllers.enabled(CONTROLLER.tokenCleaner)
+  ) {
     let cleaner: TokenCleaner | undefined;
     app.addHook('onReady', (done) => {
       cleaner = startTokenCleaner({

@@ -29,6 +29,8 @@ import { goawayChanceError } from './connection-limits.js';
 import { SERVER_FLAGS } from './flag-table.js';
 import { parseAuditFlags, type AuditFlags } from '../audit/flags.js';
 import { pluginFlagErrors, unimplementedPlugins } from '../admission/plugins.js';
+import { parseControllerSelection, type ControllerSelection } from '../flags/controllers.js';
+import { SERVER_CONTROLLERS } from './controllers.js';
 
 /** Authorization modes kube-apiserver knows (all implemented in src/authz/). */
 export const AUTHORIZATION_MODES = ['AlwaysAllow', 'AlwaysDeny', 'ABAC', 'Webhook', 'RBAC', 'Node'] as const;
@@ -113,6 +115,8 @@ export interface ServerOptions {
   readonly audit: AuditFlags;
   /** `--admission-control-config-file` (absolute), or ''. */
   readonly admissionControlConfigFile: string;
+  /** `--controllers`: which in-process controllers run (kube-controller-manager's names). */
+  readonly controllers: ControllerSelection;
   /** Every flag's value by name, including those not implemented yet. */
   readonly flags: ReadonlyMap<string, FlagValue>;
   /** Flags given on the command line. */
@@ -323,6 +327,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     encryptionProviderConfig: resolvePath(str('encryption-provider-config')),
     audit: parseAuditFlags(v, resolvePath),
     admissionControlConfigFile: resolvePath(str('admission-control-config-file')),
+    controllers: parseControllerSelection(list('controllers'), SERVER_CONTROLLERS),
     flags: v,
     changed: parsed.changed,
   };

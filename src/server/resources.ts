@@ -49,6 +49,8 @@ export interface ResourceDeps {
    * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
    */
   readonly startControllers?: boolean;
+  /** Run the namespace controller (`--controllers` may leave it off); default true. */
+  readonly namespaceController?: boolean;
   /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
   readonly schemas?: SchemaSet;
   /**
@@ -245,7 +247,7 @@ export function mountResources(
     if (allocators !== undefined) {
       await repairServiceAllocations(ctx, allocators.clusterIPs, allocators.nodePorts);
     }
-    controller = startNamespaceController(ctx);
+    if (deps.namespaceController !== false) controller = startNamespaceController(ctx);
     for (const start of deps.controllers ?? []) others.push(start(ctx));
   });
   const net = deps.services;

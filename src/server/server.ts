@@ -32,6 +32,9 @@ import { POST_START_HOOKS, RBAC_BOOTSTRAP_HOOK, ServerLifecycle } from './lifecy
 import { ServerLog } from './log.js';
 import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
+import type { RunningManager } from '../controller-manager/manager.js';
+import { startInProcessControllerManager } from './controller-manager.js';
+import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** How long a stop still waits for the app once its connections were destroyed (ms). */
 const CLOSE_AFTER_DESTROY_MS = 5_000;
@@ -45,6 +48,11 @@ export interface StartOverrides {
   readonly startControllers?: boolean;
   /** Deprecated API versions instead of kube 1.33's (tests). */
   readonly deprecations?: Deprecations;
+  /**
+   * The in-process controller manager's `--controllers` selection (its syntax: names, aliases,
+   * `*`, `-name`) instead of its share of the server's flag; empty: no controller manager.
+   */
+  readonly controllers?: readonly string[];
 }
 
 /** A started server. */
@@ -63,6 +71,8 @@ export interface RunningServer {
   readonly storeLocation: string;
   readonly pki: ServerPki;
   readonly lifecycle: ServerLifecycle;
+  /** The in-process controller manager, unless `--controllers` selected none. */
+  readonly controllerManager: RunningManager | undefined;
   /** Runs one compaction tick now (tests). */
   compactNow(): Promise<void>;
   /** Graceful shutdown (see the module comment). Idempotent; resolves when everything is closed. */
@@ -215,11 +225,20 @@ export async function startServer(
       if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
     }
     lifecycle.markStarted();
+    // The manager's share of `--controllers` (canonical names), unless the caller chose.
+    const controllers =
+      overrides.controllers ??
+      CONTROLLERS.filter((c) => options.controllers.enabled(c.name)).map((c) => c.name);
+    const controllerManager =
+      controllers.length === 0
+        ? undefined
+        : await startInProcessControllerManager(pki, url, controllers, log);
 
     let stopping: Promise<void> | undefined;
     const activeCompactor = compactor;
     const shutdown = async (): Promise<void> => {
       lifecycle.beginShutdown();
+      await controllerManager?.stop();
       await sleep(options.shutdownDelayMs);
       const watchGrace = options.flags.get('shutdown-watch-termination-grace-period') as number;
       const grace = Math.max(options.requestTimeoutMs, watchGrace, 1_000);
@@ -272,6 +291,7 @@ export async function startServer(
       storeLocation: opened.location,
       pki,
       lifecycle,
+      controllerManager,
       compactNow: () => activeCompactor.tick(),
       shutdown: () => (stopping ??= shutdown()),
     };

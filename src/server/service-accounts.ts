@@ -7,6 +7,8 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { startServiceAccountsController } from '../apiserver-loops/service-accounts.js';
+import type { ControllerSelection } from '../flags/controllers.js';
+import { ALL_CONTROLLERS, CONTROLLER } from './controllers.js';
 import { startTokenSecretsController } from '../apiserver-loops/token-secrets.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
 import type { ResourceContext } from '../resource/context.js';
@@ -29,6 +31,8 @@ export interface ServiceAccountDeps {
   readonly caPem: string;
   /** `host:port` clients reach the server at (for the default `jwks_uri`). */
   readonly externalAddress: () => string;
+  /** Which of the service-account controllers run (`--controllers`); default all. */
+  readonly controllers?: ControllerSelection;
 }
 
 /** The service-account parts of a server. */
@@ -55,7 +59,15 @@ export class ServiceAccounts {
     });
     this.admission = serviceAccountAdmission(lookup.proxy);
     const endpoints = new Map<string, CustomEndpoint>();
-    const controllers: ControllerFactory[] = [(ctx) => startServiceAccountsController(ctx, deps.caPem)];
+    const selection = deps.controllers ?? ALL_CONTROLLERS;
+    const publish = {
+      defaultAccounts: selection.enabled(CONTROLLER.serviceAccount),
+      rootCa: selection.enabled(CONTROLLER.rootCaPublisher),
+    };
+    const controllers: ControllerFactory[] = [];
+    if (publish.defaultAccounts || publish.rootCa) {
+      controllers.push((ctx) => startServiceAccountsController(ctx, deps.caPem, publish));
+    }
     const first = flags.issuers[0] ?? '';
     if (keys.signing !== undefined) {
       const boundIssuer = new TokenIssuer(keys.signing, first);
@@ -69,7 +81,9 @@ export class ServiceAccounts {
           extendExpiration: flags.extendTokenExpiration,
         }),
       );
-      controllers.push((ctx) => startTokenSecretsController(ctx, boundIssuer, deps.caPem));
+      if (selection.enabled(CONTROLLER.serviceAccountToken)) {
+        controllers.push((ctx) => startTokenSecretsController(ctx, boundIssuer, deps.caPem));
+      }
     }
     this.endpoints = endpoints;
     this.controllers = controllers;

@@ -20,7 +20,7 @@
  */
 import type { JWTPayload } from 'jose';
 import { loadJose } from '../authn/jose.js';
-import type { UserInfo } from '../authn/user.js';
+import { userInfo, type UserInfo } from '../authn/user.js';
 import type { TokenAuthentication, TokenAuthenticator } from '../authn/token-authenticator.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { LEGACY_CLAIMS, LEGACY_ISSUER, serviceAccountUsername, type KubernetesClaim } from './claims.js';
@@ -272,10 +272,10 @@ function userOf(
   uid: string,
   extra: Readonly<Record<string, readonly string[]>>,
 ): UserInfo {
-  return {
+  return userInfo({
     name: serviceAccountUsername(namespace, name),
     uid,
     groups: ['system:serviceaccounts', `system:serviceaccounts:${namespace}`],
     extra,
-  };
+  });
 }

@@ -75,6 +75,8 @@ export interface OpenWatcherParams {
   /** With `now`: send the state as ADDED events first. */
   readonly initialEvents: boolean;
   readonly initialEventsEnd: boolean;
+  /** The annotations of the initial-events-end bookmark (default: the end mark alone). */
+  readonly initialEventsEndAnnotations?: Readonly<Record<string, string>>;
   readonly bookmarks: boolean;
   /** kind and apiVersion of bookmark objects (types of several versions share one cache). */
   readonly kind: string;
@@ -413,6 +415,9 @@ export class TypeCache {
       startRevision,
       ...(initial === undefined ? {} : { initial }),
       initialEventsEnd: params.initialEventsEnd,
+      ...(params.initialEventsEndAnnotations === undefined
+        ? {}
+        : { initialEventsEndAnnotations: params.initialEventsEndAnnotations }),
       ...(backlog === undefined ? {} : { backlog }),
       frames: params.frames ?? this.#jsonFrames,
       onEnd: this.#forget,

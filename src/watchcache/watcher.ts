@@ -33,6 +33,8 @@ export interface CacheWatcherOptions {
   readonly initial?: readonly ObjectVersion[];
   /** After the initial state, a BOOKMARK annotated `k8s.io/initial-events-end`. */
   readonly initialEventsEnd?: boolean;
+  /** The annotations of that bookmark (default: the end mark alone). */
+  readonly initialEventsEndAnnotations?: Readonly<Record<string, string>>;
   /** Window events after `startRevision` to send before live ones. */
   readonly backlog?: readonly CacheEvent[];
   /** The stream's encoders (JSON lines by default, see frames.ts). */
@@ -134,7 +136,11 @@ export class CacheWatcher {
 
   #bookmarkFrame(revision: bigint, initialEnd: boolean): Uint8Array {
     const metadata: Record<string, unknown> = { resourceVersion: String(revision) };
-    if (initialEnd) metadata['annotations'] = { 'k8s.io/initial-events-end': 'true' };
+    if (initialEnd) {
+      metadata['annotations'] = this.#o.initialEventsEndAnnotations ?? {
+        'k8s.io/initial-events-end': 'true',
+      };
+    }
     return this.#o.frames.value('BOOKMARK', { kind: this.#o.kind, apiVersion: this.#o.apiVersion, metadata });
   }
 

@@ -45,10 +45,11 @@ describe('token file', () => {
   it('finds users by token and nothing else', async () => {
     const file = TokenFileAuthenticator.parse('t1,alice,u1,"a,b"\r\n\r\nt2,bob,u2\n', 'f');
     expect(file.size).toBe(2);
+    // system:authenticated is added around the whole chain, not by the file (authenticated-group.test.ts).
     expect((await file.authenticateToken('t1'))?.user).toEqual({
       name: 'alice',
       uid: 'u1',
-      groups: ['a', 'b', 'system:authenticated'],
+      groups: ['a', 'b'],
       extra: {},
     });
     expect(await file.authenticateToken('t3')).toBeUndefined();

@@ -71,7 +71,7 @@ describe('webhook client', () => {
       cacheTtlMs: 60_000,
     });
     const r = await hook.authenticateToken('good', []);
-    expect(r?.user).toEqual({ name: 'hooked', uid: '', groups: ['h', 'system:authenticated'], extra: {} });
+    expect(r?.user).toEqual({ name: 'hooked', uid: '', groups: ['h'], extra: {} });
     expect(await hook.authenticateToken('good', [])).toEqual(r);
     expect(await hook.authenticateToken('bad', [])).toBeUndefined();
     expect(hook.calls).toBe(2);

@@ -94,7 +94,7 @@ describe.each([true, false])('watch (cache %s)', (cached) => {
     expect(await events(w, 2)).toEqual(['ADDED:a', 'ADDED:b']);
     const end = await w.next();
     expect(end?.type).toBe('BOOKMARK');
-    expect(end?.object?.metadata.annotations).toEqual({ 'k8s.io/initial-events-end': 'true' });
+    expect(end?.object?.metadata.annotations).toMatchObject({ 'k8s.io/initial-events-end': 'true' });
     expect(BigInt(end?.object?.metadata.resourceVersion ?? '0')).toBeGreaterThanOrEqual(
       BigInt(a.metadata.resourceVersion ?? ''),
     );

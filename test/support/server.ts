@@ -44,6 +44,11 @@ export interface TestServerOptions {
   readonly args?: readonly string[];
   /** Run the namespace controllers (default true). */
   readonly startControllers?: boolean;
+  /**
+   * The in-process controller manager's `--controllers` (kube names or aliases, `*`, `-foo`).
+   * Default: none, so suites that do not ask see no workload controllers.
+   */
+  readonly controllers?: readonly string[];
   /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
   readonly etcd?: LocalEtcd;
 }
@@ -96,6 +101,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       log: new ServerLog((line) => logs.push(line)),
       ...(memory === undefined ? {} : { store: memory }),
       ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
+      controllers: opts.controllers ?? [],
     });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);

@@ -1,0 +1,34 @@
+/**
+ * Every controller the manager can run, in start order (kube's names).
+ *
+ * To add a controller:
+ * 1. make a folder `src/controllers/<name>/` whose `index.ts` exports one
+ *    `ControllerDescriptor` (`src/controllers/context.ts`): `{ name, serviceAccount,
+ *    disabledByDefault?, start(ctx) }`;
+ * 2. in `start`, take informers from `ctx.informers.informer(REF)`, add handlers that only
+ *    enqueue keys, start `concurrency(ctx.config, '<flag key>')` workers with the client's
+ *    `runWorkers`, wait for `ctx.informers.waitForSync(ctx.signal)` before the first sync, write
+ *    through `ctx.client`, report through `ctx.eventRecorder('<name>-controller')`, and stop when
+ *    `ctx.signal` aborts;
+ * 3. import it below and add it to {@link CONTROLLERS} (one line; keep kube's order loosely:
+ *    it only decides start order).
+ * `--controllers` and `capstan server --controllers` then know it.
+ */
+import type { ControllerDescriptor } from '../controllers/context.js';
+import { deploymentController } from '../controllers/deployment/index.js';
+import { garbageCollectorController } from '../controllers/garbagecollector/index.js';
+import { replicaSetController } from '../controllers/replicaset/index.js';
+import { replicationControllerController } from '../controllers/replicationcontroller/index.js';
+
+/** The known controllers. */
+export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  garbageCollectorController,
+  replicaSetController,
+  replicationControllerController,
+  deploymentController,
+];
+
+/** The names `--controllers` accepts. */
+export function knownControllerNames(): string[] {
+  return CONTROLLERS.map((c) => c.name);
+}
