@@ -9,26 +9,34 @@ import { PLUGIN } from './names.js';
 const MB = 1024 * 1024;
 const MIN_THRESHOLD = 23 * MB;
 const MAX_CONTAINER_THRESHOLD = 1000 * MB;
+const STATE = `${PLUGIN.ImageLocality}/images`;
 
 /** The plugin. */
 export function imageLocality(_args: Record<string, unknown>, handle: Handle): Plugin {
   return {
     name: PLUGIN.ImageLocality,
-    score(_state, pod, node) {
+    preScore(state, pod) {
       const spec = pod.pod.spec ?? {};
-      const containers = [...(spec.initContainers ?? []), ...(spec.containers ?? [])];
+      const images = [...(spec.initContainers ?? []), ...(spec.containers ?? [])].map((c) =>
+        normalizedImageName(c.image ?? ''),
+      );
+      state.write(STATE, images);
+      return undefined;
+    },
+    score(state, _pod, node) {
+      const images = state.read<string[]>(STATE) ?? [];
       const snap = handle.snapshot();
       const total = snap.nodes.length;
       let sum = 0;
-      for (const c of containers) {
-        const img = normalizedImageName(c.image ?? '');
-        const size = node.images.get(img);
-        if (size === undefined || total === 0) continue;
-        sum += Math.trunc((size * snap.imageNodeCount(img)) / total);
+      if (node.images.size > 0 && total > 0) {
+        for (const img of images) {
+          const size = node.images.get(img);
+          if (size !== undefined) sum += Math.trunc((size * snap.imageNodeCount(img)) / total);
+        }
       }
-      const max = MAX_CONTAINER_THRESHOLD * containers.length;
-      const clamped = Math.min(Math.max(sum, MIN_THRESHOLD), max);
+      const max = MAX_CONTAINER_THRESHOLD * images.length;
       if (max <= MIN_THRESHOLD) return 0;
+      const clamped = Math.min(Math.max(sum, MIN_THRESHOLD), max);
       return Math.trunc((MAX_NODE_SCORE * (clamped - MIN_THRESHOLD)) / (max - MIN_THRESHOLD));
     },
   };

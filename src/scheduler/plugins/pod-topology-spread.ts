@@ -41,6 +41,27 @@ function hasAllKeys(node: NodeInfo, cs: readonly SpreadConstraint[]): boolean {
   return true;
 }
 
+/**
+ * Matching pods per node, by selector key, valid while the node's generation is unchanged: a
+ * cycle recounts only the nodes whose pods changed since (one, when pods are placed one by one).
+ */
+export class MatchCountCache {
+  readonly #bySelector = new Map<string, Map<NodeInfo, { gen: number; n: number }>>();
+
+  count(node: NodeInfo, c: SpreadConstraint, ns: string): number {
+    let m = this.#bySelector.get(c.selectorKey);
+    if (m === undefined) {
+      if (this.#bySelector.size >= 256) this.#bySelector.clear();
+      this.#bySelector.set(c.selectorKey, (m = new Map()));
+    }
+    const hit = m.get(node);
+    if (hit !== undefined && hit.gen === node.generation) return hit.n;
+    const n = countMatching(node, c, ns);
+    m.set(node, { gen: node.generation, n });
+    return n;
+  }
+}
+
 function countMatching(node: NodeInfo, c: SpreadConstraint, ns: string): number {
   let n = 0;
   for (const other of node.pods.values()) {
@@ -81,6 +102,7 @@ export function podTopologySpread(args: Record<string, unknown>, handle: Handle)
       : SYSTEM_DEFAULT_CONSTRAINTS;
   const constraintsOf = (pod: PodInfo): readonly SpreadConstraint[] =>
     podSpreadConstraints(pod, handle.lister, defaults);
+  const cache = new MatchCountCache();
   return {
     name: PLUGIN.PodTopologySpread,
     events: [
@@ -102,7 +124,7 @@ export function podTopologySpread(args: Record<string, unknown>, handle: Handle)
           if (!eligible(node, pod, c, affinity)) return;
           const v = labels[c.topologyKey] as string;
           const m = counts[i] as Map<string, number>;
-          m.set(v, (m.get(v) ?? 0) + countMatching(node, c, ns));
+          m.set(v, (m.get(v) ?? 0) + cache.count(node, c, ns));
         });
       }
       const minMatch = constraints.map((c, i) => {
@@ -174,7 +196,7 @@ export function podTopologySpread(args: Record<string, unknown>, handle: Handle)
           if (v === undefined) return;
           const cur = m.get(v);
           if (cur === undefined || !eligible(node, pod, c, affinity)) return;
-          m.set(v, cur + countMatching(node, c, ns));
+          m.set(v, cur + cache.count(node, c, ns));
         });
       }
       const weights = constraints.map((c, i) =>

@@ -16,6 +16,8 @@ export interface SpreadConstraint {
   readonly hard: boolean;
   readonly minDomains: number;
   readonly selector: LabelPredicate;
+  /** Identifies the selector (and namespace): counts of matching pods per node are cached under it. */
+  readonly selectorKey: string;
   readonly honorNodeAffinity: boolean;
   readonly honorTaints: boolean;
 }
@@ -39,8 +41,13 @@ function withMatchLabelKeys(
   return { ...sel, matchExpressions: [...(sel.matchExpressions ?? []), ...extra] };
 }
 
-function compile(c: TopologySpreadConstraint, selector: LabelPredicate): SpreadConstraint {
+function compile(
+  c: TopologySpreadConstraint,
+  selector: LabelPredicate,
+  selectorKey: string,
+): SpreadConstraint {
   return {
+    selectorKey,
     maxSkew: c.maxSkew ?? 1,
     topologyKey: c.topologyKey ?? '',
     hard: (c.whenUnsatisfiable ?? 'DoNotSchedule') === 'DoNotSchedule',
@@ -51,11 +58,12 @@ function compile(c: TopologySpreadConstraint, selector: LabelPredicate): SpreadC
   };
 }
 
-/** The selector of the pod's owners and services, or undefined when nothing selects it. */
-export function defaultSelector(pod: PodInfo, lister: ClusterLister): LabelPredicate | undefined {
+/** The selector of the pod's owners and services (and its key), or undefined when nothing selects it. */
+export function defaultSelector(pod: PodInfo, lister: ClusterLister): [LabelPredicate, string] | undefined {
   const ns = pod.pod.metadata.namespace ?? '';
   const labels = pod.pod.metadata.labels;
   const preds: LabelPredicate[] = [];
+  const keys: unknown[] = [ns];
   const maps: Record<string, string> = {};
   for (const s of lister.services(ns)) {
     const sel = s.spec?.selector;
@@ -67,13 +75,19 @@ export function defaultSelector(pod: PodInfo, lister: ClusterLister): LabelPredi
     if (sel !== undefined && Object.keys(sel).length > 0 && compileMapSelector(sel)(labels))
       Object.assign(maps, sel);
   }
-  if (Object.keys(maps).length > 0) preds.push(compileMapSelector(maps));
+  if (Object.keys(maps).length > 0) {
+    preds.push(compileMapSelector(maps));
+    keys.push(maps);
+  }
   for (const owner of [...lister.replicaSets(ns), ...lister.statefulSets(ns)]) {
     const p = compileLabelSelector(owner.spec?.selector);
-    if (p(labels)) preds.push(p);
+    if (p(labels)) {
+      preds.push(p);
+      keys.push(owner.spec?.selector);
+    }
   }
   if (preds.length === 0) return undefined;
-  return (l) => preds.every((p) => p(l));
+  return [(l) => preds.every((p) => p(l)), JSON.stringify(keys)];
 }
 
 /**
@@ -87,12 +101,14 @@ export function podSpreadConstraints(
 ): readonly SpreadConstraint[] {
   const own = pod.pod.spec?.topologySpreadConstraints ?? [];
   if (own.length > 0) {
-    return own.map((c) =>
-      compile(c, compileLabelSelector(withMatchLabelKeys(c.labelSelector, c.matchLabelKeys ?? [], pod))),
-    );
+    const ns = pod.pod.metadata.namespace ?? '';
+    return own.map((c) => {
+      const sel = withMatchLabelKeys(c.labelSelector, c.matchLabelKeys ?? [], pod);
+      return compile(c, compileLabelSelector(sel), JSON.stringify([ns, sel ?? null]));
+    });
   }
   if (defaults.length === 0) return [];
   const sel = defaultSelector(pod, lister);
   if (sel === undefined) return [];
-  return defaults.map((c) => compile(c, sel));
+  return defaults.map((c) => compile(c, sel[0], sel[1]));
 }
