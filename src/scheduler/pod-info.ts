@@ -16,6 +16,8 @@ export interface AffinityTerm {
   /** undefined when the term has no namespaceSelector. */
   readonly namespaceSelector: LabelPredicate | undefined;
   readonly weight: number;
+  /** Identifies the term's selection (namespaces, selectors, topology key) across pods. */
+  readonly key: string;
 }
 
 /** A host port a pod asks for. */
@@ -43,6 +45,12 @@ function compileTerm(t: PodAffinityTerm, ownNamespace: string, weight: number): 
   const nsSel = t.namespaceSelector;
   if (names.length === 0 && nsSel === undefined) namespaces.add(ownNamespace);
   return {
+    key: JSON.stringify([
+      [...namespaces].sort(),
+      t.labelSelector ?? null,
+      nsSel ?? null,
+      t.topologyKey ?? '',
+    ]),
     topologyKey: t.topologyKey ?? '',
     selector: compileLabelSelector(t.labelSelector),
     namespaces,

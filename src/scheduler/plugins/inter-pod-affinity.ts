@@ -104,6 +104,58 @@ function addScore(ts: TopologyScore, node: NodeInfo, key: string, w: number): vo
   m.set(v, (m.get(v) ?? 0) + w);
 }
 
+/** Pods on a node matching a term, cached by term key and node generation. */
+class TermCountCache {
+  readonly #byTerm = new Map<string, Map<NodeInfo, { gen: number; n: number }>>();
+
+  count(node: NodeInfo, t: AffinityTerm, ns: NamespaceLabels): number {
+    let m = this.#byTerm.get(t.key);
+    if (m === undefined) {
+      if (this.#byTerm.size >= 256) this.#byTerm.clear();
+      this.#byTerm.set(t.key, (m = new Map<NodeInfo, { gen: number; n: number }>()));
+    }
+    const hit = m.get(node);
+    if (hit !== undefined && hit.gen === node.generation) return hit.n;
+    let n = 0;
+    for (const other of node.pods.values()) if (termMatches(t, other.pod, ns)) n++;
+    m.set(node, { gen: node.generation, n });
+    return n;
+  }
+}
+
+/** The scoring terms of the pods on a node, summed per distinct term (signed weights). */
+class ExistingTermsCache {
+  readonly #byNode = new Map<
+    NodeInfo,
+    { gen: number; terms: Map<string, { term: AffinityTerm; weight: number }> }
+  >();
+
+  of(
+    node: NodeInfo,
+    hardWeight: number,
+    ignorePreferred: boolean,
+  ): Map<string, { term: AffinityTerm; weight: number }> {
+    const hit = this.#byNode.get(node);
+    if (hit !== undefined && hit.gen === node.generation) return hit.terms;
+    const terms = new Map<string, { term: AffinityTerm; weight: number }>();
+    const add = (t: AffinityTerm, w: number, kind: string): void => {
+      if (w === 0) return;
+      const k = `${kind}\0${t.key}`;
+      const e = terms.get(k);
+      if (e === undefined) terms.set(k, { term: t, weight: w });
+      else e.weight += w;
+    };
+    for (const other of node.podsWithAffinity) {
+      if (hardWeight > 0) for (const t of other.requiredAffinity) add(t, hardWeight, 'r');
+      if (ignorePreferred) continue;
+      for (const t of other.preferredAffinity) add(t, t.weight, 'p');
+      for (const t of other.preferredAntiAffinity) add(t, -t.weight, 'a');
+    }
+    this.#byNode.set(node, { gen: node.generation, terms });
+    return terms;
+  }
+}
+
 const FILTER = `${PLUGIN.InterPodAffinity}/filter`;
 const SCORE = `${PLUGIN.InterPodAffinity}/score`;
 
@@ -112,6 +164,8 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
   const hardWeight = (args['hardPodAffinityWeight'] as number | undefined) ?? 1;
   const ignoreExisting = (args['ignorePreferredTermsOfExistingPods'] as boolean | undefined) ?? false;
   const ns: NamespaceLabels = (n) => handle.lister.namespaceLabels(n);
+  const counts = new TermCountCache();
+  const summaries = new ExistingTermsCache();
   return {
     name: PLUGIN.InterPodAffinity,
     events: [
@@ -155,28 +209,25 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
     preScore(state, pod) {
       const snap = handle.snapshot();
       const hasPreferred = pod.preferredAffinity.length + pod.preferredAntiAffinity.length > 0;
-      const nodes: Iterable<NodeInfo> = hasPreferred ? snap.nodes : snap.nodesWithAffinityPods();
       const ts: TopologyScore = new Map();
       let any = false;
-      for (const node of nodes) {
-        const others = hasPreferred ? node.pods.values() : node.podsWithAffinity.values();
-        for (const other of others) {
+      const matchesIncoming = new Map<string, boolean>();
+      if (hasPreferred) {
+        for (const node of snap.nodes) {
+          if (node.pods.size === 0) continue;
           any = true;
           for (const t of pod.preferredAffinity)
-            if (termMatches(t, other.pod, ns)) addScore(ts, node, t.topologyKey, t.weight);
-          for (const t of pod.preferredAntiAffinity) {
-            if (termMatches(t, other.pod, ns)) addScore(ts, node, t.topologyKey, -t.weight);
-          }
-          if (hardWeight > 0) {
-            for (const t of other.requiredAffinity)
-              if (termMatches(t, pod.pod, ns)) addScore(ts, node, t.topologyKey, hardWeight);
-          }
-          if (ignoreExisting) continue;
-          for (const t of other.preferredAffinity)
-            if (termMatches(t, pod.pod, ns)) addScore(ts, node, t.topologyKey, t.weight);
-          for (const t of other.preferredAntiAffinity) {
-            if (termMatches(t, pod.pod, ns)) addScore(ts, node, t.topologyKey, -t.weight);
-          }
+            addScore(ts, node, t.topologyKey, t.weight * counts.count(node, t, ns));
+          for (const t of pod.preferredAntiAffinity)
+            addScore(ts, node, t.topologyKey, -t.weight * counts.count(node, t, ns));
+        }
+      }
+      for (const node of snap.nodesWithAffinityPods()) {
+        any = true;
+        for (const e of summaries.of(node, hardWeight, ignoreExisting).values()) {
+          let m = matchesIncoming.get(e.term.key);
+          if (m === undefined) matchesIncoming.set(e.term.key, (m = termMatches(e.term, pod.pod, ns)));
+          if (m) addScore(ts, node, e.term.topologyKey, e.weight);
         }
       }
       if (!any || ts.size === 0) return SKIP;

@@ -52,7 +52,7 @@ export class MatchCountCache {
     let m = this.#bySelector.get(c.selectorKey);
     if (m === undefined) {
       if (this.#bySelector.size >= 256) this.#bySelector.clear();
-      this.#bySelector.set(c.selectorKey, (m = new Map()));
+      this.#bySelector.set(c.selectorKey, (m = new Map<NodeInfo, { gen: number; n: number }>()));
     }
     const hit = m.get(node);
     if (hit !== undefined && hit.gen === node.generation) return hit.n;
