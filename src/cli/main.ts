@@ -14,6 +14,7 @@ commands:
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
   agent     run a node agent; --simulate runs simulated nodes (capstan agent --simulate --help)
+  scheduler run kube-scheduler's equivalent against a server (capstan scheduler --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
   version   print the version`;
 
@@ -48,6 +49,8 @@ async function main(argv: readonly string[]): Promise<number> {
       return (await import('../proxy/command.js')).runProxyCommand(rest);
     case 'bench':
       return (await import('../bench/command.js')).runBenchCommand(rest);
+    case 'scheduler':
+      return (await import('../scheduler/command.js')).runSchedulerCommand(rest);
     case 'verify':
       return (await import('../verify/command.js')).runVerifyCommand(rest);
     case 'agent':

@@ -18,6 +18,7 @@ import type { Target } from './context.js';
 /** Subresources served for every type that lists them in the registry, plus namespaces/finalize. */
 function servesSubresource(target: Target, sub: string): boolean {
   if (sub === 'finalize') return target.type.group === '' && target.type.kind === 'Namespace';
+  if (sub === 'binding') return target.type.group === '' && target.type.kind === 'Pod';
   return (target.type.subresources as readonly string[]).includes(sub);
 }
 

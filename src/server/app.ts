@@ -66,6 +66,7 @@ import { requestDeadline } from './deadline.js';
 import { retryAfterOnShutdown } from './retry-after.js';
 import { AUTHORIZATION_CONFIG_RELOAD_MS, buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
+import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { ClientSigner } from '../certificates/signer.js';
@@ -583,6 +584,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
+  for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (

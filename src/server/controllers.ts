@@ -44,6 +44,8 @@ const SERVER_LOOPS: readonly KnownController[] = [
  */
 export const SERVER_CONTROLLERS: readonly KnownController[] = [
   ...SERVER_LOOPS,
+  // Not a controller in kube (its own binary); here `--controllers=-scheduler` turns it off.
+  { name: 'scheduler' },
   ...CONTROLLERS.map((c) => ({
     name: c.name,
     ...(c.aliases === undefined ? {} : { aliases: c.aliases }),

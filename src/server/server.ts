@@ -36,6 +36,7 @@ import type { ServerOptions } from './options.js';
 import { openStore, storeViews, type OpenedStore } from './storage.js';
 import type { RunningManager } from '../controller-manager/manager.js';
 import { startInProcessControllerManager } from './controller-manager.js';
+import { SCHEDULER_CONTROLLER, startInProcessScheduler, type InProcessScheduler } from './scheduler.js';
 import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** How long a stop still waits for the app once its connections were destroyed (ms). */
@@ -75,6 +76,8 @@ export interface RunningServer {
   readonly lifecycle: ServerLifecycle;
   /** The in-process controller manager, unless `--controllers` selected none. */
   readonly controllerManager: RunningManager | undefined;
+  /** The in-process scheduler, unless `--controllers` turned it off (`-scheduler`). */
+  readonly scheduler: InProcessScheduler | undefined;
   /** Runs one compaction tick now (tests). */
   compactNow(): Promise<void>;
   /**
@@ -238,18 +241,24 @@ export async function startServer(
     lifecycle.markStarted();
     // The manager's share of `--controllers` (canonical names), unless the caller chose.
     const controllers =
-      overrides.controllers ??
+      overrides.controllers?.filter((c) => c !== SCHEDULER_CONTROLLER) ??
       CONTROLLERS.filter((c) => options.controllers.enabled(c.name)).map((c) => c.name);
+    const schedulerOn =
+      overrides.controllers !== undefined
+        ? overrides.controllers.includes(SCHEDULER_CONTROLLER)
+        : options.controllers.enabled(SCHEDULER_CONTROLLER);
     const controllerManager =
       controllers.length === 0
         ? undefined
         : await startInProcessControllerManager(pki, url, controllers, log);
+    const scheduler = schedulerOn ? await startInProcessScheduler(pki, url, log) : undefined;
 
     let stopping: Promise<void> | undefined;
     const activeCompactor = compactor;
     const shutdown = async (): Promise<void> => {
       lifecycle.beginShutdown();
       await controllerManager?.stop();
+      await scheduler?.stop();
       await sleep(options.shutdownDelayMs);
       const watchGrace = options.flags.get('shutdown-watch-termination-grace-period') as number;
       const grace = Math.max(options.requestTimeoutMs, watchGrace, 1_000);
@@ -303,6 +312,7 @@ export async function startServer(
       pki,
       lifecycle,
       controllerManager,
+      scheduler,
       compactNow: () => activeCompactor.tick(),
       loopbackConfig: (user, groups = [], opts = {}) =>
         loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups }),

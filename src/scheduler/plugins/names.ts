@@ -1,0 +1,21 @@
+/** The names of kube-scheduler's in-tree plugins, as profiles spell them. */
+export const PLUGIN = {
+  PrioritySort: 'PrioritySort',
+  SchedulingGates: 'SchedulingGates',
+  NodeUnschedulable: 'NodeUnschedulable',
+  NodeName: 'NodeName',
+  TaintToleration: 'TaintToleration',
+  NodeAffinity: 'NodeAffinity',
+  NodePorts: 'NodePorts',
+  NodeResourcesFit: 'NodeResourcesFit',
+  VolumeRestrictions: 'VolumeRestrictions',
+  NodeVolumeLimits: 'NodeVolumeLimits',
+  VolumeBinding: 'VolumeBinding',
+  VolumeZone: 'VolumeZone',
+  PodTopologySpread: 'PodTopologySpread',
+  InterPodAffinity: 'InterPodAffinity',
+  DefaultPreemption: 'DefaultPreemption',
+  NodeResourcesBalancedAllocation: 'NodeResourcesBalancedAllocation',
+  ImageLocality: 'ImageLocality',
+  DefaultBinder: 'DefaultBinder',
+} as const;

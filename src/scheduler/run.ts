@@ -1,0 +1,106 @@
+/**
+ * Runs a scheduler against an API server: `startScheduler(clientConfig, options, signal)` is what
+ * `capstan scheduler` and `capstan server` (in-process, over loopback) both call. With leader
+ * election (kube's default) only the holder of the `kube-system/kube-scheduler` Lease schedules;
+ * the informers run either way so a new leader starts warm.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { ClientConfig } from '../client/index.js';
+import { Client, LeaderElector, SharedInformerFactory } from '../client/index.js';
+import { ClientSchedulerApi } from './api.js';
+import { schedulerConfigFrom, type SchedulerConfig } from './config.js';
+import { SchedulerInformers } from './informers.js';
+import { Scheduler } from './scheduler.js';
+
+/** Options of {@link startScheduler}. */
+export interface SchedulerRunOptions {
+  /** The configuration (default: kube's defaults, one `default-scheduler` profile). */
+  readonly config?: SchedulerConfig;
+  /** Where errors go (default console.error). */
+  readonly log?: (message: string) => void;
+  /** Called once the scheduler is built (before sync), e.g. to serve its metrics. */
+  readonly onReady?: (scheduler: Scheduler) => void;
+}
+
+/** A scheduler started by {@link startScheduler}. */
+export interface RunningScheduler {
+  readonly scheduler: Scheduler;
+  /** Resolves when the scheduler has stopped (after `signal` aborted). */
+  readonly done: Promise<void>;
+}
+
+/**
+ * Builds the scheduler (throwing SchedulerConfigError for an unknown plugin or a bad profile
+ * before anything connects), starts its informers and runs it until `signal` aborts.
+ */
+export function startScheduler(
+  clientConfig: ClientConfig,
+  options: SchedulerRunOptions,
+  signal: AbortSignal,
+): RunningScheduler {
+  const config = options.config ?? schedulerConfigFrom(undefined);
+  const log = options.log ?? ((m: string) => console.error(m));
+  const logErr = (m: string, err: unknown): void =>
+    log(`${m}: ${err instanceof Error ? err.message : String(err)}`);
+  const client = new Client({
+    ...clientConfig,
+    qps: clientConfig.qps ?? config.clientConnection.qps,
+    burst: clientConfig.burst ?? config.clientConnection.burst,
+    userAgent: clientConfig.userAgent ?? 'capstan-scheduler/v1.33',
+  });
+  const factory = new SharedInformerFactory(client, { log: logErr });
+  const informers = new SchedulerInformers(factory);
+  const api = new ClientSchedulerApi(client, logErr);
+  let scheduler: Scheduler;
+  try {
+    scheduler = new Scheduler({
+      config,
+      api,
+      lister: informers.lister(),
+      currentPod: (key) => informers.pods.store.get(key),
+      log,
+    });
+  } catch (err) {
+    void client.close();
+    throw err;
+  }
+  options.onReady?.(scheduler);
+  informers.connect(scheduler);
+  const done = (async (): Promise<void> => {
+    factory.start();
+    try {
+      await factory.waitForSync(signal);
+      const le = config.leaderElection;
+      if (!le.leaderElect) {
+        await scheduler.run(signal);
+        return;
+      }
+      let running: Promise<void> | undefined;
+      const elector = new LeaderElector({
+        client,
+        namespace: le.resourceNamespace,
+        name: le.resourceName,
+        identity: `${hostname()}_${randomUUID()}`,
+        leaseDurationMs: le.leaseDurationMs,
+        renewDeadlineMs: le.renewDeadlineMs,
+        retryPeriodMs: le.retryPeriodMs,
+        releaseOnCancel: true,
+        onStartedLeading: (leading) => {
+          running = scheduler.run(leading).catch((err: unknown) => logErr('scheduler stopped', err));
+        },
+        onStoppedLeading: () => undefined,
+        log: logErr,
+      });
+      await elector.run(signal);
+      await running;
+    } catch (err) {
+      if (!signal.aborted) logErr('scheduler', err);
+    } finally {
+      await factory.stop();
+      await api.close();
+      await client.close();
+    }
+  })();
+  return { scheduler, done };
+}

@@ -1,0 +1,420 @@
+/**
+ * The scheduler: cluster events in (nodes, pods and the kinds plugins read), one pod at a time
+ * out of the queue through its profile's framework, binding in the background. Failures are
+ * reported as kube does (a FailedScheduling event, the PodScheduled condition) and the pod waits
+ * for an event that may help. A thrown error in a cycle is caught, logged and the pod backs off.
+ */
+import type { Node, Pod } from '../api/types/core-v1.js';
+import { Algorithm } from './algorithm.js';
+import { isTerminal, podKey, SchedulerCache } from './cache.js';
+import { DEFAULT_SCHEDULER_NAME, type SchedulerConfig } from './config.js';
+import { fitErrorMessage } from './fit-error.js';
+import { buildFramework } from './framework/build.js';
+import type { Framework } from './framework/runtime.js';
+import { statusMessage, unresolvable } from './framework/status.js';
+import {
+  CycleState,
+  type ClusterEvent,
+  type ClusterLister,
+  type Handle,
+  type Plugin,
+  type PluginFactory,
+  type SchedulerApi,
+} from './framework/types.js';
+import { SchedulerMetrics } from './metrics.js';
+import { PodInfo } from './pod-info.js';
+import { inTreeRegistry } from './plugins/registry.js';
+import { SchedulingQueue, type QueuedPodInfo } from './queue.js';
+
+/** What the scheduler needs from its surroundings. */
+export interface SchedulerDeps {
+  readonly config: SchedulerConfig;
+  readonly api: SchedulerApi;
+  /** Listers of the other kinds; `nominatedPods` is provided by the scheduler itself. */
+  readonly lister: Omit<ClusterLister, 'nominatedPods'>;
+  /** The pod as the informer has it now (undefined: deleted). */
+  readonly currentPod: (key: string) => Pod | undefined;
+  readonly registry?: ReadonlyMap<string, PluginFactory>;
+  readonly log?: (message: string) => void;
+  readonly now?: () => number;
+}
+
+function schedulerNameOf(pod: Pod): string {
+  const n = pod.spec?.schedulerName;
+  return n === undefined || n === '' ? DEFAULT_SCHEDULER_NAME : n;
+}
+
+function assigned(pod: Pod): boolean {
+  return (pod.spec?.nodeName ?? '') !== '';
+}
+
+/** What of a pending pod's update matters for scheduling (kube ignores status-only changes). */
+function schedulingRelevant(pod: Pod): string {
+  return JSON.stringify([pod.metadata.labels, pod.metadata.annotations, pod.spec]);
+}
+
+/** The scheduler. Construct, feed events, `run()`. */
+export class Scheduler {
+  readonly cache = new SchedulerCache();
+  readonly queue: SchedulingQueue;
+  readonly metrics: SchedulerMetrics;
+  readonly frameworks = new Map<string, Framework>();
+  readonly #algorithm: Algorithm;
+  readonly #nominated = new Map<string, Map<string, PodInfo>>();
+  readonly #nominatedOf = new Map<string, string>();
+  readonly #binding = new Set<Promise<void>>();
+  readonly #log: (m: string) => void;
+  readonly #now: () => number;
+
+  /** @throws SchedulerConfigError for an unknown plugin or an invalid profile. */
+  constructor(readonly deps: SchedulerDeps) {
+    this.#log = deps.log ?? ((m) => console.error(m));
+    this.#now = deps.now ?? Date.now;
+    const b = deps.lister;
+    // Delegates explicitly: `b` may be a class instance, whose methods a spread would drop.
+    const lister: ClusterLister = {
+      pvc: (ns, n) => b.pvc(ns, n),
+      pv: (n) => b.pv(n),
+      pvs: () => b.pvs(),
+      storageClass: (n) => b.storageClass(n),
+      csiNode: (n) => b.csiNode(n),
+      namespace: (n) => b.namespace(n),
+      namespaceLabels: (n) => b.namespaceLabels(n),
+      services: (ns) => b.services(ns),
+      replicationControllers: (ns) => b.replicationControllers(ns),
+      replicaSets: (ns) => b.replicaSets(ns),
+      statefulSets: (ns) => b.statefulSets(ns),
+      pdbs: (ns) => b.pdbs(ns),
+      nominatedPods: (n) => this.#nominatedPods(n),
+    };
+    const registry = deps.registry ?? inTreeRegistry();
+    const plugins = new Map<string, Plugin>();
+    for (const profile of deps.config.profiles) {
+      const built: { fw?: Framework } = {};
+      const handle: Handle = {
+        lister,
+        api: deps.api,
+        schedulerName: profile.schedulerName,
+        snapshot: () => this.cache,
+        dryRun: (pod, node, snap) => {
+          const fw = built.fw;
+          if (fw === undefined) return unresolvable('framework not ready');
+          const state = new CycleState();
+          const pf = fw.runPreFilters(state, pod, snap);
+          if (pf.status !== undefined) return pf.status;
+          if (pf.nodeNames !== undefined && !pf.nodeNames.has(node.name))
+            return unresolvable('node not in PreFilter result');
+          return fw.runFilters(state, pod, node);
+        },
+      };
+      const fw = buildFramework(profile, registry, handle, deps.config.percentageOfNodesToScore);
+      built.fw = fw;
+      this.frameworks.set(profile.schedulerName, fw);
+      for (const p of fw.plugins.all) if (!plugins.has(p.name)) plugins.set(p.name, p);
+    }
+    const first = [...this.frameworks.values()][0] as Framework;
+    this.queue = new SchedulingQueue({
+      less: (a, b) => first.less(a, b),
+      preEnqueue: (info) => this.frameworks.get(schedulerNameOf(info.pod))?.runPreEnqueue(info),
+      plugins,
+      initialBackoffMs: deps.config.podInitialBackoffSeconds * 1000,
+      maxBackoffMs: deps.config.podMaxBackoffSeconds * 1000,
+      ...(deps.now === undefined ? {} : { now: deps.now }),
+    });
+    this.metrics = new SchedulerMetrics(() => this.queue.counts());
+    this.#algorithm = new Algorithm((n) => this.#nominatedPods(n));
+  }
+
+  #nominatedPods(node: string): readonly PodInfo[] {
+    const m = this.#nominated.get(node);
+    return m === undefined ? [] : [...m.values()];
+  }
+
+  #setNominated(pod: Pod, node: string | undefined): void {
+    const k = podKey(pod);
+    const prev = this.#nominatedOf.get(k);
+    if (prev !== undefined) {
+      this.#nominated.get(prev)?.delete(k);
+      this.#nominatedOf.delete(k);
+    }
+    if (node === undefined || node === '') return;
+    let m = this.#nominated.get(node);
+    if (m === undefined) this.#nominated.set(node, (m = new Map<string, PodInfo>()));
+    m.set(k, new PodInfo(pod));
+    this.#nominatedOf.set(k, node);
+  }
+
+  /** True when one of this scheduler's profiles is responsible for the pod. */
+  responsibleFor(pod: Pod): boolean {
+    return this.frameworks.has(schedulerNameOf(pod));
+  }
+
+  // ---- events ----
+
+  onNodeAdd(node: Node): void {
+    this.cache.upsertNode(node);
+    this.queue.onEvent({ resource: 'Node', action: 'Add' });
+  }
+
+  onNodeUpdate(node: Node): void {
+    this.cache.upsertNode(node);
+    this.queue.onEvent({ resource: 'Node', action: 'Update' });
+  }
+
+  onNodeDelete(node: Node): void {
+    this.cache.removeNode(node.metadata.name ?? '');
+    this.queue.onEvent({ resource: 'Node', action: 'Delete' });
+  }
+
+  onPodAdd(pod: Pod): void {
+    if (assigned(pod)) {
+      this.cache.upsertPod(pod);
+      this.queue.onEvent({ resource: 'AssignedPod', action: 'Add' });
+      return;
+    }
+    if (!this.responsibleFor(pod) || isTerminal(pod)) return;
+    this.#setNominated(pod, pod.status?.nominatedNodeName);
+    if (!this.queue.has(podKey(pod))) this.queue.add(pod);
+  }
+
+  onPodUpdate(old: Pod, pod: Pod): void {
+    const key = podKey(pod);
+    if (assigned(pod)) {
+      this.#setNominated(pod, undefined);
+      this.queue.delete(key);
+      this.cache.upsertPod(pod);
+      this.queue.onEvent({ resource: 'AssignedPod', action: 'Update' });
+      return;
+    }
+    if (!this.responsibleFor(pod) || isTerminal(pod)) {
+      this.queue.delete(key);
+      return;
+    }
+    this.#setNominated(pod, pod.status?.nominatedNodeName);
+    if (schedulingRelevant(old) !== schedulingRelevant(pod) || !this.queue.has(key)) {
+      this.queue.update(pod);
+      this.queue.onEvent({ resource: 'Pod', action: 'Update' });
+    }
+  }
+
+  onPodDelete(pod: Pod): void {
+    const key = podKey(pod);
+    this.#setNominated(pod, undefined);
+    this.queue.delete(key);
+    if (this.cache.pod(key) !== undefined) {
+      this.cache.removePod(key);
+      this.queue.onEvent({ resource: 'AssignedPod', action: 'Delete' });
+      this.queue.onEvent({ resource: 'Pod', action: 'Delete' });
+    }
+  }
+
+  /** Any other watched kind changed (PVC, PV, StorageClass, Namespace, Service, ...). */
+  onEvent(e: ClusterEvent): void {
+    this.queue.onEvent(e);
+  }
+
+  // ---- the loop ----
+
+  /** Schedules until `signal` aborts; then waits for bindings in flight. */
+  async run(signal: AbortSignal): Promise<void> {
+    const flusher = setInterval(() => this.queue.flush(), 1000);
+    const stop = (): void => this.queue.close();
+    signal.addEventListener('abort', stop, { once: true });
+    try {
+      for (;;) {
+        const q = await this.queue.pop();
+        if (q === undefined || signal.aborted) break;
+        try {
+          await this.scheduleOne(q);
+        } catch (err) {
+          this.#log(
+            `scheduler: scheduling ${q.info.key} failed: ${err instanceof Error ? err.message : String(err)}`,
+          );
+          this.queue.addUnschedulable(q, this.queue.cycle, true);
+        }
+        // Let informer events in between cycles.
+        await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      clearInterval(flusher);
+      signal.removeEventListener('abort', stop);
+      await Promise.allSettled([...this.#binding]);
+    }
+  }
+
+  /** Resolves once every binding in flight has finished. */
+  async settle(): Promise<void> {
+    while (this.#binding.size > 0) await Promise.allSettled([...this.#binding]);
+  }
+
+  /** Pops and schedules every pod now active, waiting for their bindings (tests, benchmarks). */
+  async drain(): Promise<number> {
+    let n = 0;
+    while (this.queue.counts().active > 0) {
+      const q = await this.queue.pop();
+      if (q === undefined) break;
+      await this.scheduleOne(q);
+      n++;
+    }
+    await this.settle();
+    return n;
+  }
+
+  /** One scheduling cycle for one pod. */
+  async scheduleOne(q: QueuedPodInfo): Promise<void> {
+    const started = this.#now();
+    const cycle = this.queue.cycle;
+    const key = q.info.key;
+    const current = this.deps.currentPod(key);
+    const fw = current === undefined ? undefined : this.frameworks.get(schedulerNameOf(current));
+    if (
+      current === undefined ||
+      fw === undefined ||
+      assigned(current) ||
+      current.metadata.deletionTimestamp
+    ) {
+      this.queue.done(key);
+      return;
+    }
+    if (current !== q.info.pod) q.info = new PodInfo(current);
+    const pod = q.info;
+    const state = new CycleState();
+    const decision = this.#algorithm.decide(fw, state, pod, this.cache);
+    if (decision.kind === 'error') {
+      await this.#failed(fw, q, cycle, started, {
+        reason: 'SchedulerError',
+        message: decision.message,
+        isError: true,
+        plugins: new Set(),
+      });
+      return;
+    }
+    if (decision.kind === 'unschedulable') {
+      const d = decision.diagnosis;
+      let nominated: string | undefined;
+      for (const p of fw.plugins.postFilter) {
+        const r = await p.postFilter?.(state, pod, d.nodeStatuses);
+        if (r === undefined) continue;
+        if (r.status !== undefined) d.postFilterMessage = statusMessage(r.status);
+        if (r.nominatedNode !== undefined) nominated = r.nominatedNode;
+        if (r.status === undefined) break;
+      }
+      if (nominated !== undefined && nominated !== '') this.#setNominated(pod.pod, nominated);
+      await this.#failed(fw, q, cycle, started, {
+        reason: 'Unschedulable',
+        message: fitErrorMessage(d),
+        isError: false,
+        plugins: decision.plugins,
+        nominated,
+      });
+      return;
+    }
+    const node = decision.node;
+    this.cache.assume(pod, node);
+    const rs = fw.runReserve(state, pod, node);
+    if (rs !== undefined) {
+      this.cache.forget(key);
+      await this.#failed(fw, q, cycle, started, {
+        reason: 'SchedulerError',
+        message: statusMessage(rs),
+        isError: true,
+        plugins: new Set(rs.plugin === undefined ? [] : [rs.plugin]),
+      });
+      return;
+    }
+    const binding = this.#bind(fw, state, q, cycle, node, started).finally(() =>
+      this.#binding.delete(binding),
+    );
+    this.#binding.add(binding);
+  }
+
+  async #bind(
+    fw: Framework,
+    state: CycleState,
+    q: QueuedPodInfo,
+    cycle: number,
+    node: string,
+    started: number,
+  ): Promise<void> {
+    const pod = q.info;
+    try {
+      const s = (await fw.runPreBind(state, pod, node)) ?? (await fw.runBind(state, pod, node));
+      if (s !== undefined) {
+        fw.runUnreserve(state, pod, node);
+        this.cache.forget(pod.key);
+        this.queue.onEvent({ resource: 'AssignedPod', action: 'Delete' });
+        await this.#failed(fw, q, cycle, started, {
+          reason: 'SchedulerError',
+          message: statusMessage(s),
+          isError: true,
+          plugins: new Set(),
+        });
+        return;
+      }
+    } catch (err) {
+      fw.runUnreserve(state, pod, node);
+      this.cache.forget(pod.key);
+      this.#log(
+        `scheduler: binding ${pod.key} to ${node}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      this.queue.addUnschedulable(q, cycle, true);
+      return;
+    }
+    const now = this.#now();
+    this.metrics.attempt('scheduled', fw.schedulerName, (now - started) / 1000);
+    this.metrics.scheduled((now - q.initialAttempt) / 1000, q.attempts);
+    this.#setNominated(pod.pod, undefined);
+    this.queue.done(pod.key);
+    this.deps.api.event(
+      pod.pod,
+      'Normal',
+      'Scheduled',
+      'Binding',
+      `Successfully assigned ${pod.key} to ${node}`,
+    );
+  }
+
+  async #failed(
+    fw: Framework,
+    q: QueuedPodInfo,
+    cycle: number,
+    started: number,
+    f: {
+      reason: string;
+      message: string;
+      isError: boolean;
+      plugins: Set<string>;
+      nominated?: string | undefined;
+    },
+  ): Promise<void> {
+    this.metrics.attempt(
+      f.isError ? 'error' : 'unschedulable',
+      fw.schedulerName,
+      (this.#now() - started) / 1000,
+    );
+    const current = this.deps.currentPod(q.info.key);
+    if (current === undefined || assigned(current)) {
+      this.queue.done(q.info.key);
+      return;
+    }
+    q.unschedulablePlugins = f.plugins;
+    this.queue.addUnschedulable(q, cycle, f.isError);
+    this.deps.api.event(current, 'Warning', 'FailedScheduling', 'Scheduling', f.message);
+    const cond = current.status?.conditions?.find((c) => c.type === 'PodScheduled');
+    const sameCondition = cond?.status === 'False' && cond.reason === f.reason && cond.message === f.message;
+    const nominatedNow = current.status?.nominatedNodeName ?? '';
+    const nominatedChange = f.nominated !== undefined && f.nominated !== nominatedNow;
+    if (sameCondition && !nominatedChange) return;
+    try {
+      await this.deps.api.patchPodScheduled(
+        current,
+        { status: 'False', reason: f.reason, message: f.message },
+        nominatedChange ? f.nominated : undefined,
+      );
+    } catch (err) {
+      this.#log(
+        `scheduler: updating the PodScheduled condition of ${q.info.key}: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+}

@@ -1,0 +1,77 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../support/server.js';
+import { adminJson, adminTls, type AdminTls } from '../support/https.js';
+
+/** pods/binding, served by the API server for the scheduler (kube's BindingREST). */
+describe('pods/binding', () => {
+  let s: TestServer;
+  let tls: AdminTls;
+  beforeAll(async () => {
+    s = await startTestServer();
+    tls = adminTls(s.kubeconfigPath);
+  });
+  afterAll(async () => s.close());
+
+  const pod = (name: string): unknown => ({
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name, namespace: 'default' },
+    spec: { containers: [{ name: 'c', image: 'x' }] },
+  });
+  const binding = (name: string, node: string): unknown => ({
+    apiVersion: 'v1',
+    kind: 'Binding',
+    metadata: { name, annotations: { 'example.com/a': 'b' } },
+    target: { kind: 'Node', name: node },
+  });
+
+  it('assigns the pod, sets PodScheduled=True, refuses a second binding with 409', async () => {
+    expect((await adminJson(`${s.url}/api/v1/namespaces/default/pods`, tls, 'POST', pod('p1'))).status).toBe(
+      201,
+    );
+    const r = await adminJson(
+      `${s.url}/api/v1/namespaces/default/pods/p1/binding`,
+      tls,
+      'POST',
+      binding('p1', 'n1'),
+    );
+    expect(r.status).toBe(201);
+    const got = await adminJson(`${s.url}/api/v1/namespaces/default/pods/p1`, tls);
+    const spec = got.json['spec'] as { nodeName?: string };
+    const status = got.json['status'] as { conditions?: { type: string; status: string }[] };
+    const meta = got.json['metadata'] as { annotations?: Record<string, string> };
+    expect(spec.nodeName).toBe('n1');
+    expect(meta.annotations?.['example.com/a']).toBe('b');
+    expect(status.conditions?.find((c) => c.type === 'PodScheduled')?.status).toBe('True');
+    const again = await adminJson(
+      `${s.url}/api/v1/namespaces/default/pods/p1/binding`,
+      tls,
+      'POST',
+      binding('p1', 'n2'),
+    );
+    expect(again.status).toBe(409);
+    expect(again.json['message']).toContain('is already assigned to node "n1"');
+  });
+
+  it('serves the legacy bindings collection and 404s a missing pod', async () => {
+    expect((await adminJson(`${s.url}/api/v1/namespaces/default/pods`, tls, 'POST', pod('p2'))).status).toBe(
+      201,
+    );
+    const r = await adminJson(
+      `${s.url}/api/v1/namespaces/default/bindings`,
+      tls,
+      'POST',
+      binding('p2', 'n2'),
+    );
+    expect(r.status).toBe(201);
+    const got = await adminJson(`${s.url}/api/v1/namespaces/default/pods/p2`, tls);
+    expect((got.json['spec'] as { nodeName?: string }).nodeName).toBe('n2');
+    const missing = await adminJson(
+      `${s.url}/api/v1/namespaces/default/pods/nope/binding`,
+      tls,
+      'POST',
+      binding('nope', 'n1'),
+    );
+    expect(missing.status).toBe(404);
+  });
+});
