@@ -9,8 +9,8 @@ import type { ServerPki } from '../pki/server-pki.js';
 import { schedulerConfigFrom } from '../scheduler/config.js';
 import { startScheduler } from '../scheduler/run.js';
 import type { Scheduler } from '../scheduler/scheduler.js';
-import { loopbackClientConfig } from './controller-manager.js';
 import type { ServerLog } from './log.js';
+import { loopbackConfig } from './loopback.js';
 
 /** The name of the scheduler in `--controllers`. */
 export const SCHEDULER_CONTROLLER = 'scheduler';
@@ -27,7 +27,10 @@ export async function startInProcessScheduler(
   url: string,
   log: ServerLog,
 ): Promise<InProcessScheduler> {
-  const clientConfig = await loopbackClientConfig(pki, url, 'system:kube-scheduler', []);
+  const clientConfig = await loopbackConfig(
+    { url, ca: pki.ca, servingTrustPem: pki.servingTrustPem },
+    { user: 'system:kube-scheduler' },
+  );
   const abort = new AbortController();
   const running = startScheduler(
     // The loopback is not a shared network: kube's client limits would only slow it down.
