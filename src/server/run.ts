@@ -8,7 +8,7 @@ import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
 import { servedUrls } from '../pki/served-addresses.js';
-import { startServer } from './server.js';
+import { startServer, type RunningServer } from './server.js';
 
 /** Output streams of the command (tests pass their own). */
 export interface CommandIo {
@@ -25,8 +25,18 @@ function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+/**
+ * What a command built on the server runs beside it (`capstan cluster`'s nodes): started once the
+ * server serves, stopped before it shuts down.
+ */
+export type Companion = (server: RunningServer, io: CommandIo) => Promise<() => Promise<void>>;
+
 /** Runs `capstan server <argv>` until a signal; resolves with the exit status. */
-export async function runServerCommand(argv: readonly string[], io: CommandIo = PROCESS_IO): Promise<number> {
+export async function runServerCommand(
+  argv: readonly string[],
+  io: CommandIo = PROCESS_IO,
+  companion?: Companion,
+): Promise<number> {
   let parsed;
   try {
     parsed = parseServerArgs(argv);
@@ -56,6 +66,16 @@ export async function runServerCommand(argv: readonly string[], io: CommandIo = 
     `serving on ${servedUrls(options.bindAddress, server.port).join(', ')} (store: ${server.storeLocation})`,
   );
   io.out(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`);
+  let stopCompanion: (() => Promise<void>) | undefined;
+  if (companion !== undefined) {
+    try {
+      stopCompanion = await companion(server, io);
+    } catch (err) {
+      io.err(`Error: ${describe(err)}`);
+      await server.shutdown();
+      return 1;
+    }
+  }
 
   const running = server;
   return new Promise<number>((resolve) => {
@@ -67,17 +87,20 @@ export async function runServerCommand(argv: readonly string[], io: CommandIo = 
       }
       signalled = true;
       log.warn(`received ${signal}: shutting down`);
-      running.shutdown().then(
-        () => {
-          process.off('SIGTERM', onSignal);
-          process.off('SIGINT', onSignal);
-          resolve(0);
-        },
-        (err: unknown) => {
-          log.error('shutdown failed', err);
-          resolve(1);
-        },
-      );
+      (stopCompanion ?? (() => Promise.resolve()))()
+        .catch((err: unknown) => log.error('stopping the nodes failed', err))
+        .then(() => running.shutdown())
+        .then(
+          () => {
+            process.off('SIGTERM', onSignal);
+            process.off('SIGINT', onSignal);
+            resolve(0);
+          },
+          (err: unknown) => {
+            log.error('shutdown failed', err);
+            resolve(1);
+          },
+        );
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
