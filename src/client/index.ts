@@ -1,0 +1,11 @@
+/**
+ * The Kubernetes client library: everything that acts on the API imports it from here.
+ * See docs/client.md.
+ */
+export * from './config.js';
+export * from './errors.js';
+export * from './rate-limit.js';
+export * from './resources.js';
+export * from './transport.js';
+export * from './client.js';
+export * from './watch.js';
