@@ -21,6 +21,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriClient } from '../../src/agent/cri/client.js';
+import { bridgeConflist } from '../../src/agent/network/cni.js';
 import { buildImages, type BuiltImage } from '../../tools/build-images.js';
 
 const run = promisify(execFile);
@@ -126,29 +127,6 @@ oom_score = 0
       [${cri}.containerd.runtimes.runc.options]
         SystemdCgroup = false
 `;
-}
-
-/** A bridge + host-local + portmap conflist (ipMasq off, so no iptables rules). */
-export function bridgeConflist(name: string, bridge: string, subnet: string, dataDir: string): string {
-  return JSON.stringify(
-    {
-      cniVersion: '1.0.0',
-      name,
-      plugins: [
-        {
-          type: 'bridge',
-          bridge,
-          isGateway: true,
-          ipMasq: false,
-          hairpinMode: true,
-          ipam: { type: 'host-local', ranges: [[{ subnet }]], routes: [{ dst: '0.0.0.0/0' }], dataDir },
-        },
-        { type: 'portmap', capabilities: { portMappings: true } },
-      ],
-    },
-    null,
-    2,
-  );
 }
 
 async function waitForSocket(socket: string, child: ChildProcess, log: () => string): Promise<void> {

@@ -105,8 +105,6 @@ export class CriClient {
     const reqType = this.#root.lookupType(m.requestType);
     const resType = this.#root.lookupType(m.responseType);
     const path = `/runtime.v1.${service}/${method}`;
-    const err = reqType.verify(request);
-    if (err) return Promise.reject(new Error(`CRI ${method}: invalid request: ${err}`));
     return new Promise<R>((resolve, reject) => {
       this.#client.makeUnaryRequest(
         path,

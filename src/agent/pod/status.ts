@@ -9,7 +9,14 @@
  *   imageID, containerID, started;
  * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`.
  */
-import type { Container, ContainerStateTerminated, ContainerStatus, Pod, PodCondition, PodStatus } from '../../api/types/core-v1.js';
+import type {
+  Container,
+  ContainerStateTerminated,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodStatus,
+} from '../../api/types/core-v1.js';
 import { qosClass } from '../runtime/resources.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import type { PodRecord } from './sync.js';
@@ -44,7 +51,15 @@ function containerStatus(
   const name = spec.name ?? '';
   const [last, prev] = instancesOf(state, name);
   const waiting = record.waiting.get(name);
-  const status: ContainerStatus = { name, state: {}, lastState: {}, ready: false, restartCount: 0, image: spec.image ?? '', imageID: '' };
+  const status: ContainerStatus = {
+    name,
+    state: {},
+    lastState: {},
+    ready: false,
+    restartCount: 0,
+    image: spec.image ?? '',
+    imageID: '',
+  };
   if (!last) {
     status.state = {
       waiting: waiting
@@ -69,7 +84,11 @@ function containerStatus(
     status.state = { waiting: { reason: waiting.reason, message: waiting.message } };
     status.lastState = { terminated: terminated(last) };
   } else if (last.state === 'CONTAINER_CREATED') {
-    status.state = { waiting: waiting ? { reason: waiting.reason, message: waiting.message } : { reason: 'ContainerCreating' } };
+    status.state = {
+      waiting: waiting
+        ? { reason: waiting.reason, message: waiting.message }
+        : { reason: 'ContainerCreating' },
+    };
     if (prev) status.lastState = { terminated: terminated(prev) };
   } else {
     status.state = { terminated: terminated(last) };
@@ -80,14 +99,22 @@ function containerStatus(
   return status;
 }
 
-function condition(old: readonly PodCondition[], type: string, ok: boolean, now: string, reason?: string, message?: string): PodCondition {
+function condition(
+  old: readonly PodCondition[],
+  type: string,
+  ok: boolean,
+  now: string,
+  reason?: string,
+  message?: string,
+): PodCondition {
   const status = ok ? 'True' : 'False';
   const prev = old.find((c) => c.type === type);
   return {
     type,
     status,
     lastProbeTime: null as unknown as string,
-    lastTransitionTime: prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : now,
+    lastTransitionTime:
+      prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : now,
     ...(reason ? { reason } : {}),
     ...(message ? { message } : {}),
   };
@@ -135,7 +162,12 @@ export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatu
 }
 
 /** Generates the pod's status. `hostIPs`: the node's addresses; `now`: epoch ms. */
-export function generatePodStatus(record: PodRecord, state: PodRuntimeState | undefined, hostIPs: readonly string[], now = Date.now()): PodStatus {
+export function generatePodStatus(
+  record: PodRecord,
+  state: PodRuntimeState | undefined,
+  hostIPs: readonly string[],
+  now = Date.now(),
+): PodStatus {
   const pod = record.pod;
   const old = pod.status ?? {};
   const oldConditions = old.conditions ?? [];
@@ -143,11 +175,17 @@ export function generatePodStatus(record: PodRecord, state: PodRuntimeState | un
   const initSpecs = pod.spec?.initContainers ?? [];
   const initStatuses = initSpecs.map((c) => containerStatus(c, state, record, true, false));
   const initDone = initStatuses.every((s) => s.state?.terminated?.exitCode === 0);
-  const appStatuses = (pod.spec?.containers ?? []).map((c) => containerStatus(c, state, record, false, !initDone));
+  const appStatuses = (pod.spec?.containers ?? []).map((c) =>
+    containerStatus(c, state, record, false, !initDone),
+  );
   const phase = podPhase(pod, initStatuses, appStatuses);
   const sandbox = state?.sandboxes[0];
   const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
-  const podIPs = pod.spec?.hostNetwork ? [...hostIPs] : sandbox?.ips.length ? [...sandbox.ips] : (old.podIPs ?? []).map((p) => p.ip ?? '');
+  const podIPs = pod.spec?.hostNetwork
+    ? [...hostIPs]
+    : sandbox?.ips.length
+      ? [...sandbox.ips]
+      : (old.podIPs ?? []).map((p) => p.ip ?? '');
   const unready = appStatuses.filter((s) => !s.ready).map((s) => s.name ?? '');
   const incomplete = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name ?? '');
   const completed = phase === 'Succeeded';
@@ -161,9 +199,18 @@ export function generatePodStatus(record: PodRecord, state: PodRuntimeState | un
       incomplete.length === 0 || completed,
       nowText,
       incomplete.length === 0 || completed ? undefined : 'ContainersNotInitialized',
-      incomplete.length === 0 || completed ? undefined : `containers with incomplete status: [${incomplete.join(' ')}]`,
+      incomplete.length === 0 || completed
+        ? undefined
+        : `containers with incomplete status: [${incomplete.join(' ')}]`,
     ),
-    condition(oldConditions, 'Ready', unready.length === 0, nowText, unready.length === 0 ? undefined : readyReason, unready.length === 0 ? undefined : readyMessage),
+    condition(
+      oldConditions,
+      'Ready',
+      unready.length === 0,
+      nowText,
+      unready.length === 0 ? undefined : readyReason,
+      unready.length === 0 ? undefined : readyMessage,
+    ),
     condition(
       oldConditions,
       'ContainersReady',

@@ -19,7 +19,12 @@ import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types/core-v1.js';
 import { buildEnv, EnvError, expandVars, type EnvContext } from '../runtime/env.js';
 import { ImageError, type ImageManager } from '../runtime/images.js';
-import { podCgroup, type ContainerInstance, type PodRuntime, type PodRuntimeState } from '../runtime/runtime.js';
+import {
+  podCgroup,
+  type ContainerInstance,
+  type PodRuntime,
+  type PodRuntimeState,
+} from '../runtime/runtime.js';
 import type { Backoff } from './backoff.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
 
@@ -64,8 +69,14 @@ function podRef(pod: Pod): string {
 }
 
 /** The newest instance of a container name (in a sandbox when given). */
-export function latestOf(state: PodRuntimeState | undefined, name: string, sandboxId?: string): ContainerInstance | undefined {
-  return state?.containers.find((c) => c.name === name && (sandboxId === undefined || c.sandboxId === sandboxId));
+export function latestOf(
+  state: PodRuntimeState | undefined,
+  name: string,
+  sandboxId?: string,
+): ContainerInstance | undefined {
+  return state?.containers.find(
+    (c) => c.name === name && (sandboxId === undefined || c.sandboxId === sandboxId),
+  );
 }
 
 /** The grace period for killing a pod's containers. */
@@ -106,13 +117,24 @@ async function removePodCgroup(path: string): Promise<void> {
 }
 
 /** Kills every container and sandbox of a pod (graceful, in parallel), then removes them. */
-export async function killPod(deps: SyncDeps, pod: Pod, state: PodRuntimeState | undefined, graceSeconds: number): Promise<void> {
+export async function killPod(
+  deps: SyncDeps,
+  pod: Pod,
+  state: PodRuntimeState | undefined,
+  graceSeconds: number,
+): Promise<void> {
   if (state) {
     await Promise.all(
       state.containers
         .filter((c) => c.state === 'CONTAINER_RUNNING')
         .map(async (c) => {
-          deps.events.event(pod, 'Normal', Reasons.Killing, `Stopping container ${c.name}`, containerFieldPath(pod, c.name));
+          deps.events.event(
+            pod,
+            'Normal',
+            Reasons.Killing,
+            `Stopping container ${c.name}`,
+            containerFieldPath(pod, c.name),
+          );
           await deps.runtime.stopContainer(c.id, graceSeconds);
         }),
     );
@@ -163,7 +185,14 @@ async function startContainer(
   const args = (spec.args ?? []).map((s) => expandVars(s, vars));
   let id: string;
   try {
-    id = await deps.runtime.createContainer(pod, sandbox, spec, { type, restartCount, env, command, args, image: spec.image ?? image });
+    id = await deps.runtime.createContainer(pod, sandbox, spec, {
+      type,
+      restartCount,
+      env,
+      command,
+      args,
+      image: spec.image ?? image,
+    });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     record.waiting.set(name, { reason: 'CreateContainerError', message: msg });
@@ -205,7 +234,13 @@ async function startOrRestart(
       const secs = Math.round(deps.backoff.current(key) / 1000);
       const message = `back-off ${secs >= 60 ? `${Math.floor(secs / 60)}m${secs % 60}s` : `${secs}s`} restarting failed container=${name} pod=${podRef(pod)}`;
       record.waiting.set(name, { reason: 'CrashLoopBackOff', message });
-      deps.events.event(pod, 'Warning', Reasons.BackOff, `Back-off restarting failed container ${name} in pod ${podRef(pod)}`, containerFieldPath(pod, name));
+      deps.events.event(
+        pod,
+        'Warning',
+        Reasons.BackOff,
+        `Back-off restarting failed container ${name} in pod ${podRef(pod)}`,
+        containerFieldPath(pod, name),
+      );
       return wait;
     }
     deps.backoff.next(key, failedAt);
@@ -221,7 +256,11 @@ function minDelay(a: number | undefined, b: number | undefined): number | undefi
 }
 
 /** Syncs one pod against the runtime. */
-export async function syncPod(deps: SyncDeps, record: PodRecord, initial: PodRuntimeState | undefined): Promise<SyncResult> {
+export async function syncPod(
+  deps: SyncDeps,
+  record: PodRecord,
+  initial: PodRuntimeState | undefined,
+): Promise<SyncResult> {
   const pod = record.pod;
   const uid = pod.metadata.uid ?? '';
   if (record.terminating) {
@@ -239,15 +278,26 @@ export async function syncPod(deps: SyncDeps, record: PodRecord, initial: PodRun
   const current = state?.sandboxes[0];
   if (!current || !current.ready) {
     if (state && state.containers.length > 0) {
-      deps.events.event(pod, 'Normal', Reasons.SandboxChanged, 'Pod sandbox changed, it will be killed and re-created.');
+      deps.events.event(
+        pod,
+        'Normal',
+        Reasons.SandboxChanged,
+        'Pod sandbox changed, it will be killed and re-created.',
+      );
     }
-    for (const c of state?.containers ?? []) if (c.state === 'CONTAINER_RUNNING') await deps.runtime.stopContainer(c.id, gracePeriodOf(pod));
+    for (const c of state?.containers ?? [])
+      if (c.state === 'CONTAINER_RUNNING') await deps.runtime.stopContainer(c.id, gracePeriodOf(pod));
     for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
     try {
       await deps.runtime.runSandbox(pod, current ? current.attempt + 1 : 0);
     } catch (err) {
       const msg = err instanceof Error ? err.message : String(err);
-      deps.events.event(pod, 'Warning', Reasons.FailedCreatePodSandBox, `Failed to create pod sandbox: ${msg}`);
+      deps.events.event(
+        pod,
+        'Warning',
+        Reasons.FailedCreatePodSandBox,
+        `Failed to create pod sandbox: ${msg}`,
+      );
       return { requeueAfterMs: 5000 };
     }
     state = (await deps.runtime.listPods(uid)).get(uid);

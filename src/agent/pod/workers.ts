@@ -59,7 +59,13 @@ export class PodWorkers {
     let w = this.#workers.get(uid);
     if (!w) {
       w = {
-        record: { pod, waiting: new Map(), terminating: false, terminated: false, startTime: pod.status?.startTime ?? kubeTime(Date.now()) },
+        record: {
+          pod,
+          waiting: new Map(),
+          terminating: false,
+          terminated: false,
+          startTime: pod.status?.startTime ?? kubeTime(Date.now()),
+        },
         running: false,
         again: false,
         timer: undefined,
@@ -93,7 +99,9 @@ export class PodWorkers {
       try {
         await killPod(this.#deps, pod, state, 2);
       } catch (err) {
-        console.error(`agent: removing orphaned pod ${state.namespace}/${state.name} (${uid}): ${(err as Error).message}`);
+        console.error(
+          `agent: removing orphaned pod ${state.namespace}/${state.name} (${uid}): ${(err as Error).message}`,
+        );
       }
     }
   }
@@ -142,7 +150,9 @@ export class PodWorkers {
       const after = (await this.#deps.runtime.listPods(uid)).get(uid);
       this.#hooks.onStatus(w.record, generatePodStatus(w.record, after, this.#hooks.hostIPs()));
     } catch (err) {
-      console.error(`agent: sync of pod ${w.record.pod.metadata.namespace ?? ''}/${w.record.pod.metadata.name ?? ''} failed: ${(err as Error).message}`);
+      console.error(
+        `agent: sync of pod ${w.record.pod.metadata.namespace ?? ''}/${w.record.pod.metadata.name ?? ''} failed: ${(err as Error).message}`,
+      );
       requeue = 2000;
     }
     if (requeue !== undefined && !this.#stopped) {

@@ -96,10 +96,17 @@ function fieldValue(pod: Pod, path: string, ctx: EnvContext): string {
   }
 }
 
-function resourceValue(pod: Pod, container: Container, resource: string, divisor: string | undefined, ctx: EnvContext): string {
+function resourceValue(
+  pod: Pod,
+  container: Container,
+  resource: string,
+  divisor: string | undefined,
+  ctx: EnvContext,
+): string {
   const target = resource;
   const [kind, name] = target.split('.') as [string, string | undefined];
-  if (!name || (kind !== 'limits' && kind !== 'requests')) throw new EnvError(`unsupported resourceFieldRef ${resource}`);
+  if (!name || (kind !== 'limits' && kind !== 'requests'))
+    throw new EnvError(`unsupported resourceFieldRef ${resource}`);
   const spec = kind === 'limits' ? container.resources?.limits : container.resources?.requests;
   let value = parseQuantity(spec?.[name]);
   if (!Number.isFinite(value)) {
@@ -108,7 +115,8 @@ function resourceValue(pod: Pod, container: Container, resource: string, divisor
     else value = 0;
   }
   const div = divisor ? parseQuantity(divisor) : 1;
-  if (!Number.isFinite(div) || div <= 0) throw new EnvError(`invalid divisor ${divisor ?? ''} of ${resource} in pod ${pod.metadata.name ?? ''}`);
+  if (!Number.isFinite(div) || div <= 0)
+    throw new EnvError(`invalid divisor ${divisor ?? ''} of ${resource} in pod ${pod.metadata.name ?? ''}`);
   return String(Math.ceil(value / div));
 }
 
@@ -118,7 +126,11 @@ function decodeSecret(secret: Secret, key: string): string | undefined {
 }
 
 /** Builds the environment of one container of a pod, in kubelet's order. */
-export async function buildEnv(pod: Pod, container: Container, ctx: EnvContext): Promise<{ key: string; value: string }[]> {
+export async function buildEnv(
+  pod: Pod,
+  container: Container,
+  ctx: EnvContext,
+): Promise<{ key: string; value: string }[]> {
   const ns = pod.metadata.namespace ?? 'default';
   const vars = new Map<string, string>();
   for (const from of container.envFrom ?? []) {
@@ -130,7 +142,8 @@ export async function buildEnv(pod: Pod, container: Container, ctx: EnvContext):
         if (from.configMapRef.optional) continue;
         throw new EnvError(`configmap "${name}" not found`);
       }
-      for (const [k, v] of Object.entries(cm.data ?? {})) if (VALID_NAME.test(prefix + k)) vars.set(prefix + k, v);
+      for (const [k, v] of Object.entries(cm.data ?? {}))
+        if (VALID_NAME.test(prefix + k)) vars.set(prefix + k, v);
     }
     if (from.secretRef) {
       const name = from.secretRef.name ?? '';
@@ -155,15 +168,25 @@ export async function buildEnv(pod: Pod, container: Container, ctx: EnvContext):
       vars.set(name, fieldValue(pod, src.fieldRef.fieldPath ?? '', ctx));
     } else if (src.resourceFieldRef) {
       const cname = src.resourceFieldRef.containerName || container.name || '';
-      const target = [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find((c) => c.name === cname) ?? container;
-      vars.set(name, resourceValue(pod, target, src.resourceFieldRef.resource ?? '', src.resourceFieldRef.divisor, ctx));
+      const target =
+        [...(pod.spec?.initContainers ?? []), ...(pod.spec?.containers ?? [])].find(
+          (c) => c.name === cname,
+        ) ?? container;
+      vars.set(
+        name,
+        resourceValue(pod, target, src.resourceFieldRef.resource ?? '', src.resourceFieldRef.divisor, ctx),
+      );
     } else if (src.configMapKeyRef) {
       const ref = src.configMapKeyRef;
       const cm = await ctx.lookup.configMap(ns, ref.name ?? '');
       const v = cm?.data?.[ref.key ?? ''];
       if (v === undefined) {
         if (ref.optional) continue;
-        throw new EnvError(cm ? `couldn't find key ${ref.key ?? ''} in ConfigMap ${ns}/${ref.name ?? ''}` : `configmap "${ref.name ?? ''}" not found`);
+        throw new EnvError(
+          cm
+            ? `couldn't find key ${ref.key ?? ''} in ConfigMap ${ns}/${ref.name ?? ''}`
+            : `configmap "${ref.name ?? ''}" not found`,
+        );
       }
       vars.set(name, v);
     } else if (src.secretKeyRef) {
@@ -172,7 +195,11 @@ export async function buildEnv(pod: Pod, container: Container, ctx: EnvContext):
       const v = s ? decodeSecret(s, ref.key ?? '') : undefined;
       if (v === undefined) {
         if (ref.optional) continue;
-        throw new EnvError(s ? `couldn't find key ${ref.key ?? ''} in Secret ${ns}/${ref.name ?? ''}` : `secret "${ref.name ?? ''}" not found`);
+        throw new EnvError(
+          s
+            ? `couldn't find key ${ref.key ?? ''} in Secret ${ns}/${ref.name ?? ''}`
+            : `secret "${ref.name ?? ''}" not found`,
+        );
       }
       vars.set(name, v);
     }

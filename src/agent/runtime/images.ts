@@ -52,7 +52,13 @@ export class ImageManager {
     const policy = pullPolicy(c);
     const present = await this.#cri.imageStatus(image);
     if (present && policy !== 'Always') {
-      this.#events.event(pod, 'Normal', Reasons.Pulled, `Container image "${image}" already present on machine`, fieldPath);
+      this.#events.event(
+        pod,
+        'Normal',
+        Reasons.Pulled,
+        `Container image "${image}" already present on machine`,
+        fieldPath,
+      );
       return present.id;
     }
     if (policy === 'Never') {
@@ -92,7 +98,13 @@ export class ImageManager {
     this.#backoff.next(key, now);
     this.#failedAt.set(key, now);
     const detail = lastErr instanceof Error ? lastErr.message : String(lastErr);
-    this.#events.event(pod, 'Warning', Reasons.Failed, `Failed to pull image "${image}": ${detail}`, fieldPath);
+    this.#events.event(
+      pod,
+      'Warning',
+      Reasons.Failed,
+      `Failed to pull image "${image}": ${detail}`,
+      fieldPath,
+    );
     this.#events.event(pod, 'Warning', Reasons.Failed, 'Error: ErrImagePull', fieldPath);
     throw new ImageError('ErrImagePull', `failed to pull and unpack image "${image}": ${detail}`);
   }

@@ -87,7 +87,9 @@ export function podCgroup(root: string, pod: Pod): string {
   const qos = qosClass(pod);
   const uid = pod.metadata.uid ?? '';
   const base = root === '/' ? '' : root.replace(/\/$/, '');
-  return qos === 'Guaranteed' ? `${base}/kubepods/pod${uid}` : `${base}/kubepods/${qos.toLowerCase()}/pod${uid}`;
+  return qos === 'Guaranteed'
+    ? `${base}/kubepods/pod${uid}`
+    : `${base}/kubepods/${qos.toLowerCase()}/pod${uid}`;
 }
 
 /** The agent's runtime manager over one CRI client. */
@@ -125,7 +127,9 @@ export class PodRuntime {
     if (cached) return cached;
     try {
       const st = await this.cri.podSandboxStatus(sb.id);
-      const ips = [st.network?.ip ?? '', ...(st.network?.additionalIps ?? []).map((i) => i.ip)].filter(Boolean);
+      const ips = [st.network?.ip ?? '', ...(st.network?.additionalIps ?? []).map((i) => i.ip)].filter(
+        Boolean,
+      );
       this.#sandboxIps.set(sb.id, ips);
       return ips;
     } catch (err) {
@@ -137,13 +141,22 @@ export class PodRuntime {
   /** Every pod the runtime holds for this agent (by uid); `uid` narrows to one pod. */
   async listPods(uid?: string): Promise<Map<string, PodRuntimeState>> {
     const selector = uid ? { labelSelector: { [POD_UID]: uid } } : undefined;
-    const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(selector), this.cri.listContainers(selector)]);
+    const [sandboxes, containers] = await Promise.all([
+      this.cri.listPodSandbox(selector),
+      this.cri.listContainers(selector),
+    ]);
     const pods = new Map<string, PodRuntimeState>();
     const podOf = (labels: Record<string, string>): PodRuntimeState => {
       const id = labels[POD_UID] ?? '';
       let p = pods.get(id);
       if (!p) {
-        p = { uid: id, name: labels['io.kubernetes.pod.name'] ?? '', namespace: labels['io.kubernetes.pod.namespace'] ?? '', sandboxes: [], containers: [] };
+        p = {
+          uid: id,
+          name: labels['io.kubernetes.pod.name'] ?? '',
+          namespace: labels['io.kubernetes.pod.namespace'] ?? '',
+          sandboxes: [],
+          containers: [],
+        };
         pods.set(id, p);
       }
       return p;
@@ -214,13 +227,22 @@ export class PodRuntime {
     for (const c of spec.containers ?? []) {
       for (const p of c.ports ?? []) {
         if (!p.hostPort) continue;
-        ports.push({ protocol: (p.protocol ?? 'TCP') as 'TCP', containerPort: p.containerPort ?? 0, hostPort: p.hostPort, hostIp: p.hostIP ?? '' });
+        ports.push({
+          protocol: (p.protocol ?? 'TCP') as 'TCP',
+          containerPort: p.containerPort ?? 0,
+          hostPort: p.hostPort,
+          hostIp: p.hostIP ?? '',
+        });
       }
     }
     return {
       metadata: { name: meta.name ?? '', uid: meta.uid ?? '', namespace: meta.namespace ?? '', attempt },
       hostname: spec.hostname ?? meta.name ?? '',
-      logDirectory: podLogDir(this.#opts.podLogsDir, { namespace: meta.namespace ?? '', name: meta.name ?? '', uid: meta.uid ?? '' }),
+      logDirectory: podLogDir(this.#opts.podLogsDir, {
+        namespace: meta.namespace ?? '',
+        name: meta.name ?? '',
+        uid: meta.uid ?? '',
+      }),
       ...(dnsConfig ? { dnsConfig } : {}),
       portMappings: ports,
       labels: sandboxLabels(pod),
@@ -228,10 +250,20 @@ export class PodRuntime {
       linux: {
         cgroupParent: podCgroup(this.#opts.cgroupRoot, pod),
         securityContext: {
-          namespaceOptions: { network: spec.hostNetwork ? 'NODE' : 'POD', pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER', ipc: spec.hostIPC ? 'NODE' : 'POD' },
-          ...(spec.securityContext?.runAsUser !== undefined ? { runAsUser: { value: spec.securityContext.runAsUser } } : {}),
-          ...(spec.securityContext?.runAsGroup !== undefined ? { runAsGroup: { value: spec.securityContext.runAsGroup } } : {}),
-          ...(spec.securityContext?.supplementalGroups ? { supplementalGroups: spec.securityContext.supplementalGroups } : {}),
+          namespaceOptions: {
+            network: spec.hostNetwork ? 'NODE' : 'POD',
+            pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
+            ipc: spec.hostIPC ? 'NODE' : 'POD',
+          },
+          ...(spec.securityContext?.runAsUser !== undefined
+            ? { runAsUser: { value: spec.securityContext.runAsUser } }
+            : {}),
+          ...(spec.securityContext?.runAsGroup !== undefined
+            ? { runAsGroup: { value: spec.securityContext.runAsGroup } }
+            : {}),
+          ...(spec.securityContext?.supplementalGroups
+            ? { supplementalGroups: spec.securityContext.supplementalGroups }
+            : {}),
         },
       },
     };
@@ -252,7 +284,14 @@ export class PodRuntime {
     pod: Pod,
     sandbox: SandboxInstance,
     spec: Container,
-    opts: { type: 'init' | 'regular'; restartCount: number; env: CRI.KeyValue[]; command: string[]; args: string[]; image: string },
+    opts: {
+      type: 'init' | 'regular';
+      restartCount: number;
+      env: CRI.KeyValue[];
+      command: string[];
+      args: string[];
+      image: string;
+    },
   ): Promise<string> {
     const name = spec.name ?? '';
     const sc = spec.securityContext ?? {};
@@ -293,10 +332,17 @@ export class PodRuntime {
           ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
           ...(podSc.supplementalGroups ? { supplementalGroups: podSc.supplementalGroups } : {}),
           ...(sc.capabilities
-            ? { capabilities: { addCapabilities: sc.capabilities.add ?? [], dropCapabilities: sc.capabilities.drop ?? [] } }
+            ? {
+                capabilities: {
+                  addCapabilities: sc.capabilities.add ?? [],
+                  dropCapabilities: sc.capabilities.drop ?? [],
+                },
+              }
             : {}),
           noNewPrivs: sc.allowPrivilegeEscalation === false,
-          ...(sc.seccompProfile?.type === 'Unconfined' ? { seccomp: { profileType: 'Unconfined' as const } } : {}),
+          ...(sc.seccompProfile?.type === 'Unconfined'
+            ? { seccomp: { profileType: 'Unconfined' as const } }
+            : {}),
         },
       },
     };

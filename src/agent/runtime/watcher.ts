@@ -107,7 +107,13 @@ export class RuntimeWatcher {
       this.#podOf.clear();
       for (const [uid, p] of pods) {
         for (const c of p.containers) this.#podOf.set(c.id, uid);
-        signatures.set(uid, [...p.sandboxes.map((s) => `${s.id}:${s.ready}`), ...p.containers.map((c) => `${c.id}:${c.state}`)].join(','));
+        signatures.set(
+          uid,
+          [
+            ...p.sandboxes.map((s) => `${s.id}:${s.ready}`),
+            ...p.containers.map((c) => `${c.id}:${c.state}`),
+          ].join(','),
+        );
       }
       for (const [uid, sig] of signatures) if (this.#signatures.get(uid) !== sig) this.#handlers.wake(uid);
       for (const uid of this.#signatures.keys()) if (!signatures.has(uid)) this.#handlers.wake(uid);
