@@ -9,6 +9,7 @@ const USAGE = `usage: capstan <command> [flags]
 
 commands:
   server    run the API server (capstan server --help for its flags)
+  agent     run the node agent on a container runtime (capstan agent --help)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
@@ -27,6 +28,8 @@ async function main(argv: readonly string[]): Promise<number> {
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }
+    case 'agent':
+      return runAgent(rest);
     case 'bench':
       return (await import('../bench/command.js')).runBenchCommand(rest);
     case 'verify':
@@ -37,6 +40,11 @@ async function main(argv: readonly string[]): Promise<number> {
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;
   }
+}
+
+/** `capstan agent`: the real node agent (src/agent); `--simulate` is the simulated nodes' mode. */
+async function runAgent(rest: readonly string[]): Promise<number> {
+  return (await import('../agent/command.js')).runAgentCommand(rest);
 }
 
 main(process.argv.slice(2)).then(
