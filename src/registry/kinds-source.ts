@@ -49,7 +49,7 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval']);
+const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval', 'log']);
 const KIND_KEYS = new Set([
   'group',
   'version',

@@ -66,6 +66,7 @@ import { retryAfterOnShutdown } from './retry-after.js';
 import { AUTHORIZATION_CONFIG_RELOAD_MS, buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { approvalEndpoint } from '../certificates/approval.js';
+import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
@@ -574,6 +575,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   serviceAccounts?.installRoutes(app);
   const endpoints = new Map([...authn.endpoints, ...(serviceAccounts?.endpoints ?? []), ...authz.endpoints]);
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
+  endpoints.set('/pods/log', podLogEndpoint(kubeletClientOptions(options.flags)));
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (authn.bootstrapTokens && deps.startControllers !== false) {
