@@ -194,7 +194,7 @@ describe.runIf(enabled)('pod workers on containerd', () => {
   it('reports ErrImagePull, then ImagePullBackOff, for an image that does not exist', async () => {
     const p = pod('noimage', {
       containers: [
-        { name: 'c', image: 'docker.io/capstan/does-not-exist:1', imagePullPolicy: 'IfNotPresent' },
+        { name: 'c', image: '127.0.0.1:1/capstan/does-not-exist:1', imagePullPolicy: 'IfNotPresent' },
       ],
     });
     const uid = p.metadata.uid ?? '';

@@ -164,9 +164,9 @@ async function startContainer(
     if (!(err instanceof ImageError)) throw err;
     record.waiting.set(name, { reason: err.reason, message: err.message });
     if (err.reason === 'ErrImagePull' || err.reason === 'ImagePullBackOff') {
-      // kubelet shows ErrImagePull once, then ImagePullBackOff until the back-off ends.
+      // kubelet shows ErrImagePull for a while, then ImagePullBackOff until the back-off ends.
       const wait = deps.images.backoffRemaining(spec.image ?? '');
-      if (err.reason === 'ErrImagePull') return 1000;
+      if (err.reason === 'ErrImagePull') return 3000;
       return Math.max(wait, 1000);
     }
     return 10_000;

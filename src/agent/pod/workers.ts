@@ -106,11 +106,16 @@ export class PodWorkers {
     }
   }
 
-  /** Stops scheduling syncs and waits for those in flight. */
-  async stop(): Promise<void> {
+  /** Stops scheduling syncs and waits (up to `waitMs`) for those in flight. */
+  async stop(waitMs = 10_000): Promise<void> {
     this.#stopped = true;
     for (const w of this.#workers.values()) if (w.timer) clearTimeout(w.timer);
-    await Promise.allSettled([...this.#inflight]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.#inflight]),
+      new Promise((r) => (timer = setTimeout(r, waitMs))),
+    ]);
+    clearTimeout(timer);
   }
 
   #kick(w: Worker): void {

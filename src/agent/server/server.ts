@@ -157,7 +157,10 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
     });
   });
 
+  const upgraded = new Set<Duplex>();
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgraded.add(socket);
+    socket.once('close', () => upgraded.delete(socket));
     void (async () => {
       const fail = (code: number, text: string): void => {
         socket.end(
@@ -189,7 +192,9 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
       );
       const upstream: Socket = connect(Number(target.port || 80), target.hostname);
       upstream.on('error', () => socket.destroy());
+      upstream.on('close', () => socket.destroy());
       socket.on('error', () => upstream.destroy());
+      socket.on('close', () => upstream.destroy());
       upstream.once('connect', () => {
         const lines = [
           `${req.method ?? 'GET'} ${target.pathname}${target.search} HTTP/1.1`,
@@ -225,6 +230,7 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
     port,
     close: () =>
       new Promise<void>((resolve) => {
+        for (const s of upgraded) s.destroy();
         server.closeAllConnections();
         server.close(() => resolve());
       }),
