@@ -13,18 +13,17 @@ commands:
   proxy     run the Service proxy on nftables (capstan proxy --help)
   bench     measure an API server beside the raw stores (capstan bench --help)
   verify    check a server's resourceVersion, paging and watch semantics (capstan verify --help)
-  agent     run a node agent; --simulate runs simulated nodes (capstan agent --simulate --help)
+  agent     run the node agent on a container runtime; --simulate runs simulated nodes (capstan agent --help)
   scheduler run kube-scheduler's equivalent against a server (capstan scheduler --help)
   envtest-assets [DIR]  write a KUBEBUILDER_ASSETS directory for controller-runtime's envtest
   version   print the version`;
 
-/** `capstan agent`: simulated nodes with --simulate; the real node agent is not there yet. */
+/** `capstan agent`: the node agent on a container runtime (src/agent); `--simulate` runs simulated nodes. */
 async function runAgent(args: readonly string[]): Promise<number> {
   if (args.includes('--simulate') || args.includes('--simulate=true')) {
     return (await import('../agent/simulated/command.js')).runSimulatedAgentCommand(args);
   }
-  console.error('capstan agent: the node agent on a container runtime is not there yet; use --simulate');
-  return 2;
+  return (await import('../agent/command.js')).runAgentCommand(args);
 }
 
 async function main(argv: readonly string[]): Promise<number> {

@@ -141,7 +141,15 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
                   kind: 'Scale',
                   verbs: SUBRESOURCE_VERBS,
                 }
-              : { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: SUBRESOURCE_VERBS },
+              : sub === 'log'
+                ? { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get'] }
+                : {
+                    name,
+                    singularName: '',
+                    namespaced: t.namespaced,
+                    kind: t.kind,
+                    verbs: SUBRESOURCE_VERBS,
+                  },
       });
     }
   }

@@ -49,7 +49,7 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval', 'eviction']);
+const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval', 'eviction', 'log']);
 const KIND_KEYS = new Set([
   'group',
   'version',

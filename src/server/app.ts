@@ -69,6 +69,7 @@ import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
+import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
@@ -585,6 +586,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
+  endpoints.set('/pods/log', podLogEndpoint(kubeletClientOptions(options.flags)));
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (

@@ -1,0 +1,258 @@
+/**
+ * The node agent: wires the runtime, the pod workers, the sources, the node's API objects and
+ * the agent's server together.
+ *
+ * Start-up order: CRI client; API client (with `--kubeconfig`); node registration (its pod CIDR
+ * then goes into the CNI conf); runtime watcher; pod sources; servers. Runtime pods no source
+ * wants are killed only after every source has listed once, so a restarted agent adopts its
+ * running pods (same container IDs) instead of restarting them.
+ */
+import { cpus, totalmem } from 'node:os';
+import { join } from 'node:path';
+import type { Pod, PodStatus } from '../api/types/core-v1.js';
+import { Client, loadKubeconfig } from '../client/index.js';
+import { ApiEventRecorder } from './api/event-recorder.js';
+import { apiLookup } from './api/lookup.js';
+import { defaultNodeIP, nodeName as resolveNodeName } from './api/machine.js';
+import { NodeStatusManager } from './api/node-status.js';
+import { ApiPodSource } from './api/pod-source.js';
+import { StatusManager } from './api/status-manager.js';
+import type { AgentConfig } from './config.js';
+import { CriClient } from './cri/client.js';
+import { DEFAULT_BRIDGE, writeCniConfig } from './network/cni.js';
+import { Backoff } from './pod/backoff.js';
+import { LogEventSink, type EventSink } from './pod/events.js';
+import { PodWorkers } from './pod/workers.js';
+import type { ObjectLookup } from './runtime/env.js';
+import { parseQuantity } from './runtime/resources.js';
+import { ImageManager } from './runtime/images.js';
+import { PodRuntime } from './runtime/runtime.js';
+import { RuntimeWatcher } from './runtime/watcher.js';
+import { startAgentServer, startHealthServer } from './server/server.js';
+import { servingCertificate } from './serving-cert.js';
+import { StaticFileSource } from './sources/static-files.js';
+
+const STANDALONE_LOOKUP: ObjectLookup = {
+  configMap: () => Promise.resolve(undefined),
+  secret: () => Promise.resolve(undefined),
+};
+
+/** A running agent. */
+export class Agent {
+  readonly config: AgentConfig;
+  readonly nodeName: string;
+  readonly nodeIP: string;
+  readonly cri: CriClient;
+  readonly #client: Client | undefined;
+  readonly #workers: PodWorkers;
+  readonly #runtime: PodRuntime;
+  readonly #statuses = new Map<string, PodStatus>();
+  readonly #closers: (() => Promise<void> | void)[] = [];
+  readonly #pendingSources = new Set<string>();
+  #node: NodeStatusManager | undefined;
+  #statusManager: StatusManager | undefined;
+  #watcher: RuntimeWatcher | undefined;
+  #runtimeOk = false;
+  /** The agent server's port once started. */
+  port = 0;
+
+  constructor(config: AgentConfig) {
+    this.config = config;
+    this.nodeName = resolveNodeName(config.hostnameOverride);
+    this.nodeIP = config.nodeIP || defaultNodeIP();
+    this.cri = new CriClient(config.containerRuntimeEndpoint);
+    this.#client = config.kubeconfig
+      ? new Client({
+          ...loadKubeconfig(config.kubeconfig),
+          userAgent: 'capstan-agent/v1.33 (linux)',
+          qps: 50,
+          burst: 100,
+        })
+      : undefined;
+    const events: EventSink = this.#client
+      ? new ApiEventRecorder(this.#client, this.nodeName)
+      : new LogEventSink();
+    this.#runtime = new PodRuntime(this.cri, {
+      podLogsDir: config.podLogsDir,
+      cgroupRoot: config.cgroupRoot,
+      clusterDNS: config.clusterDNS,
+      clusterDomain: config.clusterDomain || 'cluster.local',
+    });
+    const lookup = this.#client ? apiLookup(this.#client) : STANDALONE_LOOKUP;
+    const nodeAllocatable = {
+      cpu: cpus().length,
+      memory: totalmem() - (parseQuantity(config.evictionHard['memory.available']) || 0),
+    };
+    this.#workers = new PodWorkers(
+      {
+        runtime: this.#runtime,
+        images: new ImageManager(this.cri, events),
+        events,
+        backoff: new Backoff(),
+        envContext: (_pod, podIPs) => ({ lookup, hostIPs: [this.nodeIP], podIPs, nodeAllocatable }),
+      },
+      {
+        onStatus: (record, status) => {
+          this.#statuses.set(record.pod.metadata.uid ?? '', status);
+          if (
+            this.#statusManager &&
+            record.pod.metadata.annotations?.['kubernetes.io/config.source'] !== 'file'
+          )
+            this.#statusManager.set(record.pod, status);
+        },
+        onTerminated: (record) => {
+          this.#statuses.delete(record.pod.metadata.uid ?? '');
+          void this.#statusManager?.terminated(record.pod);
+        },
+        hostIPs: () => [this.nodeIP],
+      },
+    );
+  }
+
+  /** The pods the agent runs, with their latest statuses (the server's `/pods`). */
+  pods(): Pod[] {
+    return this.#workers
+      .records()
+      .map((r) => ({ ...r.pod, status: this.#statuses.get(r.pod.metadata.uid ?? '') ?? r.pod.status ?? {} }));
+  }
+
+  #sourceSynced(name: string): void {
+    this.#pendingSources.delete(name);
+  }
+
+  /** Starts everything; resolves once the node is registered and the server listens. */
+  async start(): Promise<void> {
+    const c = this.config;
+    await this.cri.version().then(
+      () => (this.#runtimeOk = true),
+      (err: unknown) =>
+        console.error(`agent: container runtime ${c.containerRuntimeEndpoint}: ${(err as Error).message}`),
+    );
+    let podCIDR = c.podCIDR;
+    if (c.enableServer) {
+      const { cert, key } = await servingCertificate({
+        certFile: c.tlsCertFile,
+        keyFile: c.tlsPrivateKeyFile,
+        certDir: c.certDir,
+        nodeName: this.nodeName,
+        nodeIP: this.nodeIP,
+      });
+      const { readFileSync } = await import('node:fs');
+      const server = await startAgentServer(
+        {
+          pods: () => this.pods(),
+          containers: async (ns, name, container) => {
+            const rec = this.#workers
+              .records()
+              .find((r) => r.pod.metadata.namespace === ns && r.pod.metadata.name === name);
+            if (!rec) return undefined;
+            const uid = rec.pod.metadata.uid ?? '';
+            const state = (await this.#runtime.listPods(uid)).get(uid);
+            return state?.containers.filter((x) => x.name === container) ?? [];
+          },
+          cri: this.cri,
+        },
+        {
+          address: c.address,
+          port: c.port,
+          cert,
+          key,
+          ...(c.clientCAFile ? { clientCA: readFileSync(c.clientCAFile, 'utf8') } : {}),
+          debuggingHandlers: c.enableDebuggingHandlers,
+          auth: {
+            anonymous: c.anonymousAuth,
+            clientCA: !!c.clientCAFile,
+            mode: c.authorizationMode,
+            ...(this.#client ? { client: this.#client } : {}),
+            nodeName: this.nodeName,
+          },
+        },
+      );
+      this.port = server.port;
+      this.#closers.push(() => server.close());
+    }
+    if (this.#client) {
+      this.#node = new NodeStatusManager(this.#client, this.cri, {
+        name: this.nodeName,
+        nodeIP: this.nodeIP,
+        port: this.port || c.port,
+        labels: c.nodeLabels,
+        taints: c.registerWithTaints,
+        maxPods: c.maxPods,
+        rootDir: c.rootDir,
+        podCIDR: c.podCIDR,
+        evictionMemoryBytes: parseQuantity(c.evictionHard['memory.available']) || 0,
+      });
+      this.#node.setRuntimeHealth(this.#runtimeOk);
+      this.#statusManager = new StatusManager(this.#client);
+    }
+    if (this.#node) {
+      await this.#node.start();
+      podCIDR ||= this.#node.podCIDR();
+      this.#closers.push(() => this.#node?.stop());
+    }
+    if (podCIDR) {
+      await writeCniConfig({
+        confDir: c.cniConfDir,
+        podCIDR,
+        bridge: DEFAULT_BRIDGE,
+        dataDir: join(c.rootDir, 'cni/networks'),
+      });
+    }
+    this.#watcher = new RuntimeWatcher(this.#runtime, c.containerRuntimeEndpoint, {
+      wake: (uid) => this.#workers.wake(uid),
+      relisted: (pods) => {
+        if (this.#pendingSources.size === 0) void this.#workers.cleanupOrphans(pods);
+      },
+      health: (ok, err) => {
+        this.#runtimeOk = ok;
+        this.#node?.setRuntimeHealth(ok, err);
+      },
+    });
+    this.#watcher.start();
+    this.#closers.push(() => this.#watcher?.stop());
+    const handlers = (name: string) => ({
+      update: (pod: Pod) => this.#workers.update(pod),
+      removed: (uid: string) => this.#workers.remove(uid),
+      synced: () => this.#sourceSynced(name),
+    });
+    if (this.#client) {
+      this.#pendingSources.add('api');
+      const src = new ApiPodSource(this.#client, this.nodeName, handlers('api'));
+      src.start();
+      this.#closers.push(() => src.stop());
+    }
+    if (c.staticPodPath) {
+      this.#pendingSources.add('file');
+      const src = new StaticFileSource(
+        c.staticPodPath,
+        this.nodeName,
+        c.fileCheckFrequencyMs,
+        handlers('file'),
+      );
+      src.start();
+      this.#closers.push(() => src.stop());
+    }
+    if (c.healthzPort > 0) {
+      const health = await startHealthServer(c.healthzBindAddress, c.healthzPort, () => this.#runtimeOk);
+      this.#closers.push(() => health.close());
+    }
+  }
+
+  /**
+   * Stops the agent's own loops and servers. Pods keep running: the runtime holds them and the
+   * next agent adopts them.
+   */
+  async stop(): Promise<void> {
+    for (const close of this.#closers.reverse()) {
+      try {
+        await close();
+      } catch (err) {
+        console.error(`agent: stopping: ${(err as Error).message}`);
+      }
+    }
+    await this.#workers.stop();
+    this.cri.close();
+    await this.#client?.close();
+  }
+}

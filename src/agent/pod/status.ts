@@ -1,0 +1,236 @@
+/**
+ * A pod's status as kubelet writes it (generateAPIPodStatus and getPhase), from the desired pod,
+ * what the runtime holds for it and why containers wait:
+ * - `phase`: Pending while init containers run or a container never ran; Running while one runs
+ *   (or all stopped and the policy restarts them); Succeeded or Failed when all stopped for good;
+ * - `conditions`: PodReadyToStartContainers, Initialized, Ready, ContainersReady (PodScheduled
+ *   kept from the scheduler), each keeping its lastTransitionTime while its status holds;
+ * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
+ *   imageID, containerID, started;
+ * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`.
+ */
+import type {
+  Container,
+  ContainerStateTerminated,
+  ContainerStatus,
+  Pod,
+  PodCondition,
+  PodStatus,
+} from '../../api/types/core-v1.js';
+import { qosClass } from '../runtime/resources.js';
+import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
+import type { PodRecord } from './sync.js';
+
+/** kube's time format in status: RFC 3339 in whole seconds, UTC. */
+export function kubeTime(ms: number): string {
+  return new Date(Math.floor(ms / 1000) * 1000).toISOString().replace('.000Z', 'Z');
+}
+
+function instancesOf(state: PodRuntimeState | undefined, name: string): ContainerInstance[] {
+  return state?.containers.filter((c) => c.name === name) ?? [];
+}
+
+function terminated(c: ContainerInstance): ContainerStateTerminated {
+  return {
+    exitCode: c.exitCode,
+    reason: c.reason || (c.exitCode === 0 ? 'Completed' : 'Error'),
+    ...(c.message ? { message: c.message } : {}),
+    startedAt: kubeTime(c.startedAt || c.createdAt),
+    finishedAt: kubeTime(c.finishedAt || c.createdAt),
+    containerID: `containerd://${c.id}`,
+  };
+}
+
+function containerStatus(
+  spec: Container,
+  state: PodRuntimeState | undefined,
+  record: PodRecord,
+  init: boolean,
+  initPending: boolean,
+): ContainerStatus {
+  const name = spec.name ?? '';
+  const [last, prev] = instancesOf(state, name);
+  const waiting = record.waiting.get(name);
+  const status: ContainerStatus = {
+    name,
+    state: {},
+    lastState: {},
+    ready: false,
+    restartCount: 0,
+    image: spec.image ?? '',
+    imageID: '',
+  };
+  if (!last) {
+    status.state = {
+      waiting: waiting
+        ? { reason: waiting.reason, message: waiting.message }
+        : { reason: init || initPending ? 'PodInitializing' : 'ContainerCreating' },
+    };
+    status.started = false;
+    return status;
+  }
+  status.image = last.image || (spec.image ?? '');
+  status.imageID = last.imageRef;
+  status.containerID = `containerd://${last.id}`;
+  status.restartCount = last.restartCount;
+  if (last.state === 'CONTAINER_RUNNING') {
+    status.state = { running: { startedAt: kubeTime(last.startedAt) } };
+    status.ready = !spec.readinessProbe && !init;
+    status.started = true;
+    if (prev) status.lastState = { terminated: terminated(prev) };
+    return status;
+  }
+  if (waiting && last.state !== 'CONTAINER_CREATED') {
+    status.state = { waiting: { reason: waiting.reason, message: waiting.message } };
+    status.lastState = { terminated: terminated(last) };
+  } else if (last.state === 'CONTAINER_CREATED') {
+    status.state = {
+      waiting: waiting
+        ? { reason: waiting.reason, message: waiting.message }
+        : { reason: 'ContainerCreating' },
+    };
+    if (prev) status.lastState = { terminated: terminated(prev) };
+  } else {
+    status.state = { terminated: terminated(last) };
+    if (prev) status.lastState = { terminated: terminated(prev) };
+  }
+  status.ready = init && last.state === 'CONTAINER_EXITED' && last.exitCode === 0;
+  status.started = false;
+  return status;
+}
+
+function condition(
+  old: readonly PodCondition[],
+  type: string,
+  ok: boolean,
+  now: string,
+  reason?: string,
+  message?: string,
+): PodCondition {
+  const status = ok ? 'True' : 'False';
+  const prev = old.find((c) => c.type === type);
+  return {
+    type,
+    status,
+    lastProbeTime: null as unknown as string,
+    lastTransitionTime:
+      prev && prev.status === status && prev.lastTransitionTime ? prev.lastTransitionTime : now,
+    ...(reason ? { reason } : {}),
+    ...(message ? { message } : {}),
+  };
+}
+
+function isWaitingWithHistory(s: ContainerStatus): boolean {
+  return !!s.state?.waiting && !!s.lastState?.terminated;
+}
+
+/** The phase, by kubelet's getPhase rules. */
+export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatus[]): string {
+  const policy = pod.spec?.restartPolicy ?? 'Always';
+  let pendingInit = 0;
+  let failedInit = false;
+  for (const s of init) {
+    if (s.state?.terminated?.exitCode === 0) continue;
+    if (s.state?.terminated || isWaitingWithHistory(s)) {
+      if (policy === 'Never') failedInit = true;
+    }
+    pendingInit++;
+  }
+  if (failedInit) return 'Failed';
+  let running = 0;
+  let waiting = 0;
+  let stopped = 0;
+  let succeeded = 0;
+  for (const s of apps) {
+    if (s.state?.running) running++;
+    else if (s.state?.terminated) {
+      stopped++;
+      if (s.state.terminated.exitCode === 0) succeeded++;
+    } else if (isWaitingWithHistory(s)) stopped++;
+    else waiting++;
+  }
+  if (pendingInit > 0) return 'Pending';
+  if (waiting > 0) return 'Pending';
+  if (running > 0) return 'Running';
+  if (stopped > 0) {
+    if (policy === 'Always') return 'Running';
+    if (stopped === succeeded) return 'Succeeded';
+    if (policy === 'Never') return 'Failed';
+    return 'Running';
+  }
+  return 'Pending';
+}
+
+/** Generates the pod's status. `hostIPs`: the node's addresses; `now`: epoch ms. */
+export function generatePodStatus(
+  record: PodRecord,
+  state: PodRuntimeState | undefined,
+  hostIPs: readonly string[],
+  now = Date.now(),
+): PodStatus {
+  const pod = record.pod;
+  const old = pod.status ?? {};
+  const oldConditions = old.conditions ?? [];
+  const nowText = kubeTime(now);
+  const initSpecs = pod.spec?.initContainers ?? [];
+  const initStatuses = initSpecs.map((c) => containerStatus(c, state, record, true, false));
+  const initDone = initStatuses.every((s) => s.state?.terminated?.exitCode === 0);
+  const appStatuses = (pod.spec?.containers ?? []).map((c) =>
+    containerStatus(c, state, record, false, !initDone),
+  );
+  const phase = podPhase(pod, initStatuses, appStatuses);
+  const sandbox = state?.sandboxes[0];
+  const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
+  const podIPs = pod.spec?.hostNetwork
+    ? [...hostIPs]
+    : sandbox?.ips.length
+      ? [...sandbox.ips]
+      : (old.podIPs ?? []).map((p) => p.ip ?? '');
+  const unready = appStatuses.filter((s) => !s.ready).map((s) => s.name ?? '');
+  const incomplete = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name ?? '');
+  const completed = phase === 'Succeeded';
+  const readyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
+  const readyMessage = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  const conditions: PodCondition[] = [
+    condition(oldConditions, 'PodReadyToStartContainers', sandboxReady, nowText),
+    condition(
+      oldConditions,
+      'Initialized',
+      incomplete.length === 0 || completed,
+      nowText,
+      incomplete.length === 0 || completed ? undefined : 'ContainersNotInitialized',
+      incomplete.length === 0 || completed
+        ? undefined
+        : `containers with incomplete status: [${incomplete.join(' ')}]`,
+    ),
+    condition(
+      oldConditions,
+      'Ready',
+      unready.length === 0,
+      nowText,
+      unready.length === 0 ? undefined : readyReason,
+      unready.length === 0 ? undefined : readyMessage,
+    ),
+    condition(
+      oldConditions,
+      'ContainersReady',
+      unready.length === 0,
+      nowText,
+      unready.length === 0 ? undefined : readyReason,
+      unready.length === 0 ? undefined : readyMessage,
+    ),
+  ];
+  const scheduled = oldConditions.find((c) => c.type === 'PodScheduled');
+  if (scheduled) conditions.push(scheduled);
+  const status: PodStatus = {
+    phase,
+    conditions,
+    ...(hostIPs[0] ? { hostIP: hostIPs[0], hostIPs: hostIPs.map((ip) => ({ ip })) } : {}),
+    ...(podIPs[0] ? { podIP: podIPs[0], podIPs: podIPs.map((ip) => ({ ip })) } : {}),
+    ...(record.startTime ? { startTime: record.startTime } : {}),
+    ...(initStatuses.length > 0 ? { initContainerStatuses: initStatuses } : {}),
+    containerStatuses: appStatuses,
+    qosClass: qosClass(pod),
+  };
+  return status;
+}

@@ -1,0 +1,380 @@
+/**
+ * The agent's view of the container runtime: its own sandboxes and containers grouped by pod,
+ * and the CRI calls that create and destroy them.
+ *
+ * Only objects carrying kube's identity labels (`labels.ts`, {@link isOurs}) are ever listed,
+ * stopped or removed: a container started beside the agent (by `ctr`, or another CRI client
+ * without those labels) is invisible to it.
+ *
+ * Container details (exit code, times, reason) come from ContainerStatus; an exited container's
+ * status never changes, so it is cached by id, and a running one is re-read only when its listed
+ * state changes. Sandbox IPs are cached the same way.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Container, Pod } from '../../api/types/core-v1.js';
+import { CriError, isCriNotFound, type CriClient } from '../cri/client.js';
+import type * as CRI from '../cri/types.js';
+import {
+  CONTAINER_NAME,
+  CONTAINER_TYPE,
+  POD_GRACE,
+  POD_UID,
+  RESTART_COUNT,
+  TERMINATION_MESSAGE_PATH,
+  containerLabels,
+  isOurs,
+  sandboxLabels,
+} from './labels.js';
+import { linuxResources, qosClass } from './resources.js';
+
+/** One container instance of a pod, as the runtime reports it. Times are epoch milliseconds. */
+export interface ContainerInstance {
+  readonly id: string;
+  readonly sandboxId: string;
+  readonly name: string;
+  readonly type: 'init' | 'regular';
+  readonly restartCount: number;
+  readonly state: CRI.ContainerState;
+  readonly createdAt: number;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly exitCode: number;
+  readonly reason: string;
+  readonly message: string;
+  readonly image: string;
+  readonly imageRef: string;
+  readonly logPath: string;
+}
+
+/** One sandbox of a pod. */
+export interface SandboxInstance {
+  readonly id: string;
+  readonly attempt: number;
+  readonly ready: boolean;
+  readonly createdAt: number;
+  readonly ips: readonly string[];
+}
+
+/** Everything the runtime holds for one pod, newest first. */
+export interface PodRuntimeState {
+  readonly uid: string;
+  readonly name: string;
+  readonly namespace: string;
+  readonly sandboxes: SandboxInstance[];
+  readonly containers: ContainerInstance[];
+}
+
+/** How the runtime layer is set up. */
+export interface RuntimeOptions {
+  /** Directory of pod logs (kubelet's `podLogsDir`, /var/log/pods). */
+  readonly podLogsDir: string;
+  /** The cgroup root under which `kubepods` lives (cgroupfs paths). */
+  readonly cgroupRoot: string;
+  readonly clusterDNS: readonly string[];
+  readonly clusterDomain: string;
+}
+
+const nsToMs = (ns: string): number => Number(BigInt(ns || '0') / 1_000_000n);
+
+/** The directory of a pod's logs: `<podLogsDir>/<namespace>_<name>_<uid>`. */
+export function podLogDir(root: string, pod: { namespace: string; name: string; uid: string }): string {
+  return join(root, `${pod.namespace}_${pod.name}_${pod.uid}`);
+}
+
+/** The cgroup parent of a pod (kubelet's layout under cgroupsPerQOS). */
+export function podCgroup(root: string, pod: Pod): string {
+  const qos = qosClass(pod);
+  const uid = pod.metadata.uid ?? '';
+  const base = root === '/' ? '' : root.replace(/\/$/, '');
+  return qos === 'Guaranteed'
+    ? `${base}/kubepods/pod${uid}`
+    : `${base}/kubepods/${qos.toLowerCase()}/pod${uid}`;
+}
+
+/** The agent's runtime manager over one CRI client. */
+export class PodRuntime {
+  readonly cri: CriClient;
+  readonly #opts: RuntimeOptions;
+  readonly #statusCache = new Map<string, { state: CRI.ContainerState; status: CRI.ContainerStatus }>();
+  readonly #sandboxIps = new Map<string, string[]>();
+
+  constructor(cri: CriClient, opts: RuntimeOptions) {
+    this.cri = cri;
+    this.#opts = opts;
+  }
+
+  get options(): RuntimeOptions {
+    return this.#opts;
+  }
+
+  async #containerStatus(c: CRI.Container): Promise<CRI.ContainerStatus | undefined> {
+    const cached = this.#statusCache.get(c.id);
+    if (cached && cached.state === c.state) return cached.status;
+    try {
+      const status = await this.cri.containerStatus(c.id);
+      this.#statusCache.set(c.id, { state: status.state, status });
+      return status;
+    } catch (err) {
+      if (isCriNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async #sandboxIpsOf(sb: CRI.PodSandbox): Promise<string[]> {
+    if (sb.state !== 'SANDBOX_READY') return [];
+    const cached = this.#sandboxIps.get(sb.id);
+    if (cached) return cached;
+    try {
+      const st = await this.cri.podSandboxStatus(sb.id);
+      const ips = [st.network?.ip ?? '', ...(st.network?.additionalIps ?? []).map((i) => i.ip)].filter(
+        Boolean,
+      );
+      this.#sandboxIps.set(sb.id, ips);
+      return ips;
+    } catch (err) {
+      if (isCriNotFound(err)) return [];
+      throw err;
+    }
+  }
+
+  /** Every pod the runtime holds for this agent (by uid); `uid` narrows to one pod. */
+  async listPods(uid?: string): Promise<Map<string, PodRuntimeState>> {
+    const selector = uid ? { labelSelector: { [POD_UID]: uid } } : undefined;
+    const [sandboxes, containers] = await Promise.all([
+      this.cri.listPodSandbox(selector),
+      this.cri.listContainers(selector),
+    ]);
+    const pods = new Map<string, PodRuntimeState>();
+    const podOf = (labels: Record<string, string>): PodRuntimeState => {
+      const id = labels[POD_UID] ?? '';
+      let p = pods.get(id);
+      if (!p) {
+        p = {
+          uid: id,
+          name: labels['io.kubernetes.pod.name'] ?? '',
+          namespace: labels['io.kubernetes.pod.namespace'] ?? '',
+          sandboxes: [],
+          containers: [],
+        };
+        pods.set(id, p);
+      }
+      return p;
+    };
+    const live = new Set<string>();
+    for (const sb of sandboxes) {
+      if (!isOurs(sb.labels)) continue;
+      live.add(sb.id);
+      podOf(sb.labels).sandboxes.push({
+        id: sb.id,
+        attempt: sb.metadata.attempt ?? 0,
+        ready: sb.state === 'SANDBOX_READY',
+        createdAt: nsToMs(sb.createdAt),
+        ips: await this.#sandboxIpsOf(sb),
+      });
+    }
+    for (const c of containers) {
+      if (!isOurs(c.labels)) continue;
+      live.add(c.id);
+      const st = await this.#containerStatus(c);
+      if (!st) continue;
+      podOf(c.labels).containers.push({
+        id: c.id,
+        sandboxId: c.podSandboxId,
+        name: c.labels[CONTAINER_NAME] ?? c.metadata.name,
+        type: c.annotations[CONTAINER_TYPE] === 'init' ? 'init' : 'regular',
+        restartCount: Number(c.annotations[RESTART_COUNT] ?? c.metadata.attempt ?? 0),
+        state: st.state,
+        createdAt: nsToMs(st.createdAt),
+        startedAt: nsToMs(st.startedAt),
+        finishedAt: nsToMs(st.finishedAt),
+        exitCode: st.exitCode,
+        reason: st.reason,
+        message: st.message,
+        image: st.image?.image ?? '',
+        imageRef: st.imageRef,
+        logPath: st.logPath,
+      });
+    }
+    if (!uid) {
+      for (const id of this.#statusCache.keys()) if (!live.has(id)) this.#statusCache.delete(id);
+      for (const id of this.#sandboxIps.keys()) if (!live.has(id)) this.#sandboxIps.delete(id);
+    }
+    for (const p of pods.values()) {
+      p.sandboxes.sort((a, b) => b.createdAt - a.createdAt || b.attempt - a.attempt);
+      p.containers.sort((a, b) => b.createdAt - a.createdAt);
+    }
+    return pods;
+  }
+
+  /** The sandbox config of a pod at an attempt (also needed to create its containers). */
+  sandboxConfig(pod: Pod, attempt: number): CRI.PodSandboxConfig {
+    const meta = pod.metadata;
+    const spec = pod.spec ?? {};
+    const dnsConfig: CRI.DNSConfig | undefined =
+      spec.dnsPolicy === 'Default' || this.#opts.clusterDNS.length === 0
+        ? undefined
+        : {
+            servers: [...this.#opts.clusterDNS],
+            searches: [
+              `${meta.namespace ?? 'default'}.svc.${this.#opts.clusterDomain}`,
+              `svc.${this.#opts.clusterDomain}`,
+              this.#opts.clusterDomain,
+            ],
+            options: ['ndots:5'],
+          };
+    const ports: CRI.PortMapping[] = [];
+    for (const c of spec.containers ?? []) {
+      for (const p of c.ports ?? []) {
+        if (!p.hostPort) continue;
+        ports.push({
+          protocol: (p.protocol ?? 'TCP') as 'TCP',
+          containerPort: p.containerPort ?? 0,
+          hostPort: p.hostPort,
+          hostIp: p.hostIP ?? '',
+        });
+      }
+    }
+    return {
+      metadata: { name: meta.name ?? '', uid: meta.uid ?? '', namespace: meta.namespace ?? '', attempt },
+      hostname: spec.hostname ?? meta.name ?? '',
+      logDirectory: podLogDir(this.#opts.podLogsDir, {
+        namespace: meta.namespace ?? '',
+        name: meta.name ?? '',
+        uid: meta.uid ?? '',
+      }),
+      ...(dnsConfig ? { dnsConfig } : {}),
+      portMappings: ports,
+      labels: sandboxLabels(pod),
+      annotations: { ...(meta.annotations ?? {}) },
+      linux: {
+        cgroupParent: podCgroup(this.#opts.cgroupRoot, pod),
+        securityContext: {
+          namespaceOptions: {
+            network: spec.hostNetwork ? 'NODE' : 'POD',
+            pid: spec.hostPID ? 'NODE' : spec.shareProcessNamespace ? 'POD' : 'CONTAINER',
+            ipc: spec.hostIPC ? 'NODE' : 'POD',
+          },
+          ...(spec.securityContext?.runAsUser !== undefined
+            ? { runAsUser: { value: spec.securityContext.runAsUser } }
+            : {}),
+          ...(spec.securityContext?.runAsGroup !== undefined
+            ? { runAsGroup: { value: spec.securityContext.runAsGroup } }
+            : {}),
+          ...(spec.securityContext?.supplementalGroups
+            ? { supplementalGroups: spec.securityContext.supplementalGroups }
+            : {}),
+        },
+      },
+    };
+  }
+
+  /** Creates and starts a pod's sandbox; answers its id. */
+  async runSandbox(pod: Pod, attempt: number): Promise<string> {
+    const config = this.sandboxConfig(pod, attempt);
+    await mkdir(config.logDirectory ?? this.#opts.podLogsDir, { recursive: true });
+    return this.cri.runPodSandbox(config);
+  }
+
+  /**
+   * Creates a container in a sandbox (not started). `env` is already resolved; `command` and
+   * `args` already expanded.
+   */
+  async createContainer(
+    pod: Pod,
+    sandbox: SandboxInstance,
+    spec: Container,
+    opts: {
+      type: 'init' | 'regular';
+      restartCount: number;
+      env: CRI.KeyValue[];
+      command: string[];
+      args: string[];
+      image: string;
+    },
+  ): Promise<string> {
+    const name = spec.name ?? '';
+    const sc = spec.securityContext ?? {};
+    const podSc = pod.spec?.securityContext ?? {};
+    const runAsUser = sc.runAsUser ?? podSc.runAsUser;
+    const runAsGroup = sc.runAsGroup ?? podSc.runAsGroup;
+    const logPath = `${name}/${opts.restartCount}.log`;
+    await mkdir(join(this.sandboxConfig(pod, sandbox.attempt).logDirectory ?? '', name), { recursive: true });
+    const config: CRI.ContainerConfig = {
+      metadata: { name, attempt: opts.restartCount },
+      image: { image: opts.image, userSpecifiedImage: spec.image ?? '' },
+      command: opts.command,
+      args: opts.args,
+      workingDir: spec.workingDir ?? '',
+      envs: opts.env,
+      labels: containerLabels(pod, name),
+      annotations: {
+        [RESTART_COUNT]: String(opts.restartCount),
+        [CONTAINER_TYPE]: opts.type,
+        [POD_GRACE]: String(pod.spec?.terminationGracePeriodSeconds ?? 30),
+        [TERMINATION_MESSAGE_PATH]: spec.terminationMessagePath ?? '/dev/termination-log',
+      },
+      logPath,
+      stdin: spec.stdin ?? false,
+      stdinOnce: spec.stdinOnce ?? false,
+      tty: spec.tty ?? false,
+      linux: {
+        resources: linuxResources(spec, qosClass(pod)),
+        securityContext: {
+          namespaceOptions: {
+            network: pod.spec?.hostNetwork ? 'NODE' : 'POD',
+            pid: pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER',
+            ipc: pod.spec?.hostIPC ? 'NODE' : 'POD',
+          },
+          privileged: sc.privileged ?? false,
+          readonlyRootfs: sc.readOnlyRootFilesystem ?? false,
+          ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
+          ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
+          ...(podSc.supplementalGroups ? { supplementalGroups: podSc.supplementalGroups } : {}),
+          ...(sc.capabilities
+            ? {
+                capabilities: {
+                  addCapabilities: sc.capabilities.add ?? [],
+                  dropCapabilities: sc.capabilities.drop ?? [],
+                },
+              }
+            : {}),
+          noNewPrivs: sc.allowPrivilegeEscalation === false,
+          ...(sc.seccompProfile?.type === 'Unconfined'
+            ? { seccomp: { profileType: 'Unconfined' as const } }
+            : {}),
+        },
+      },
+    };
+    return this.cri.createContainer(sandbox.id, config, this.sandboxConfig(pod, sandbox.attempt));
+  }
+
+  /** Stops a container with a grace period; a container already gone is not an error. */
+  async stopContainer(id: string, graceSeconds: number): Promise<void> {
+    try {
+      await this.cri.stopContainer(id, Math.max(0, Math.floor(graceSeconds)));
+    } catch (err) {
+      if (!isCriNotFound(err)) throw err;
+    }
+  }
+
+  async removeContainer(id: string): Promise<void> {
+    try {
+      await this.cri.removeContainer(id);
+    } catch (err) {
+      if (!isCriNotFound(err)) throw err;
+    }
+    this.#statusCache.delete(id);
+  }
+
+  /** Stops and removes a sandbox (its containers go with it). */
+  async removeSandbox(id: string): Promise<void> {
+    try {
+      await this.cri.stopPodSandbox(id);
+      await this.cri.removePodSandbox(id);
+    } catch (err) {
+      if (!(err instanceof CriError) || !isCriNotFound(err)) throw err;
+    }
+    this.#sandboxIps.delete(id);
+  }
+}

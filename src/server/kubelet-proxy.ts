@@ -1,0 +1,132 @@
+/**
+ * The API server's side of the node agent's API: `pods/log` proxied to the agent of the pod's
+ * node (`https://<node InternalIP>:<kubeletEndpoint port>/containerLogs/...`), with the client
+ * certificate of `--kubelet-client-certificate`/`--kubelet-client-key` and, when given, the CA of
+ * `--kubelet-certificate-authority` (without it the agent's certificate is not verified, as
+ * kube-apiserver does). The agent's answer streams through unchanged (`follow` included).
+ */
+import { readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import type { IncomingMessage } from 'node:http';
+import { ApiError, badRequest, notFound } from '../api/errors.js';
+import { decodeStored } from '../api/object.js';
+import type { Pod, Node } from '../api/types/core-v1.js';
+import type { CustomEndpoint } from '../http/resource-routes.js';
+import { objectKey } from '../resource/keys.js';
+import type { ResourceContext } from '../resource/context.js';
+
+/** How the server reaches agents. */
+export interface KubeletClientOptions {
+  readonly cert?: string;
+  readonly key?: string;
+  readonly ca?: string;
+}
+
+/** The options from the server's `--kubelet-*` flags (files read once, at start). */
+export function kubeletClientOptions(flags: ReadonlyMap<string, unknown>): KubeletClientOptions {
+  const file = (name: string): string | undefined => {
+    const path = flags.get(name);
+    return typeof path === 'string' && path ? readFileSync(path, 'utf8') : undefined;
+  };
+  const cert = file('kubelet-client-certificate');
+  const key = file('kubelet-client-key');
+  const ca = file('kubelet-certificate-authority');
+  return { ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(ca ? { ca } : {}) };
+}
+
+async function readObject<T>(
+  ctx: ResourceContext,
+  group: string,
+  plural: string,
+  namespace: string | undefined,
+  name: string,
+): Promise<T | undefined> {
+  const type = ctx.registry.byResource(group, 'v1', plural);
+  if (!type) return undefined;
+  const { kv } = await ctx.store.get(objectKey(type, namespace, name));
+  return kv === undefined ? undefined : (decodeStored(kv.value, kv.modRevision) as T);
+}
+
+/** The agent's address and port of a node. */
+async function agentOf(ctx: ResourceContext, nodeName: string): Promise<{ host: string; port: number }> {
+  const node = await readObject<Node>(ctx, '', 'nodes', undefined, nodeName);
+  if (!node) throw notFound({ resource: 'nodes', group: '', name: nodeName });
+  const addrs = node.status?.addresses ?? [];
+  const host = (
+    addrs.find((a) => a.type === 'InternalIP') ??
+    addrs.find((a) => a.type === 'Hostname') ??
+    addrs[0]
+  )?.address;
+  if (!host) throw new ApiError('InternalError', `node ${nodeName} has no address`, {});
+  return { host, port: node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250 };
+}
+
+const LOG_PARAMS = [
+  'follow',
+  'previous',
+  'timestamps',
+  'tailLines',
+  'limitBytes',
+  'sinceSeconds',
+  'sinceTime',
+];
+
+/** `GET pods/{name}/log`, proxied to the agent. */
+export function podLogEndpoint(opts: KubeletClientOptions): CustomEndpoint {
+  return {
+    methods: ['GET'],
+    async handle({ ctx, target, request }) {
+      const name = target.name ?? '';
+      const ns = target.namespace ?? '';
+      const pod = await readObject<Pod>(ctx, '', 'pods', ns, name);
+      if (!pod) throw notFound({ resource: 'pods', group: '', name });
+      const query = (request.query ?? {}) as Record<string, string | undefined>;
+      const names = (pod.spec?.containers ?? []).map((c) => c.name ?? '');
+      let container = query['container'] ?? '';
+      if (!container) {
+        if (names.length !== 1)
+          throw badRequest(
+            `a container name must be specified for pod ${name}, choose one of: [${names.join(' ')}]`,
+          );
+        container = names[0] ?? '';
+      }
+      const nodeName = pod.spec?.nodeName;
+      if (!nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
+      const { host, port } = await agentOf(ctx, nodeName);
+      const q = new URLSearchParams();
+      for (const p of LOG_PARAMS) if (query[p] !== undefined) q.set(p, query[p] ?? '');
+      const path = `/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${encodeURIComponent(container)}?${q.toString()}`;
+      const res = await new Promise<IncomingMessage>((resolve, reject) => {
+        const req = httpsRequest({
+          host,
+          port,
+          path,
+          method: 'GET',
+          ...(opts.cert ? { cert: opts.cert } : {}),
+          ...(opts.key ? { key: opts.key } : {}),
+          ...(opts.ca
+            ? { ca: opts.ca, rejectUnauthorized: true, servername: nodeName }
+            : { rejectUnauthorized: false }),
+        });
+        req.on('response', resolve);
+        req.on('error', reject);
+        request.raw.on('close', () => req.destroy());
+        req.end();
+      }).catch((err: unknown) => {
+        throw new ApiError(
+          'InternalError',
+          `Get "https://${host}:${port}${path}": ${(err as Error).message}`,
+          {},
+        );
+      });
+      if (res.statusCode !== 200) {
+        const chunks: Buffer[] = [];
+        for await (const c of res) chunks.push(c as Buffer);
+        throw badRequest(
+          Buffer.concat(chunks).toString('utf8').trim() || `agent answered ${res.statusCode ?? 0}`,
+        );
+      }
+      return { code: 200, body: res, contentType: 'text/plain' };
+    },
+  };
+}

@@ -1,0 +1,227 @@
+/**
+ * `capstan agent` in API mode on real containers, driven by kubectl 1.33 against an in-process
+ * Capstan: the node registers and turns Ready, a pod runs, `kubectl logs` reads it through the
+ * server's pods/log proxy, a crash-looping container shows CrashLoopBackOff and BackOff events,
+ * a missing image gets ErrImagePull/ImagePullBackOff, a restarted agent adopts its pods (same
+ * container IDs), and a deleted pod goes away. A blackhole route covers the Service range while
+ * pods run; the agent's bridge and everything the runtime made are removed afterwards.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { createRequire } from 'node:module';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent } from '../../src/agent/agent.js';
+import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
+import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
+import { BUSYBOX_IMAGE, requireContainerd, startContainerd, type Containerd } from '../support/containerd.js';
+import { kubectlOutput, runKubectl } from '../support/kubectl.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+const run = promisify(execFile);
+
+/** The parts of the `ws` package (in the tree through @kubernetes/client-node) this test uses. */
+interface WsSocket {
+  readonly protocol: string;
+  on(event: 'message', fn: (data: Buffer) => void): void;
+  on(event: 'close', fn: () => void): void;
+  on(event: 'error', fn: (err: Error) => void): void;
+}
+const WebSocket = createRequire(import.meta.url)('ws') as new (
+  url: string,
+  protocols: string[],
+  opts: { rejectUnauthorized: boolean },
+) => WsSocket;
+const enabled = requireContainerd();
+const NODE = 'agent-node-1';
+const SERVICE_RANGE = '10.0.0.0/24';
+
+describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
+  let ctrd: Containerd;
+  let server: TestServer;
+  let dir: string;
+  let agent: Agent;
+  let addedRoute = false;
+  const k = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, server.kubeconfigPath);
+  const jsonpath = (pod: string, path: string): Promise<string> =>
+    k('get', 'pod', pod, '-o', `jsonpath={${path}}`);
+
+  const newAgent = (): Agent =>
+    new Agent(
+      resolveConfig(
+        agentFlagSet().parse([
+          `--kubeconfig=${server.kubeconfigPath}`,
+          `--hostname-override=${NODE}`,
+          `--container-runtime-endpoint=${ctrd.endpoint}`,
+          `--root-dir=${join(dir, 'root')}`,
+          `--pod-logs-dir=${join(dir, 'logs')}`,
+          `--cni-conf-dir=${ctrd.cniConfDir}`,
+          `--cgroup-root=${ctrd.cgroupParent}`,
+          '--address=127.0.0.1',
+          '--port=0',
+          '--healthz-port=0',
+          '--node-ip=127.0.0.1',
+          '--pod-cidr=10.244.252.0/24',
+        ]),
+      ),
+    );
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'capstan-agent-e2e-'));
+    ctrd = await startContainerd();
+    server = await startTestServer();
+    addedRoute = await run('ip', ['route', 'add', 'blackhole', SERVICE_RANGE]).then(
+      () => true,
+      () => false, // already there (another suite): leave it to its owner
+    );
+    agent = newAgent();
+    await agent.start();
+  }, 120_000);
+
+  afterAll(async () => {
+    await agent?.stop();
+    await server?.close();
+    await ctrd?.stop();
+    await run('ip', ['link', 'del', DEFAULT_BRIDGE]).catch(() => undefined);
+    if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 120_000);
+
+  async function applyPod(
+    name: string,
+    container: Record<string, unknown>,
+    extra: Record<string, unknown> = {},
+  ): Promise<void> {
+    const file = join(dir, `${name}.json`);
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name, namespace: 'default' },
+      spec: {
+        nodeName: NODE,
+        terminationGracePeriodSeconds: 1,
+        containers: [{ name: 'c', image: BUSYBOX_IMAGE, ...container }],
+        ...extra,
+      },
+    };
+    await writeFile(file, JSON.stringify(pod));
+    await k('apply', '-f', file);
+  }
+
+  it('registers a Ready node with its capacity, addresses and nodeInfo', async () => {
+    await expect
+      .poll(() => k('get', 'node', NODE, '-o', 'jsonpath={.status.conditions[?(@.type=="Ready")].status}'), {
+        timeout: 30_000,
+      })
+      .toBe('True');
+    const node = JSON.parse(await k('get', 'node', NODE, '-o', 'json')) as {
+      status: {
+        capacity: Record<string, string>;
+        addresses: { type: string; address: string }[];
+        nodeInfo: Record<string, string>;
+      };
+      metadata: { labels: Record<string, string> };
+    };
+    expect(node.status.capacity['pods']).toBe('110');
+    expect(node.status.addresses).toContainEqual({ type: 'InternalIP', address: '127.0.0.1' });
+    expect(node.status.nodeInfo['containerRuntimeVersion']).toMatch(/^containerd:\/\//);
+    expect(node.metadata.labels['kubernetes.io/hostname']).toBe(NODE);
+    expect(
+      await k('get', 'lease', '-n', 'kube-node-lease', NODE, '-o', 'jsonpath={.spec.leaseDurationSeconds}'),
+    ).toBe('40');
+  }, 60_000);
+
+  it('runs a pod, serves kubectl logs, and survives an agent restart untouched', async () => {
+    await applyPod('web', { command: ['sh', '-c', 'echo hello from web; exec sleep 3600'] });
+    await expect.poll(() => jsonpath('web', '.status.phase'), { timeout: 60_000 }).toBe('Running');
+    expect(await jsonpath('web', '.status.podIP')).toMatch(/^10\.244\.252\./);
+    expect(await jsonpath('web', '.status.qosClass')).toBe('BestEffort');
+    await expect.poll(() => k('logs', 'web'), { timeout: 10_000 }).toBe('hello from web\n');
+    expect(await k('logs', 'web', '--tail=1', '--timestamps')).toMatch(
+      /^\d{4}-\d\d-\d\dT\S+ hello from web\n$/,
+    );
+
+    const before = await jsonpath('web', '.status.containerStatuses[0].containerID');
+    await agent.stop();
+    agent = newAgent();
+    await agent.start();
+    // Let the new agent list, sync and write a status.
+    await new Promise((r) => setTimeout(r, 3000));
+    expect(await jsonpath('web', '.status.containerStatuses[0].containerID')).toBe(before);
+    expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
+    expect(await jsonpath('web', '.status.phase')).toBe('Running');
+  }, 120_000);
+
+  it("serves exec on the agent's own API (WebSocket v4.channel.k8s.io, proxied to the runtime)", async () => {
+    const url = `wss://127.0.0.1:${agent.port}/exec/default/web/c?command=sh&command=-c&command=echo%20out%3B%20echo%20err%20%3E%262&output=1&error=1`;
+    const ws = new WebSocket(url, ['v4.channel.k8s.io'], { rejectUnauthorized: false });
+    const channels = new Map<number, string>();
+    await new Promise<void>((resolve, reject) => {
+      ws.on('message', (data: Buffer) => {
+        const ch = data[0] ?? 0;
+        channels.set(ch, (channels.get(ch) ?? '') + data.subarray(1).toString('utf8'));
+      });
+      ws.on('close', () => resolve());
+      ws.on('error', reject);
+    });
+    expect(ws.protocol).toBe('v4.channel.k8s.io');
+    expect(channels.get(1)).toBe('out\n');
+    expect(channels.get(2)).toBe('err\n');
+    expect(JSON.parse(channels.get(3) ?? '{}')).toMatchObject({ status: 'Success' });
+  }, 30_000);
+
+  it('shows CrashLoopBackOff with BackOff events for a crashing container', async () => {
+    await applyPod('crash', { command: ['sh', '-c', 'echo oops; exit 1'] });
+    await expect
+      .poll(() => jsonpath('crash', '.status.containerStatuses[0].state.waiting.reason'), { timeout: 60_000 })
+      .toBe('CrashLoopBackOff');
+    expect(
+      Number(await jsonpath('crash', '.status.containerStatuses[0].restartCount')),
+    ).toBeGreaterThanOrEqual(1);
+    expect(await jsonpath('crash', '.status.containerStatuses[0].lastState.terminated.exitCode')).toBe('1');
+    const reasons = await k(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=crash',
+      '-o',
+      'jsonpath={.items[*].reason}',
+    );
+    expect(reasons.split(' ')).toEqual(expect.arrayContaining(['Pulled', 'Created', 'Started', 'BackOff']));
+    expect(await k('logs', 'crash', '--previous')).toBe('oops\n');
+  }, 90_000);
+
+  it('reports ErrImagePull then ImagePullBackOff for an image that does not exist', async () => {
+    await applyPod('noimage', { image: '127.0.0.1:1/capstan/missing:1', imagePullPolicy: 'IfNotPresent' });
+    await expect
+      .poll(() => jsonpath('noimage', '.status.containerStatuses[0].state.waiting.reason'), {
+        timeout: 60_000,
+      })
+      .toBe('ImagePullBackOff');
+    expect(await jsonpath('noimage', '.status.phase')).toBe('Pending');
+    const messages = await k(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=noimage',
+      '-o',
+      'jsonpath={.items[*].message}',
+    );
+    expect(messages).toContain('Error: ErrImagePull');
+    expect(messages).toContain('Error: ImagePullBackOff');
+  }, 90_000);
+
+  it('deletes pods: containers stopped, then the object removed', async () => {
+    for (const p of ['web', 'crash', 'noimage']) await k('delete', 'pod', p, '--wait=false');
+    await expect
+      .poll(
+        async () =>
+          (await runKubectl('1.33', ['get', 'pods', '-o', 'name'], server.kubeconfigPath)).stdout.trim(),
+        { timeout: 60_000 },
+      )
+      .toBe('');
+    expect(await agent.cri.listPodSandbox()).toEqual([]);
+  }, 90_000);
+});
