@@ -46,6 +46,8 @@ export interface TestServerOptions {
   readonly startControllers?: boolean;
   /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
   readonly etcd?: LocalEtcd;
+  /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s. */
+  readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
 
 /** A running test server. */
@@ -96,6 +98,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       log: new ServerLog((line) => logs.push(line)),
       ...(memory === undefined ? {} : { store: memory }),
       ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
+      ...(opts.endpointLease === undefined ? {} : { endpointLease: opts.endpointLease }),
     });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);
