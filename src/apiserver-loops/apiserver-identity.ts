@@ -94,7 +94,10 @@ function leaseType(ctx: ResourceContext): ResourceType {
   return t;
 }
 
-/** Starts renewing this server's identity Lease (the first renewal before it resolves) and its GC. */
+/**
+ * Starts renewing this server's identity Lease (the first renewal before it resolves; a failure
+ * is reported, not thrown) and its GC.
+ */
 export async function startApiserverIdentity(
   ctx: ResourceContext,
   options: ApiserverIdentityOptions = {},
@@ -166,7 +169,7 @@ export async function startApiserverIdentity(
   };
 
   const report = (message: string) => (err: unknown) => options.onError?.(message, err);
-  await renew();
+  await renew().catch(report('renewing the apiserver identity lease failed'));
   const renewTimer = setInterval(
     () => void renew().catch(report('renewing the apiserver identity lease failed')),
     options.renewIntervalMs ?? IDENTITY_LEASE_RENEW_INTERVAL_MS,

@@ -55,7 +55,7 @@ export interface EndpointReconcilerOptions {
 
 /** A running reconciler. */
 export interface EndpointReconciler {
-  /** One reconcile now (the first runs before {@link startEndpointReconciler} resolves). */
+  /** One reconcile now (the first runs before {@link startEndpointReconciler} resolves). @throws its failure. */
   tick(): Promise<void>;
   /** Stops the loop and takes this server's address out of the endpoints. */
   stop(): Promise<void>;
@@ -110,7 +110,7 @@ function masterCountAddresses(
   return [...new Set(kept)].sort();
 }
 
-/** Starts the reconciler of `options.type` and runs its first reconcile. */
+/** Starts the reconciler of `options.type` and runs its first reconcile (a failure is reported, not thrown). */
 export async function startEndpointReconciler(
   ctx: ResourceContext,
   options: EndpointReconcilerOptions,
@@ -149,7 +149,8 @@ export async function startEndpointReconciler(
     (running ??= reconcile(true).finally(() => {
       running = undefined;
     }));
-  await tick();
+  // A failed first reconcile (storage briefly away) is reported; the loop tries again.
+  await tick().catch((err: unknown) => options.onError?.('reconciling the kubernetes endpoints failed', err));
   const timer =
     type === 'none'
       ? undefined
