@@ -4,8 +4,8 @@
  *   and "kube-apiserver", so servers on one host share it, as in kube), labelled
  *   `apiserver.kubernetes.io/identity: kube-apiserver` and `kubernetes.io/hostname`, held by
  *   `<name>_<uuid>` for `leaseDurationSeconds` (3600) and renewed every `renewIntervalMs` (10 s);
- * - every `gcPeriodMs` (3600 s) the leases with that label whose `renewTime` plus duration has
- *   passed are deleted, each guarded by the resourceVersion read.
+ * - at start and every `gcPeriodMs` (3600 s) after, the leases with that label whose `renewTime`
+ *   plus duration has passed are deleted, each guarded by the resourceVersion read.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
@@ -95,8 +95,8 @@ function leaseType(ctx: ResourceContext): ResourceType {
 }
 
 /**
- * Starts renewing this server's identity Lease (the first renewal before it resolves; a failure
- * is reported, not thrown) and its GC.
+ * Starts renewing this server's identity Lease and collecting expired ones (the first renewal and
+ * collection before it resolves; a failure is reported, not thrown).
  */
 export async function startApiserverIdentity(
   ctx: ResourceContext,
@@ -170,6 +170,8 @@ export async function startApiserverIdentity(
 
   const report = (message: string) => (err: unknown) => options.onError?.(message, err);
   await renew().catch(report('renewing the apiserver identity lease failed'));
+  // As kube's collector, a first pass at start, then one every period.
+  await collect().catch(report('collecting expired apiserver identity leases failed'));
   const renewTimer = setInterval(
     () => void renew().catch(report('renewing the apiserver identity lease failed')),
     options.renewIntervalMs ?? IDENTITY_LEASE_RENEW_INTERVAL_MS,

@@ -4,7 +4,8 @@
  *   (Endpoints and EndpointSlice): all three, two after a graceful shutdown, and a server that
  *   loses storage without shutting down (its store closed under it, as a killed server) drops
  *   out once its address lease expires (TTL 2 s here, kube's 15 s by default);
- * - each server keeps the kube-apiserver identity Lease in `kube-system`;
+ * - each server keeps the kube-apiserver identity Lease in `kube-system`, and collects expired
+ *   identity Leases at start;
  * - a write through one server is seen, in order, by a watch on another; a watch resumed on
  *   another server from the last resourceVersion seen misses nothing;
  * - cluster IPs stay unique under concurrent creates on different servers.
@@ -153,6 +154,24 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
         endpointLease: { ttlSeconds: 2, intervalMs: 500 },
       });
       members.push({ address, server, tls: adminTls(server.kubeconfigPath) });
+      // Before the others start: identity Leases for their collectors to judge at start.
+      if (members.length === 1) {
+        const long = new Date(Date.now() - 2 * 3_600_000).toISOString().replace('Z', '000Z');
+        const now = new Date().toISOString().replace('Z', '000Z');
+        for (const [name, labelled, renewTime] of [
+          ['apiserver-expired', true, long],
+          ['apiserver-other', true, now],
+          ['not-identity', false, long],
+        ] as const) {
+          await post(members[0]!, '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases', {
+            metadata: {
+              name,
+              labels: labelled ? { 'apiserver.kubernetes.io/identity': 'kube-apiserver' } : {},
+            },
+            spec: { holderIdentity: name, leaseDurationSeconds: 3600, renewTime },
+          });
+        }
+      }
     }
     await post(members[0]!, '/api/v1/namespaces', { metadata: { name: NS } });
   }, 120_000);
@@ -190,9 +209,17 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
       metadata: { name: string; labels: Record<string, string> };
       spec: Record<string, unknown>;
     }[];
-    // Servers on one host share the identity (the name hashes the host name), as in kube.
-    expect(items.map((l) => l.metadata.name)).toEqual([identityLeaseName(hostname())]);
-    const lease = items[0]!;
+    // Servers on one host share the identity (the name hashes the host name), as in kube; the
+    // expired identity Lease was collected, the live one and the unlabelled one stay.
+    const own = identityLeaseName(hostname());
+    expect(items.map((l) => l.metadata.name).sort()).toEqual(['apiserver-other', own].sort());
+    const expired = await adminJson(
+      `${members[0]!.server.url}/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/apiserver-expired`,
+      members[0]!.tls,
+    );
+    expect(expired.status).toBe(404);
+    await get(members[0]!, '/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/not-identity');
+    const lease = items.find((l) => l.metadata.name === own)!;
     expect(lease.metadata.labels['kubernetes.io/hostname']).toBe(hostname());
     expect(lease.spec['leaseDurationSeconds']).toBe(3600);
     expect(String(lease.spec['holderIdentity'])).toMatch(
