@@ -57,7 +57,7 @@ export interface EndpointReconcilerOptions {
 export interface EndpointReconciler {
   /** One reconcile now (the first runs before {@link startEndpointReconciler} resolves). @throws its failure. */
   tick(): Promise<void>;
-  /** Stops the loop and takes this server's address out of the endpoints. */
+  /** Stops the loop and takes this server's address out of the endpoints. Idempotent. */
   stop(): Promise<void>;
 }
 
@@ -145,6 +145,7 @@ export async function startEndpointReconciler(
 
   let running: Promise<void> | undefined;
   let stopped = false;
+  let stopping: Promise<void> | undefined;
   const tick = (): Promise<void> =>
     (running ??= reconcile(true).finally(() => {
       running = undefined;
@@ -163,22 +164,22 @@ export async function startEndpointReconciler(
   timer?.unref();
   return {
     tick,
-    stop: async () => {
-      if (stopped) return;
-      stopped = true;
-      clearInterval(timer);
-      await running?.catch(() => undefined);
-      if (type === 'none') return;
-      try {
-        if (type === 'lease') {
-          await ctx.store.delete(`${MASTER_LEASES_PREFIX}${address}`).catch((err: unknown) => {
-            if (!(err instanceof NotFoundError)) throw err;
-          });
+    stop: () =>
+      (stopping ??= (async () => {
+        stopped = true;
+        clearInterval(timer);
+        await running?.catch(() => undefined);
+        if (type === 'none') return;
+        try {
+          if (type === 'lease') {
+            await ctx.store.delete(`${MASTER_LEASES_PREFIX}${address}`).catch((err: unknown) => {
+              if (!(err instanceof NotFoundError)) throw err;
+            });
+          }
+          await reconcile(false);
+        } catch (err) {
+          options.onError?.('removing this server from the kubernetes endpoints failed', err);
         }
-        await reconcile(false);
-      } catch (err) {
-        options.onError?.('removing this server from the kubernetes endpoints failed', err);
-      }
-    },
+      })()),
   };
 }

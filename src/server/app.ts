@@ -379,6 +379,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       },
     },
     onListening: (task) => deps.lifecycle.onListening(task),
+    shutdownSignal: deps.lifecycle.shutdownSignal,
     watchCache: options.watchCache
       ? {
           defaultSize: options.defaultWatchCacheSize,

@@ -88,6 +88,8 @@ export interface ResourceDeps {
    * the kubernetes ServiceCIDR and Service (with the controllers). None: Services get no IPs.
    */
   readonly services?: ServiceNetworkDeps;
+  /** Aborted when the server begins to shut down (it then leaves the kubernetes endpoints). */
+  readonly shutdownSignal?: AbortSignal;
   /** Registers work to run once the listener is bound (the server awaits it before it is ready). */
   readonly onListening?: (task: (port: number) => Promise<void>) => void;
 }
@@ -274,6 +276,9 @@ export function mountResources(
         port,
         onError,
       });
+      // As kube's pre-shutdown hook: out of the endpoints as soon as shutdown begins.
+      deps.shutdownSignal?.addEventListener('abort', () => void endpoints?.stop(), { once: true });
+      if (deps.shutdownSignal?.aborted === true) await endpoints.stop();
     });
   }
   app.addHook('onClose', async () => {

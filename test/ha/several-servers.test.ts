@@ -150,7 +150,12 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
       const server = await startTestServer({
         store: 'etcd',
         etcd,
-        args: [`--advertise-address=${address}`, `--bind-address=${address}`, `--secure-port=${port}`],
+        args: [
+          `--advertise-address=${address}`,
+          `--bind-address=${address}`,
+          `--secure-port=${port}`,
+          ...(address === ADDRESSES[2] ? ['--shutdown-delay-duration=2s'] : []),
+        ],
         endpointLease: { ttlSeconds: 2, intervalMs: 500 },
       });
       members.push({ address, server, tls: adminTls(server.kubeconfigPath) });
@@ -287,13 +292,22 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
     expect(stored).toEqual([...ips].sort());
   });
 
-  it('drop a server that shuts down gracefully at once', async () => {
-    await members[2]!.server.close();
-    // No waiting for a lease to expire: the server took its address out on its way down.
-    expect(await listed(members[0]!)).toEqual({
-      endpoints: [ADDRESSES[0], ADDRESSES[1]],
-      slice: [ADDRESSES[0], ADDRESSES[1]],
+  it('drop a server as soon as it begins a graceful shutdown', async () => {
+    // The third server waits 2 s (--shutdown-delay-duration) before it closes its listener; it
+    // leaves the endpoints at once, without waiting for its lease to expire.
+    let closed = false;
+    const closing = members[2]!.server.close().then(() => {
+      closed = true;
     });
+    const seen = await eventually(
+      'endpoints during the shutdown',
+      () => listed(members[0]!),
+      (l) => l.endpoints.length === 2 && l.slice.length === 2,
+    );
+    expect(closed).toBe(false);
+    expect(seen).toEqual({ endpoints: [ADDRESSES[0], ADDRESSES[1]], slice: [ADDRESSES[0], ADDRESSES[1]] });
+    await closing;
+    expect(await listed(members[0]!)).toEqual(seen);
   });
 
   it('drop a server that dies without shutting down once its lease expires', async () => {
