@@ -1,13 +1,14 @@
 /**
  * Three Capstan servers in this process over one local etcd, advertising 127.0.0.2, .3 and .4:
  * - the lease endpoint reconciler lists exactly the live servers in `default/kubernetes`
- *   (Endpoints and EndpointSlice): all three, two after a graceful shutdown, and a server that
- *   loses storage without shutting down (its store closed under it, as a killed server) drops
- *   out once its address lease expires (TTL 2 s here, kube's 15 s by default);
+ *   (Endpoints and EndpointSlice): all three; two as soon as one begins a graceful shutdown;
+ *   and a server that loses storage without shutting down (its store closed under it, as a
+ *   killed server) drops out once its address lease expires (TTL 2 s here, kube's 15 s);
  * - each server keeps the kube-apiserver identity Lease in `kube-system`, and collects expired
  *   identity Leases at start;
- * - a write through one server is seen, in order, by a watch on another; a watch resumed on
- *   another server from the last resourceVersion seen misses nothing;
+ * - a write through one server is seen, in order, by a watch on another and by a consistent
+ *   list on a third; a watch resumed on another server from the last resourceVersion seen
+ *   misses nothing;
  * - cluster IPs stay unique under concurrent creates on different servers.
  */
 import { existsSync } from 'node:fs';
@@ -251,6 +252,10 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
       written.map((_, i) => ['ADDED', `order-${i}`]),
     );
     expect(events.map((e) => e.object.metadata.resourceVersion)).toEqual(written);
+    // A consistent list (no resourceVersion) on a third server holds every acknowledged write.
+    const list = await get(members[2]!, `/api/v1/namespaces/${NS}/configmaps`);
+    const names = (list['items'] as { metadata: { name: string } }[]).map((c) => c.metadata.name);
+    expect(names).toEqual(expect.arrayContaining(written.map((_, i) => `order-${i}`)));
   });
 
   it('let a watch resume on another server from its last resourceVersion without a gap', async () => {
