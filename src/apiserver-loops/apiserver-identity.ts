@@ -119,7 +119,7 @@ export async function startApiserverIdentity(
           kind: 'Lease',
           apiVersion: 'coordination.k8s.io/v1',
           metadata: { name, namespace: NAMESPACE, labels },
-          spec: { ...spec, acquireTime: at },
+          spec,
         });
         return;
       } catch (err) {

@@ -196,6 +196,11 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
       );
       expect(seen).toEqual({ endpoints: [...ADDRESSES], slice: [...ADDRESSES] });
     }
+    // kube's key for the address leases, under --etcd-prefix, on a storage lease.
+    for (const address of ADDRESSES) {
+      const { kv } = await members[0]!.server.server.rootStore.get(`/registry/masterleases/${address}`);
+      expect(kv?.lease).toBeGreaterThan(0n);
+    }
     const port = Number(new URL(members[0]!.server.url).port);
     expect(members.map((m) => new URL(m.server.url).hostname)).toEqual([...ADDRESSES]);
     expect(members.map((m) => Number(new URL(m.server.url).port))).toEqual([port, port, port]);
