@@ -1,9 +1,9 @@
 /**
  * kube-apiserver's own Service (its bootstrap and endpoint reconciler): the `kubernetes`
  * ServiceCIDR made from `--service-cluster-ip-range`, the `default/kubernetes` Service (port 443
- * named https, targetPort the secure port, the first IP of the primary range), and its Endpoints
- * and EndpointSlice `kubernetes` pointing at the advertise address and the secure port. Created
- * when missing and corrected when they differ, at every start.
+ * named https, targetPort the secure port, the first IP of the primary range), created when
+ * missing and corrected when they differ, at every start; and {@link writeKubernetesEndpoints},
+ * which the endpoint reconcilers use to list the API servers in its Endpoints and EndpointSlice.
  */
 import { networkInterfaces } from 'node:os';
 import { ApiError } from '../api/errors.js';
@@ -18,8 +18,6 @@ import { ipAt, type Cidr } from '../ipam/cidr.js';
 /** What the reconciler needs. */
 export interface KubernetesServiceOptions {
   readonly ranges: readonly Cidr[];
-  /** The address clients reach the server at (`--advertise-address`, resolved). */
-  readonly address: string;
   /** The port the server listens on. */
   readonly port: number;
 }
@@ -77,12 +75,15 @@ async function upsert(
   });
 }
 
-/** Reconciles the kubernetes ServiceCIDR, Service, Endpoints and EndpointSlice. */
+/**
+ * Reconciles the kubernetes ServiceCIDR and Service (its Endpoints and EndpointSlice are the
+ * endpoint reconciler's, see `endpoint-reconciler.ts`).
+ */
 export async function reconcileKubernetesService(
   ctx: ResourceContext,
   options: KubernetesServiceOptions,
 ): Promise<void> {
-  const { ranges, address, port } = options;
+  const { ranges, port } = options;
   const primary = ranges[0];
   if (primary === undefined) return;
   await upsert(
@@ -142,6 +143,19 @@ export async function reconcileKubernetesService(
       });
     }
   }
+}
+
+/**
+ * Writes the `default/kubernetes` Endpoints and EndpointSlice so they list `addresses` (sorted
+ * here) on `port`; objects already so are left alone. The endpoint reconcilers decide the list.
+ */
+export async function writeKubernetesEndpoints(
+  ctx: ResourceContext,
+  addresses: readonly string[],
+  port: number,
+): Promise<void> {
+  const ips = [...new Set(addresses)].sort();
+  const first = ips[0] ?? '';
   await upsert(
     ctx,
     typeOf(ctx, '', 'endpoints'),
@@ -154,7 +168,10 @@ export async function reconcileKubernetesService(
         namespace: 'default',
         labels: { 'endpointslice.kubernetes.io/skip-mirror': 'true' },
       },
-      subsets: [{ addresses: [{ ip: address }], ports: [{ name: 'https', port, protocol: 'TCP' }] }],
+      subsets:
+        ips.length === 0
+          ? []
+          : [{ addresses: ips.map((ip) => ({ ip })), ports: [{ name: 'https', port, protocol: 'TCP' }] }],
     },
     ['subsets'],
   );
@@ -170,8 +187,8 @@ export async function reconcileKubernetesService(
         namespace: 'default',
         labels: { 'kubernetes.io/service-name': 'kubernetes' },
       },
-      addressType: address.includes(':') ? 'IPv6' : 'IPv4',
-      endpoints: [{ addresses: [address], conditions: { ready: true } }],
+      addressType: first.includes(':') ? 'IPv6' : 'IPv4',
+      endpoints: ips.map((ip) => ({ addresses: [ip], conditions: { ready: true } })),
       ports: [{ name: 'https', port, protocol: 'TCP' }],
     },
     ['endpoints', 'ports', 'addressType'],

@@ -36,6 +36,7 @@ import {
 } from '../aggregation/index.js';
 import { LayeredRegistry } from '../registry/layered.js';
 import { advertiseAddressOf } from '../apiserver-loops/kubernetes-service.js';
+import { endpointReconcilerTypeOf } from '../apiserver-loops/endpoint-reconciler.js';
 import { installVersionRoute, type VersionInfo } from '../http/version.js';
 import type { KindRegistry } from '../registry/registry.js';
 import { loadSchemas } from '../registry/schema.js';
@@ -125,6 +126,8 @@ export interface AppDeps {
   readonly plantedAuthzBug?: string;
   /** How often `--authorization-config` is looked at for changes (default one minute, as kube's). */
   readonly authorizationConfigReloadMs?: number;
+  /** Test hook: the endpoint reconciler's lease TTL and interval instead of kube's 15 s and 10 s. */
+  readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
 
 /** How often TLS and CA files are checked for changes. */
@@ -375,8 +378,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       ranges: options.serviceClusterIPRanges,
       nodePorts: options.serviceNodePortRange,
       advertiseAddress: advertiseAddressOf(options.advertiseAddress, options.bindAddress),
+      endpointReconciler: {
+        type: endpointReconcilerTypeOf(flags.get('endpoint-reconciler-type') as string),
+        apiserverCount: flags.get('apiserver-count') as number,
+        ...deps.endpointLease,
+      },
     },
     onListening: (task) => deps.lifecycle.onListening(task),
+    shutdownSignal: deps.lifecycle.shutdownSignal,
     watchCache: options.watchCache
       ? {
           defaultSize: options.defaultWatchCacheSize,

@@ -7,6 +7,12 @@
  * and (when asked) every watch cache; its `onClose` stops them.
  */
 import { reconcileKubernetesService } from '../apiserver-loops/kubernetes-service.js';
+import { startApiserverIdentity, type ApiserverIdentity } from '../apiserver-loops/apiserver-identity.js';
+import {
+  startEndpointReconciler,
+  type EndpointReconciler,
+  type EndpointReconcilerOptions,
+} from '../apiserver-loops/endpoint-reconciler.js';
 import type { Cidr } from '../ipam/cidr.js';
 import { ClusterIPAllocator } from '../ipam/cluster-ips.js';
 import { NodePortAllocator, type PortRange } from '../ipam/node-ports.js';
@@ -84,6 +90,8 @@ export interface ResourceDeps {
    * the kubernetes ServiceCIDR and Service (with the controllers). None: Services get no IPs.
    */
   readonly services?: ServiceNetworkDeps;
+  /** Aborted when the server begins to shut down (it then leaves the kubernetes endpoints). */
+  readonly shutdownSignal?: AbortSignal;
   /** Registers work to run once the listener is bound (the server awaits it before it is ready). */
   readonly onListening?: (task: (port: number) => Promise<void>) => void;
 }
@@ -96,6 +104,11 @@ export interface ServiceNetworkDeps {
   readonly nodePorts: PortRange;
   /** The address the kubernetes Service's endpoints carry. */
   readonly advertiseAddress: string;
+  /** `--endpoint-reconciler-type`, `--apiserver-count` and the lease timings; default lease. */
+  readonly endpointReconciler?: Pick<
+    EndpointReconcilerOptions,
+    'type' | 'apiserverCount' | 'ttlSeconds' | 'intervalMs'
+  >;
 }
 
 /** Starts a controller over the resource layer. */
@@ -251,13 +264,28 @@ export function mountResources(
     for (const start of deps.controllers ?? []) others.push(start(ctx));
   });
   const net = deps.services;
+  let identity: ApiserverIdentity | undefined;
+  let endpoints: EndpointReconciler | undefined;
   if (net !== undefined) {
     // The kubernetes Service needs the port actually bound (--secure-port=0 picks one).
-    deps.onListening?.((port) =>
-      reconcileKubernetesService(ctx, { ranges: net.ranges, address: net.advertiseAddress, port }),
-    );
+    deps.onListening?.(async (port) => {
+      await reconcileKubernetesService(ctx, { ranges: net.ranges, port });
+      const onError = (message: string, err: unknown): void => app.log.error({ err }, message);
+      identity = await startApiserverIdentity(ctx, { onError });
+      endpoints = await startEndpointReconciler(ctx, {
+        ...(net.endpointReconciler ?? { type: 'lease', apiserverCount: 1 }),
+        address: net.advertiseAddress,
+        port,
+        onError,
+      });
+      // As kube's pre-shutdown hook: out of the endpoints as soon as shutdown begins.
+      deps.shutdownSignal?.addEventListener('abort', () => void endpoints?.stop(), { once: true });
+      if (deps.shutdownSignal?.aborted === true) await endpoints.stop();
+    });
   }
   app.addHook('onClose', async () => {
+    await identity?.stop();
+    await endpoints?.stop();
     await Promise.all(others.map((c) => c.stop()));
     await controller?.stop();
   });

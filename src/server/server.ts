@@ -56,6 +56,8 @@ export interface StartOverrides {
    * `*`, `-name`) instead of its share of the server's flag; empty: no controller manager.
    */
   readonly controllers?: readonly string[];
+  /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s (tests). */
+  readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
 
 /** A started server. */
@@ -207,6 +209,7 @@ export async function startServer(
         : { authorizationConfigReloadMs: Number(process.env['CAPSTAN_AUTHZ_CONFIG_RELOAD_MS']) }),
       ...(overrides.startControllers === undefined ? {} : { startControllers: overrides.startControllers }),
       ...(overrides.deprecations === undefined ? {} : { deprecations: overrides.deprecations }),
+      ...(overrides.endpointLease === undefined ? {} : { endpointLease: overrides.endpointLease }),
       serviceAccounts: { keys: keysResult.value, caPem: pki.servingTrustPem },
       ...(encryptionResult.value === undefined ? {} : { encryption: encryptionResult.value }),
     });

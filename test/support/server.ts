@@ -51,6 +51,8 @@ export interface TestServerOptions {
   readonly controllers?: readonly string[];
   /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
   readonly etcd?: LocalEtcd;
+  /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s. */
+  readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
 
 /** A running test server. */
@@ -102,6 +104,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       ...(memory === undefined ? {} : { store: memory }),
       ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
       controllers: opts.controllers ?? [],
+      ...(opts.endpointLease === undefined ? {} : { endpointLease: opts.endpointLease }),
     });
     const kubeConfig = new KubeConfig();
     kubeConfig.loadFromFile(server.kubeconfigPath);
