@@ -62,6 +62,8 @@ export const LAYERS: readonly (readonly string[])[] = [
   ['src/server', 'src/metrics', 'src/bench', 'src/verify'],
   // envtest assets (shims that start the server), then the command line.
   ['src/envtest'],
+  // The one-command cluster: the server and a node in one process.
+  ['src/cluster'],
   ['src/cli'],
 ];
 

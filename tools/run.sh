@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs Capstan's main job on a fresh machine: installs the npm packages, builds, and starts
-# `capstan server --authorization-mode=Node,RBAC` on the embedded LevelDB store. Extra arguments
-# go to `capstan server`.
+# `capstan cluster --authorization-mode=Node,RBAC` on the embedded LevelDB store: the API server
+# with its controller manager and scheduler, and a simulated node. Extra arguments go to
+# `capstan cluster` (every `capstan server` flag, plus --simulated-nodes=N).
 #
 # Everything the server writes stays under .capstan/ in the repository: the store
 # (.capstan/store), the CA and certificates (.capstan/pki, unless --cert-dir is given), and the
@@ -38,4 +39,4 @@ case " $* " in
   *" --bind-address"*) ;;
   *) defaults+=(--bind-address=127.0.0.1) ;;
 esac
-exec node dist/bundle/capstan.js server "${defaults[@]}" "$@"
+exec node dist/bundle/capstan.js cluster "${defaults[@]}" "$@"

@@ -8,6 +8,8 @@ import { packageVersion } from '../server/package-version.js';
 const USAGE = `usage: capstan <command> [flags]
 
 commands:
+  cluster   run a single-node cluster: the API server, controllers, scheduler and a simulated node
+            (the server's flags, plus --simulated-nodes=N)
   server    run the API server (capstan server --help for its flags)
   controller-manager  run the controllers against an API server (capstan controller-manager --help)
   proxy     run the Service proxy on nftables (capstan proxy --help)
@@ -36,6 +38,11 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runServerCommand } = await import('../server/run.js');
       const code = await runServerCommand(rest);
       // After a shutdown nothing should hold the event loop; if a stray handle does, do not hang.
+      setTimeout(() => process.exit(code), 2_000).unref();
+      return code;
+    }
+    case 'cluster': {
+      const code = await (await import('../cluster/command.js')).runClusterCommand(rest);
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }
