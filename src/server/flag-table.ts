@@ -165,9 +165,9 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: MISC, name: 'enable-aggregator-routing', type: 'bool', default: false, usage: 'Makes the aggregator send requests to endpoint IPs instead of the cluster IP. Capstan has no kube-proxy and always routes to endpoint IPs; the flag changes nothing.', ...later },
   { section: MISC, name: 'endpoint-reconciler-type', type: 'string', default: 'lease', usage: 'Which endpoint reconciler to use: master-count, lease or none. lease: each server keeps a storage lease on its address and the kubernetes endpoints list the live ones.' },
   { section: MISC, name: 'apiserver-count', type: 'int', default: 1, usage: 'The number of API servers running in the cluster; used by --endpoint-reconciler-type=master-count only.' },
-  { section: MISC, name: 'kubelet-client-certificate', type: 'string', default: '', usage: 'Client certificate file for TLS connections to kubelets.', ...later },
-  { section: MISC, name: 'kubelet-client-key', type: 'string', default: '', usage: 'Client key file for TLS connections to kubelets.', ...later },
-  { section: MISC, name: 'kubelet-certificate-authority', type: 'string', default: '', usage: 'CA certificate file for verifying kubelets.', ...later },
+  { section: MISC, name: 'kubelet-client-certificate', type: 'string', default: '', usage: 'Client certificate file for TLS connections to kubelets.' },
+  { section: MISC, name: 'kubelet-client-key', type: 'string', default: '', usage: 'Client key file for TLS connections to kubelets.' },
+  { section: MISC, name: 'kubelet-certificate-authority', type: 'string', default: '', usage: 'CA certificate file for verifying kubelets.' },
   { section: MISC, name: 'enable-garbage-collector', type: 'bool', default: true, usage: 'Turns on the generic garbage collector.', ...later },
   { section: MISC, name: 'profiling', type: 'bool', default: true, usage: 'Serves profiling data over HTTP at host:port/debug/pprof/.' },
 
