@@ -68,6 +68,10 @@ describe('bash tools/run.sh: one command, one cluster', () => {
   beforeAll(async () => {
     if (!existsSync(join(root, 'dist', 'bundle', 'capstan.js')))
       throw new Error('build first: npm run build');
+    // run.sh installs the packages when the lock file is newer than them: never under a running suite.
+    const lock = statSync(join(root, 'package-lock.json')).mtimeMs;
+    if (statSync(join(root, 'node_modules', '.package-lock.json')).mtimeMs < lock)
+      throw new Error('the packages are older than package-lock.json: run npm ci first');
     dataDir = await mkdtemp(join(tmpdir(), 'capstan-cluster-'));
     port = await freePort();
     kubeconfig = join(dataDir, 'admin.kubeconfig');
