@@ -361,12 +361,19 @@ function validate(
   }
 }
 
-/** Every `*.proto` below `dir`, as sorted `/`-separated paths relative to `dir`. */
+/**
+ * Folders of `proto/` that hold other protocols (the node agent's CRI and containerd events, in
+ * proto3, loaded by protobufjs at run time), not API schemas.
+ */
+export const RUNTIME_PROTO_DIRS: readonly string[] = ['cri', 'containerd'];
+
+/** Every API `*.proto` below `dir`, as sorted `/`-separated paths relative to `dir`. */
 function protoFiles(dir: string): string[] {
   const out: string[] = [];
   const walk = (d: string): void => {
     for (const e of readdirSync(d, { withFileTypes: true })) {
       const p = join(d, e.name);
+      if (e.isDirectory() && d === dir && RUNTIME_PROTO_DIRS.includes(e.name)) continue;
       if (e.isDirectory()) walk(p);
       else if (e.name.endsWith('.proto')) out.push(relative(dir, p).split(sep).join('/'));
     }
