@@ -125,7 +125,8 @@ export class Transport {
     );
     session.once('connect', () => {
       clearTimeout(timer);
-      session.setLocalWindowSize(WINDOW);
+      // The session may be gone by now (the server closed it as it connected: a shutdown).
+      if (!session.destroyed && !session.closed) session.setLocalWindowSize(WINDOW);
     });
     const drop = (): void => {
       clearTimeout(timer);
