@@ -135,7 +135,8 @@ export async function ensureBootstrap(
   ];
   for (const [type, wanted, have] of plan) {
     const names = new Set(wanted.map((b) => b.name));
-    for (const b of wanted) await attempt(ensureOne(ctx, type, b, have.get(b.name)));
+    // Together: the store commits them in one batch instead of one synced write each.
+    await Promise.all(wanted.map((b) => attempt(ensureOne(ctx, type, b, have.get(b.name)))));
     for (const [name, obj] of have) {
       if (names.has(name) || obj.metadata.annotations?.[AUTO_UPDATE_ANNOTATION] !== 'true') continue;
       if (obj.metadata.deletionTimestamp) continue;

@@ -54,10 +54,33 @@ export async function runServerCommand(
   const log = new ServerLog(io.err);
   for (const warning of notImplementedWarnings(options)) log.warn(warning);
 
+  // Signals are handled from before the start: /healthz can answer before startServer resolves
+  // (the kubernetes Service is reconciled beside the post-start hooks), so a supervisor may stop
+  // the server then. A signal during the start stops it once started; a second one exits at once.
+  let signalled = false;
+  let stopRequested!: () => void;
+  const stopping = new Promise<void>((resolve) => (stopRequested = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (signalled) {
+      io.err(`received ${signal} again: exiting without finishing the shutdown`);
+      process.exit(1);
+    }
+    signalled = true;
+    log.warn(`received ${signal}: shutting down`);
+    stopRequested();
+  };
+  const release = (): void => {
+    process.off('SIGTERM', onSignal);
+    process.off('SIGINT', onSignal);
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+
   let server;
   try {
     server = await startServer(options, { log });
   } catch (err) {
+    release();
     io.err(`Error: ${describe(err)}`);
     return 1;
   }
@@ -73,36 +96,23 @@ export async function runServerCommand(
     } catch (err) {
       io.err(`Error: ${describe(err)}`);
       await server.shutdown();
+      release();
       return 1;
     }
   }
 
-  const running = server;
-  return new Promise<number>((resolve) => {
-    let signalled = false;
-    const onSignal = (signal: NodeJS.Signals): void => {
-      if (signalled) {
-        io.err(`received ${signal} again: exiting without finishing the shutdown`);
-        process.exit(1);
-      }
-      signalled = true;
-      log.warn(`received ${signal}: shutting down`);
-      (stopCompanion ?? (() => Promise.resolve()))()
-        .catch((err: unknown) => log.error('stopping the nodes failed', err))
-        .then(() => running.shutdown())
-        .then(
-          () => {
-            process.off('SIGTERM', onSignal);
-            process.off('SIGINT', onSignal);
-            resolve(0);
-          },
-          (err: unknown) => {
-            log.error('shutdown failed', err);
-            resolve(1);
-          },
-        );
-    };
-    process.on('SIGTERM', onSignal);
-    process.on('SIGINT', onSignal);
-  });
+  await stopping;
+  try {
+    await stopCompanion?.();
+  } catch (err) {
+    log.error('stopping the nodes failed', err);
+  }
+  try {
+    await server.shutdown();
+  } catch (err) {
+    log.error('shutdown failed', err);
+    return 1;
+  }
+  release();
+  return 0;
 }

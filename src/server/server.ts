@@ -224,15 +224,16 @@ export async function startServer(
     const address = app.server.address();
     if (address === null || typeof address === 'string') throw new Error('the listener has no TCP address');
     port = address.port;
-    try {
-      await lifecycle.listening(port);
-    } catch (err) {
-      log.error('reconciling the kubernetes Service failed', err);
-    }
+    // The work that needs the bound port (the kubernetes Service, this server's endpoints and
+    // identity lease) runs beside the post-start hooks, as kube's bootstrap controller does: it
+    // does not hold /healthz and /readyz back. startServer still resolves only once it is done.
+    const listening = lifecycle
+      .listening(port)
+      .catch((err: unknown) => log.error('reconciling the kubernetes Service failed', err));
     compactor = startCompactor(opened.root, options.etcdCompactionIntervalMs, (m, e) => log.error(m, e));
     const url = localServerUrl(options.bindAddress, port);
     const kubeconfigPath = join(options.dataDir, 'admin.kubeconfig');
-    await writeKubeconfig(kubeconfigPath, {
+    const kubeconfigWritten = writeKubeconfig(kubeconfigPath, {
       server: url,
       caPem: pki.servingTrustPem,
       clientCertPem: pki.admin.certPem,
@@ -242,6 +243,7 @@ export async function startServer(
       if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
     }
     lifecycle.markStarted();
+    await Promise.all([listening, kubeconfigWritten]);
     // The manager's share of `--controllers` (canonical names), unless the caller chose.
     const controllers =
       overrides.controllers?.filter((c) => c !== SCHEDULER_CONTROLLER) ??
