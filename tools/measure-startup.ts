@@ -8,6 +8,8 @@
  * With `--envtest-runs N` it also times controller-runtime envtest's `Start()`/`Stop()`
  * with each build as envtest's kube-apiserver (`capstan envtest-assets`), through the Go program
  * in test/fixtures/envtest (built here with the Go module proxy; `go` must be on PATH).
+ * `--envtest-assets LABEL=DIR` adds another KUBEBUILDER_ASSETS directory to the envtest runs,
+ * interleaved with the builds: kube-apiserver and etcd reference binaries, for the comparison.
  *
  *   npm run build && node dist/tools/measure-startup.js [--runs 10] [--envtest-runs 10]
  *       [--main LABEL=PATH ...] [--server-arg FLAG ...] [--json FILE]
@@ -55,10 +57,19 @@ interface Args {
   builds: Build[];
   serverArgs: string[];
   json: string | undefined;
+  /** Other KUBEBUILDER_ASSETS directories timed with envtest only (`--envtest-assets`). */
+  extraAssets: { label: string; dir: string }[];
 }
 
 function parseArgs(argv: readonly string[]): Args {
-  const out: Args = { runs: 10, envtestRuns: 0, builds: [], serverArgs: [], json: undefined };
+  const out: Args = {
+    runs: 10,
+    envtestRuns: 0,
+    builds: [],
+    serverArgs: [],
+    json: undefined,
+    extraAssets: [],
+  };
   for (let i = 0; i < argv.length; i++) {
     const [name, inline] = argv[i]!.split(/=(.*)/s, 2) as [string, string | undefined];
     const value = (): string => {
@@ -78,6 +89,13 @@ function parseArgs(argv: readonly string[]): Args {
         const eq = v.indexOf('=');
         const path = resolve(eq < 0 ? v : v.slice(eq + 1));
         out.builds.push({ label: eq < 0 ? v : v.slice(0, eq), main: path });
+        break;
+      }
+      case '--envtest-assets': {
+        const v = value();
+        const eq = v.indexOf('=');
+        if (eq < 1) throw new Error('--envtest-assets takes LABEL=DIR');
+        out.extraAssets.push({ label: v.slice(0, eq), dir: resolve(v.slice(eq + 1)) });
         break;
       }
       case '--server-arg':
@@ -160,6 +178,12 @@ async function main(): Promise<void> {
       { firstRequestMs: [], readyzMs: [], cpuMs: [], earlyRssMiB: [], envtestStartMs: [], envtestStopMs: [] },
     ]),
   );
+  const extraSamples = new Map<string, Samples>(
+    args.extraAssets.map((e) => [
+      e.label,
+      { firstRequestMs: [], readyzMs: [], cpuMs: [], earlyRssMiB: [], envtestStartMs: [], envtestStopMs: [] },
+    ]),
+  );
   const log = (s: string): void => void process.stderr.write(`${s}\n`);
   for (let r = 0; r < args.runs; r++) {
     for (const b of r % 2 === 0 ? args.builds : [...args.builds].reverse()) {
@@ -182,12 +206,14 @@ async function main(): Promise<void> {
         else await run(process.execPath, [b.main, 'envtest-assets', d]);
         assets.set(b, d);
       }
+      const timed = [
+        ...args.builds.map((b) => ({ label: b.label, dir: assets.get(b)!, into: samples.get(b)! })),
+        ...args.extraAssets.map((e) => ({ label: e.label, dir: e.dir, into: extraSamples.get(e.label)! })),
+      ];
       for (let r = 0; r < args.envtestRuns; r++) {
-        for (const b of r % 2 === 0 ? args.builds : [...args.builds].reverse()) {
-          await envtestRun(binary, assets.get(b)!, samples.get(b)!);
-          log(
-            `envtest ${r + 1}/${args.envtestRuns} ${b.label}: Start() ${samples.get(b)!.envtestStartMs.at(-1)!} ms`,
-          );
+        for (const t of r % 2 === 0 ? timed : [...timed].reverse()) {
+          await envtestRun(binary, t.dir, t.into);
+          log(`envtest ${r + 1}/${args.envtestRuns} ${t.label}: Start() ${t.into.envtestStartMs.at(-1)!} ms`);
         }
       }
     } finally {
@@ -203,6 +229,11 @@ async function main(): Promise<void> {
     if (args.envtestRuns > 0) row.push(cell(s.envtestStartMs), cell(s.envtestStopMs));
     return row;
   });
+  if (args.envtestRuns > 0)
+    for (const e of args.extraAssets) {
+      const s = extraSamples.get(e.label)!;
+      rows.push([e.label, '–', '–', '–', '–', cell(s.envtestStartMs), cell(s.envtestStopMs)]);
+    }
   console.log(
     `capstan server start-up, median (min–max) of ${args.runs} starts per build` +
       (args.envtestRuns > 0 ? `, envtest of ${args.envtestRuns}` : '') +
@@ -212,11 +243,15 @@ async function main(): Promise<void> {
   console.log(`| ${header.map(() => '---').join(' | ')} |`);
   for (const row of rows) console.log(`| ${row.join(' | ')} |`);
   for (const b of args.builds) console.log(`${b.label}: ${b.main}`);
+  for (const e of args.extraAssets) console.log(`${e.label}: KUBEBUILDER_ASSETS=${e.dir}`);
   if (args.json !== undefined)
     await writeFile(
       args.json,
       `${JSON.stringify(
-        args.builds.map((b) => ({ label: b.label, main: b.main, ...samples.get(b)! })),
+        [
+          ...args.builds.map((b) => ({ label: b.label, main: b.main, ...samples.get(b)! })),
+          ...args.extraAssets.map((e) => ({ label: e.label, assets: e.dir, ...extraSamples.get(e.label)! })),
+        ],
         null,
         2,
       )}\n`,
