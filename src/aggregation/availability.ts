@@ -167,15 +167,17 @@ export class Aggregator {
   async #bootstrap(ctx: ResourceContext): Promise<void> {
     const type = ctx.registry.byKind('apiregistration.k8s.io', 'v1', 'APIService');
     if (type === undefined) return;
-    for (const obj of localApiServices(this.#deps.localGroups())) {
+    // Created together: the store commits them in one batch.
+    const create = async (obj: JsonObject): Promise<void> => {
       try {
         await createObject(ctx, type, obj as KubeObject);
       } catch (err) {
-        if (err instanceof ApiError && err.reason === 'AlreadyExists') continue;
+        if (err instanceof ApiError && err.reason === 'AlreadyExists') return;
         if (!this.#stopped)
           this.#deps.onError('APIService controller: creating a local APIService failed', err);
       }
-    }
+    };
+    await Promise.all(localApiServices(this.#deps.localGroups()).map(create));
   }
 
   /** Creates the APIServices of served custom group versions, deletes those no longer served. */

@@ -53,15 +53,23 @@ export function customApiServices(
   }));
 }
 
+/** The group the aggregator itself serves. */
+const AGGREGATOR_GROUP = 'apiregistration.k8s.io';
+
 /** The APIService name of a group version (`v1.apps`; the core group's is `v1.`). */
 export function apiServiceName(group: string, version: string): string {
   return `${version}.${group}`;
 }
 
-/** The local APIService objects for `groups` (without server metadata). */
+/**
+ * The local APIService objects for `groups` (without server metadata). The aggregator's own
+ * group, apiregistration.k8s.io, gets none: kube-apiserver registers only the groups it
+ * delegates to (kube-apiserver's and apiextensions').
+ */
 export function localApiServices(groups: readonly ServedGroup[]): JsonObject[] {
   const out: JsonObject[] = [];
   for (const g of groups) {
+    if (g.name === AGGREGATOR_GROUP) continue;
     for (const version of g.versions) {
       const [groupPriorityMinimum, versionPriority] =
         PRIORITIES.get(`${g.name}/${version}`) ?? DEFAULT_PRIORITY;

@@ -5,6 +5,7 @@
  * resourceVersion) and deletes (handing the last known object), and the same resourceVersion is
  * never delivered twice.
  */
+import { setMaxListeners } from 'node:events';
 import type { Client, TypedObject } from './client.js';
 import { IndexedStore, objectKey, type Indexer } from './indexer.js';
 import { Reflector, type ReflectorSink } from './reflector.js';
@@ -205,11 +206,15 @@ export class SharedInformerFactory {
   start(): void {
     if (this.#abort !== undefined) return;
     this.#abort = new AbortController();
+    // Every informer's reflector listens on this one signal: dozens are expected, not a leak.
+    setMaxListeners(0, this.#abort.signal);
     for (const inf of this.#informers.values()) this.#runs.push(inf.run(this.#abort.signal));
   }
 
   /** Resolves when every informer asked for so far has synced. */
   async waitForSync(signal?: AbortSignal): Promise<void> {
+    // One listener per informer on the caller's signal while they sync.
+    if (signal !== undefined) setMaxListeners(0, signal);
     await Promise.all([...this.#informers.values()].map((i) => i.whenSynced(signal)));
   }
 

@@ -21,6 +21,7 @@ import { ServiceAllocations } from '../ipam/service-allocation.js';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../apiserver-loops/bootstrap-namespaces.js';
+import { ensureLegacyTokenTracking } from '../apiserver-loops/legacy-token-tracking.js';
 import { startNamespaceController, type NamespaceController } from '../apiserver-loops/namespace.js';
 import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
 import type { Registry, ResourceType } from '../registry/types.js';
@@ -257,6 +258,9 @@ export function mountResources(
   const others: { stop(): Promise<void> }[] = [];
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
+    ensureLegacyTokenTracking(ctx).catch((err: unknown) =>
+      app.log.error({ err }, 'creating the legacy service-account token tracking ConfigMap failed'),
+    );
     if (allocators !== undefined) {
       await repairServiceAllocations(ctx, allocators.clusterIPs, allocators.nodePorts);
     }
