@@ -13,6 +13,8 @@ import { UnavailableError } from '../../../storage/errors.js';
 import { openEtcdStore } from '../../../storage/etcd/index.js';
 import { startEtcd } from '../../../tools/etcd-local.js';
 import { bytes, runEtcdTests, text } from './support.js';
+import { adminFetch, adminJson, adminTls } from '../../support/https.js';
+import { startTestServer } from '../../support/server.js';
 
 function alive(pid: number): boolean {
   try {
@@ -173,4 +175,46 @@ describe.runIf(runEtcdTests)('etcd over TLS with client certificates', () => {
       }),
     ).rejects.toBeInstanceOf(UnavailableError);
   });
+
+  it('capstan server stores there with --etcd-cafile, --etcd-certfile and --etcd-keyfile', async () => {
+    const server = await startTestServer({
+      store: 'etcd',
+      etcd,
+      args: [
+        `--etcd-cafile=${certs.ca}`,
+        `--etcd-certfile=${certs.clientCert}`,
+        `--etcd-keyfile=${certs.clientKey}`,
+      ],
+    });
+    try {
+      const tls = adminTls(server.kubeconfigPath);
+      const created = await adminJson(`${server.url}/api/v1/namespaces/default/configmaps`, tls, 'POST', {
+        metadata: { name: 'over-tls' },
+        data: { k: 'v' },
+      });
+      expect(created.status).toBe(201);
+      const ready = await adminFetch(`${server.url}/readyz?verbose`, tls);
+      expect(ready.status).toBe(200);
+      expect(ready.body).toContain('[+]etcd ok');
+      // The object is in this etcd, read back over TLS without the server.
+      const store = await openEtcdStore({
+        endpoints: etcd.endpoints,
+        tls: { caFile: certs.ca, certFile: certs.clientCert, keyFile: certs.clientKey },
+      });
+      try {
+        const { kv } = await store.get('/registry/configmaps/default/over-tls');
+        expect(kv).toBeDefined();
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('capstan server refuses to start without the client certificate, naming the store', async () => {
+    await expect(
+      startTestServer({ store: 'etcd', etcd, args: [`--etcd-cafile=${certs.ca}`] }),
+    ).rejects.toThrow(/^etcd: cannot connect/);
+  }, 60_000);
 });
