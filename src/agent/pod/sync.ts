@@ -25,8 +25,11 @@ import {
   type PodRuntime,
   type PodRuntimeState,
 } from '../runtime/runtime.js';
+import type { ProbeManager } from '../probe/manager.js';
 import type { Backoff } from './backoff.js';
+import { DEADLINE_MESSAGE, DEADLINE_REASON, deadlineRemainingMs } from './deadline.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
+import { killContainer, runPostStart } from './lifecycle.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -45,6 +48,8 @@ export interface PodRecord {
   terminating: boolean;
   /** Set once every container and sandbox is gone after termination. */
   terminated: boolean;
+  /** The pod failed on the node (activeDeadlineSeconds): its containers stay stopped. */
+  failure?: { readonly reason: string; readonly message: string };
 }
 
 /** What a sync needs. */
@@ -53,6 +58,8 @@ export interface SyncDeps {
   readonly images: ImageManager;
   readonly events: EventSink;
   readonly backoff: Backoff;
+  /** The probes (started, ready, liveness kills); absent: no probes run. */
+  readonly probes?: ProbeManager;
   /** The env context for a pod (lookups, node and pod IPs). */
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
 }
@@ -63,6 +70,11 @@ export interface SyncResult {
 }
 
 const CGROUP_FS = '/sys/fs/cgroup';
+
+/** The spec of a container name (init or app). */
+function specOf(pod: Pod, name: string): Container | undefined {
+  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+}
 
 function podRef(pod: Pod): string {
   return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`;
@@ -127,16 +139,11 @@ export async function killPod(
     await Promise.all(
       state.containers
         .filter((c) => c.state === 'CONTAINER_RUNNING')
-        .map(async (c) => {
-          deps.events.event(
-            pod,
-            'Normal',
-            Reasons.Killing,
-            `Stopping container ${c.name}`,
-            containerFieldPath(pod, c.name),
-          );
-          await deps.runtime.stopContainer(c.id, graceSeconds);
-        }),
+        .map((c) =>
+          killContainer(deps, pod, specOf(pod, c.name), c, state.sandboxes[0]?.ips[0] ?? '', {
+            graceOverride: graceSeconds,
+          }),
+        ),
     );
     for (const c of state.containers) await deps.runtime.removeContainer(c.id);
     for (const sb of state.sandboxes) await deps.runtime.removeSandbox(sb.id);
@@ -210,6 +217,11 @@ async function startContainer(
   }
   deps.events.event(pod, 'Normal', Reasons.Started, `Started container ${name}`, fieldPath);
   record.waiting.delete(name);
+  const hookError = await runPostStart(deps, pod, spec, id, sandbox.ips[0] ?? '');
+  if (hookError !== undefined) {
+    record.waiting.set(name, { reason: 'PostStartHookError', message: hookError });
+    return 1000;
+  }
   return undefined;
 }
 
@@ -269,6 +281,8 @@ export async function syncPod(
     return {};
   }
   let state = initial;
+  const deadline = await checkDeadline(deps, record, state);
+  if (record.failure) return {};
   const done = podIsDone(pod, state);
   if (done) {
     // A finished pod keeps its exited containers (for logs) but not its sandbox.
@@ -318,12 +332,53 @@ export async function syncPod(
   for (const c of pod.spec?.containers ?? []) {
     const name = c.name ?? '';
     const last = latestOf(state, name);
-    if (last?.state === 'CONTAINER_RUNNING' && last.sandboxId === sandboxId) continue;
+    if (last?.state === 'CONTAINER_RUNNING' && last.sandboxId === sandboxId) {
+      const verdict = deps.probes?.mustKill(uid, name, last.id);
+      if (!verdict) continue;
+      // kube kills a container failing its liveness or startup probe, then the policy applies.
+      const restart = policy !== 'Never';
+      await killContainer(deps, pod, c, last, state.sandboxes[0]?.ips[0] ?? '', {
+        message: restart ? `${verdict.message}, will be restarted` : verdict.message,
+        probe: verdict.reason,
+      });
+      if (!restart) continue;
+      state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
+    }
     if (last && last.sandboxId === sandboxId && last.state !== 'CONTAINER_RUNNING') {
       const restart = policy === 'Always' || (policy === 'OnFailure' && last.exitCode !== 0);
       if (!restart) continue;
     }
     requeue = minDelay(requeue, await startOrRestart(deps, record, state, c, 'regular'));
   }
+  requeue = minDelay(requeue, deadline);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
+}
+
+/**
+ * activeDeadlineSeconds: once passed, the pod fails (recorded on the record, with the event)
+ * and its running containers are killed and its sandboxes stopped; the containers stay for
+ * their logs. Answers the milliseconds left otherwise (for a requeue), or undefined.
+ */
+async function checkDeadline(
+  deps: SyncDeps,
+  record: PodRecord,
+  state: PodRuntimeState | undefined,
+): Promise<number | undefined> {
+  const pod = record.pod;
+  if (!record.failure) {
+    const left = deadlineRemainingMs(pod, record.startTime);
+    if (left === undefined || left > 0) return left;
+    record.failure = { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE };
+    deps.events.event(pod, 'Normal', Reasons.DeadlineExceeded, DEADLINE_MESSAGE);
+  }
+  const podIP = state?.sandboxes[0]?.ips[0] ?? '';
+  await Promise.all(
+    (state?.containers ?? [])
+      .filter((c) => c.state === 'CONTAINER_RUNNING')
+      .map((c) =>
+        killContainer(deps, pod, specOf(pod, c.name), c, podIP, { graceOverride: gracePeriodOf(pod) }),
+      ),
+  );
+  for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
+  return undefined;
 }
