@@ -118,6 +118,16 @@ describe('HTTP probe', () => {
   });
 });
 
+describe('HTTP probe leniency', () => {
+  it("accepts header lines ending in a bare LF, as Go's client does", async () => {
+    const raw = net.createServer((s) => s.end('HTTP/1.1 200 OK\nContent-Length: 2\nConnection: close\n\nok'));
+    const port = await listen(raw);
+    const r = httpGetRequest({ path: '/', port }, container, '127.0.0.1', 'lifecycle');
+    expect(await httpProbe(r, 0)).toEqual({ result: 'success', output: 'ok' });
+    await new Promise<void>((done) => raw.close(() => done()));
+  });
+});
+
 describe('ports, TCP and the probe run', () => {
   it('resolves ports by number, name or numeric string, and refuses the rest', () => {
     const c: Container = { name: 'c', ports: [{ name: 'http', containerPort: 8080 }] };

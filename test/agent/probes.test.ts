@@ -10,6 +10,8 @@
  * - a startup tcpSocket probe holds `started` until the port listens; one that never succeeds
  *   gets the container killed;
  * - postStart hooks run after start; a failing one kills the container (FailedPostStartHook);
+ * - httpGet hooks reach another pod (a busybox httpd CGI that logs what it is asked), the
+ *   preStop one when the pod is deleted;
  * - activeDeadlineSeconds fails the pod with DeadlineExceeded.
  *
  * The pods use a bridge and subnet of their own (no pod CIDR is given to the agent).
@@ -26,6 +28,15 @@ import { startTestServer, type TestServer } from '../support/server.js';
 
 const enabled = requireContainerd();
 const NODE = 'probe-node-1';
+/** busybox httpd on :8080 with a CGI `/cgi-bin/hook` that logs its query and User-Agent. */
+const WEB_SCRIPT = [
+  'mkdir -p /www/cgi-bin && echo home > /www/index.html',
+  "echo '#!/bin/sh' > /www/cgi-bin/hook",
+  `echo 'echo "hook $QUERY_STRING $HTTP_USER_AGENT" > /proc/1/fd/1' >> /www/cgi-bin/hook`,
+  "echo 'echo Content-Type: text/plain; echo; echo ok' >> /www/cgi-bin/hook",
+  'chmod +x /www/cgi-bin/hook',
+  'exec httpd -f -p 8080 -h /www',
+].join(' && ');
 
 interface KubeEvent {
   type: string;
@@ -153,11 +164,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
     await applyPod(
       'web',
       {
-        command: [
-          'sh',
-          '-c',
-          'mkdir -p /www && echo home > /www/index.html && exec httpd -f -p 8080 -h /www',
-        ],
+        command: ['sh', '-c', WEB_SCRIPT],
         ports: [{ name: 'http', containerPort: 8080 }],
         readinessProbe: { httpGet: { path: '/ready', port: 'http' }, periodSeconds: 1 },
       },
@@ -228,6 +235,24 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
       .toBe(ip);
     expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
   }, 120_000);
+
+  it('runs httpGet postStart and preStop hooks (the preStop one on deletion)', async () => {
+    const webIP = await jsonpath('web', '.status.podIP');
+    const hook = (q: string) => ({ httpGet: { host: webIP, port: 8080, path: `/cgi-bin/hook?${q}` } });
+    await applyPod('caller', {
+      command: ['sleep', '600'],
+      lifecycle: { postStart: hook('poststart'), preStop: hook('prestop') },
+    });
+    await expect.poll(() => jsonpath('caller', '.status.phase'), { timeout: 60_000 }).toBe('Running');
+    expect(await k('logs', 'web')).toContain('hook poststart kube-lifecycle/1.33\n');
+    await k('delete', 'pod', 'caller', '--wait=false');
+    await expect
+      .poll(() => k('logs', 'web'), { timeout: 30_000 })
+      .toContain('hook prestop kube-lifecycle/1.33\n');
+    const evs = await events('caller');
+    expect(evs.map((e) => e.reason)).not.toContain('FailedPreStopHook');
+    expect(evs.map((e) => e.reason)).not.toContain('FailedPostStartHook');
+  }, 90_000);
 
   it('holds started until a startup tcpSocket probe passes, and kills a container that never starts', async () => {
     await applyPod('slow', {

@@ -3,7 +3,8 @@
  * (default the pod IP), port (number or name) and path; the request headers with `User-Agent:
  * kube-probe/1.33` (or `kube-lifecycle/1.33`) and `Accept: *\/*` unless the action sets them (an
  * empty Accept removes it), a `Host` header becoming the request's host; no keep-alive, no
- * compression, no proxy, certificates not verified.
+ * compression, no proxy, certificates not verified, and headers parsed as leniently as Go's
+ * client (lines ending in a bare LF).
  *
  * Redirects follow kube's rule: to the same host name they are followed (at most 10), to another
  * host they are not, and the 3xx answer itself is the result (a probe warning).
@@ -95,20 +96,25 @@ function once(url: URL, headers: Map<string, string[]>, deadline: number): Promi
     let gotHeaders = false;
     const fail = (text: string, plain = false, cause?: unknown): void =>
       reject(new HttpGetError(`Get "${url.href}": ${text}`, plain, { cause }));
-    const timer = setTimeout(
-      () => {
-        req.destroy();
-        fail(
-          gotHeaders
-            ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
-            : 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
-        );
-      },
-      Math.max(0, deadline - Date.now()),
-    );
+    // No deadline (hooks): no timer (a delay past 2^31 ms would fire at once).
+    const timer =
+      deadline === Number.MAX_SAFE_INTEGER
+        ? undefined
+        : setTimeout(
+            () => {
+              req.destroy();
+              fail(
+                gotHeaders
+                  ? 'context deadline exceeded (Client.Timeout or context cancellation while reading body)'
+                  : 'context deadline exceeded (Client.Timeout exceeded while awaiting headers)',
+              );
+            },
+            Math.max(0, deadline - Date.now()),
+          );
     const req = lib.request(
       url,
-      { method: 'GET', headers: outgoing, agent: false, rejectUnauthorized: false },
+      // Lenient parsing, as Go's client: bare-LF header lines (simple CGI servers) are accepted.
+      { method: 'GET', headers: outgoing, agent: false, rejectUnauthorized: false, insecureHTTPParser: true },
       (res) => {
         gotHeaders = true;
         const chunks: Buffer[] = [];
