@@ -119,7 +119,10 @@ function once(url: URL, headers: Map<string, string[]>, deadline: number): Promi
         gotHeaders = true;
         const chunks: Buffer[] = [];
         let size = 0;
+        let finished = false;
         const done = (): void => {
+          if (finished) return;
+          finished = true;
           clearTimeout(timer);
           resolve({
             status: res.statusCode ?? 0,
@@ -135,6 +138,7 @@ function once(url: URL, headers: Map<string, string[]>, deadline: number): Promi
         });
         res.on('end', done);
         res.on('error', () => done());
+        res.on('close', done);
       },
     );
     req.on('error', (err: NodeJS.ErrnoException) => {
