@@ -4,6 +4,10 @@
  * `DeadlineExceeded`, kube's message, a `DeadlineExceeded` event, and its containers stopped.
  */
 import type { Pod } from '../../api/types/core-v1.js';
+import type { PodRuntimeState } from '../runtime/runtime.js';
+import { Reasons } from './events.js';
+import { containerSpec, killContainer } from './lifecycle.js';
+import type { PodRecord, SyncDeps } from './sync.js';
 
 /** The pod's failure reason. */
 export const DEADLINE_REASON = 'DeadlineExceeded';
@@ -24,4 +28,34 @@ export function deadlineRemainingMs(
   const start = Date.parse(startTime);
   if (Number.isNaN(start)) return undefined;
   return start + seconds * 1000 - now;
+}
+
+/**
+ * Enforces activeDeadlineSeconds in a sync: once passed, the pod fails (recorded on the record,
+ * with the event) and its running containers are killed with the pod's grace period and its
+ * sandboxes stopped; the containers stay for their logs. Answers the milliseconds left before
+ * the deadline (for a requeue), or undefined.
+ */
+export async function enforceActiveDeadline(
+  deps: SyncDeps,
+  record: PodRecord,
+  state: PodRuntimeState | undefined,
+): Promise<number | undefined> {
+  const pod = record.pod;
+  if (!record.failure) {
+    const left = deadlineRemainingMs(pod, record.startTime);
+    if (left === undefined || left > 0) return left;
+    record.failure = { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE };
+    deps.events.event(pod, 'Normal', Reasons.DeadlineExceeded, DEADLINE_MESSAGE);
+  }
+  const podIP = state?.sandboxes[0]?.ips[0] ?? '';
+  // The pod is not being deleted (that path kills it): its own grace period applies.
+  const grace = pod.spec?.terminationGracePeriodSeconds ?? 30;
+  await Promise.all(
+    (state?.containers ?? [])
+      .filter((c) => c.state === 'CONTAINER_RUNNING')
+      .map((c) => killContainer(deps, pod, containerSpec(pod, c.name), c, podIP, { graceOverride: grace })),
+  );
+  for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
+  return undefined;
 }

@@ -16,13 +16,20 @@
 import type { Container, LifecycleHandler, Pod } from '../../api/types/core-v1.js';
 import { execInContainer, staticCommand } from '../probe/prober.js';
 import { HttpGetError, httpGet, httpGetRequest } from '../probe/http.js';
-import type { PodRuntime } from '../runtime/runtime.js';
+import type { ContainerHealth } from '../probe/manager.js';
+import type { ContainerInstance, PodRuntime, PodRuntimeState } from '../runtime/runtime.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
 
 /** What the hooks need of the sync's dependencies. */
 export interface LifecycleDeps {
   readonly runtime: PodRuntime;
   readonly events: EventSink;
+  readonly probes?: ContainerHealth;
+}
+
+/** The spec of a container name (init or app). */
+export function containerSpec(pod: Pod, name: string): Container | undefined {
+  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
 }
 
 /** kubelet's floor of a kill's grace period when the caller did not fix it. */
@@ -196,4 +203,26 @@ export async function killContainer(
   }
   if (opts.graceOverride === undefined) grace = Math.max(grace, MIN_GRACE_SECONDS);
   await deps.runtime.stopContainer(container.id, Math.max(0, grace));
+}
+
+/**
+ * Kills a running container that failed its liveness or startup probe (`Killing`: "Container c
+ * failed liveness probe, will be restarted"). Answers true when it was killed and the restart
+ * policy (not Never) brings it back.
+ */
+export async function killUnhealthy(
+  deps: LifecycleDeps,
+  pod: Pod,
+  spec: Container,
+  container: ContainerInstance,
+  state: PodRuntimeState,
+): Promise<boolean> {
+  const verdict = deps.probes?.mustKill(pod.metadata.uid ?? '', spec.name ?? '', container.id);
+  if (!verdict) return false;
+  const restart = (pod.spec?.restartPolicy ?? 'Always') !== 'Never';
+  await killContainer(deps, pod, spec, container, state.sandboxes[0]?.ips[0] ?? '', {
+    message: restart ? `${verdict.message}, will be restarted` : verdict.message,
+    probe: verdict.reason,
+  });
+  return restart;
 }

@@ -27,9 +27,9 @@ import {
 } from '../runtime/runtime.js';
 import type { ProbeManager } from '../probe/manager.js';
 import type { Backoff } from './backoff.js';
-import { DEADLINE_MESSAGE, DEADLINE_REASON, deadlineRemainingMs } from './deadline.js';
+import { enforceActiveDeadline } from './deadline.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
-import { killContainer, runPostStart } from './lifecycle.js';
+import { containerSpec, killContainer, killUnhealthy, runPostStart } from './lifecycle.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -70,11 +70,6 @@ export interface SyncResult {
 }
 
 const CGROUP_FS = '/sys/fs/cgroup';
-
-/** The spec of a container name (init or app). */
-function specOf(pod: Pod, name: string): Container | undefined {
-  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
-}
 
 function podRef(pod: Pod): string {
   return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`;
@@ -140,7 +135,7 @@ export async function killPod(
       state.containers
         .filter((c) => c.state === 'CONTAINER_RUNNING')
         .map((c) =>
-          killContainer(deps, pod, specOf(pod, c.name), c, state.sandboxes[0]?.ips[0] ?? '', {
+          killContainer(deps, pod, containerSpec(pod, c.name), c, state.sandboxes[0]?.ips[0] ?? '', {
             graceOverride: graceSeconds,
           }),
         ),
@@ -281,7 +276,7 @@ export async function syncPod(
     return {};
   }
   let state = initial;
-  const deadline = await checkDeadline(deps, record, state);
+  const deadline = await enforceActiveDeadline(deps, record, state);
   if (record.failure) return {};
   const done = podIsDone(pod, state);
   if (done) {
@@ -333,15 +328,8 @@ export async function syncPod(
     const name = c.name ?? '';
     const last = latestOf(state, name);
     if (last?.state === 'CONTAINER_RUNNING' && last.sandboxId === sandboxId) {
-      const verdict = deps.probes?.mustKill(uid, name, last.id);
-      if (!verdict) continue;
-      // kube kills a container failing its liveness or startup probe, then the policy applies.
-      const restart = policy !== 'Never';
-      await killContainer(deps, pod, c, last, state.sandboxes[0]?.ips[0] ?? '', {
-        message: restart ? `${verdict.message}, will be restarted` : verdict.message,
-        probe: verdict.reason,
-      });
-      if (!restart) continue;
+      // A container failing its liveness or startup probe is killed, then the policy applies.
+      if (!(await killUnhealthy(deps, pod, c, last, state))) continue;
       state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
     }
     if (last && last.sandboxId === sandboxId && last.state !== 'CONTAINER_RUNNING') {
@@ -352,33 +340,4 @@ export async function syncPod(
   }
   requeue = minDelay(requeue, deadline);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
-}
-
-/**
- * activeDeadlineSeconds: once passed, the pod fails (recorded on the record, with the event)
- * and its running containers are killed and its sandboxes stopped; the containers stay for
- * their logs. Answers the milliseconds left otherwise (for a requeue), or undefined.
- */
-async function checkDeadline(
-  deps: SyncDeps,
-  record: PodRecord,
-  state: PodRuntimeState | undefined,
-): Promise<number | undefined> {
-  const pod = record.pod;
-  if (!record.failure) {
-    const left = deadlineRemainingMs(pod, record.startTime);
-    if (left === undefined || left > 0) return left;
-    record.failure = { reason: DEADLINE_REASON, message: DEADLINE_MESSAGE };
-    deps.events.event(pod, 'Normal', Reasons.DeadlineExceeded, DEADLINE_MESSAGE);
-  }
-  const podIP = state?.sandboxes[0]?.ips[0] ?? '';
-  await Promise.all(
-    (state?.containers ?? [])
-      .filter((c) => c.state === 'CONTAINER_RUNNING')
-      .map((c) =>
-        killContainer(deps, pod, specOf(pod, c.name), c, podIP, { graceOverride: gracePeriodOf(pod) }),
-      ),
-  );
-  for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
-  return undefined;
 }
