@@ -9,6 +9,7 @@
  *   Endpoints and EndpointSlice, both ways;
  * - a startup tcpSocket probe holds `started` until the port listens; one that never succeeds
  *   gets the container killed;
+ * - an exec probe outliving its timeout fails (`command "sleep 3" timed out`);
  * - postStart hooks run after start; a failing one kills the container (FailedPostStartHook);
  * - httpGet hooks reach another pod (a busybox httpd CGI that logs what it is asked), the
  *   preStop one when the pod is deleted;
@@ -295,6 +296,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
   it('runs postStart hooks, and kills the container when one fails', async () => {
     await applyPod('hooks', {
       command: ['sh', '-c', 'echo main; exec sleep 600'],
+      readinessProbe: { exec: { command: ['sleep', '3'] }, timeoutSeconds: 1, periodSeconds: 2 },
       lifecycle: {
         postStart: { exec: { command: ['sh', '-c', 'sleep 0.5; echo poststart-ran > /proc/1/fd/1'] } },
       },
@@ -305,6 +307,11 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
     });
     await expect.poll(() => jsonpath('hooks', '.status.phase'), { timeout: 60_000 }).toBe('Running');
     await expect.poll(() => k('logs', 'hooks'), { timeout: 10_000 }).toBe('main\npoststart-ran\n');
+    // Its exec readiness probe outlives its timeout: a failure, never ready.
+    await expect
+      .poll(async () => (await events('hooks')).map((e) => e.message), { timeout: 20_000 })
+      .toContain('Readiness probe failed: command "sleep 3" timed out');
+    expect(await jsonpath('hooks', '.status.containerStatuses[0].ready')).toBe('false');
 
     await expect
       .poll(async () => (await events('badhook')).map((e) => `${e.type} ${e.reason} ${e.message}`), {

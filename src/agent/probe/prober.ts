@@ -81,14 +81,24 @@ export async function runProbeOnce(cri: CriClient, probe: Probe, t: ProbeTarget)
   const timeout = probe.timeoutSeconds ?? 1;
   if (probe.exec) {
     const cmd = staticCommand(probe.exec.command ?? [], t.container);
+    const timedOut: ProbeOutcome = { result: 'failure', output: `command "${cmd.join(' ')}" timed out` };
+    // kubelet's call ends at the timeout itself (the runtime's own answer comes later).
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<ProbeOutcome>(
+      (resolve) => (timer = setTimeout(() => resolve(timedOut), timeout * 1000)),
+    );
     try {
-      const r = await execInContainer(cri, t.containerId, cmd, timeout);
-      return { result: r.exitCode === 0 ? 'success' : 'failure', output: r.output };
+      const run = execInContainer(cri, t.containerId, cmd, timeout).then((r): ProbeOutcome => ({
+        result: r.exitCode === 0 ? 'success' : 'failure',
+        output: r.output,
+      }));
+      run.catch(() => undefined); // answered after the deadline: nobody waits any more
+      return await Promise.race([run, deadline]);
     } catch (err) {
-      if (err instanceof CriError && err.code === grpc.status.DEADLINE_EXCEEDED) {
-        return { result: 'failure', output: `command "${cmd.join(' ')}" timed out` };
-      }
+      if (err instanceof CriError && err.code === grpc.status.DEADLINE_EXCEEDED) return timedOut;
       throw new ProbeError(err instanceof Error ? err.message : String(err), { cause: err });
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (probe.httpGet) {
