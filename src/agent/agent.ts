@@ -22,6 +22,7 @@ import { CriClient } from './cri/client.js';
 import { DEFAULT_BRIDGE, writeCniConfig } from './network/cni.js';
 import { Backoff } from './pod/backoff.js';
 import { LogEventSink, type EventSink } from './pod/events.js';
+import { ProbeManager } from './probe/manager.js';
 import { PodWorkers } from './pod/workers.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
@@ -89,6 +90,7 @@ export class Agent {
         images: new ImageManager(this.cri, events),
         events,
         backoff: new Backoff(),
+        probes: new ProbeManager(this.cri, events, (uid) => this.#workers.wake(uid)),
         envContext: (_pod, podIPs) => ({ lookup, hostIPs: [this.nodeIP], podIPs, nodeAllocatable }),
       },
       {

@@ -16,6 +16,12 @@ export const Reasons = {
   FailedCreatePodSandBox: 'FailedCreatePodSandBox',
   SandboxChanged: 'SandboxChanged',
   InspectFailed: 'InspectFailed',
+  Unhealthy: 'Unhealthy',
+  ProbeWarning: 'ProbeWarning',
+  FailedPostStartHook: 'FailedPostStartHook',
+  FailedPreStopHook: 'FailedPreStopHook',
+  LifecycleHTTPFallback: 'LifecycleHTTPFallback',
+  DeadlineExceeded: 'DeadlineExceeded',
 } as const;
 
 /** Receives events about pods; `fieldPath` is `spec.containers{name}` for a container's events. */

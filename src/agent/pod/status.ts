@@ -7,7 +7,10 @@
  *   kept from the scheduler), each keeping its lastTransitionTime while its status holds;
  * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
  *   imageID, containerID, started;
- * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`.
+ * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`;
+ * - with probes ({@link ContainerHealth}): `started` by the startup probe, `ready` by the
+ *   readiness probe; a pod failed on the node (activeDeadlineSeconds) is Failed with its reason
+ *   and message, and its Ready conditions say `PodFailed`.
  */
 import type {
   Container,
@@ -18,6 +21,7 @@ import type {
   PodStatus,
 } from '../../api/types/core-v1.js';
 import { qosClass } from '../runtime/resources.js';
+import type { ContainerHealth } from '../probe/manager.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import type { PodRecord } from './sync.js';
 
@@ -47,6 +51,7 @@ function containerStatus(
   record: PodRecord,
   init: boolean,
   initPending: boolean,
+  health: ContainerHealth | undefined,
 ): ContainerStatus {
   const name = spec.name ?? '';
   const [last, prev] = instancesOf(state, name);
@@ -75,8 +80,9 @@ function containerStatus(
   status.restartCount = last.restartCount;
   if (last.state === 'CONTAINER_RUNNING') {
     status.state = { running: { startedAt: kubeTime(last.startedAt) } };
-    status.ready = !spec.readinessProbe && !init;
-    status.started = true;
+    const uid = record.pod.metadata.uid ?? '';
+    status.started = init || !health || health.started(uid, name, last.id);
+    status.ready = !init && (health ? health.ready(uid, name, last.id) : !spec.readinessProbe);
     if (prev) status.lastState = { terminated: terminated(prev) };
     return status;
   }
@@ -161,11 +167,16 @@ export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatu
   return 'Pending';
 }
 
-/** Generates the pod's status. `hostIPs`: the node's addresses; `now`: epoch ms. */
+/**
+ * Generates the pod's status. `hostIPs`: the node's addresses; `health`: the probe results
+ * (absent: a container is started when running, ready when it has no readiness probe);
+ * `now`: epoch ms.
+ */
 export function generatePodStatus(
   record: PodRecord,
   state: PodRuntimeState | undefined,
   hostIPs: readonly string[],
+  health?: ContainerHealth,
   now = Date.now(),
 ): PodStatus {
   const pod = record.pod;
@@ -173,12 +184,12 @@ export function generatePodStatus(
   const oldConditions = old.conditions ?? [];
   const nowText = kubeTime(now);
   const initSpecs = pod.spec?.initContainers ?? [];
-  const initStatuses = initSpecs.map((c) => containerStatus(c, state, record, true, false));
+  const initStatuses = initSpecs.map((c) => containerStatus(c, state, record, true, false, health));
   const initDone = initStatuses.every((s) => s.state?.terminated?.exitCode === 0);
   const appStatuses = (pod.spec?.containers ?? []).map((c) =>
-    containerStatus(c, state, record, false, !initDone),
+    containerStatus(c, state, record, false, !initDone, health),
   );
-  const phase = podPhase(pod, initStatuses, appStatuses);
+  const phase = record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses);
   const sandbox = state?.sandboxes[0];
   const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
   const podIPs = pod.spec?.hostNetwork
@@ -186,11 +197,13 @@ export function generatePodStatus(
     : sandbox?.ips.length
       ? [...sandbox.ips]
       : (old.podIPs ?? []).map((p) => p.ip ?? '');
-  const unready = appStatuses.filter((s) => !s.ready).map((s) => s.name ?? '');
+  const failed = phase === 'Failed';
+  const unready = appStatuses.filter((s) => !s.ready || failed).map((s) => s.name ?? '');
   const incomplete = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name ?? '');
   const completed = phase === 'Succeeded';
-  const readyReason = completed ? 'PodCompleted' : 'ContainersNotReady';
-  const readyMessage = completed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
+  const readyReason = completed ? 'PodCompleted' : failed ? 'PodFailed' : 'ContainersNotReady';
+  const readyMessage =
+    completed || failed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const conditions: PodCondition[] = [
     condition(oldConditions, 'PodReadyToStartContainers', sandboxReady, nowText),
     condition(
@@ -224,6 +237,7 @@ export function generatePodStatus(
   if (scheduled) conditions.push(scheduled);
   const status: PodStatus = {
     phase,
+    ...(record.failure ? { reason: record.failure.reason, message: record.failure.message } : {}),
     conditions,
     ...(hostIPs[0] ? { hostIP: hostIPs[0], hostIPs: hostIPs.map((ip) => ({ ip })) } : {}),
     ...(podIPs[0] ? { podIP: podIPs[0], podIPs: podIPs.map((ip) => ({ ip })) } : {}),

@@ -25,8 +25,11 @@ import {
   type PodRuntime,
   type PodRuntimeState,
 } from '../runtime/runtime.js';
+import type { ProbeManager } from '../probe/manager.js';
 import type { Backoff } from './backoff.js';
+import { enforceActiveDeadline } from './deadline.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
+import { containerSpec, killContainer, killUnhealthy, runPostStart } from './lifecycle.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -45,6 +48,8 @@ export interface PodRecord {
   terminating: boolean;
   /** Set once every container and sandbox is gone after termination. */
   terminated: boolean;
+  /** The pod failed on the node (activeDeadlineSeconds): its containers stay stopped. */
+  failure?: { readonly reason: string; readonly message: string };
 }
 
 /** What a sync needs. */
@@ -53,6 +58,8 @@ export interface SyncDeps {
   readonly images: ImageManager;
   readonly events: EventSink;
   readonly backoff: Backoff;
+  /** The probes (started, ready, liveness kills); absent: no probes run. */
+  readonly probes?: ProbeManager;
   /** The env context for a pod (lookups, node and pod IPs). */
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
 }
@@ -127,16 +134,11 @@ export async function killPod(
     await Promise.all(
       state.containers
         .filter((c) => c.state === 'CONTAINER_RUNNING')
-        .map(async (c) => {
-          deps.events.event(
-            pod,
-            'Normal',
-            Reasons.Killing,
-            `Stopping container ${c.name}`,
-            containerFieldPath(pod, c.name),
-          );
-          await deps.runtime.stopContainer(c.id, graceSeconds);
-        }),
+        .map((c) =>
+          killContainer(deps, pod, containerSpec(pod, c.name), c, state.sandboxes[0]?.ips[0] ?? '', {
+            graceOverride: graceSeconds,
+          }),
+        ),
     );
     for (const c of state.containers) await deps.runtime.removeContainer(c.id);
     for (const sb of state.sandboxes) await deps.runtime.removeSandbox(sb.id);
@@ -210,6 +212,11 @@ async function startContainer(
   }
   deps.events.event(pod, 'Normal', Reasons.Started, `Started container ${name}`, fieldPath);
   record.waiting.delete(name);
+  const hookError = await runPostStart(deps, pod, spec, id, sandbox.ips[0] ?? '');
+  if (hookError !== undefined) {
+    record.waiting.set(name, { reason: 'PostStartHookError', message: hookError });
+    return 1000;
+  }
   return undefined;
 }
 
@@ -269,6 +276,8 @@ export async function syncPod(
     return {};
   }
   let state = initial;
+  const deadline = await enforceActiveDeadline(deps, record, state);
+  if (record.failure) return {};
   const done = podIsDone(pod, state);
   if (done) {
     // A finished pod keeps its exited containers (for logs) but not its sandbox.
@@ -318,12 +327,17 @@ export async function syncPod(
   for (const c of pod.spec?.containers ?? []) {
     const name = c.name ?? '';
     const last = latestOf(state, name);
-    if (last?.state === 'CONTAINER_RUNNING' && last.sandboxId === sandboxId) continue;
+    if (last?.state === 'CONTAINER_RUNNING' && last.sandboxId === sandboxId) {
+      // A container failing its liveness or startup probe is killed, then the policy applies.
+      if (!(await killUnhealthy(deps, pod, c, last, state))) continue;
+      state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
+    }
     if (last && last.sandboxId === sandboxId && last.state !== 'CONTAINER_RUNNING') {
       const restart = policy === 'Always' || (policy === 'OnFailure' && last.exitCode !== 0);
       if (!restart) continue;
     }
     requeue = minDelay(requeue, await startOrRestart(deps, record, state, c, 'regular'));
   }
+  requeue = minDelay(requeue, deadline);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
 }

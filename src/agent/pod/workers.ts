@@ -7,6 +7,9 @@
  * Pods the runtime holds that no source wants (orphans: deleted while the agent was down) are
  * killed by {@link PodWorkers.cleanupOrphans}, which the agent calls only once every source has
  * synced, so a restarted agent adopts its pods instead of killing them.
+ *
+ * With probes (`deps.probes`), each sync's status carries their results and then feeds the
+ * probe workers the pod's containers; a probe result changing wakes the pod ({@link wake}).
  */
 import type { Pod, PodStatus } from '../../api/types/core-v1.js';
 import type { PodRuntimeState } from '../runtime/runtime.js';
@@ -109,6 +112,7 @@ export class PodWorkers {
   /** Stops scheduling syncs and waits (up to `waitMs`) for those in flight. */
   async stop(waitMs = 10_000): Promise<void> {
     this.#stopped = true;
+    this.#deps.probes?.stop();
     for (const w of this.#workers.values()) if (w.timer) clearTimeout(w.timer);
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -148,12 +152,15 @@ export class PodWorkers {
       const result = await syncPod(this.#deps, w.record, before);
       requeue = result.requeueAfterMs;
       if (w.record.terminated) {
+        this.#deps.probes?.remove(uid);
         this.#workers.delete(uid);
         this.#hooks.onTerminated(w.record);
         return;
       }
       const after = (await this.#deps.runtime.listPods(uid)).get(uid);
-      this.#hooks.onStatus(w.record, generatePodStatus(w.record, after, this.#hooks.hostIPs()));
+      const status = generatePodStatus(w.record, after, this.#hooks.hostIPs(), this.#deps.probes);
+      this.#deps.probes?.sync(w.record.pod, after, status.podIP ?? '', status.phase);
+      this.#hooks.onStatus(w.record, status);
     } catch (err) {
       console.error(
         `agent: sync of pod ${w.record.pod.metadata.namespace ?? ''}/${w.record.pod.metadata.name ?? ''} failed: ${(err as Error).message}`,
