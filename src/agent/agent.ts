@@ -254,6 +254,7 @@ export class Agent {
       }
     }
     await this.#workers.stop();
+    this.#statusManager?.stop();
     this.cri.close();
     await this.#client?.close();
   }

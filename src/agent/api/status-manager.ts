@@ -14,12 +14,18 @@ interface Entry {
   want: PodStatus;
   sent: string;
   writing: boolean;
+  /** A retry after a failed write is pending: no write before it. */
+  retry: ReturnType<typeof setTimeout> | undefined;
 }
+
+/** The pause after a failed write before the next try. */
+const RETRY_MS = 1000;
 
 /** Writes pod statuses. */
 export class StatusManager {
   readonly #client: Client;
   readonly #entries = new Map<string, Entry>();
+  #stopped = false;
 
   constructor(client: Client) {
     this.#client = client;
@@ -37,6 +43,7 @@ export class StatusManager {
         want: status,
         sent: '',
         writing: false,
+        retry: undefined,
       };
       this.#entries.set(uid, e);
     }
@@ -44,8 +51,14 @@ export class StatusManager {
     void this.#flush(e);
   }
 
+  /** Stops writing: pending retries are dropped (the agent is shutting down). */
+  stop(): void {
+    this.#stopped = true;
+    for (const e of this.#entries.values()) clearTimeout(e.retry);
+  }
+
   async #flush(e: Entry): Promise<void> {
-    if (e.writing) return;
+    if (e.writing || e.retry !== undefined || this.#stopped) return;
     const text = JSON.stringify(e.want);
     if (text === e.sent) return;
     e.writing = true;
@@ -63,11 +76,16 @@ export class StatusManager {
         this.#entries.delete(e.uid);
       } else {
         console.error(`agent: status of pod ${e.namespace}/${e.name}: ${(err as Error).message}`);
-        setTimeout(() => void this.#flush(e), 1000).unref();
+        e.retry = setTimeout(() => {
+          e.retry = undefined;
+          void this.#flush(e);
+        }, RETRY_MS);
+        e.retry.unref();
       }
     } finally {
       e.writing = false;
     }
+    // A newer status arrived while this one was written: write it (a failure waits for its retry).
     if (this.#entries.get(e.uid) === e && JSON.stringify(e.want) !== e.sent) void this.#flush(e);
   }
 
