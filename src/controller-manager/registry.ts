@@ -31,6 +31,7 @@ import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js'
 import { podGcController } from '../controllers/podgc/index.js';
 import { disruptionController } from '../controllers/disruption/index.js';
 import { csrApprovingController } from '../controllers/csrapproving/index.js';
+import { csrSigningController } from '../controllers/csrsigning/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -50,6 +51,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   podGcController,
   disruptionController,
   csrApprovingController,
+  csrSigningController,
 ];
 
 /** The names `--controllers` accepts. */
