@@ -15,6 +15,7 @@ const SA = 'Service account controller';
 const GC = 'Garbage collector';
 const POD_GC = 'Pod GC controller';
 const ENDPOINT_SLICE = 'EndpointSlice controller';
+const MIRRORING = 'EndpointSliceMirroring controller';
 const SYNCS = 'Concurrency';
 const later = { notImplemented: true } as const;
 
@@ -108,6 +109,9 @@ const BASE_FLAGS: readonly FlagSpec[] = [
   { section: POD_GC, name: 'terminated-pod-gc-threshold', type: 'int', default: 12500, usage: 'Terminated pods kept before the pod garbage collector deletes the oldest (0 or less: never).' },
   { section: ENDPOINT_SLICE, name: 'max-endpoints-per-slice', type: 'int', default: 100, usage: 'Most endpoints in one EndpointSlice (1 to 1000).' },
   { section: ENDPOINT_SLICE, name: 'endpoint-updates-batch-period', type: 'duration', default: 0, usage: 'How long endpoint changes are batched before a sync.', ...later },
+  { section: MIRRORING, name: 'mirroring-concurrent-service-endpoint-syncs', type: 'int', default: 5, usage: 'Endpoints mirrored to EndpointSlices at once.' },
+  { section: MIRRORING, name: 'mirroring-max-endpoints-per-subset', type: 'int', default: 1000, usage: 'Most addresses of one Endpoints subset mirrored to an EndpointSlice (1 to 1000).' },
+  { section: MIRRORING, name: 'mirroring-endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before the Endpoints are mirrored again.' },
   { section: ENDPOINT_SLICE, name: 'endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before a sync.', ...later },
 ];
 

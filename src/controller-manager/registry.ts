@@ -26,6 +26,7 @@ import { cronJobController } from '../controllers/cronjob/index.js';
 import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/index.js';
 import { endpointsController } from '../controllers/endpoints/index.js';
 import { endpointSliceController } from '../controllers/endpointslice/index.js';
+import { endpointSliceMirroringController } from '../controllers/endpointslicemirroring/index.js';
 import { nodeIpamController } from '../controllers/node-ipam/index.js';
 import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js';
 import { podGcController } from '../controllers/podgc/index.js';
@@ -46,6 +47,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   ttlAfterFinishedController,
   endpointsController,
   endpointSliceController,
+  endpointSliceMirroringController,
   nodeIpamController,
   nodeLifecycleController,
   podGcController,
