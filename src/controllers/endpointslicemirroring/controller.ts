@@ -29,6 +29,7 @@ import type { ControllerContext, EventSink } from '../context.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../endpointslice/plan.js';
 import { SKIP_MIRROR_LABEL } from '../endpoints/desired.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
+import { WriteTracker, type Writes } from '../shared/write-tracker.js';
 import { desiredMirror } from './desired.js';
 import { MIRRORING_CONTROLLER_NAME, planMirror } from './plan.js';
 
@@ -62,8 +63,7 @@ export class EndpointSliceMirroringController {
   readonly #maxPerSubset: number;
   readonly #workers: number;
   readonly #batchMs: number;
-  /** What the last sync of a key wrote, by slice name: resourceVersion, or null for a delete. */
-  readonly #written = new Map<string, Map<string, string | null>>();
+  readonly #writes: WriteTracker;
 
   /** @throws Error when `--mirroring-max-endpoints-per-subset` is outside 1..1000. */
   constructor(ctx: ControllerContext) {
@@ -82,6 +82,7 @@ export class EndpointSliceMirroringController {
     this.#endpoints = ctx.informers.informer<Endpoints>(ENDPOINTS);
     this.#services = ctx.informers.informer<Service>(SERVICES);
     this.#slices = ctx.informers.informer<EndpointSlice>(ENDPOINT_SLICES);
+    this.#writes = new WriteTracker((ns, name) => this.#slices.store.get(`${ns}/${name}`));
     this.#sliceClient = ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES);
     this.#recorder = ctx.eventRecorder('endpoint-slice-mirroring-controller');
     const add = (o: { metadata: Endpoints['metadata'] }): void => this.#queue.add(keyOf(o.metadata));
@@ -137,34 +138,16 @@ export class EndpointSliceMirroringController {
       });
   }
 
-  /** True while the slice cache does not yet show what the last sync of `key` wrote. */
-  #cacheBehind(key: string): boolean {
-    const written = this.#written.get(key);
-    if (written === undefined) return false;
-    const { namespace } = splitKey(key);
-    for (const [name, rv] of written) {
-      const cached = this.#slices.store.get(`${namespace}/${name}`);
-      const seen =
-        rv === null
-          ? cached === undefined
-          : cached !== undefined && BigInt(cached.metadata.resourceVersion ?? '0') >= BigInt(rv);
-      if (!seen) return true;
-      written.delete(name);
-    }
-    this.#written.delete(key);
-    return false;
-  }
-
   /** Mirrors one Endpoints (`namespace/name`), or removes its mirror. */
   async sync(key: string): Promise<void> {
-    if (this.#cacheBehind(key)) {
+    if (this.#writes.behind(key)) {
       this.#queue.addAfter(key, CACHE_WAIT_MS);
       return;
     }
     const existing = this.#slices.store.byIndex('mirrored', key);
     const endpoints = this.#endpoints.store.get(key);
     const service = this.#services.store.get(key);
-    const written = new Map<string, string | null>();
+    const written: Writes = new Map();
     try {
       if (
         endpoints === undefined ||
@@ -217,11 +200,11 @@ export class EndpointSliceMirroringController {
       }
       await this.#delete(plan.delete, written);
     } finally {
-      if (written.size > 0) this.#written.set(key, written);
+      this.#writes.record(key, written);
     }
   }
 
-  async #delete(slices: readonly EndpointSlice[], written: Map<string, string | null>): Promise<void> {
+  async #delete(slices: readonly EndpointSlice[], written: Writes): Promise<void> {
     for (const slice of slices) {
       try {
         await this.#sliceClient.delete(slice.metadata.name ?? '', {
