@@ -15,6 +15,7 @@ const SA = 'Service account controller';
 const GC = 'Garbage collector';
 const POD_GC = 'Pod GC controller';
 const ENDPOINT_SLICE = 'EndpointSlice controller';
+const MIRRORING = 'EndpointSliceMirroring controller';
 const SYNCS = 'Concurrency';
 const later = { notImplemented: true } as const;
 
@@ -74,17 +75,17 @@ const BASE_FLAGS: readonly FlagSpec[] = [
   { section: LEADER, name: 'leader-elect-resource-name', type: 'string', default: 'kube-controller-manager', usage: 'Name of the Lease.' },
   { section: LEADER, name: 'leader-elect-resource-namespace', type: 'string', default: 'kube-system', usage: 'Namespace of the Lease.' },
 
-  { section: CSR, name: 'cluster-signing-cert-file', type: 'string', default: '', usage: 'PEM CA certificate used to issue cluster-scoped certificates.', ...later },
-  { section: CSR, name: 'cluster-signing-key-file', type: 'string', default: '', usage: 'PEM private key of --cluster-signing-cert-file.', ...later },
-  { section: CSR, name: 'cluster-signing-duration', type: 'duration', default: 31_536_000_000, usage: 'Longest lifetime of signed certificates.', ...later },
-  { section: CSR, name: 'cluster-signing-kubelet-serving-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kubelet-serving signer.', ...later },
-  { section: CSR, name: 'cluster-signing-kubelet-serving-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kubelet-serving signer.', ...later },
-  { section: CSR, name: 'cluster-signing-kubelet-client-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kube-apiserver-client-kubelet signer.', ...later },
-  { section: CSR, name: 'cluster-signing-kubelet-client-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kube-apiserver-client-kubelet signer.', ...later },
-  { section: CSR, name: 'cluster-signing-kube-apiserver-client-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kube-apiserver-client signer.', ...later },
-  { section: CSR, name: 'cluster-signing-kube-apiserver-client-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kube-apiserver-client signer.', ...later },
-  { section: CSR, name: 'cluster-signing-legacy-unknown-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/legacy-unknown signer.', ...later },
-  { section: CSR, name: 'cluster-signing-legacy-unknown-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/legacy-unknown signer.', ...later },
+  { section: CSR, name: 'cluster-signing-cert-file', type: 'string', default: '', usage: 'PEM CA certificate used to issue cluster-scoped certificates.' },
+  { section: CSR, name: 'cluster-signing-key-file', type: 'string', default: '', usage: 'PEM private key of --cluster-signing-cert-file.' },
+  { section: CSR, name: 'cluster-signing-duration', type: 'duration', default: 31_536_000_000, usage: 'Longest lifetime of signed certificates.' },
+  { section: CSR, name: 'cluster-signing-kubelet-serving-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kubelet-serving signer.' },
+  { section: CSR, name: 'cluster-signing-kubelet-serving-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kubelet-serving signer.' },
+  { section: CSR, name: 'cluster-signing-kubelet-client-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kube-apiserver-client-kubelet signer.' },
+  { section: CSR, name: 'cluster-signing-kubelet-client-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kube-apiserver-client-kubelet signer.' },
+  { section: CSR, name: 'cluster-signing-kube-apiserver-client-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/kube-apiserver-client signer.' },
+  { section: CSR, name: 'cluster-signing-kube-apiserver-client-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/kube-apiserver-client signer.' },
+  { section: CSR, name: 'cluster-signing-legacy-unknown-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/legacy-unknown signer.' },
+  { section: CSR, name: 'cluster-signing-legacy-unknown-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/legacy-unknown signer.' },
 
   { section: SA, name: 'root-ca-file', type: 'string', default: '', usage: "CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps.", ...later },
   { section: SA, name: 'service-account-private-key-file', type: 'string', default: '', usage: 'PEM private key that signs service account tokens.', ...later },
@@ -108,6 +109,9 @@ const BASE_FLAGS: readonly FlagSpec[] = [
   { section: POD_GC, name: 'terminated-pod-gc-threshold', type: 'int', default: 12500, usage: 'Terminated pods kept before the pod garbage collector deletes the oldest (0 or less: never).' },
   { section: ENDPOINT_SLICE, name: 'max-endpoints-per-slice', type: 'int', default: 100, usage: 'Most endpoints in one EndpointSlice (1 to 1000).' },
   { section: ENDPOINT_SLICE, name: 'endpoint-updates-batch-period', type: 'duration', default: 0, usage: 'How long endpoint changes are batched before a sync.', ...later },
+  { section: MIRRORING, name: 'mirroring-concurrent-service-endpoint-syncs', type: 'int', default: 5, usage: 'Endpoints mirrored to EndpointSlices at once.' },
+  { section: MIRRORING, name: 'mirroring-max-endpoints-per-subset', type: 'int', default: 1000, usage: 'Most addresses of one Endpoints subset mirrored to an EndpointSlice (1 to 1000).' },
+  { section: MIRRORING, name: 'mirroring-endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before the Endpoints are mirrored again.' },
   { section: ENDPOINT_SLICE, name: 'endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before a sync.', ...later },
 ];
 

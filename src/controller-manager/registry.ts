@@ -26,11 +26,13 @@ import { cronJobController } from '../controllers/cronjob/index.js';
 import { ttlAfterFinishedController } from '../controllers/ttl-after-finished/index.js';
 import { endpointsController } from '../controllers/endpoints/index.js';
 import { endpointSliceController } from '../controllers/endpointslice/index.js';
+import { endpointSliceMirroringController } from '../controllers/endpointslicemirroring/index.js';
 import { nodeIpamController } from '../controllers/node-ipam/index.js';
 import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js';
 import { podGcController } from '../controllers/podgc/index.js';
 import { disruptionController } from '../controllers/disruption/index.js';
 import { csrApprovingController } from '../controllers/csrapproving/index.js';
+import { csrSigningController } from '../controllers/csrsigning/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -45,11 +47,13 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   ttlAfterFinishedController,
   endpointsController,
   endpointSliceController,
+  endpointSliceMirroringController,
   nodeIpamController,
   nodeLifecycleController,
   podGcController,
   disruptionController,
   csrApprovingController,
+  csrSigningController,
 ];
 
 /** The names `--controllers` accepts. */

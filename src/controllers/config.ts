@@ -4,11 +4,17 @@
  * command line; the in-process manager of `capstan server` fills it with the defaults. Durations
  * are milliseconds; absent files are ''.
  */
+import type { CertKeyPair } from '../pki/certificate.js';
 
 /** The certificate signing flags (`--cluster-signing-*`). */
 export interface ClusterSigningConfig {
   readonly certFile: string;
   readonly keyFile: string;
+  /**
+   * The cluster CA in memory, in place of `certFile`/`keyFile` (the in-process manager of
+   * `capstan server` is given the server's CA; not a flag).
+   */
+  readonly ca?: CertKeyPair;
   readonly durationMs: number;
   /** Per-signer pairs: `kubelet-serving`, `kubelet-client`, `kube-apiserver-client`, `legacy-unknown`. */
   readonly signers: Readonly<Record<string, { readonly certFile: string; readonly keyFile: string }>>;

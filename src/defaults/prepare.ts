@@ -11,11 +11,14 @@ import { JOB_LABELS } from '../validation/batch.js';
 import { semanticEqual } from '../validation/json.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
+import type { UserInfo } from '../api/user.js';
 
 /** Cluster facts some kinds need while preparing. */
 export interface PrepareOptions {
   /** Families of the service cluster IP range, primary first; default `['IPv4']`. */
   readonly serviceIPFamilies?: readonly IPFamily[];
+  /** The requester of a create (kube's user from the request context), where a kind records it. */
+  readonly user?: UserInfo;
 }
 
 const DS_GENERATION = 'deprecated.daemonset.template.generation';
@@ -100,6 +103,25 @@ function prepareJob(job: JsonObject): void {
   if (meta !== undefined && !nonEmpty(meta, 'labels')) meta['labels'] = { ...labels };
 }
 
+/**
+ * kube's CSR strategy: whatever the client wrote as the requester is replaced by who it is
+ * (username, uid, groups, extra), so the approver and the signer can trust those fields.
+ */
+function prepareCSR(csr: JsonObject, user: UserInfo | undefined): void {
+  const spec = ensureObject(csr, 'spec');
+  if (spec === undefined) return;
+  delete spec['username'];
+  delete spec['uid'];
+  delete spec['groups'];
+  delete spec['extra'];
+  if (user === undefined) return;
+  if (user.name !== '') spec['username'] = user.name;
+  if (user.uid !== '') spec['uid'] = user.uid;
+  if (user.groups.length > 0) spec['groups'] = [...user.groups];
+  const extra = Object.entries(user.extra);
+  if (extra.length > 0) spec['extra'] = Object.fromEntries(extra.map(([k, v]) => [k, [...v]]));
+}
+
 function prepareCRD(crd: JsonObject): void {
   const versions = Array.isArray(objectAt(crd, 'spec')?.['versions'])
     ? (objectAt(crd, 'spec')?.['versions'] as unknown[])
@@ -125,6 +147,8 @@ function prepareCRD(crd: JsonObject): void {
  * - Job: the generated selector and template labels (needs `metadata.uid`).
  * - DaemonSet: the `deprecated.daemonset.template.generation: "1"` annotation.
  * - CustomResourceDefinition: `status.storedVersions` = the storage version.
+ * - CertificateSigningRequest: `spec.username`, `uid`, `groups` and `extra` = the requester
+ *   (`opts.user`), whatever the client sent.
  *
  * @returns Errors found on the way (a Service asking for a family the cluster lacks); report
  *   them as a 422 like validation errors.
@@ -165,6 +189,9 @@ export function prepareForCreate(
     }
     case 'apiextensions.k8s.io/CustomResourceDefinition':
       prepareCRD(obj);
+      break;
+    case 'certificates.k8s.io/CertificateSigningRequest':
+      prepareCSR(obj, opts.user);
       break;
     default:
       break;

@@ -1,6 +1,8 @@
 /**
- * X.509 v3 certificates for the server's own PKI: a CA, the serving certificate and client
- * certificates, ECDSA P-256 with SHA-256, signed with `node:crypto` and encoded by `der.ts`.
+ * X.509 v3 certificates for the server's own PKI (a CA, the serving certificate and client
+ * certificates, ECDSA P-256 with SHA-256) and for certificate signing requests (any usages and
+ * subject alternative names, issued with an ECDSA, RSA or Ed25519 CA key), signed with
+ * `node:crypto` and encoded by `der.ts`.
  *
  * The shapes follow what Go's crypto/x509 (kubectl, client-go) and OpenSSL (Node's TLS) accept:
  * positive random serials, a critical basicConstraints, a critical keyUsage, extKeyUsage for
@@ -17,6 +19,10 @@ import { isIPv4, isIPv6 } from 'node:net';
 import * as der from './der.js';
 
 const OID_EC_SHA256 = '1.2.840.10045.4.3.2';
+const OID_EC_SHA384 = '1.2.840.10045.4.3.3';
+const OID_EC_SHA512 = '1.2.840.10045.4.3.4';
+const OID_RSA_SHA256 = '1.2.840.113549.1.1.11';
+const OID_ED25519 = '1.3.101.112';
 const OID_CN = '2.5.4.3';
 const OID_O = '2.5.4.10';
 const OID_BASIC_CONSTRAINTS = '2.5.29.19';
@@ -53,11 +59,26 @@ export interface Issuer {
   readonly publicKey: KeyObject;
 }
 
-/** What to issue. `usage` fixes basicConstraints, keyUsage and extKeyUsage. */
+/**
+ * Explicit usages of a leaf: keyUsage bit numbers (RFC 5280 4.2.1.3: 0 digitalSignature … 8
+ * decipherOnly) and extKeyUsage OIDs; an empty list leaves its extension out.
+ */
+export interface KeyUsages {
+  readonly keyUsageBits: readonly number[];
+  readonly extKeyUsageOids: readonly string[];
+}
+
+/**
+ * What to issue. `usage` fixes basicConstraints, keyUsage and extKeyUsage: `ca`, a `server` or
+ * `client` leaf (digitalSignature and that extended usage), or a leaf with explicit
+ * {@link KeyUsages} (what a CertificateSigningRequest asks for).
+ */
 export interface IssueRequest {
   readonly subject: Subject;
+  /** The encoded subject Name, used as is instead of `subject` (a CSR's own subject). */
+  readonly subjectDer?: Uint8Array;
   readonly publicKey: KeyObject;
-  readonly usage: 'ca' | 'server' | 'client';
+  readonly usage: 'ca' | 'server' | 'client' | KeyUsages;
   readonly notBefore: Date;
   readonly notAfter: Date;
   /** Self-signed (a CA) when undefined; the request's key must then be the issuer's. */
@@ -67,6 +88,8 @@ export interface IssueRequest {
   readonly dnsNames?: readonly string[];
   /** IPv4 or IPv6 literals; anything else throws. */
   readonly ipAddresses?: readonly string[];
+  readonly emailAddresses?: readonly string[];
+  readonly uris?: readonly string[];
 }
 
 /**
@@ -134,15 +157,43 @@ export function encodeName(subject: Subject): Uint8Array {
   return der.sequence(...rdns);
 }
 
-/** SHA-1 of the public key bits, the customary subject key identifier (RFC 5280 4.2.1.2). */
+/**
+ * SHA-1 of the public key bits (the subjectPublicKey BIT STRING of the key's SPKI, without its
+ * unused-bits byte), the customary subject key identifier (RFC 5280 4.2.1.2), for any key type.
+ */
 function keyIdentifier(publicKey: KeyObject): Uint8Array {
-  const jwk = publicKey.export({ format: 'jwk' });
-  const point = Buffer.concat([
-    Uint8Array.of(4),
-    Buffer.from(jwk.x ?? '', 'base64url'),
-    Buffer.from(jwk.y ?? '', 'base64url'),
-  ]);
-  return createHash('sha1').update(point).digest();
+  const spki = publicKey.export({ format: 'der', type: 'spki' });
+  const outer = der.readTlv(spki, 0);
+  const algorithm = der.readTlv(spki, outer.contentStart);
+  const bits = der.readTlv(spki, algorithm.end);
+  return createHash('sha1')
+    .update(spki.subarray(bits.contentStart + 1, bits.end))
+    .digest();
+}
+
+/** The signature algorithm for a signing key: its AlgorithmIdentifier DER and node's digest. */
+function signatureAlgorithm(key: KeyObject): { readonly id: Uint8Array; readonly digest: string | null } {
+  switch (key.asymmetricKeyType) {
+    case 'rsa':
+      return { id: der.sequence(der.oid(OID_RSA_SHA256), der.nullValue()), digest: 'sha256' };
+    case 'ed25519':
+      return { id: der.sequence(der.oid(OID_ED25519)), digest: null };
+    case 'ec': {
+      // Go's choice per curve: SHA-256 for P-256, SHA-384 for P-384, SHA-512 for P-521.
+      const curve = key.asymmetricKeyDetails?.namedCurve;
+      if (curve === 'secp384r1') return { id: der.sequence(der.oid(OID_EC_SHA384)), digest: 'sha384' };
+      if (curve === 'secp521r1') return { id: der.sequence(der.oid(OID_EC_SHA512)), digest: 'sha512' };
+      return { id: der.sequence(der.oid(OID_EC_SHA256)), digest: 'sha256' };
+    }
+    default:
+      throw new Error(`issueCertificate: unsupported signing key type ${String(key.asymmetricKeyType)}`);
+  }
+}
+
+function leafUsages(usage: 'server' | 'client' | KeyUsages): KeyUsages {
+  if (usage === 'server') return { keyUsageBits: [KU_DIGITAL_SIGNATURE], extKeyUsageOids: [OID_SERVER_AUTH] };
+  if (usage === 'client') return { keyUsageBits: [KU_DIGITAL_SIGNATURE], extKeyUsageOids: [OID_CLIENT_AUTH] };
+  return usage;
 }
 
 /**
@@ -178,7 +229,7 @@ export function issueCertificate(req: IssueRequest): string {
   const signingKey = signer?.privateKey ?? req.selfSigningKey;
   if (signingKey === undefined)
     throw new Error('issueCertificate: a self-signed certificate needs selfSigningKey');
-  const algorithm = der.sequence(der.oid(OID_EC_SHA256));
+  const { id: algorithm, digest } = signatureAlgorithm(signingKey);
   const subjectKeyId = keyIdentifier(req.publicKey);
   const authorityKeyId = signer === undefined ? subjectKeyId : keyIdentifier(signer.publicKey);
 
@@ -189,18 +240,24 @@ export function issueCertificate(req: IssueRequest): string {
       extension(OID_KEY_USAGE, true, der.namedBits([KU_DIGITAL_SIGNATURE, KU_KEY_CERT_SIGN, KU_CRL_SIGN])),
     );
   } else {
+    const { keyUsageBits, extKeyUsageOids } = leafUsages(req.usage);
     extensions.push(extension(OID_BASIC_CONSTRAINTS, true, der.sequence()));
-    extensions.push(extension(OID_KEY_USAGE, true, der.namedBits([KU_DIGITAL_SIGNATURE])));
-    const eku = req.usage === 'server' ? OID_SERVER_AUTH : OID_CLIENT_AUTH;
-    extensions.push(extension(OID_EXT_KEY_USAGE, false, der.sequence(der.oid(eku))));
+    if (keyUsageBits.length > 0) extensions.push(extension(OID_KEY_USAGE, true, der.namedBits(keyUsageBits)));
+    if (extKeyUsageOids.length > 0) {
+      const ekus = extKeyUsageOids.map((o) => der.oid(o));
+      extensions.push(extension(OID_EXT_KEY_USAGE, false, der.sequence(...ekus)));
+    }
   }
   extensions.push(extension(OID_SUBJECT_KEY_ID, false, der.octetString(subjectKeyId)));
   extensions.push(
     extension(OID_AUTHORITY_KEY_ID, false, der.sequence(der.implicitPrimitive(0, authorityKeyId))),
   );
+  // Go's order: DNS names, email addresses, IP addresses, URIs.
   const altNames = [
     ...(req.dnsNames ?? []).map((d) => der.implicitPrimitive(2, Buffer.from(d, 'ascii'))),
+    ...(req.emailAddresses ?? []).map((e) => der.implicitPrimitive(1, Buffer.from(e, 'ascii'))),
     ...(req.ipAddresses ?? []).map((ip) => der.implicitPrimitive(7, ipToBytes(ip))),
+    ...(req.uris ?? []).map((u) => der.implicitPrimitive(6, Buffer.from(u, 'ascii'))),
   ];
   if (altNames.length > 0) extensions.push(extension(OID_SUBJECT_ALT_NAME, false, der.sequence(...altNames)));
 
@@ -211,12 +268,12 @@ export function issueCertificate(req: IssueRequest): string {
     der.explicit(0, der.smallInteger(2)),
     der.unsignedInteger(serial),
     algorithm,
-    signer?.subjectDer ?? encodeName(req.subject),
+    signer?.subjectDer ?? req.subjectDer ?? encodeName(req.subject),
     der.sequence(der.time(req.notBefore), der.time(req.notAfter)),
-    encodeName(req.subject),
+    req.subjectDer ?? encodeName(req.subject),
     spki,
     der.explicit(3, der.sequence(...extensions)),
   );
-  const signature = sign('sha256', tbs, signingKey);
+  const signature = sign(digest, tbs, signingKey);
   return toPem('CERTIFICATE', der.sequence(tbs, algorithm, der.bitString(signature)));
 }

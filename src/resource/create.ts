@@ -83,7 +83,7 @@ export async function createObject(
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
-    const prepared = prepareForCreate(ctx, type, strategy, candidate);
+    const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user);
     if (options.applied !== true)
       ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
     validateForWrite(type, strategy, candidate, undefined, prepared);

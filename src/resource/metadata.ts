@@ -23,6 +23,7 @@ import { invalid } from '../api/errors.js';
 import type { KindStrategy } from '../kinds/index.js';
 import type { FieldError } from '../validation/index.js';
 import { jsonEqual, rfc3339Seconds, type KubeObject } from '../api/object.js';
+import type { UserInfo } from '../api/user.js';
 
 /** Kube's name generator alphabet (no vowels, no confusable characters). */
 const ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';
@@ -52,6 +53,7 @@ function specPart(obj: KubeObject): Record<string, unknown> {
 /**
  * Defaults an object about to be created, fills its server-owned metadata and applies the
  * kind's create-time preparation. Mutates `obj`. Does not validate (see {@link validateForWrite}).
+ * `user` is the requester, which some kinds record (a CertificateSigningRequest's spec).
  * @returns The preparation's field errors (a Service IP family it cannot serve, ...), for
  *   {@link validateForWrite} to report with the validation's.
  */
@@ -60,6 +62,7 @@ export function prepareForCreate(
   type: ResourceType,
   strategy: KindStrategy,
   obj: KubeObject,
+  user?: UserInfo,
 ): FieldError[] {
   strategy.default(obj);
   const meta = obj.metadata;
@@ -71,7 +74,10 @@ export function prepareForCreate(
   delete meta.selfLink;
   if (strategy.tracksGeneration) meta.generation = 1;
   if (hasStatusSubresource(type) && !strategy.keepStatusOnCreate) delete obj['status'];
-  return strategy.prepareForCreate(obj, { serviceIPFamilies: ctx.serviceIPFamilies });
+  return strategy.prepareForCreate(obj, {
+    serviceIPFamilies: ctx.serviceIPFamilies,
+    ...(user === undefined ? {} : { user }),
+  });
 }
 
 /**

@@ -71,8 +71,6 @@ import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
-import { ClientSigner } from '../certificates/signer.js';
-import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
 import { validatingAdmissionPolicy } from '../admission/policy/index.js';
 import { celMatchConditions } from '../admission/policy/match-conditions.js';
@@ -120,8 +118,6 @@ export interface AppDeps {
   readonly serviceAccounts?: { readonly keys: ServiceAccountKeys; readonly caPem: string };
   /** `--encryption-provider-config`, parsed: the listed resources are stored encrypted. */
   readonly encryption?: EncryptionConfig;
-  /** The cluster CA: signs approved `kubernetes.io/kube-apiserver-client` CSRs (none: no signer). */
-  readonly ca?: CertKeyPair;
   /** Test hook: an RBAC evaluation bug to plant (`CAPSTAN_AUTHZ_BUG`, see RbacAuthorizer). */
   readonly plantedAuthzBug?: string;
   /** How often `--authorization-config` is looked at for changes (default one minute, as kube's). */
@@ -532,27 +528,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     runtime.stop();
     done();
   });
-  const signer =
-    deps.ca === undefined ||
-    deps.startControllers === false ||
-    !options.controllers.enabled(CONTROLLER.csrSigning)
-      ? undefined
-      : new ClientSigner(
-          layer.store,
-          deps.ca,
-          () => new Date(),
-          (m, e) => deps.log.error(m, e),
-        );
-  if (signer !== undefined) {
-    app.addHook('onReady', (done) => {
-      signer.start();
-      done();
-    });
-    app.addHook('onClose', (_instance, done) => {
-      signer.stop();
-      done();
-    });
-  }
   app.addHook('onRequest', (request, reply, done) => {
     deps.connections.onRequest(request, reply);
     done();

@@ -4,7 +4,8 @@
  * client certificate minted from the server's CA), with kube's defaults and leader election, so
  * several servers over one store still run one set of controllers. Controllers act as their own
  * service accounts (`--use-service-account-credentials`, as kubeadm configures kube): the
- * bootstrap RBAC policy grants `system:kube-controller-manager` little beyond reading.
+ * bootstrap RBAC policy grants `system:kube-controller-manager` little beyond reading. The CSR
+ * signer is given the server's cluster CA (kube's `--cluster-signing-{cert,key}-file`).
  */
 import type { ServerPki } from '../pki/server-pki.js';
 import { defaultManagerOptions } from '../controller-manager/options.js';
@@ -23,13 +24,16 @@ export async function startInProcessControllerManager(
     { url, ca: pki.ca, servingTrustPem: pki.servingTrustPem },
     { user: 'system:kube-controller-manager' },
   );
-  const options = defaultManagerOptions({
+  const defaults = defaultManagerOptions({
     controllers,
     useServiceAccountCredentials: true,
     // The loopback is not a shared network: kube's client limits would only slow it down.
     qps: -1,
     burst: 0,
   });
+  // The CSR signer issues from the server's cluster CA, which client certificates authenticate against.
+  const clusterSigning = { ...defaults.config.clusterSigning, ca: pki.ca };
+  const options = { ...defaults, config: { ...defaults.config, clusterSigning } };
   return startControllerManager({
     clientConfig,
     options,

@@ -23,7 +23,6 @@ export const CONTROLLER = {
   tokenCleaner: 'token-cleaner-controller',
   clusterRoleAggregation: 'clusterrole-aggregation-controller',
   resourceQuota: 'resourcequota-controller',
-  csrSigning: 'certificatesigningrequest-signing-controller',
 } as const;
 
 /** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
@@ -35,7 +34,6 @@ const SERVER_LOOPS: readonly KnownController[] = [
   { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
   { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
-  { name: CONTROLLER.csrSigning, aliases: ['csrsigning'] },
 ];
 
 /**

@@ -181,7 +181,6 @@ export async function startServer(
       registry,
       store: opened.resources,
       lifecycle,
-      ca: pki.ca,
       tls: {
         certPem: pki.serving.certPem,
         keyPem: pki.serving.keyPem,

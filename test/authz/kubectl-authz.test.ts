@@ -48,7 +48,8 @@ async function eventually(v: KubectlVersion, args: string[], config: string, wan
 }
 
 beforeAll(async () => {
-  server = await startTestServer({ args: ['--authorization-mode=Node,RBAC'] });
+  // The CSR signer runs in the in-process controller manager, with the server's cluster CA.
+  server = await startTestServer({ args: ['--authorization-mode=Node,RBAC'], controllers: ['csrsigning'] });
   await waitReady(server);
   const alice = await clientTls(server, await clusterIssuer(server), 'alice', ['devs']);
   aliceConfig = await kubeconfigFor('alice', alice.cert, alice.key);

@@ -86,7 +86,10 @@ describe('capstan controller-manager flags', () => {
     const help = controllerManagerHelp().replace(/\s+/g, ' ');
     expect(help).toMatch(/--leader-elect-lease-duration duration [^-]*\(default 15s\)/);
     expect(help).toContain(
-      '--cluster-signing-cert-file string PEM CA certificate used to issue cluster-scoped certificates. [accepted, not implemented yet]',
+      '--root-ca-file string CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps. [accepted, not implemented yet]',
+    );
+    expect(help).toContain(
+      '--cluster-signing-cert-file string PEM CA certificate used to issue cluster-scoped certificates. --cluster-signing-key-file',
     );
     expect(help).not.toMatch(/--leader-elect bool/);
     expect(parseControllerManagerArgs(['--help']).help).toBe(true);

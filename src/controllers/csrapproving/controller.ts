@@ -2,8 +2,9 @@
  * The CSR approving controller (kube's `pkg/controller/certificates/approver`): a kubelet
  * client request not yet approved, denied or signed is approved (`Approved`, reason
  * `AutoApproved`) when a recogniser matches and a SubjectAccessReview says its requester may
- * `create` `certificatesigningrequests/<selfnodeclient|nodeclient>`. Requests it cannot parse or
- * does not recognise are left for others.
+ * `create` `certificatesigningrequests/<selfnodeclient|nodeclient>`. A recognised request whose
+ * requester lacks that permission is retried with backoff (a binding may follow). Requests it
+ * cannot parse or does not recognise are left for others.
  */
 import type { CertificateSigningRequest } from '../../api/types/certificates-v1.js';
 import type { SubjectAccessReview } from '../../api/types/authorization-v1.js';
@@ -20,6 +21,17 @@ import { CsrError, parseCsr, type ParsedCsr } from '../../pki/csr.js';
 import type { ControllerContext } from '../context.js';
 import { rfc3339 } from '../shared/meta.js';
 import { RECOGNIZERS, type Recognizer } from './recognize.js';
+
+/**
+ * A recognised request whose requester may not have it approved (yet): retried with backoff, as
+ * kube's ignorable error, since a binding may come later; not logged.
+ */
+class NotAuthorizedYet extends Error {
+  constructor(name: string, tried: readonly string[]) {
+    super(`recognized csr "${name}" as [${tried.join(' ')}] but subject access review was not approved`);
+    this.name = 'NotAuthorizedYet';
+  }
+}
 
 function decided(csr: CertificateSigningRequest): boolean {
   if ((csr.status?.certificate ?? '') !== '') return true;
@@ -52,7 +64,16 @@ export class CsrApprovingController {
     signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
     this.#ctx.informers
       .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, 5, (name) => this.sync(name)))
+      .then(() =>
+        runWorkers(
+          this.#queue,
+          5,
+          (name) => this.sync(name),
+          (message, err) => {
+            if (!(err instanceof NotAuthorizedYet)) this.#ctx.log.error(message, err);
+          },
+        ),
+      )
       .catch((err: unknown) => {
         if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
       });
@@ -91,8 +112,10 @@ export class CsrApprovingController {
       if (err instanceof CsrError) return; // not ours to judge; the signer reports it
       throw err;
     }
+    const tried: string[] = [];
     for (const r of RECOGNIZERS) {
       if (!r.recognize(csr, parsed)) continue;
+      tried.push(r.subresource);
       if (!(await this.#allowed(csr, r))) continue;
       const now = rfc3339(Date.now());
       const conditions = [
@@ -112,5 +135,6 @@ export class CsrApprovingController {
       });
       return;
     }
+    if (tried.length > 0) throw new NotAuthorizedYet(name, tried);
   }
 }

@@ -29,13 +29,7 @@ import {
   type RevisionStore,
 } from '../history/revisions.js';
 import { slowStartBatch } from '../shared/batch.js';
-import {
-  adoptPatch,
-  claim,
-  controllerRefOf,
-  newControllerRef,
-  releasePatch,
-} from '../shared/controller-ref.js';
+import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { isEmptySelector, labelMatcher } from '../shared/label-selector.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
@@ -160,30 +154,17 @@ export class DaemonSetController {
       this.#ctx.log.error(`${key}: cannot use its selector`, err);
       return;
     }
-    const { namespace, name } = splitKey(key);
+    const { namespace } = splitKey(key);
     const ref = newControllerRef(ds);
-    const pods = await claim(this.#pods.store.byIndex('namespace', namespace), {
-      owner: ds,
-      matches: (p) => matches(p.metadata.labels),
-      adopt: async (p) => {
-        await this.#podClient.patch(p.metadata.name ?? '', adoptPatch(ref, p.metadata.uid ?? ''), {
-          namespace,
-          type: 'strategic',
-        });
+    const pods = await claimPods(
+      ds,
+      this.#pods.store.byIndex('namespace', namespace),
+      (p) => matches(p.metadata.labels),
+      {
+        objects: this.#podClient,
+        owners: this.#setClient,
       },
-      release: async (p) => {
-        await this.#podClient.patch(
-          p.metadata.name ?? '',
-          releasePatch(ref.uid ?? '', p.metadata.uid ?? ''),
-          { namespace, type: 'strategic' },
-        );
-      },
-      canAdopt: async () => {
-        const fresh = await this.#setClient.get(name, { namespace });
-        if (fresh.metadata.uid !== ds.metadata.uid || fresh.metadata.deletionTimestamp !== undefined)
-          throw new Error(`${key} was deleted or replaced`);
-      },
-    });
+    );
     if (ds.metadata.deletionTimestamp !== undefined) return;
     const { update, collisionCount } = await ensureUpdateRevision(
       key,

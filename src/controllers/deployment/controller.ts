@@ -20,13 +20,7 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
-import {
-  adoptPatch,
-  claim,
-  controllerRefOf,
-  newControllerRef,
-  releasePatch,
-} from '../shared/controller-ref.js';
+import { claimByPatch, controllerRefOf } from '../shared/controller-ref.js';
 import { isEmptySelector, labelMatcher } from '../shared/label-selector.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { rolloutRecreate } from './recreate.js';
@@ -127,7 +121,7 @@ export class DeploymentController {
   async sync(key: string): Promise<void> {
     const cached = this.#deployments.store.get(key);
     if (cached === undefined) return;
-    const { namespace, name } = splitKey(key);
+    const { namespace } = splitKey(key);
     const d = typed(structuredClone(cached), 'apps/v1', 'Deployment');
     if (isEmptySelector(d.spec?.selector)) {
       this.#recorder.event(
@@ -144,32 +138,12 @@ export class DeploymentController {
       return;
     }
     const matches = labelMatcher(d.spec?.selector);
-    const ref = newControllerRef(d);
-    const rsList = await claim(this.#replicaSets.store.byIndex('namespace', namespace), {
-      owner: d,
-      matches: (rs) => matches(rs.metadata.labels),
-      adopt: async (rs) => {
-        await this.#rsClient.patch(rs.metadata.name ?? '', adoptPatch(ref, rs.metadata.uid ?? ''), {
-          namespace,
-          type: 'strategic',
-        });
-      },
-      release: async (rs) => {
-        await this.#rsClient.patch(
-          rs.metadata.name ?? '',
-          releasePatch(ref.uid ?? '', rs.metadata.uid ?? ''),
-          {
-            namespace,
-            type: 'strategic',
-          },
-        );
-      },
-      canAdopt: async () => {
-        const fresh = await this.#dClient.get(name, { namespace });
-        if (fresh.metadata.uid !== d.metadata.uid) throw new Error(`original ${key} is gone`);
-        if (fresh.metadata.deletionTimestamp !== undefined) throw new Error(`${key} is being deleted`);
-      },
-    });
+    const rsList = await claimByPatch(
+      d,
+      this.#replicaSets.store.byIndex('namespace', namespace),
+      (rs) => matches(rs.metadata.labels),
+      { objects: this.#rsClient, owners: this.#dClient },
+    );
     const uids = new Set(rsList.map((rs) => rs.metadata.uid));
     const podsByRS = new Map<string, Pod[]>();
     for (const p of this.#pods.store.byIndex('namespace', namespace)) {

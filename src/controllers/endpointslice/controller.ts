@@ -26,7 +26,8 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
-import { keyOf, splitKey, typed } from '../shared/meta.js';
+import { keyOf, typed } from '../shared/meta.js';
+import { WriteTracker, type Writes } from '../shared/write-tracker.js';
 import { desiredGroups } from './desired.js';
 import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, planSlices } from './plan.js';
 import { hasEndpointsFromSelector, podsOfService, servicesOfPod } from './services.js';
@@ -34,9 +35,6 @@ import { TriggerTimeTracker } from './trigger-time.js';
 
 /** How soon a service is looked at again while the slice cache catches up (ms). */
 const CACHE_WAIT_MS = 100;
-
-/** What a sync wrote, by slice name: the resourceVersion written, or `null` for a delete. */
-type Written = Map<string, string | null>;
 
 /** One running EndpointSlice controller. */
 export class EndpointSliceController {
@@ -49,7 +47,7 @@ export class EndpointSliceController {
   readonly #sliceClient: ResourceClient<EndpointSlice>;
   readonly #recorder: EventSink;
   readonly #tracker = new TriggerTimeTracker();
-  readonly #written = new Map<string, Written>();
+  readonly #writes: WriteTracker;
   readonly #maxPerSlice: number;
 
   /** @throws Error when `--max-endpoints-per-slice` is outside 1..1000 (a start-up error). */
@@ -65,6 +63,7 @@ export class EndpointSliceController {
     this.#pods = ctx.informers.informer<Pod>(PODS);
     this.#nodes = ctx.informers.informer<Node>(NODES);
     this.#slices = ctx.informers.informer<EndpointSlice>(ENDPOINT_SLICES);
+    this.#writes = new WriteTracker((ns, name) => this.#slices.store.get(`${ns}/${name}`));
     this.#sliceClient = ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES);
     this.#recorder = ctx.eventRecorder('endpoint-slice-controller');
     const enqueue = (s: Service): void => this.#queue.add(keyOf(s.metadata));
@@ -120,27 +119,9 @@ export class EndpointSliceController {
       });
   }
 
-  /** True while the slice cache does not yet show what the last sync of `key` wrote. */
-  #cacheBehind(key: string): boolean {
-    const written = this.#written.get(key);
-    if (written === undefined) return false;
-    const { namespace } = splitKey(key);
-    for (const [name, rv] of written) {
-      const cached = this.#slices.store.get(`${namespace}/${name}`);
-      const seen =
-        rv === null
-          ? cached === undefined
-          : cached !== undefined && BigInt(cached.metadata.resourceVersion ?? '0') >= BigInt(rv);
-      if (!seen) return true;
-      written.delete(name);
-    }
-    this.#written.delete(key);
-    return false;
-  }
-
   /** Reconciles the slices of one Service (`namespace/name`). */
   async sync(key: string): Promise<void> {
-    if (this.#cacheBehind(key)) {
+    if (this.#writes.behind(key)) {
       this.#queue.addAfter(key, CACHE_WAIT_MS);
       return;
     }
@@ -155,7 +136,7 @@ export class EndpointSliceController {
     const existing = this.#slices.store.byIndex('service', key);
     const trigger = this.#tracker.compute(key, service, pods);
     const plan = planSlices(service, existing, groups, this.#maxPerSlice, trigger);
-    const written: Written = new Map();
+    const written: Writes = new Map();
     try {
       for (const slice of plan.create) {
         const made = await this.#sliceClient.create(slice);
@@ -185,7 +166,7 @@ export class EndpointSliceController {
       );
       throw err;
     } finally {
-      if (written.size > 0) this.#written.set(key, written);
+      this.#writes.record(key, written);
     }
     if (missingNode)
       throw new Error(`a pod of Service ${key} is on a node not known yet; synced again later`);

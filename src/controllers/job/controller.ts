@@ -20,13 +20,7 @@ import {
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
 import type { ControllerContext, EventSink } from '../context.js';
-import {
-  adoptPatch,
-  claim,
-  controllerRefOf,
-  newControllerRef,
-  releasePatch,
-} from '../shared/controller-ref.js';
+import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { labelMatcher } from '../shared/label-selector.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
@@ -172,33 +166,11 @@ export class JobController {
       this.#ctx.log.error(`${key}: cannot use its selector`, err);
       return;
     }
-    const { namespace, name } = splitKey(key);
-    const ref = newControllerRef(job);
+    const { namespace } = splitKey(key);
     const candidates = this.#podInformer.store.byIndex('namespace', namespace);
-    const pods = await claim(candidates, {
-      owner: job,
-      matches: (p) => matches(p.metadata.labels),
-      adopt: async (p) => {
-        await this.#podClient.patch(p.metadata.name ?? '', adoptPatch(ref, p.metadata.uid ?? ''), {
-          namespace,
-          type: 'strategic',
-        });
-      },
-      release: async (p) => {
-        await this.#podClient.patch(
-          p.metadata.name ?? '',
-          releasePatch(ref.uid ?? '', p.metadata.uid ?? ''),
-          {
-            namespace,
-            type: 'strategic',
-          },
-        );
-      },
-      canAdopt: async () => {
-        const fresh = await this.#jobClient.get(name, { namespace });
-        if (fresh.metadata.uid !== job.metadata.uid || fresh.metadata.deletionTimestamp !== undefined)
-          throw new Error(`${key} was deleted or replaced`);
-      },
+    const pods = await claimPods(job, candidates, (p) => matches(p.metadata.labels), {
+      objects: this.#podClient,
+      owners: this.#jobClient,
     });
     if (!this.#expectations.satisfied(key)) return;
     const next = await syncJob(job, pods, this.#backoff.get(key) ?? NO_BACKOFF, this.#actions(key));

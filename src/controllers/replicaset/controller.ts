@@ -19,13 +19,7 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
-import {
-  claim,
-  controllerRefOf,
-  newControllerRef,
-  adoptPatch,
-  releasePatch,
-} from '../shared/controller-ref.js';
+import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { deletionOrder, isPodActive, isPodReady } from '../shared/pods.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
@@ -194,36 +188,12 @@ export class ReplicaSetController<T extends ReplicatedObject> {
       this.#ctx.log.error(`${key}: cannot use its selector`, err);
       return;
     }
-    const { namespace, name } = splitKey(key);
+    const { namespace } = splitKey(key);
     const owner = typed(obj, this.#kind.apiVersion, this.#kind.kind);
     const active = this.#podInformer.store.byIndex('namespace', namespace).filter(isPodActive);
-    const ref = newControllerRef(owner);
-    const pods = await claim(active, {
-      owner,
-      matches: (p) => matches(p.metadata.labels),
-      adopt: async (p) => {
-        await this.#pods.patch(p.metadata.name ?? '', adoptPatch(ref, p.metadata.uid ?? ''), {
-          namespace,
-          type: 'strategic',
-        });
-      },
-      release: async (p) => {
-        await this.#pods.patch(p.metadata.name ?? '', releasePatch(ref.uid ?? '', p.metadata.uid ?? ''), {
-          namespace,
-          type: 'strategic',
-        });
-      },
-      canAdopt: async () => {
-        const fresh = await this.#objects.get(name, { namespace });
-        if (fresh.metadata.uid !== obj.metadata.uid) {
-          throw new Error(
-            `original ${key} is gone: got uid ${fresh.metadata.uid ?? ''}, wanted ${obj.metadata.uid ?? ''}`,
-          );
-        }
-        if (fresh.metadata.deletionTimestamp !== undefined) {
-          throw new Error(`${key} has just been deleted at ${fresh.metadata.deletionTimestamp}`);
-        }
-      },
+    const pods = await claimPods(owner, active, (p) => matches(p.metadata.labels), {
+      objects: this.#pods,
+      owners: this.#objects,
     });
     let failure: ManageFailure | undefined;
     if (needsSync && obj.metadata.deletionTimestamp === undefined)

@@ -4,10 +4,12 @@
  * controller reference), and lets go of the objects it owns that no longer match (release, a
  * patch removing it). An owner being deleted adopts nothing and releases nothing; before the
  * first adoption of a sync, `canAdopt` re-reads the owner from the server (a cache may not yet
- * show its deletion).
+ * show its deletion). {@link claimByPatch} (and {@link claimPods}) is the claim every workload
+ * controller makes: strategic-merge patches on the objects, the owner re-read through its client.
  */
+import type { Pod } from '../../api/types/core-v1.js';
 import type { ObjectMeta, OwnerReference } from '../../api/types/meta-v1.js';
-import { isNotFound, isInvalid } from '../../client/index.js';
+import { isNotFound, isInvalid, type PatchOptions } from '../../client/index.js';
 
 /** What an owner needs to be referenced. */
 export interface OwnerIdentity {
@@ -104,4 +106,62 @@ export async function claim<T extends { metadata: ObjectMeta }>(
   }
   if (errors.length > 0) throw errors[0];
   return claimed;
+}
+
+/** The clients a claim by patch uses (any `ResourceClient` of the claimed and the owner's kinds). */
+export interface ClaimClients {
+  /** Patches the claimed objects. */
+  readonly objects: { patch(name: string, patch: unknown, opts: PatchOptions): Promise<unknown> };
+  /** Reads the owner fresh from the server. */
+  readonly owners: {
+    get(name: string, opts: { namespace?: string }): Promise<{ readonly metadata: ObjectMeta }>;
+  };
+}
+
+/**
+ * {@link claim} as the workload controllers make it: `owner` (in its namespace) claims the
+ * `candidates` `matches` selects, adopting and releasing them with strategic-merge patches of
+ * its controller reference; before adopting it re-reads itself and refuses, with kube's
+ * messages, when it is gone, replaced (a new UID) or being deleted.
+ */
+export function claimByPatch<T extends { metadata: ObjectMeta }>(
+  owner: OwnerIdentity,
+  candidates: readonly T[],
+  matches: (obj: T) => boolean,
+  clients: ClaimClients,
+): Promise<T[]> {
+  const namespace = owner.metadata.namespace ?? '';
+  const name = owner.metadata.name ?? '';
+  const ref = newControllerRef(owner);
+  const patch = async (obj: T, body: unknown): Promise<void> => {
+    await clients.objects.patch(obj.metadata.name ?? '', body, { namespace, type: 'strategic' });
+  };
+  return claim(candidates, {
+    owner,
+    matches,
+    adopt: (obj) => patch(obj, adoptPatch(ref, obj.metadata.uid ?? '')),
+    release: (obj) => patch(obj, releasePatch(ref.uid ?? '', obj.metadata.uid ?? '')),
+    canAdopt: async () => {
+      const fresh = await clients.owners.get(name, { namespace });
+      const key = `${namespace}/${name}`;
+      if (fresh.metadata.uid !== owner.metadata.uid) {
+        throw new Error(
+          `original ${key} is gone: got uid ${fresh.metadata.uid ?? ''}, wanted ${owner.metadata.uid ?? ''}`,
+        );
+      }
+      if (fresh.metadata.deletionTimestamp !== undefined) {
+        throw new Error(`${key} has just been deleted at ${fresh.metadata.deletionTimestamp}`);
+      }
+    },
+  });
+}
+
+/** {@link claimByPatch} for pods (ReplicaSets, ReplicationControllers, StatefulSets, DaemonSets, Jobs). */
+export function claimPods(
+  owner: OwnerIdentity,
+  pods: readonly Pod[],
+  matches: (pod: Pod) => boolean,
+  clients: ClaimClients,
+): Promise<Pod[]> {
+  return claimByPatch(owner, pods, matches, clients);
 }

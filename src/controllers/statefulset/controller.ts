@@ -28,13 +28,7 @@ import {
   POD_REVISION_LABEL,
   type RevisionStore,
 } from '../history/revisions.js';
-import {
-  adoptPatch,
-  claim,
-  controllerRefOf,
-  newControllerRef,
-  releasePatch,
-} from '../shared/controller-ref.js';
+import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { labelMatcher } from '../shared/label-selector.js';
 import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { msUntilAvailable } from '../workload/pod.js';
@@ -135,35 +129,13 @@ export class StatefulSetController {
       this.#ctx.log.error(`${key}: cannot use its selector`, err);
       return;
     }
-    const { namespace, name } = splitKey(key);
+    const { namespace } = splitKey(key);
     const ref = newControllerRef(set);
-    const pods = await claim(
+    const pods = await claimPods(
+      set,
       this.#pods.store.byIndex('namespace', namespace).filter((p) => ordinalOf(set, p) !== undefined),
-      {
-        owner: set,
-        matches: (p) => matches(p.metadata.labels),
-        adopt: async (p) => {
-          await this.#podClient.patch(p.metadata.name ?? '', adoptPatch(ref, p.metadata.uid ?? ''), {
-            namespace,
-            type: 'strategic',
-          });
-        },
-        release: async (p) => {
-          await this.#podClient.patch(
-            p.metadata.name ?? '',
-            releasePatch(ref.uid ?? '', p.metadata.uid ?? ''),
-            {
-              namespace,
-              type: 'strategic',
-            },
-          );
-        },
-        canAdopt: async () => {
-          const fresh = await this.#setClient.get(name, { namespace });
-          if (fresh.metadata.uid !== set.metadata.uid || fresh.metadata.deletionTimestamp !== undefined)
-            throw new Error(`${key} was deleted or replaced`);
-        },
-      },
+      (p) => matches(p.metadata.labels),
+      { objects: this.#podClient, owners: this.#setClient },
     );
     if (set.metadata.deletionTimestamp !== undefined) return;
     const revisions = this.#revisions.store.byIndex(BY_OWNER, set.metadata.uid ?? '');
