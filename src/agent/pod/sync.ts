@@ -17,6 +17,7 @@ import { rmdir } from 'node:fs/promises';
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types/core-v1.js';
+import type * as CRI from '../cri/types.js';
 import { buildEnv, EnvError, expandVars, type EnvContext } from '../runtime/env.js';
 import { ImageError, type ImageManager } from '../runtime/images.js';
 import {
@@ -25,6 +26,10 @@ import {
   type PodRuntime,
   type PodRuntimeState,
 } from '../runtime/runtime.js';
+import { MountConfigError } from '../volumes/errors.js';
+import type { VolumeManager } from '../volumes/manager.js';
+import { makeMounts, type MountedVolume } from '../volumes/mounts.js';
+import { mountPodVolumes } from '../volumes/pod-volumes.js';
 import type { Backoff } from './backoff.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
 
@@ -45,6 +50,10 @@ export interface PodRecord {
   terminating: boolean;
   /** Set once every container and sandbox is gone after termination. */
   terminated: boolean;
+  /** The pod's set-up volumes (src/agent/volumes), for its containers' mounts. */
+  volumes?: ReadonlyMap<string, MountedVolume>;
+  /** Failed volume set-ups in a row. */
+  volumeFailures?: number;
 }
 
 /** What a sync needs. */
@@ -53,6 +62,8 @@ export interface SyncDeps {
   readonly images: ImageManager;
   readonly events: EventSink;
   readonly backoff: Backoff;
+  /** Pod volumes; absent, volumes are ignored. */
+  readonly volumes?: VolumeManager;
   /** The env context for a pod (lookups, node and pod IPs). */
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
 }
@@ -143,6 +154,7 @@ export async function killPod(
   }
   await removePodCgroup(podCgroup(deps.runtime.options.cgroupRoot, pod));
   deps.backoff.forgetPrefix(`${pod.metadata.uid ?? ''}/`);
+  await deps.volumes?.tearDown(pod.metadata.uid ?? '');
 }
 
 /** Starts one container; records why not on failure. Answers a requeue delay on failure. */
@@ -181,6 +193,15 @@ async function startContainer(
     return 10_000;
   }
   const vars = new Map(env.map((e) => [e.key, e.value]));
+  let mounts: CRI.Mount[] = [];
+  try {
+    if (record.volumes) mounts = await makeMounts(spec, record.volumes, vars);
+  } catch (err) {
+    if (!(err instanceof MountConfigError)) throw err;
+    record.waiting.set(name, { reason: 'CreateContainerConfigError', message: err.message });
+    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${err.message}`, fieldPath);
+    return 10_000;
+  }
   const command = (spec.command ?? []).map((s) => expandVars(s, vars));
   const args = (spec.args ?? []).map((s) => expandVars(s, vars));
   let id: string;
@@ -192,6 +213,7 @@ async function startContainer(
       command,
       args,
       image: spec.image ?? image,
+      mounts,
     });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -274,6 +296,10 @@ export async function syncPod(
     // A finished pod keeps its exited containers (for logs) but not its sandbox.
     for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
     return {};
+  }
+  if (deps.volumes) {
+    const retry = await mountPodVolumes(deps.volumes, deps.events, record);
+    if (retry !== undefined) return { requeueAfterMs: retry };
   }
   const current = state?.sandboxes[0];
   if (!current || !current.ready) {
