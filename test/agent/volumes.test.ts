@@ -10,6 +10,7 @@
  *   TokenReview show the pod binding;
  * - a missing ConfigMap gives kubelet's FailedMount event and ContainerCreating; the pod starts
  *   once the ConfigMap exists;
+ * - a persistentVolumeClaim bound to a hostPath PersistentVolume is mounted;
  * - a hostPath DirectoryOrCreate is made, and a `Directory` that is not there fails the mount;
  * - a deleted pod leaves no mount (`/proc/self/mountinfo`) and no pod directory.
  */
@@ -349,6 +350,63 @@ describe.runIf(enabled)('pod volumes with capstan agent as a node', () => {
     await expect.poll(() => jsonpath('late', '.status.phase'), { timeout: 30_000 }).toBe('Running');
     await expect.poll(() => k('logs', 'late'), { timeout: 10_000 }).toBe('finally\n');
     await deleteAndCheckTeardown('late');
+  }, 150_000);
+
+  it('mounts a persistentVolumeClaim bound to a hostPath PersistentVolume', async () => {
+    const pvDir = join(dir, 'pv-data');
+    await apply('claim', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: 'data', namespace: 'default' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        storageClassName: '',
+        volumeName: 'pv-data',
+        resources: { requests: { storage: '1Mi' } },
+      },
+    });
+    const claimUid = await k('get', 'pvc', 'data', '-o', 'jsonpath={.metadata.uid}');
+    await apply('pv', {
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name: 'pv-data' },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        capacity: { storage: '1Mi' },
+        storageClassName: '',
+        hostPath: { path: pvDir, type: 'DirectoryOrCreate' },
+        claimRef: { namespace: 'default', name: 'data', uid: claimUid },
+      },
+    });
+    // No PV controller runs here: bind the claim by hand.
+    await k(
+      'patch',
+      'pvc',
+      'data',
+      '--subresource=status',
+      '--type=merge',
+      '-p',
+      '{"status":{"phase":"Bound"}}',
+    );
+    await pod('claimer', {
+      volumes: [{ name: 'd', persistentVolumeClaim: { claimName: 'data' } }],
+      containers: [
+        {
+          name: 'app',
+          image: BUSYBOX_IMAGE,
+          command: ['sh', '-c', 'echo kept > /data/file; exec sleep 3600'],
+          volumeMounts: [{ name: 'd', mountPath: '/data' }],
+        },
+      ],
+    });
+    await expect.poll(() => jsonpath('claimer', '.status.phase'), { timeout: 60_000 }).toBe('Running');
+    await expect
+      .poll(() => (existsSync(join(pvDir, 'file')) ? readFileSync(join(pvDir, 'file'), 'utf8') : ''), {
+        timeout: 10_000,
+      })
+      .toBe('kept\n');
+    await deleteAndCheckTeardown('claimer');
+    expect(readFileSync(join(pvDir, 'file'), 'utf8')).toBe('kept\n');
   }, 150_000);
 
   it('checks hostPath types: DirectoryOrCreate is made, a missing Directory fails the mount', async () => {

@@ -6,7 +6,8 @@
  * - emptyDir: a directory (0777); `medium: Memory` mounts a tmpfs there (`sizeLimit` as its size);
  * - configMap, downwardAPI: files written by the atomic writer on disk;
  * - secret, projected: the same on a tmpfs, as kubelet keeps them off disk;
- * - hostPath: no directory; the host path itself after its `type` check.
+ * - hostPath: no directory; the host path itself after its `type` check;
+ * - persistentVolumeClaim: the path of its bound hostPath or local PersistentVolume (claims.ts).
  *
  * {@link VolumeManager.setUp} is idempotent and runs on every sync: a changed ConfigMap, Secret,
  * label or rotated token rewrites the files in place. ConfigMaps and Secrets are watched one by
@@ -24,6 +25,7 @@ import { CONFIG_MAPS, SECRETS, type Client } from '../../client/index.js';
 import { apiLookup } from '../api/lookup.js';
 import { parseQuantity } from '../runtime/resources.js';
 import { writeAtomic } from './atomic-writer.js';
+import { apiClaimLookup, claimVolume, type ClaimLookup } from './claims.js';
 import { VolumeSetUpError, messageOf } from './errors.js';
 import { checkHostPath } from './hostpath.js';
 import type { MountedVolume } from './mounts.js';
@@ -86,6 +88,7 @@ export class VolumeManager {
   readonly #configMaps: ObjectWatcher<ConfigMap> | undefined;
   readonly #secrets: ObjectWatcher<Secret> | undefined;
   readonly #lookup: ReturnType<typeof apiLookup> | undefined;
+  readonly #claims: ClaimLookup | undefined;
   /** Pod uid → volumes set up at least once. */
   readonly #ready = new Map<string, Set<string>>();
   readonly #timers = new Map<string, NodeJS.Timeout>();
@@ -98,6 +101,7 @@ export class VolumeManager {
     this.#configMaps = client ? new ObjectWatcher<ConfigMap>(client, CONFIG_MAPS, wakeAll) : undefined;
     this.#secrets = client ? new ObjectWatcher<Secret>(client, SECRETS, wakeAll) : undefined;
     this.#lookup = client ? apiLookup(client) : undefined;
+    this.#claims = client ? apiClaimLookup(client) : undefined;
   }
 
   #context(): SourceContext {
@@ -142,7 +146,7 @@ export class VolumeManager {
       } catch (err) {
         errors.push(new VolumeSetUpError(name, messageOf(err)));
         const kind = kindOf(v);
-        if (ready.has(name) && kind && kind !== 'hostPath') {
+        if (ready.has(name) && kind && kind !== 'hostPath' && kind !== 'persistentVolumeClaim') {
           volumes.set(name, {
             hostPath: volumeDir(this.#opts.rootDir, uid, kind, name),
             readOnly: READ_ONLY_KINDS.has(kind),
@@ -159,6 +163,15 @@ export class VolumeManager {
     const name = v.name ?? '';
     const kind = kindOf(v);
     if (!kind) throw new Error('this node does not support the volume type');
+    if (kind === 'persistentVolumeClaim') {
+      const src = v.persistentVolumeClaim ?? {};
+      return claimVolume(
+        this.#claims,
+        pod.metadata.namespace ?? '',
+        src.claimName ?? '',
+        src.readOnly ?? false,
+      );
+    }
     if (kind === 'hostPath') {
       const path = v.hostPath?.path ?? '';
       await checkHostPath(path, v.hostPath?.type);
@@ -273,12 +286,21 @@ export class VolumeManager {
 /** The kind of a volume the agent supports, or undefined. */
 function kindOf(
   v: Volume,
-): 'emptyDir' | 'configMap' | 'secret' | 'downwardAPI' | 'projected' | 'hostPath' | undefined {
+):
+  | 'emptyDir'
+  | 'configMap'
+  | 'secret'
+  | 'downwardAPI'
+  | 'projected'
+  | 'hostPath'
+  | 'persistentVolumeClaim'
+  | undefined {
   if (v.emptyDir) return 'emptyDir';
   if (v.configMap) return 'configMap';
   if (v.secret) return 'secret';
   if (v.downwardAPI) return 'downwardAPI';
   if (v.projected) return 'projected';
   if (v.hostPath) return 'hostPath';
+  if (v.persistentVolumeClaim) return 'persistentVolumeClaim';
   return undefined;
 }
