@@ -61,6 +61,8 @@ export interface VolumeManagerOptions {
   wake(uid: string): void;
   /** Overrides the token manager (tests: a clock). */
   readonly tokens?: TokenManager;
+  /** The clock of token refreshes (epoch ms; default Date.now, tests: the token manager's). */
+  readonly now?: () => number;
 }
 
 const READ_ONLY_KINDS = new Set(['configMap', 'secret', 'downwardAPI', 'projected']);
@@ -233,7 +235,7 @@ export class VolumeManager {
         this.#timers.delete(uid);
         this.#opts.wake(uid);
       },
-      Math.min(Math.max(at - Date.now(), 0) + 100, 2 ** 31 - 1),
+      Math.min(Math.max(at - (this.#opts.now ?? Date.now)(), 0) + 100, 2 ** 31 - 1),
     );
     timer.unref();
     this.#timers.set(uid, timer);
