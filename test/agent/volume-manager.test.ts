@@ -2,11 +2,11 @@
  * The volume manager on this machine's mounts (root, no API server): a projected token file is
  * rewritten in place once the token passes 80% of its life, and the pod is woken for it; a memory
  * emptyDir is a tmpfs the manager unmounts at teardown; a mount the agent did not make under a
- * pod directory is left alone, and so is the directory.
+ * pod directory is left alone, and so is the directory; the pod's fsGroup owns its volumes.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readlink, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -103,6 +103,38 @@ describe.runIf(rootOrFail())('volume manager', () => {
     expect(await manager.tearDown('uid-1')).toBe(true);
     expect(existsSync(join(root, 'pods/uid-1'))).toBe(false);
     expect(mountsUnder(root)).toEqual([]);
+    manager.stop();
+  });
+
+  it("gives volumes the pod's fsGroup, and an unchanged volume is not rewritten", async () => {
+    const manager = new VolumeManager({
+      rootDir: root,
+      nodeAllocatable: { cpu: 1, memory: 2 ** 30 },
+      wake: () => {},
+    });
+    const pod: Pod = {
+      metadata: { name: 'p', namespace: 'ns', uid: 'uid-4' },
+      spec: {
+        securityContext: { fsGroup: 2345 },
+        volumes: [
+          {
+            name: 'd',
+            downwardAPI: { items: [{ path: 'name', mode: 0o400, fieldRef: { fieldPath: 'metadata.name' } }] },
+          },
+          { name: 'e', emptyDir: {} },
+        ],
+      },
+    };
+    expect((await manager.setUp(pod)).complete).toBe(true);
+    const d = join(root, 'pods/uid-4/volumes/kubernetes.io~downward-api/d');
+    const file = await stat(join(d, 'name'));
+    expect([file.gid, file.mode & 0o7777]).toEqual([2345, 0o440]);
+    const e = await stat(join(root, 'pods/uid-4/volumes/kubernetes.io~empty-dir/e'));
+    expect([e.gid, e.mode & 0o7777]).toEqual([2345, 0o2777]);
+    const data = await readlink(join(d, '..data'));
+    await manager.setUp(pod);
+    expect(await readlink(join(d, '..data'))).toBe(data);
+    expect(await manager.tearDown('uid-4')).toBe(true);
     manager.stop();
   });
 

@@ -9,6 +9,8 @@
  * - hostPath: no directory; the host path itself after its `type` check;
  * - persistentVolumeClaim: the path of its bound hostPath or local PersistentVolume (claims.ts).
  *
+ * With the pod's `fsGroup`, volumes are group-owned by it as kube's SetVolumeOwnership does.
+ *
  * {@link VolumeManager.setUp} is idempotent and runs on every sync: a changed ConfigMap, Secret,
  * label or rotated token rewrites the files in place. ConfigMaps and Secrets are watched one by
  * one ({@link ObjectWatcher}); their change wakes the pods using them, and so does a token's
@@ -24,7 +26,8 @@ import type { ConfigMap, Pod, Secret, Volume } from '../../api/types/core-v1.js'
 import { CONFIG_MAPS, SECRETS, type Client } from '../../client/index.js';
 import { apiLookup } from '../api/lookup.js';
 import { parseQuantity } from '../runtime/resources.js';
-import { writeAtomic } from './atomic-writer.js';
+import { writeAtomic, type Payload } from './atomic-writer.js';
+import { applyFsGroup } from './ownership.js';
 import { apiClaimLookup, claimVolume, type ClaimLookup } from './claims.js';
 import { VolumeSetUpError, messageOf } from './errors.js';
 import { checkHostPath } from './hostpath.js';
@@ -183,20 +186,35 @@ export class VolumeManager {
     const pdir = podDir(this.#opts.rootDir, uid);
     await mkdir(dir, { recursive: true, mode: 0o750 });
     const ns = pod.metadata.namespace ?? '';
+    const fsGroup = pod.spec?.securityContext?.fsGroup;
+    // With an fsGroup, files are group-readable (kube's SetVolumeOwnership); the payload carries
+    // that mode so an unchanged volume compares equal and is not rewritten.
+    const write = async (payload: Payload): Promise<void> => {
+      if (fsGroup === undefined) {
+        await writeAtomic(dir, payload);
+        return;
+      }
+      const grouped: Payload = new Map();
+      for (const [k, f] of payload) grouped.set(k, { data: f.data, mode: f.mode | 0o440 });
+      if (await writeAtomic(dir, grouped)) await applyFsGroup(dir, fsGroup, true);
+    };
     switch (kind) {
       case 'emptyDir': {
         if (v.emptyDir?.medium === 'Memory') {
           const size = parseQuantity(v.emptyDir.sizeLimit);
           await mountTmpfs(pdir, dir, Number.isFinite(size) ? size : undefined);
         }
-        await chmod(dir, 0o777);
+        if (!this.#ready.get(uid)?.has(name)) {
+          await chmod(dir, 0o777);
+          if (fsGroup !== undefined) await applyFsGroup(dir, fsGroup, false);
+        }
         break;
       }
       case 'configMap': {
         const src = v.configMap ?? {};
         const cmName = src.name ?? '';
         const payload = configMapPayload(cmName, await ctx.configMap(ns, cmName), src, src.defaultMode);
-        await writeAtomic(dir, payload);
+        await write(payload);
         break;
       }
       case 'secret': {
@@ -204,19 +222,19 @@ export class VolumeManager {
         const sName = src.secretName ?? '';
         const payload = secretPayload(sName, await ctx.secret(ns, sName), src, src.defaultMode);
         await mountTmpfs(pdir, dir);
-        await writeAtomic(dir, payload);
+        await write(payload);
         break;
       }
       case 'downwardAPI': {
         const src = v.downwardAPI ?? {};
-        await writeAtomic(dir, downwardPayload(pod, src.items, src.defaultMode, ctx));
+        await write(downwardPayload(pod, src.items, src.defaultMode, ctx));
         break;
       }
       case 'projected': {
         const src = v.projected ?? {};
         const payload = await projectedPayload(pod, src.sources, src.defaultMode, ctx);
         await mountTmpfs(pdir, dir);
-        await writeAtomic(dir, payload);
+        await write(payload);
         break;
       }
     }
