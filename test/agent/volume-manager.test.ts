@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types/core-v1.js';
 import { VolumeManager } from '../../src/agent/volumes/manager.js';
+import { mountPodVolumes } from '../../src/agent/volumes/pod-volumes.js';
 import { TokenManager } from '../../src/agent/volumes/tokens.js';
 
 const run = promisify(execFile);
@@ -135,6 +136,47 @@ describe.runIf(rootOrFail())('volume manager', () => {
     await manager.setUp(pod);
     expect(await readlink(join(d, '..data'))).toBe(data);
     expect(await manager.tearDown('uid-4')).toBe(true);
+    manager.stop();
+  });
+
+  it("retries failing volumes with back-off and gives kubelet's give-up event after 2m3s", async () => {
+    const manager = new VolumeManager({
+      rootDir: root,
+      nodeAllocatable: { cpu: 1, memory: 2 ** 30 },
+      wake: () => {},
+    });
+    const events: string[] = [];
+    const sink = {
+      event: (_p: Pod, type: string, reason: string, message: string) =>
+        events.push(`${type} ${reason} ${message}`),
+    };
+    let now = 1_000_000;
+    const record = {
+      pod: {
+        metadata: { name: 'p', namespace: 'ns', uid: 'uid-5' },
+        spec: {
+          volumes: [
+            { name: 'z', configMap: { name: 'gone' } },
+            { name: 'a', configMap: { name: 'gone-too' } },
+            { name: 'ok', emptyDir: {} },
+          ],
+        },
+      } as Pod,
+    };
+    const delays: (number | undefined)[] = [];
+    for (let i = 0; i < 3; i++) delays.push(await mountPodVolumes(manager, sink, record, () => now));
+    expect(delays).toEqual([1000, 2000, 4000]);
+    expect(events.slice(0, 2)).toEqual([
+      'Warning FailedMount MountVolume.SetUp failed for volume "z" : configmap "gone" not found',
+      'Warning FailedMount MountVolume.SetUp failed for volume "a" : configmap "gone-too" not found',
+    ]);
+    expect(events.some((e) => e.includes('Unable to attach'))).toBe(false);
+    now += 123_000;
+    await mountPodVolumes(manager, sink, record, () => now);
+    expect(events.at(-1)).toBe(
+      'Warning FailedMount Unable to attach or mount volumes: unmounted volumes=[a z], unattached volumes=[], failed to process volumes=[]: context deadline exceeded',
+    );
+    expect(await manager.tearDown('uid-5')).toBe(true);
     manager.stop();
   });
 

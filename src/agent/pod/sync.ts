@@ -52,8 +52,9 @@ export interface PodRecord {
   terminated: boolean;
   /** The pod's set-up volumes (src/agent/volumes), for its containers' mounts. */
   volumes?: ReadonlyMap<string, MountedVolume>;
-  /** Failed volume set-ups in a row. */
+  /** Failed volume set-ups in a row, and since when (see volumes/pod-volumes.ts). */
   volumeFailures?: number;
+  volumesFailingSince?: number;
 }
 
 /** What a sync needs. */
