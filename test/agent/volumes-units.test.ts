@@ -302,6 +302,22 @@ describe('container mounts', () => {
         new Map(),
       ),
     ).rejects.toThrow('missing value for NOPE');
+    expect(
+      await makeMounts(
+        { name: 'c', volumeMounts: [{ name: 'v', mountPath: '/h', mountPropagation: 'HostToContainer' }] },
+        volumes,
+        new Map(),
+      ),
+    ).toEqual([
+      { containerPath: '/h', hostPath: vol, readonly: false, propagation: 'PROPAGATION_HOST_TO_CONTAINER' },
+    ]);
+    await expect(
+      makeMounts(
+        { name: 'c', volumeMounts: [{ name: 'v', mountPath: '/b', mountPropagation: 'Bidirectional' }] },
+        volumes,
+        new Map(),
+      ),
+    ).rejects.toThrow('Bidirectional mount propagation is available only to privileged containers');
     await expect(
       makeMounts({ name: 'c', volumeMounts: [{ name: 'zz', mountPath: '/x' }] }, volumes, new Map()),
     ).rejects.toThrow('cannot find volume "zz" to mount into container "c"');

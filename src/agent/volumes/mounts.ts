@@ -5,7 +5,8 @@
  *   and free of `..`; a missing sub path is made as a directory (0750); a sub path that resolves
  *   (through symlinks) outside its volume is refused, in place of kubelet's safe bind mount;
  * - the mount is read-only when the volumeMount says so or the volume is of a read-only kind
- *   (configMap, secret, downwardAPI, projected).
+ *   (configMap, secret, downwardAPI, projected);
+ * - `mountPropagation`: None (private), HostToContainer, Bidirectional (privileged only).
  * Failures are {@link MountConfigError}s (the container's CreateContainerConfigError).
  */
 import { mkdir, realpath, stat } from 'node:fs/promises';
@@ -40,6 +41,28 @@ async function resolveSubPath(volume: string, sub: string, volName: string): Pro
   return real;
 }
 
+/** kubelet's translateMountPropagation. */
+function propagationOf(
+  container: Container,
+  mode: string | undefined,
+): NonNullable<CRI.Mount['propagation']> {
+  switch (mode ?? 'None') {
+    case 'None':
+      return 'PROPAGATION_PRIVATE';
+    case 'HostToContainer':
+      return 'PROPAGATION_HOST_TO_CONTAINER';
+    case 'Bidirectional':
+      if (!container.securityContext?.privileged) {
+        throw new MountConfigError(
+          'Bidirectional mount propagation is available only to privileged containers',
+        );
+      }
+      return 'PROPAGATION_BIDIRECTIONAL';
+    default:
+      throw new MountConfigError(`invalid MountPropagation mode: ${mode ?? ''}`);
+  }
+}
+
 /** The CRI mounts of one container. `env` is its resolved environment (for `subPathExpr`). */
 export async function makeMounts(
   container: Container,
@@ -68,10 +91,12 @@ export async function makeMounts(
       sub = expandVars(m.subPathExpr, env);
     }
     const hostPath = sub ? await resolveSubPath(vol.hostPath, sub, name) : vol.hostPath;
+    const propagation = propagationOf(container, m.mountPropagation);
     out.push({
       containerPath: m.mountPath ?? '',
       hostPath,
       readonly: (m.readOnly ?? false) || vol.readOnly,
+      ...(propagation === 'PROPAGATION_PRIVATE' ? {} : { propagation }),
     });
   }
   return out;
