@@ -27,11 +27,12 @@ import { PodWorkers } from './pod/workers.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
 import { ImageManager } from './runtime/images.js';
-import { PodRuntime } from './runtime/runtime.js';
+import { PodRuntime, type PodRuntimeState } from './runtime/runtime.js';
 import { RuntimeWatcher } from './runtime/watcher.js';
 import { startAgentServer, startHealthServer } from './server/server.js';
 import { servingCertificate } from './serving-cert.js';
 import { StaticFileSource } from './sources/static-files.js';
+import { VolumeManager } from './volumes/manager.js';
 
 const STANDALONE_LOOKUP: ObjectLookup = {
   configMap: () => Promise.resolve(undefined),
@@ -47,6 +48,7 @@ export class Agent {
   readonly #client: Client | undefined;
   readonly #workers: PodWorkers;
   readonly #runtime: PodRuntime;
+  readonly #volumes: VolumeManager;
   readonly #statuses = new Map<string, PodStatus>();
   readonly #closers: (() => Promise<void> | void)[] = [];
   readonly #pendingSources = new Set<string>();
@@ -84,8 +86,15 @@ export class Agent {
       cpu: cpus().length,
       memory: totalmem() - (parseQuantity(config.evictionHard['memory.available']) || 0),
     };
+    this.#volumes = new VolumeManager({
+      rootDir: config.rootDir,
+      ...(this.#client ? { client: this.#client } : {}),
+      nodeAllocatable,
+      wake: (uid) => this.#workers.wake(uid),
+    });
     this.#workers = new PodWorkers(
       {
+        volumes: this.#volumes,
         runtime: this.#runtime,
         images: new ImageManager(this.cri, events),
         events,
@@ -116,6 +125,13 @@ export class Agent {
     return this.#workers
       .records()
       .map((r) => ({ ...r.pod, status: this.#statuses.get(r.pod.metadata.uid ?? '') ?? r.pod.status ?? {} }));
+  }
+
+  /** Kills runtime pods no source wants, then removes the volumes of pods neither holds. */
+  async #cleanupOrphans(pods: Map<string, PodRuntimeState>): Promise<void> {
+    await this.#workers.cleanupOrphans(pods);
+    const keep = new Set([...pods.keys(), ...this.#workers.records().map((r) => r.pod.metadata.uid ?? '')]);
+    await this.#volumes.cleanupOrphans(keep);
   }
 
   #sourceSynced(name: string): void {
@@ -204,7 +220,10 @@ export class Agent {
     this.#watcher = new RuntimeWatcher(this.#runtime, c.containerRuntimeEndpoint, {
       wake: (uid) => this.#workers.wake(uid),
       relisted: (pods) => {
-        if (this.#pendingSources.size === 0) void this.#workers.cleanupOrphans(pods);
+        if (this.#pendingSources.size === 0)
+          void this.#cleanupOrphans(pods).catch((err: unknown) =>
+            console.error(`agent: cleaning up orphaned pods: ${(err as Error).message}`),
+          );
       },
       health: (ok, err) => {
         this.#runtimeOk = ok;
@@ -255,6 +274,7 @@ export class Agent {
     }
     await this.#workers.stop();
     this.#statusManager?.stop();
+    this.#volumes.stop();
     this.cri.close();
     await this.#client?.close();
   }

@@ -81,6 +81,7 @@ export interface Mount {
   containerPath: string;
   hostPath: string;
   readonly?: boolean;
+  propagation?: 'PROPAGATION_PRIVATE' | 'PROPAGATION_HOST_TO_CONTAINER' | 'PROPAGATION_BIDIRECTIONAL';
 }
 
 export interface LinuxContainerSecurityContext {

@@ -17,6 +17,7 @@ import { rmdir } from 'node:fs/promises';
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Container, Pod } from '../../api/types/core-v1.js';
+import type * as CRI from '../cri/types.js';
 import { buildEnv, EnvError, expandVars, type EnvContext } from '../runtime/env.js';
 import { ImageError, type ImageManager } from '../runtime/images.js';
 import {
@@ -26,6 +27,10 @@ import {
   type PodRuntimeState,
 } from '../runtime/runtime.js';
 import type { ProbeManager } from '../probe/manager.js';
+import { MountConfigError } from '../volumes/errors.js';
+import type { VolumeManager } from '../volumes/manager.js';
+import { makeMounts, type MountedVolume } from '../volumes/mounts.js';
+import { mountPodVolumes } from '../volumes/pod-volumes.js';
 import type { Backoff } from './backoff.js';
 import { enforceActiveDeadline } from './deadline.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
@@ -50,6 +55,11 @@ export interface PodRecord {
   terminated: boolean;
   /** The pod failed on the node (activeDeadlineSeconds): its containers stay stopped. */
   failure?: { readonly reason: string; readonly message: string };
+  /** The pod's set-up volumes (src/agent/volumes), for its containers' mounts. */
+  volumes?: ReadonlyMap<string, MountedVolume>;
+  /** Failed volume set-ups in a row, and since when (see volumes/pod-volumes.ts). */
+  volumeFailures?: number;
+  volumesFailingSince?: number;
 }
 
 /** What a sync needs. */
@@ -60,6 +70,8 @@ export interface SyncDeps {
   readonly backoff: Backoff;
   /** The probes (started, ready, liveness kills); absent: no probes run. */
   readonly probes?: ProbeManager;
+  /** Pod volumes; absent, volumes are ignored. */
+  readonly volumes?: VolumeManager;
   /** The env context for a pod (lookups, node and pod IPs). */
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
 }
@@ -145,6 +157,7 @@ export async function killPod(
   }
   await removePodCgroup(podCgroup(deps.runtime.options.cgroupRoot, pod));
   deps.backoff.forgetPrefix(`${pod.metadata.uid ?? ''}/`);
+  await deps.volumes?.tearDown(pod.metadata.uid ?? '');
 }
 
 /** Starts one container; records why not on failure. Answers a requeue delay on failure. */
@@ -183,6 +196,15 @@ async function startContainer(
     return 10_000;
   }
   const vars = new Map(env.map((e) => [e.key, e.value]));
+  let mounts: CRI.Mount[] = [];
+  try {
+    if (record.volumes) mounts = await makeMounts(spec, record.volumes, vars);
+  } catch (err) {
+    if (!(err instanceof MountConfigError)) throw err;
+    record.waiting.set(name, { reason: 'CreateContainerConfigError', message: err.message });
+    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${err.message}`, fieldPath);
+    return 10_000;
+  }
   const command = (spec.command ?? []).map((s) => expandVars(s, vars));
   const args = (spec.args ?? []).map((s) => expandVars(s, vars));
   let id: string;
@@ -194,6 +216,7 @@ async function startContainer(
       command,
       args,
       image: spec.image ?? image,
+      mounts,
     });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -283,6 +306,10 @@ export async function syncPod(
     // A finished pod keeps its exited containers (for logs) but not its sandbox.
     for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
     return {};
+  }
+  if (deps.volumes) {
+    const retry = await mountPodVolumes(deps.volumes, deps.events, record);
+    if (retry !== undefined) return { requeueAfterMs: retry };
   }
   const current = state?.sandboxes[0];
   if (!current || !current.ready) {

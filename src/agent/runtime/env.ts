@@ -96,7 +96,8 @@ function fieldValue(pod: Pod, path: string, ctx: EnvContext): string {
   }
 }
 
-function resourceValue(
+/** A container's resource (`limits.memory`...) by a divisor, as env and downward API volumes show it. */
+export function resourceValue(
   pod: Pod,
   container: Container,
   resource: string,

@@ -291,6 +291,8 @@ export class PodRuntime {
       command: string[];
       args: string[];
       image: string;
+      /** Volume mounts (src/agent/volumes/mounts.ts). */
+      mounts?: CRI.Mount[];
     },
   ): Promise<string> {
     const name = spec.name ?? '';
@@ -307,6 +309,7 @@ export class PodRuntime {
       args: opts.args,
       workingDir: spec.workingDir ?? '',
       envs: opts.env,
+      ...(opts.mounts && opts.mounts.length > 0 ? { mounts: opts.mounts } : {}),
       labels: containerLabels(pod, name),
       annotations: {
         [RESTART_COUNT]: String(opts.restartCount),
