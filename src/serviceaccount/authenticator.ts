@@ -90,6 +90,8 @@ function fail(message: string): never {
 
 /** Authenticates service-account JWTs (see the module comment). */
 export class ServiceAccountAuthenticator implements TokenAuthenticator {
+  /** It checks a token's `aud` against the audiences asked for (a TokenReview's own). */
+  readonly audienceAware = true;
   readonly #keys: readonly VerificationKey[];
   readonly #algorithms: readonly string[];
   readonly #issuers: ReadonlySet<string>;

@@ -91,6 +91,32 @@ describe('TokenRequest', () => {
     expect(noPod.status).toBe(404);
   });
 
+  it("a TokenReview for the token's own audience authenticates it; for another it does not", async () => {
+    const answer = await requestToken(server, 'team', 'robot', { audiences: ['vault'] });
+    expect(answer.status).toBe(201);
+    const review = async (audiences: string[]): Promise<Record<string, unknown>> => {
+      const r = await admin(server, '/apis/authentication.k8s.io/v1/tokenreviews', {
+        method: 'POST',
+        body: {
+          apiVersion: 'authentication.k8s.io/v1',
+          kind: 'TokenReview',
+          spec: { token: tokenOf(answer), audiences },
+        },
+      });
+      expect(r.status).toBe(201);
+      return r.json['status'] as Record<string, unknown>;
+    };
+    const vault = await review(['vault', 'other']);
+    expect(vault['authenticated']).toBe(true);
+    expect(vault['audiences']).toEqual(['vault']);
+    expect((vault['user'] as { username: string }).username).toBe('system:serviceaccount:team:robot');
+    const other = await review(['other']);
+    expect(other['authenticated']).toBeUndefined();
+    expect(other['error']).toMatch(/invalid for the target audiences/);
+    // The server's own audience (an empty spec.audiences) is not the token's either.
+    expect((await review([]))['authenticated']).toBeUndefined();
+  });
+
   it('is listed in discovery as serviceaccounts/token (TokenRequest, create)', async () => {
     const r = await admin(server, '/api/v1');
     const resources = r.json['resources'] as {
