@@ -49,7 +49,17 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval', 'eviction', 'log']);
+const KNOWN_SUBRESOURCES = new Set([
+  'status',
+  'scale',
+  'token',
+  'approval',
+  'eviction',
+  'log',
+  'exec',
+  'attach',
+  'portforward',
+]);
 const KIND_KEYS = new Set([
   'group',
   'version',

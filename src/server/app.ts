@@ -71,6 +71,8 @@ import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
+import { podStreamEndpoint, podStreamMetrics } from './pod-streams.js';
+import { installUpgrades } from '../http/upgrade.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
@@ -595,7 +597,17 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
-  endpoints.set('/pods/log', podLogEndpoint(kubeletClientOptions(options.flags)));
+  const kubeletClient = kubeletClientOptions(options.flags);
+  endpoints.set('/pods/log', podLogEndpoint(kubeletClient));
+  const streamMetrics = podStreamMetrics(metrics);
+  for (const kind of ['exec', 'attach', 'portforward'] as const) {
+    endpoints.set(
+      `/pods/${kind}`,
+      podStreamEndpoint(kind, kubeletClient, () => authz.chain, streamMetrics),
+    );
+  }
+  // exec, attach and port-forward arrive as HTTP/1.1 upgrades.
+  installUpgrades(app);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (
