@@ -21,6 +21,7 @@ import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
 import { BUSYBOX_IMAGE, requireContainerd, startContainerd, type Containerd } from '../support/containerd.js';
 import {
   kubectlOutput,
+  kubectlPath,
   kubectlProcess,
   runKubectl,
   runKubectlWith,
@@ -191,6 +192,27 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
       expect(failing.stderr).toContain('command terminated with exit code 3');
       // kubectl 1.33 spoke v5.channel.k8s.io to the translator; the others SPDY straight through.
       expect((await metric('apiserver_stream_translator_requests_total')) - translated).toBe(ws ? 2 : 0);
+    }, 60_000);
+
+    it('exec -it: a terminal of the client size in the container', async () => {
+      // `script` gives kubectl a pseudo-terminal, sized 33x101 before kubectl starts: kubectl
+      // asks for a TTY and sends the size on the resize stream.
+      const bin = kubectlPath(version);
+      if (bin === undefined) throw new Error(`kubectl ${version} is not installed`);
+      const cacheDir = join(dir, `kubectl-cache-tty-${version}`);
+      const kubectl = `${bin} --kubeconfig ${server.kubeconfigPath} --cache-dir ${cacheDir}`;
+      const inner = `stty rows 33 cols 101; exec ${kubectl} exec -it shell -- sh -c 'sleep 1; tty; stty size; exit 4'`;
+      const res = await new Promise<{ code: number; out: string }>((resolve) => {
+        execFile(
+          'script',
+          ['-qec', inner, '/dev/null'],
+          { env: { ...process.env, KUBECONFIG: '', ...env }, timeout: 30_000 },
+          (err, stdout) => resolve({ code: err === null ? 0 : Number(err.code), out: stdout }),
+        );
+      });
+      expect(res.out).toMatch(/\/dev\/pts\/\d+\r?\n/);
+      expect(res.out).toMatch(/33 101\r?\n/);
+      expect(res.code).toBe(4);
     }, 60_000);
 
     it('attach: stdin reaches the container, its output comes back', async () => {
