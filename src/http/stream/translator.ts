@@ -241,6 +241,8 @@ class TranslatedSession {
     const ended = new Promise<void>((resolve) => (allEnded = resolve));
     const spdy = new SpdySession(upstream, head.rest, () => undefined);
     this.#spdy = spdy;
+    // A client gone while the agent answered: its command is not left running.
+    if (this.#clientGone) spdy.destroy();
     const output = (type: string, onData: (chunk: Buffer) => void): SpdyStream => {
       open++;
       return spdy.open(
