@@ -35,6 +35,9 @@ const CONNECT_OPTIONS: Readonly<Record<string, string>> = {
   portforward: 'PodPortForwardOptions',
 };
 
+/** The verbs of the `proxy` subresources (served by `src/server/proxy-subresources.ts`). */
+const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
+
 /** What discovery says of a subresource of `t`: the kind it takes or answers, and its verbs. */
 function subresourceShape(
   t: ResourceType,
@@ -48,6 +51,9 @@ function subresourceShape(
   if (sub === 'log') return { kind: { ...own, kind: t.kind }, verbs: ['get'] };
   const options = CONNECT_OPTIONS[sub];
   if (options !== undefined) return { kind: { ...own, kind: options }, verbs: ['create', 'get'] };
+  if (sub === 'proxy') {
+    return { kind: { ...own, kind: `${t.kind}ProxyOptions` }, verbs: PROXY_VERBS };
+  }
   return { kind: { ...own, kind: t.kind }, verbs: SUBRESOURCE_VERBS };
 }
 

@@ -59,6 +59,7 @@ const KNOWN_SUBRESOURCES = new Set([
   'exec',
   'attach',
   'portforward',
+  'proxy',
 ]);
 const KIND_KEYS = new Set([
   'group',

@@ -96,4 +96,13 @@ export interface Registry {
  * `token` (serviceaccounts/token, TokenRequest) by a custom endpoint.
  */
 export type Subresource =
-  'status' | 'scale' | 'token' | 'approval' | 'eviction' | 'log' | 'exec' | 'attach' | 'portforward';
+  | 'status'
+  | 'scale'
+  | 'token'
+  | 'approval'
+  | 'eviction'
+  | 'log'
+  | 'exec'
+  | 'attach'
+  | 'portforward'
+  | 'proxy';

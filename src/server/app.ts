@@ -72,6 +72,7 @@ import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
 import { podStreamEndpoint, podStreamMetrics } from './pod-streams.js';
+import { proxySubresources } from './proxy-subresources.js';
 import { installUpgrades } from '../http/upgrade.js';
 import { ClientSigner } from '../certificates/signer.js';
 import type { CertKeyPair } from '../pki/certificate.js';
@@ -493,6 +494,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // A proxied request is answered by the proxy: the hook chain ends here.
     if (!proxied) done();
   });
+  // nodes/proxy, pods/proxy and services/proxy: also answered here, once authorized.
+  const kubeletClient = kubeletClientOptions(options.flags);
+  const proxySubresource = proxySubresources(() => layer.ctx, kubeletClient);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!proxySubresource(request, reply)) done();
+  });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
     app.addHook('preHandler', (request, reply, done) => {
@@ -597,7 +604,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
-  const kubeletClient = kubeletClientOptions(options.flags);
   endpoints.set('/pods/log', podLogEndpoint(kubeletClient));
   const streamMetrics = podStreamMetrics(metrics);
   for (const kind of ['exec', 'attach', 'portforward'] as const) {

@@ -376,6 +376,13 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
       expect(res.stdout).toBe('');
       expect(res.stderr).toMatch(/forbidden/i);
     }
+    const proxied = await runKubectlWith(
+      '1.33',
+      ['get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/'],
+      kubeconfig,
+    );
+    expect(proxied.code).not.toBe(0);
+    expect(proxied.stderr).toMatch(/forbidden/i);
     // The WebSocket GET the role allows as `get` is refused for want of `create`.
     const status = await new Promise<number>((resolve, reject) => {
       const sock = new WebSocket(
@@ -441,6 +448,52 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
     expect(res.stderr).toContain('container nope is not valid for pod shell');
   }, 60_000);
 
+  it('proxies nodes/proxy to the agent, pods/proxy to the pod, services/proxy to an endpoint', async () => {
+    expect(await k('get', '--raw', `/api/v1/nodes/${NODE}/proxy/healthz`)).toBe('ok');
+    const pods = JSON.parse(await k('get', '--raw', `/api/v1/nodes/${NODE}/proxy/pods`)) as {
+      kind: string;
+      items: { metadata: { name: string } }[];
+    };
+    expect(pods.kind).toBe('PodList');
+    expect(pods.items.map((p) => p.metadata.name)).toContain('web');
+    expect(await k('get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/')).toBe(
+      'hello-from-httpd\n',
+    );
+    expect(await k('get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/index.html')).toBe(
+      'hello-from-httpd\n',
+    );
+    const podIP = await jsonpath('web', '.status.podIP');
+    const objects = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'v1',
+          kind: 'Service',
+          metadata: { name: 'web', namespace: 'default' },
+          spec: { ports: [{ name: 'http', port: 80, targetPort: 8080 }] },
+        },
+        {
+          apiVersion: 'v1',
+          kind: 'Endpoints',
+          metadata: { name: 'web', namespace: 'default' },
+          subsets: [{ addresses: [{ ip: podIP }], ports: [{ name: 'http', port: 8080 }] }],
+        },
+      ],
+    };
+    await writeFile(join(dir, 'svc.json'), JSON.stringify(objects));
+    await k('apply', '-f', join(dir, 'svc.json'));
+    expect(await k('get', '--raw', '/api/v1/namespaces/default/services/web:http/proxy/')).toBe(
+      'hello-from-httpd\n',
+    );
+    const missing = await runKubectl(
+      '1.33',
+      ['get', '--raw', '/api/v1/namespaces/default/pods/ghost/proxy/'],
+      server.kubeconfigPath,
+    );
+    expect(missing.stderr).toContain('NotFound');
+  }, 60_000);
+
   it('lists the connect subresources in discovery as kube does', async () => {
     const list = JSON.parse(await k('get', '--raw', '/api/v1')) as {
       resources: { name: string; kind: string; verbs: string[] }[];
@@ -451,6 +504,16 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
       ['pods/portforward', 'PodPortForwardOptions'],
     ]) {
       expect(list.resources.find((r) => r.name === name)).toMatchObject({ kind, verbs: ['create', 'get'] });
+    }
+    for (const [name, kind] of [
+      ['pods/proxy', 'PodProxyOptions'],
+      ['nodes/proxy', 'NodeProxyOptions'],
+      ['services/proxy', 'ServiceProxyOptions'],
+    ]) {
+      expect(list.resources.find((r) => r.name === name)).toMatchObject({
+        kind,
+        verbs: ['create', 'delete', 'get', 'patch', 'update'],
+      });
     }
   });
 });
