@@ -18,7 +18,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
-import { BUSYBOX_IMAGE, requireContainerd, startContainerd, type Containerd } from '../support/containerd.js';
+import {
+  BUSYBOX_IMAGE,
+  removeBridgeIfUnused,
+  requireContainerd,
+  startContainerd,
+  type Containerd,
+} from '../support/containerd.js';
 import {
   kubectlOutput,
   kubectlPath,
@@ -165,7 +171,7 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
     await agent?.stop();
     await server?.close();
     await ctrd?.stop();
-    await run('ip', ['link', 'del', DEFAULT_BRIDGE]).catch(() => undefined);
+    await removeBridgeIfUnused(DEFAULT_BRIDGE);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 120_000);
