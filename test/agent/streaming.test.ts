@@ -8,35 +8,22 @@
  * node a 400 Status, and the agent's own /portForward.
  */
 import { execFile } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../src/agent/agent.js';
-import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
-import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
+import { startAgentNode, type AgentNode } from '../support/agent-node.js';
+import { BUSYBOX_IMAGE, requireContainerd } from '../support/containerd.js';
 import {
-  BUSYBOX_IMAGE,
-  removeBridgeIfUnused,
-  requireContainerd,
-  startContainerd,
-  type Containerd,
-} from '../support/containerd.js';
-import {
-  kubectlOutput,
   kubectlPath,
   kubectlProcess,
   runKubectl,
   runKubectlWith,
   type KubectlVersion,
 } from '../support/kubectl.js';
-import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
+import { adminFetch, adminTls, type TestServer } from '../support/server.js';
 import { clientTls, clusterIssuer, waitReady } from '../support/users.js';
-
-const run = promisify(execFile);
 
 /** The parts of the `ws` package (in the tree through @kubernetes/client-node) this test uses. */
 interface WsSocket {
@@ -55,7 +42,6 @@ const WebSocket = createRequire(import.meta.url)('ws') as new (
 
 const enabled = requireContainerd();
 const NODE = 'stream-node-1';
-const SERVICE_RANGE = '10.0.0.0/24';
 const NO_WEBSOCKETS = {
   KUBECTL_REMOTE_COMMAND_WEBSOCKETS: 'false',
   KUBECTL_PORT_FORWARD_WEBSOCKETS: 'false',
@@ -83,78 +69,27 @@ function counterSum(metrics: string, name: string): number {
 }
 
 describe.runIf(enabled)('exec, attach, port-forward and cp through the API server', () => {
-  let ctrd: Containerd;
+  let node: AgentNode;
   let server: TestServer;
   let dir: string;
-  let agent: Agent;
-  let addedRoute = false;
-  const k = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, server.kubeconfigPath);
+  const k = (...args: string[]): Promise<string> => node.kubectl(...args);
   const jsonpath = (pod: string, path: string): Promise<string> =>
     k('get', 'pod', pod, '-o', `jsonpath={${path}}`);
   const metric = async (name: string): Promise<number> =>
     counterSum(await k('get', '--raw', '/metrics'), name);
-
-  async function applyPod(
-    name: string,
-    container: Record<string, unknown>,
-    extra: Record<string, unknown> = {},
-  ): Promise<void> {
-    const file = join(dir, `${name}.json`);
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'default' },
-      spec: {
-        nodeName: NODE,
-        terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'c', image: BUSYBOX_IMAGE, ...container }],
-        ...extra,
-      },
-    };
-    await writeFile(file, JSON.stringify(pod));
-    await k('apply', '-f', file);
-  }
-
-  /** Waits for the pods to run (a plain loop: beforeAll may not use expect.poll). */
-  const running = async (...pods: string[]): Promise<void> => {
-    const deadline = Date.now() + 60_000;
-    for (const pod of pods) {
-      let phase = '';
-      while ((phase = await jsonpath(pod, '.status.phase')) !== 'Running') {
-        if (Date.now() > deadline) throw new Error(`pod ${pod} is ${phase}, not Running, after 60 s`);
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-  };
+  const applyPod = (name: string, container: Record<string, unknown>, spec?: Record<string, unknown>) =>
+    node.applyPod(name, container, spec);
+  const running = (...pods: string[]): Promise<void> => node.running(...pods);
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'capstan-stream-e2e-'));
-    ctrd = await startContainerd();
-    server = await startTestServer({ args: ['--authorization-mode=Node,RBAC'] });
+    node = await startAgentNode({
+      node: NODE,
+      podCIDR: '10.244.251.0/24',
+      serverArgs: ['--authorization-mode=Node,RBAC'],
+    });
+    server = node.server;
+    dir = node.dir;
     await waitReady(server);
-    addedRoute = await run('ip', ['route', 'add', 'blackhole', SERVICE_RANGE]).then(
-      () => true,
-      () => false, // already there (another suite): leave it to its owner
-    );
-    agent = new Agent(
-      resolveConfig(
-        agentFlagSet().parse([
-          `--kubeconfig=${server.kubeconfigPath}`,
-          `--hostname-override=${NODE}`,
-          `--container-runtime-endpoint=${ctrd.endpoint}`,
-          `--root-dir=${join(dir, 'root')}`,
-          `--pod-logs-dir=${join(dir, 'logs')}`,
-          `--cni-conf-dir=${ctrd.cniConfDir}`,
-          `--cgroup-root=${ctrd.cgroupParent}`,
-          '--address=127.0.0.1',
-          '--port=0',
-          '--healthz-port=0',
-          '--node-ip=127.0.0.1',
-          '--pod-cidr=10.244.251.0/24',
-        ]),
-      ),
-    );
-    await agent.start();
     await applyPod('shell', { command: ['sleep', '3600'] });
     await applyPod('web', {
       command: [
@@ -168,12 +103,7 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
   }, 180_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await server?.close();
-    await ctrd?.stop();
-    await removeBridgeIfUnused(DEFAULT_BRIDGE);
-    if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await node?.stop();
   }, 120_000);
 
   describe.each(CLIENTS)('$name', ({ version, env, ws }) => {
