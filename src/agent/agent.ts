@@ -168,6 +168,14 @@ export class Agent {
             const state = (await this.#runtime.listPods(uid)).get(uid);
             return state?.containers.filter((x) => x.name === container) ?? [];
           },
+          sandbox: async (ns, name) => {
+            const rec = this.#workers
+              .records()
+              .find((r) => r.pod.metadata.namespace === ns && r.pod.metadata.name === name);
+            if (!rec) return undefined;
+            const uid = rec.pod.metadata.uid ?? '';
+            return (await this.#runtime.listPods(uid)).get(uid)?.sandboxes.find((s) => s.ready)?.id;
+          },
           cri: this.cri,
         },
         {

@@ -28,6 +28,35 @@ const TOKEN_REQUEST = { group: 'authentication.k8s.io', version: 'v1', kind: 'To
 /** What pods/eviction takes (src/server/eviction.ts). */
 const EVICTION = { group: 'policy', version: 'v1', kind: 'Eviction' } as const;
 
+/** The options kinds of the connect subresources of pods (kube lists them so). */
+const CONNECT_OPTIONS: Readonly<Record<string, string>> = {
+  exec: 'PodExecOptions',
+  attach: 'PodAttachOptions',
+  portforward: 'PodPortForwardOptions',
+};
+
+/** The verbs of the `proxy` subresources (served by `src/server/proxy-subresources.ts`). */
+const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
+
+/** What discovery says of a subresource of `t`: the kind it takes or answers, and its verbs. */
+function subresourceShape(
+  t: ResourceType,
+  sub: string,
+): { kind: { group: string; version: string; kind: string }; verbs: readonly string[] } {
+  if (sub === 'token') return { kind: TOKEN_REQUEST, verbs: ['create'] };
+  if (sub === 'eviction') return { kind: EVICTION, verbs: ['create'] };
+  if (sub === 'scale')
+    return { kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: SUBRESOURCE_VERBS };
+  const own = { group: t.group, version: t.version };
+  if (sub === 'log') return { kind: { ...own, kind: t.kind }, verbs: ['get'] };
+  const options = CONNECT_OPTIONS[sub];
+  if (options !== undefined) return { kind: { ...own, kind: options }, verbs: ['create', 'get'] };
+  if (sub === 'proxy') {
+    return { kind: { ...own, kind: `${t.kind}ProxyOptions` }, verbs: PROXY_VERBS };
+  }
+  return { kind: { ...own, kind: t.kind }, verbs: SUBRESOURCE_VERBS };
+}
+
 /** Which representation a discovery request gets. */
 export type DiscoveryFormat = 'v2' | 'v2beta1' | 'legacy';
 
@@ -120,36 +149,17 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
     });
     for (const sub of t.subresources) {
       const name = `${t.plural}/${sub}`;
+      const shape = subresourceShape(t, sub);
+      const foreign = shape.kind.group !== t.group || shape.kind.version !== t.version;
       entries.push({
         name,
-        entry:
-          sub === 'token' || sub === 'eviction'
-            ? {
-                name,
-                singularName: '',
-                namespaced: t.namespaced,
-                ...(sub === 'token' ? TOKEN_REQUEST : EVICTION),
-                verbs: ['create'],
-              }
-            : sub === 'scale'
-              ? {
-                  name,
-                  singularName: '',
-                  namespaced: t.namespaced,
-                  group: 'autoscaling',
-                  version: 'v1',
-                  kind: 'Scale',
-                  verbs: SUBRESOURCE_VERBS,
-                }
-              : sub === 'log'
-                ? { name, singularName: '', namespaced: t.namespaced, kind: t.kind, verbs: ['get'] }
-                : {
-                    name,
-                    singularName: '',
-                    namespaced: t.namespaced,
-                    kind: t.kind,
-                    verbs: SUBRESOURCE_VERBS,
-                  },
+        entry: {
+          name,
+          singularName: '',
+          namespaced: t.namespaced,
+          ...(foreign ? shape.kind : { kind: shape.kind.kind }),
+          verbs: shape.verbs,
+        },
       });
     }
   }
@@ -158,18 +168,10 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
 }
 
 function aggregatedResource(t: ResourceType): object {
-  const subresources = [...t.subresources].sort().map((sub) => ({
-    subresource: sub,
-    responseKind:
-      sub === 'token'
-        ? TOKEN_REQUEST
-        : sub === 'eviction'
-          ? EVICTION
-          : sub === 'scale'
-            ? { group: 'autoscaling', version: 'v1', kind: 'Scale' }
-            : { group: t.group, version: t.version, kind: t.kind },
-    verbs: sub === 'token' || sub === 'eviction' ? ['create'] : SUBRESOURCE_VERBS,
-  }));
+  const subresources = [...t.subresources].sort().map((sub) => {
+    const shape = subresourceShape(t, sub);
+    return { subresource: sub, responseKind: shape.kind, verbs: shape.verbs };
+  });
   return {
     resource: t.plural,
     responseKind: { group: t.group, version: t.version, kind: t.kind },

@@ -59,6 +59,8 @@ export interface EndpointCall {
   readonly method: string;
   /** The request: its `user` and `requestInfo` are set by the pipeline. */
   readonly request: FastifyRequest;
+  /** The reply, for endpoints that answer on the connection themselves (upgrades). */
+  readonly reply: FastifyReply;
   /**
    * The object body of a POST or PUT, decoded from JSON, YAML or protobuf (as the endpoint's
    * `messageType`); undefined for other methods.
@@ -77,7 +79,10 @@ export interface CustomEndpoint {
   readonly methods: readonly string[];
   /** Protobuf message type of its request body (default: the kind's). */
   readonly messageType?: string;
-  handle(call: EndpointCall): Promise<ResourceReply>;
+  /** True when a POST or PUT carries no object (connect subresources: exec, attach, ...). */
+  readonly bodyless?: boolean;
+  /** The answer; undefined when the endpoint answered itself (it took an upgraded connection). */
+  handle(call: EndpointCall): Promise<ResourceReply | undefined>;
 }
 
 /**
@@ -265,12 +270,14 @@ async function dispatch(
   if (custom !== undefined) {
     if (!custom.methods.includes(method)) throw methodNotAllowed(NOT_ALLOWED);
     const body =
-      method === 'POST' || method === 'PUT'
-        ? objectBody(request.body, reps, custom.messageType ?? type.messageType)
-        : method === 'PATCH'
-          ? patchBody(request.body)
-          : undefined;
-    return custom.handle({ ctx, target, method, request, body });
+      custom.bodyless === true
+        ? undefined
+        : method === 'POST' || method === 'PUT'
+          ? objectBody(request.body, reps, custom.messageType ?? type.messageType)
+          : method === 'PATCH'
+            ? patchBody(request.body)
+            : undefined;
+    return custom.handle({ ctx, target, method, request, reply, body });
   }
   const allNamespaces = type.namespaced && target.namespace === undefined;
   if (target.name === undefined) {

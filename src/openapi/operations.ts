@@ -403,6 +403,9 @@ function addSubresource(
     );
     return;
   }
+  // log and the connect subresources (exec, attach, portforward, proxy) have no operations here
+  // yet (kube lists them as connect operations with their options as query parameters).
+  if (sub !== 'status' && sub !== 'approval' && sub !== 'scale') return;
   const suffix = sub === 'status' ? 'Status' : sub === 'approval' ? 'Approval' : 'Scale';
   const type = sub === 'scale' ? META_TYPES.scale : t.messageType;
   const gvk: Gvk | undefined =

@@ -49,7 +49,18 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set(['status', 'scale', 'token', 'approval', 'eviction', 'log']);
+const KNOWN_SUBRESOURCES = new Set([
+  'status',
+  'scale',
+  'token',
+  'approval',
+  'eviction',
+  'log',
+  'exec',
+  'attach',
+  'portforward',
+  'proxy',
+]);
 const KIND_KEYS = new Set([
   'group',
   'version',

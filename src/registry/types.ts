@@ -95,4 +95,14 @@ export interface Registry {
  * Subresources with their own routes: `status` and `scale` are served by the generic verbs,
  * `token` (serviceaccounts/token, TokenRequest) by a custom endpoint.
  */
-export type Subresource = 'status' | 'scale' | 'token' | 'approval' | 'eviction' | 'log';
+export type Subresource =
+  | 'status'
+  | 'scale'
+  | 'token'
+  | 'approval'
+  | 'eviction'
+  | 'log'
+  | 'exec'
+  | 'attach'
+  | 'portforward'
+  | 'proxy';

@@ -71,6 +71,9 @@ import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
+import { podStreamEndpoint, podStreamMetrics } from './pod-streams.js';
+import { proxySubresources } from './proxy-subresources.js';
+import { installUpgrades } from '../http/upgrade.js';
 import { webhookAdmission, type WebhookObserver } from '../admission/webhook/index.js';
 import { validatingAdmissionPolicy } from '../admission/policy/index.js';
 import { celMatchConditions } from '../admission/policy/match-conditions.js';
@@ -487,6 +490,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     // A proxied request is answered by the proxy: the hook chain ends here.
     if (!proxied) done();
   });
+  // nodes/proxy, pods/proxy and services/proxy: also answered here, once authorized.
+  const kubeletClient = kubeletClientOptions(options.flags);
+  const proxySubresource = proxySubresources(() => layer.ctx, kubeletClient);
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!proxySubresource(request, reply)) done();
+  });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
     app.addHook('preHandler', (request, reply, done) => {
@@ -570,7 +579,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
-  endpoints.set('/pods/log', podLogEndpoint(kubeletClientOptions(options.flags)));
+  endpoints.set('/pods/log', podLogEndpoint(kubeletClient));
+  const streamMetrics = podStreamMetrics(metrics);
+  for (const kind of ['exec', 'attach', 'portforward'] as const) {
+    endpoints.set(
+      `/pods/${kind}`,
+      podStreamEndpoint(kind, kubeletClient, () => authz.chain, streamMetrics),
+    );
+  }
+  // exec, attach and port-forward arrive as HTTP/1.1 upgrades.
+  installUpgrades(app);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
   if (

@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import type { IncomingMessage } from 'node:http';
+import type { ConnectionOptions } from 'node:tls';
 import { ApiError, badRequest, notFound } from '../api/errors.js';
 import { decodeStored } from '../api/object.js';
 import type { Pod, Node } from '../api/types/core-v1.js';
@@ -34,7 +35,8 @@ export function kubeletClientOptions(flags: ReadonlyMap<string, unknown>): Kubel
   return { ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(ca ? { ca } : {}) };
 }
 
-async function readObject<T>(
+/** An object from storage (undefined when absent or its kind is not served). */
+export async function readObject<T>(
   ctx: ResourceContext,
   group: string,
   plural: string,
@@ -48,7 +50,10 @@ async function readObject<T>(
 }
 
 /** The agent's address and port of a node. */
-async function agentOf(ctx: ResourceContext, nodeName: string): Promise<{ host: string; port: number }> {
+export async function agentOf(
+  ctx: ResourceContext,
+  nodeName: string,
+): Promise<{ host: string; port: number }> {
   const node = await readObject<Node>(ctx, '', 'nodes', undefined, nodeName);
   if (!node) throw notFound({ resource: 'nodes', group: '', name: nodeName });
   const addrs = node.status?.addresses ?? [];
@@ -59,6 +64,20 @@ async function agentOf(ctx: ResourceContext, nodeName: string): Promise<{ host: 
   )?.address;
   if (!host) throw new ApiError('InternalError', `node ${nodeName} has no address`, {});
   return { host, port: node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250 };
+}
+
+/**
+ * TLS options toward the agent of `nodeName`: the client certificate, and the CA with the node's
+ * name checked when `--kubelet-certificate-authority` is set (else the agent is not verified).
+ */
+export function agentTls(opts: KubeletClientOptions, nodeName: string): ConnectionOptions {
+  return {
+    ...(opts.cert ? { cert: opts.cert } : {}),
+    ...(opts.key ? { key: opts.key } : {}),
+    ...(opts.ca
+      ? { ca: opts.ca, rejectUnauthorized: true, servername: nodeName }
+      : { rejectUnauthorized: false }),
+  };
 }
 
 const LOG_PARAMS = [
@@ -102,11 +121,7 @@ export function podLogEndpoint(opts: KubeletClientOptions): CustomEndpoint {
           port,
           path,
           method: 'GET',
-          ...(opts.cert ? { cert: opts.cert } : {}),
-          ...(opts.key ? { key: opts.key } : {}),
-          ...(opts.ca
-            ? { ca: opts.ca, rejectUnauthorized: true, servername: nodeName }
-            : { rejectUnauthorized: false }),
+          ...agentTls(opts, nodeName),
         });
         req.on('response', resolve);
         req.on('error', reject);

@@ -17,7 +17,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
-import { BUSYBOX_IMAGE, requireContainerd, startContainerd, type Containerd } from '../support/containerd.js';
+import {
+  BUSYBOX_IMAGE,
+  removeBridgeIfUnused,
+  requireContainerd,
+  startContainerd,
+  type Containerd,
+} from '../support/containerd.js';
 import { kubectlOutput, runKubectl } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -85,7 +91,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     await agent?.stop();
     await server?.close();
     await ctrd?.stop();
-    await run('ip', ['link', 'del', DEFAULT_BRIDGE]).catch(() => undefined);
+    await removeBridgeIfUnused(DEFAULT_BRIDGE);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
     // Pods a failed test left behind keep their volumes' tmpfs mounts (src/agent/volumes).
     const mounts = readFileSync('/proc/self/mountinfo', 'utf8')

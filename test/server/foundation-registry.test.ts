@@ -167,7 +167,7 @@ describe('kinds.yaml validation', () => {
     };
     bad(kind(''), /kinds\[0\]\.storageResource/);
     bad(kind(', storageResource: things, verbs2: [x]'), /kinds\[0\]\.verbs2: unknown field/);
-    bad(kind(', storageResource: things, subresources: [exec]'), /unknown value exec/);
+    bad(kind(', storageResource: things, subresources: [bogus]'), /unknown value bogus/);
     bad(kind(', virtual: true, storageResource: things'), /a virtual kind has no storageResource/);
     bad(kind(', storageResource: things').replace("group: ''", 'group: nope'), /is not in groups/);
     bad(kind(', storageResource: things').replace('version: v1,', 'version: v2,'), /v2 is not a version/);

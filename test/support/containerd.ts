@@ -292,3 +292,15 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     throw err;
   }
 }
+
+/**
+ * Deletes the agent's bridge `name` unless interfaces of another suite's pods are still attached
+ * to it (suites run in parallel share it: the last one out removes it).
+ */
+export async function removeBridgeIfUnused(name: string): Promise<void> {
+  const attached = await run('ip', ['-o', 'link', 'show', 'master', name]).then(
+    (r) => r.stdout.trim(),
+    () => '',
+  );
+  if (attached === '') await run('ip', ['link', 'del', name]).catch(() => undefined);
+}

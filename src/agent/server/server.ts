@@ -8,9 +8,11 @@
  *   `/attach/...`: the upgrade (SPDY/3.1 or WebSocket) is proxied byte for byte to the
  *   runtime's streaming server at the URL CRI's Exec or Attach answers, so every protocol that
  *   server speaks (SPDY, `channel.k8s.io` WebSockets) works; the client falls back when one is
- *   refused.
- * With `--enable-debugging-handlers=false` logs, exec and attach answer 404. Every request is
- * authenticated and authorized (`auth.ts`).
+ *   refused;
+ * - `/portForward/{namespace}/{pod}[?port=...]`: the same, to the URL of CRI's PortForward for
+ *   the pod's sandbox (the ports are named by the client per stream; `port` only restricts).
+ * With `--enable-debugging-handlers=false` logs, exec, attach and port-forward answer 404. Every
+ * request is authenticated and authorized (`auth.ts`).
  */
 import { createServer as createHttpsServer, type Server } from 'node:https';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -28,6 +30,8 @@ export interface AgentView {
   pods(): Pod[];
   /** A pod's containers of a name, newest first; undefined when the pod is not here. */
   containers(namespace: string, pod: string, container: string): Promise<ContainerInstance[] | undefined>;
+  /** The id of a pod's ready sandbox; undefined when the pod is not here or has none ready. */
+  sandbox(namespace: string, pod: string): Promise<string | undefined>;
   readonly cri: CriClient;
 }
 
@@ -59,6 +63,23 @@ function intParam(q: URLSearchParams, name: string): number | undefined {
 function splitPath(path: string, prefix: string): [string, string, string] | undefined {
   const parts = path.slice(prefix.length).split('/').filter(Boolean).map(decodeURIComponent);
   return parts.length === 3 ? (parts as [string, string, string]) : undefined;
+}
+
+/** The streaming handler a path names, if any. */
+function streamKind(path: string): 'exec' | 'attach' | 'portForward' | undefined {
+  for (const kind of ['exec', 'attach', 'portForward'] as const)
+    if (path.startsWith(`/${kind}/`)) return kind;
+  return undefined;
+}
+
+/** `port=80,8080` (repeatable) as numbers; undefined when one is not a port. */
+function portsOf(q: URLSearchParams): number[] | undefined {
+  const ports = q
+    .getAll('port')
+    .flatMap((p) => p.split(','))
+    .filter((p) => p !== '');
+  const numbers = ports.map(Number);
+  return numbers.every((n) => Number.isInteger(n) && n > 0 && n < 65536) ? numbers : undefined;
 }
 
 /** The running servers: the API on the port, health on the health port. */
@@ -146,7 +167,7 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
         res.end();
         return;
       }
-      if (opts.debuggingHandlers && (path.startsWith('/exec/') || path.startsWith('/attach/'))) {
+      if (opts.debuggingHandlers && streamKind(path) !== undefined) {
         return send(res, 400, 'Upgrade request required');
       }
       send(res, 404, '404 page not found');
@@ -170,29 +191,46 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
       const denied = await gate(req);
       if (denied) return fail(denied, denied === 401 ? 'Unauthorized' : 'Forbidden');
       const url = new URL(req.url ?? '/', 'https://x');
-      const exec = url.pathname.startsWith('/exec/');
-      if (!opts.debuggingHandlers || (!exec && !url.pathname.startsWith('/attach/')))
-        return fail(404, 'Not Found');
-      const parts = splitPath(url.pathname, exec ? '/exec/' : '/attach/');
-      if (!parts) return fail(400, 'Bad Request');
-      const [ns, pod, name] = parts;
-      const inst = (await view.containers(ns, pod, name))?.[0];
-      if (!inst || inst.state !== 'CONTAINER_RUNNING')
-        return fail(404, `container ${name} of pod ${ns}/${pod} is not running`);
+      const kind = streamKind(url.pathname);
+      if (!opts.debuggingHandlers || kind === undefined) return fail(404, 'Not Found');
       const q = url.searchParams;
-      const io = {
-        containerId: inst.id,
-        tty: flag(q, 'tty'),
-        stdin: flag(q, 'input', 'stdin'),
-        stdout: flag(q, 'output', 'stdout'),
-        stderr: flag(q, 'error', 'stderr'),
-      };
-      const target = new URL(
-        exec ? await view.cri.exec({ ...io, cmd: q.getAll('command') }) : await view.cri.attach(io),
-      );
+      let streamUrl: string;
+      if (kind === 'portForward') {
+        const parts = url.pathname
+          .slice('/portForward/'.length)
+          .split('/')
+          .filter(Boolean)
+          .map(decodeURIComponent);
+        const ports = portsOf(q);
+        if (parts.length !== 2 || ports === undefined) return fail(400, 'Bad Request');
+        const [ns = '', pod = ''] = parts;
+        const sandbox = await view.sandbox(ns, pod);
+        if (sandbox === undefined) return fail(404, `pod ${ns}/${pod} has no running sandbox`);
+        streamUrl = await view.cri.portForward(sandbox, ports);
+      } else {
+        const parts = splitPath(url.pathname, `/${kind}/`);
+        if (!parts) return fail(400, 'Bad Request');
+        const [ns, pod, name] = parts;
+        const inst = (await view.containers(ns, pod, name))?.[0];
+        if (!inst || inst.state !== 'CONTAINER_RUNNING')
+          return fail(404, `container ${name} of pod ${ns}/${pod} is not running`);
+        const io = {
+          containerId: inst.id,
+          tty: flag(q, 'tty'),
+          stdin: flag(q, 'input', 'stdin'),
+          stdout: flag(q, 'output', 'stdout'),
+          stderr: flag(q, 'error', 'stderr'),
+        };
+        streamUrl =
+          kind === 'exec'
+            ? await view.cri.exec({ ...io, cmd: q.getAll('command') })
+            : await view.cri.attach(io);
+      }
+      const target = new URL(streamUrl);
       const upstream: Socket = connect(Number(target.port || 80), target.hostname);
       upstream.on('error', () => socket.destroy());
-      upstream.on('close', () => socket.destroy());
+      // The runtime's last bytes (an exit status) still reach the client: end, not destroy.
+      upstream.on('close', () => socket.end());
       socket.on('error', () => upstream.destroy());
       socket.on('close', () => upstream.destroy());
       upstream.once('connect', () => {
