@@ -12,9 +12,10 @@ import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 import { BenchClient } from '../client.js';
 import { BenchError } from '../errors.js';
 import { closedLoop } from '../load.js';
-import { CAPSTAN_MAIN, spawnServer, type SpawnedServer } from '../server-process.js';
+import { spawnServer, type SpawnedServer } from '../server-process.js';
 import type { Teardown } from '../teardown.js';
 import { ZONE_LABEL } from './pods.js';
+import { capstanEntry } from './process.js';
 
 /**
  * The server's loops the bench keeps: namespaces are deleted and get their `default`
@@ -47,7 +48,7 @@ function startAgent(kubeconfig: string, nodes: number, teardown: Teardown): Prom
   const child = spawn(
     process.execPath,
     [
-      CAPSTAN_MAIN,
+      capstanEntry(),
       'agent',
       '--simulate',
       `--kubeconfig=${kubeconfig}`,
@@ -136,6 +137,7 @@ export async function startBenchCluster(
   const server = await spawnServer({
     dataDir: join(dir, 'data'),
     extraArgs: [SERVER_CONTROLLERS, ...options.serverArgs],
+    main: capstanEntry(),
   });
   teardown.add(() => server.stop());
   const kubeconfig = server.kubeconfigPath;

@@ -7,10 +7,25 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { basename, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { findCapstanPackage } from '../../registry/package-root.js';
 import { packageVersion } from '../../server/package-version.js';
 import { BenchError } from '../errors.js';
 import { CAPSTAN_MAIN } from '../server-process.js';
+
+/**
+ * The `capstan` entry the bench's processes run: {@link CAPSTAN_MAIN}, or, when this code runs
+ * from the sources (vitest), the build's `dist/src/cli/main.js`.
+ * @throws BenchError BENCH_SERVER_START when there is no build.
+ */
+export function capstanEntry(): string {
+  if (existsSync(CAPSTAN_MAIN)) return CAPSTAN_MAIN;
+  const root = findCapstanPackage(dirname(fileURLToPath(import.meta.url)))?.root;
+  const built = root === undefined ? undefined : join(root, 'dist', 'src', 'cli', 'main.js');
+  if (built !== undefined && existsSync(built)) return built;
+  throw new BenchError('BENCH_SERVER_START', `${CAPSTAN_MAIN} is missing: run npm run build first`);
+}
 
 /** Which scheduler a process runs: Capstan's, or the binary at `binary` (kube-scheduler's flags). */
 export type SchedulerKind =
@@ -73,12 +88,10 @@ async function commandLine(
 ): Promise<{ file: string; args: string[] }> {
   const common = [`--kubeconfig=${settings.kubeconfig}`, '--leader-elect=false', '--secure-port=0'];
   if (s.kind === 'capstan') {
-    if (!existsSync(CAPSTAN_MAIN))
-      throw new BenchError('BENCH_SERVER_START', `${CAPSTAN_MAIN} is missing: run npm run build first`);
     return {
       file: process.execPath,
       args: [
-        CAPSTAN_MAIN,
+        capstanEntry(),
         'scheduler',
         ...common,
         `--kube-api-qps=${settings.qps}`,
