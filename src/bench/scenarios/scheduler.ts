@@ -16,6 +16,7 @@ import { compareRounds, mergeRounds } from '../rounds.js';
 import { startBenchCluster, zoneOf } from '../scheduler/cluster.js';
 import { measureScheduler } from '../scheduler/measure.js';
 import { schedulerLabel, type SchedulerKind } from '../scheduler/process.js';
+import { fmt } from '../stats.js';
 import { Teardown } from '../teardown.js';
 
 /** What the scheduler bench hands back to the run. */
@@ -29,6 +30,13 @@ export interface SchedulerBenchResult {
 
 /** Zones the nodes are spread over (fewer when there are fewer nodes). */
 const ZONES = 10;
+
+/** A row's figures on one progress line (a long run shows them as it goes). */
+function figureLine(row: Row): string {
+  return Object.entries(row.figures)
+    .map(([k, v]) => `${k} ${fmt(v)}`)
+    .join(', ');
+}
 
 /** The schedulers under test, labelled `A: ...`, `B: ...` when there are two. */
 function schedulersOf(options: SchedulerBenchOptions): { kind: SchedulerKind; label: string }[] {
@@ -75,20 +83,20 @@ export async function runSchedulerBench(
           progress(`scheduler ${c}, round ${round + 1}/${options.rounds}: ${s.label}`);
           const rows = ((perSubject[i] as Row[][])[round] ??= []);
           try {
-            rows.push(
-              await measureScheduler({
-                client,
-                scheduler: s.kind,
-                subject: s.label,
-                settings,
-                case: c,
-                pods,
-                nodes,
-                zones,
-                zoneOf: zoneMap,
-                progress,
-              }),
-            );
+            const row = await measureScheduler({
+              client,
+              scheduler: s.kind,
+              subject: s.label,
+              settings,
+              case: c,
+              pods,
+              nodes,
+              zones,
+              zoneOf: zoneMap,
+              progress,
+            });
+            rows.push(row);
+            progress(`  ${s.label}: ${figureLine(row)}`);
           } catch (err) {
             const message = (err instanceof Error ? err.message : String(err)).split('\n')[0] ?? '';
             failures.push(`scheduler ${c} on ${s.label}: ${message}`);
