@@ -39,6 +39,10 @@ export interface BenchSizes {
   readonly burstWatchers: number;
   /** Writes (creates and deletes) of that burst. */
   readonly burstWrites: number;
+  /** Pods each case of the `scheduler` scenario creates. */
+  readonly schedulerPods: number;
+  /** Simulated nodes of the `scheduler` scenario. */
+  readonly schedulerNodes: number;
 }
 
 /** The raw stores, when enabled; the level one exposes its db for synced batches. */

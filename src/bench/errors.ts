@@ -16,7 +16,9 @@ export type BenchErrorCode =
   /** A request a scenario depends on answered with an unexpected status. */
   | 'BENCH_HTTP_STATUS'
   /** A server process the tool started did not become ready. */
-  | 'BENCH_SERVER_START';
+  | 'BENCH_SERVER_START'
+  /** A scheduler under test exited, or did not bind every pod in time. */
+  | 'BENCH_SCHEDULER';
 
 /** A benchmark failure worth a one-line message. */
 export class BenchError extends Error {

@@ -5,6 +5,7 @@
 import { FlagError, FlagSet, flagsOfSection, type FlagSpec } from '../flags/flags.js';
 import type { BenchSizes } from './context.js';
 import { JSON_TYPE, PROTOBUF_TYPE } from './objects.js';
+import { SCHEDULER_CASES, type SchedulerCase } from './scheduler/pods.js';
 
 /** Scenario names in run order (`crud` covers create, get, update and delete). */
 export const SCENARIOS = [
@@ -17,8 +18,15 @@ export const SCENARIOS = [
   'mixed',
   'authz',
   'custom',
+  'scheduler',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/**
+ * What runs when no scenario is named: every one but `scheduler`, which measures schedulers on
+ * a cluster of its own rather than the server (and takes minutes).
+ */
+export const DEFAULT_SCENARIOS: readonly ScenarioName[] = SCENARIOS.filter((s) => s !== 'scheduler');
 
 /** The verbs of `crud`, each also accepted as a scenario name (timing only the verbs named). */
 const VERBS: readonly string[] = ['create', 'get', 'update', 'delete'];
@@ -41,6 +49,8 @@ const FULL: BenchSizes = {
   coldHistory: 100_000,
   burstWatchers: 1000,
   burstWrites: 20_000,
+  schedulerPods: 5000,
+  schedulerNodes: 1000,
 };
 
 /** Sizes by preset: `quick` for a look (about a minute), `suite` for `npm run bench`, `full` the issue's sizes. */
@@ -62,6 +72,8 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     coldHistory: 5000,
     burstWatchers: 100,
     burstWrites: 1000,
+    schedulerPods: 500,
+    schedulerNodes: 100,
   },
   suite: {
     clients: [1, 10, 100],
@@ -80,6 +92,8 @@ export const PRESETS: Readonly<Record<string, BenchSizes>> = {
     coldHistory: 20_000,
     burstWatchers: 1000,
     burstWrites: 5000,
+    schedulerPods: 2000,
+    schedulerNodes: 400,
   },
   full: FULL,
   /** The rows of issue 16's comparison table (`startup cold crud watch`): full sizes, one list and watch shape. */
@@ -179,6 +193,27 @@ const FLAGS: readonly FlagSpec[] = [
     'Write a markdown report to this file, beside the previous JSON figures when --json names an existing file.',
   ),
   flag('sessions', 'int', 2, 'HTTP/2 connections the clients share.'),
+  flag(
+    'scheduler-binary',
+    'string',
+    '',
+    "scheduler scenario: B, a scheduler binary taking kube-scheduler's flags (e.g. /path/to/kube-scheduler), run with --config (clientConnection qps and burst as A's) --kubeconfig --leader-elect=false --secure-port=0. Unset: capstan scheduler alone.",
+  ),
+  flag(
+    'scheduler-qps',
+    'float',
+    5000,
+    "scheduler scenario: client QPS of every scheduler under test (kube's scheduler_perf uses 5000).",
+  ),
+  flag('scheduler-burst', 'int', 5000, 'scheduler scenario: client burst of every scheduler under test.'),
+  flag(
+    'scheduler-cases',
+    'stringSlice',
+    [...SCHEDULER_CASES],
+    `scheduler scenario: cases to run (${SCHEDULER_CASES.join(', ')}).`,
+  ),
+  flag('pods', 'int', 0, 'scheduler scenario: pods each case creates (quick 500, suite 2000, full 5000).'),
+  flag('nodes', 'int', 0, 'scheduler scenario: simulated nodes (quick 100, suite 400, full 1000).'),
 ];
 
 /** Parsed options of one run. */
@@ -202,6 +237,22 @@ export interface BenchOptions {
   readonly compare: CompareTarget | undefined;
   /** Runs of each scenario on each server. */
   readonly rounds: number;
+  /** The scheduler scenario's settings. */
+  readonly scheduler: SchedulerBenchOptions;
+}
+
+/** Settings of the `scheduler` scenario. */
+export interface SchedulerBenchOptions {
+  /** B: an external scheduler binary (kube-scheduler's flags); undefined: capstan scheduler alone. */
+  readonly binary: string | undefined;
+  readonly qps: number;
+  readonly burst: number;
+  readonly cases: readonly SchedulerCase[];
+  readonly pods: number;
+  readonly nodes: number;
+  readonly rounds: number;
+  /** Extra flags of the capstan server it starts (`--server-arg`). */
+  readonly serverArgs: readonly string[];
 }
 
 /** Server B of `--compare`: a kubeconfig, or (none) a capstan server the bench starts. */
@@ -218,7 +269,14 @@ export function benchHelp(): string {
 
 Measures a Kubernetes-compatible API server through a kubeconfig, beside the raw stores
 (classic-level, etcd) in the same run, or against a second server (--compare) with B ÷ A for
-every figure. Scenarios: ${SCENARIOS.join(', ')} (default: all).
+every figure. Scenarios: ${SCENARIOS.join(', ')} (default: all but scheduler).
+
+The scheduler scenario measures schedulers, not a server: it starts a capstan server without an
+in-process scheduler and --nodes simulated nodes, then runs capstan scheduler (A) and, with
+--scheduler-binary, another scheduler (B) as processes with the same client QPS and burst,
+interleaved round by round, each creating --pods pods per case. Figures: pods bound per second
+(first create to last bind), create-to-bound latency p50 and p99, the scheduler's CPU and RSS.
+  capstan bench scheduler --preset=full --scheduler-binary=/path/to/kube-scheduler --rounds=1
 
 ${new FlagSet('capstan bench', FLAGS).usage()}`;
 }
@@ -277,7 +335,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     coldHistory: changed('cold-history') ? int('cold-history') : preset.coldHistory,
     burstWatchers: changed('burst-watchers') ? int('burst-watchers') : preset.burstWatchers,
     burstWrites: changed('burst-writes') ? int('burst-writes') : preset.burstWrites,
+    schedulerPods: changed('pods') ? int('pods') : preset.schedulerPods,
+    schedulerNodes: changed('nodes') ? int('nodes') : preset.schedulerNodes,
   };
+  if (sizes.schedulerPods < 1 || sizes.schedulerNodes < 1)
+    throw new FlagError('--pods and --nodes must be positive');
   if (sizes.listRepeats < 1 || sizes.coldObjects < 1 || sizes.burstWrites < 1)
     throw new FlagError('--list-repeats, --cold-objects and --burst-writes must be positive');
   if (sizes.durationMs <= 0 || sizes.objectSize < 1 || sizes.writeRate < 1)
@@ -296,9 +358,16 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
           serverArgs: compareArgs,
         };
   if (int('rounds') < 0) throw new FlagError('--rounds must not be negative');
-  const rounds = int('rounds') > 0 ? int('rounds') : compare === undefined ? 1 : 3;
+  const schedulerBinary = opt('scheduler-binary');
+  const rounds =
+    int('rounds') > 0 ? int('rounds') : compare === undefined && schedulerBinary === undefined ? 1 : 3;
+  const cases = list('scheduler-cases');
+  for (const c of cases)
+    if (!(SCHEDULER_CASES as readonly string[]).includes(c))
+      throw new FlagError(`unknown scheduler case ${c}: want ${SCHEDULER_CASES.join(', ')}`);
+  if (cases.length === 0) throw new FlagError('--scheduler-cases names no case');
   return {
-    scenarios: scenarios.length === 0 ? SCENARIOS : scenarios,
+    scenarios: scenarios.length === 0 ? DEFAULT_SCENARIOS : scenarios,
     kubeconfig: opt('kubeconfig'),
     context: opt('context'),
     serverPid: int('server-pid') > 0 ? int('server-pid') : undefined,
@@ -314,5 +383,15 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     preset: str('preset'),
     compare,
     rounds,
+    scheduler: {
+      binary: schedulerBinary,
+      qps: v.get('scheduler-qps') as number,
+      burst: int('scheduler-burst'),
+      cases: cases as readonly SchedulerCase[],
+      pods: sizes.schedulerPods,
+      nodes: sizes.schedulerNodes,
+      rounds,
+      serverArgs: list('server-arg'),
+    },
   };
 }

@@ -23,11 +23,15 @@ import { customScenario } from './scenarios/custom.js';
 import { informersScenario } from './scenarios/informers.js';
 import { listScenario } from './scenarios/list.js';
 import { mixedScenario } from './scenarios/mixed.js';
+import { runSchedulerBench } from './scenarios/scheduler.js';
 import { startupScenario } from './scenarios/startup.js';
 import { watchScenario } from './scenarios/watch.js';
 import { Teardown } from './teardown.js';
 
-const SCENARIO_FNS: Readonly<Record<ScenarioName, Scenario>> = {
+/** Scenarios that measure a server (`scheduler` runs on a cluster of its own: see below). */
+type ServerScenario = Exclude<ScenarioName, 'scheduler'>;
+
+const SCENARIO_FNS: Readonly<Record<ServerScenario, Scenario>> = {
   startup: startupScenario,
   cold: coldScenario,
   crud: crudScenario,
@@ -52,7 +56,8 @@ export interface RunIo {
 }
 
 async function openBaselines(options: BenchOptions, teardown: Teardown, io: RunIo): Promise<Baselines> {
-  if (!options.baselines || options.compare !== undefined) return {};
+  const measuresServers = options.scenarios.some((s) => s !== 'scheduler');
+  if (!options.baselines || options.compare !== undefined || !measuresServers) return {};
   const level = await openRawLevel();
   teardown.add(() => level.close());
   if (!options.etcdBaseline) return { level };
@@ -95,7 +100,7 @@ function subjectSpecs(options: BenchOptions): SubjectSpec[] {
 }
 
 /** Runs one scenario once on one subject; a failure costs that scenario's rows, not the run. */
-async function runOnce(name: ScenarioName, ctx: ScenarioContext, failures: string[]): Promise<Row[]> {
+async function runOnce(name: ServerScenario, ctx: ScenarioContext, failures: string[]): Promise<Row[]> {
   try {
     return await SCENARIO_FNS[name](ctx);
   } catch (err) {
@@ -123,14 +128,16 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
       baselines,
       progress: io.progress,
     };
+    const serverScenarios = options.scenarios.filter((s): s is ServerScenario => s !== 'scheduler');
     const subjects: OpenedSubject[] = [];
-    for (const spec of subjectSpecs(options)) subjects.push(await openSubject(spec, settings, teardown));
+    if (serverScenarios.length > 0)
+      for (const spec of subjectSpecs(options)) subjects.push(await openSubject(spec, settings, teardown));
     for (const s of subjects) io.progress(`subject ${s.ctx.subject}: ${s.target}`);
     const rounds = options.rounds;
     const rows: Row[] = [];
     const comparisons: Comparison[] = [];
     const failures: string[] = [];
-    for (const name of options.scenarios) {
+    for (const name of serverScenarios) {
       const perSubject = subjects.map(() => [] as Row[][]);
       for (let round = 0; round < rounds; round++) {
         const order = subjects.map((_, i) => i);
@@ -149,21 +156,32 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
       comparisons.push(...compared);
       io.scenarioDone(name, got, compared);
     }
+    const sched = options.scenarios.includes('scheduler')
+      ? await runSchedulerBench(options.scheduler, io.progress)
+      : undefined;
+    if (sched !== undefined) {
+      rows.push(...sched.rows);
+      comparisons.push(...sched.comparisons);
+      failures.push(...sched.failures);
+      io.scenarioDone('scheduler', sched.rows, sched.comparisons);
+    }
+    const subjectInfos = subjects.map((s) => ({
+      label: s.ctx.subject,
+      target: s.target,
+      product: s.identity.product,
+      version: s.identity.version,
+      backend: s.identity.backend,
+    }));
+    const allSubjects = subjectInfos.length > 0 ? subjectInfos : (sched?.subjects ?? []);
     return {
       startedAt,
       command,
       node: process.version,
-      target: subjects[0]?.target ?? '',
-      subjects: subjects.map((s) => ({
-        label: s.ctx.subject,
-        target: s.target,
-        product: s.identity.product,
-        version: s.identity.version,
-        backend: s.identity.backend,
-      })),
+      target: subjects[0]?.target ?? sched?.target ?? '',
+      subjects: allSubjects,
       rounds,
       rows,
-      ...(subjects.length > 1 ? { comparisons } : {}),
+      ...(allSubjects.length > 1 ? { comparisons } : {}),
       ...(failures.length === 0 ? {} : { failures }),
     };
   } finally {

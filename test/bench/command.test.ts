@@ -102,7 +102,7 @@ describe('capstan bench failures', () => {
     const unknown = await run(['fly']);
     expect(unknown.code).toBe(2);
     expect(unknown.err[0]).toBe(
-      'capstan bench: unknown scenario fly: want startup, cold, crud, list, watch, informers, mixed, authz, custom',
+      'capstan bench: unknown scenario fly: want startup, cold, crud, list, watch, informers, mixed, authz, custom, scheduler',
     );
   });
 

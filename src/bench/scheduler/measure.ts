@@ -1,0 +1,163 @@
+/**
+ * One measurement of `capstan bench scheduler`: one scheduler process, one case, one fresh
+ * namespace. The scheduler is started, shown ready by a warm-up pod it binds, then P pods are
+ * created (32 at a time) while a watch notes when each is bound. Figures: pods bound per second
+ * from the first create to the last bind, each pod's create → bound latency (p50, p99; from the
+ * create's answer to the bind's watch event), and the
+ * scheduler process's CPU and RSS over the measured part, read from `/proc`. Then the pods are
+ * deleted and the scheduler stopped, whatever happened.
+ */
+import { closedLoop } from '../load.js';
+import type { BenchClient } from '../client.js';
+import { count, createNamespace, deleteNamespace, mib } from '../context.js';
+import { BenchError } from '../errors.js';
+import { ProcSampler } from '../proc.js';
+import type { Row } from '../report.js';
+import { ratePerSecond, summarize } from '../stats.js';
+import { BindWatch } from './binds.js';
+import { checkPlacement } from './placement.js';
+import { antiAffinityGroups, caseTitle, podBody, warmUpBody, type SchedulerCase } from './pods.js';
+import { spawnScheduler, type SchedulerClientSettings, type SchedulerKind } from './process.js';
+
+/** How long a fresh scheduler may take to bind its warm-up pod. */
+const WARM_UP_TIMEOUT_MS = 120_000;
+/** Concurrent creates (as `populate`): enough that creating is not what the scheduler waits for. */
+const CREATORS = 32;
+
+/** What one measurement needs. */
+export interface MeasureSpec {
+  readonly client: BenchClient;
+  readonly scheduler: SchedulerKind;
+  /** The subject of the row. */
+  readonly subject: string;
+  readonly settings: SchedulerClientSettings;
+  readonly case: SchedulerCase;
+  readonly pods: number;
+  readonly nodes: number;
+  readonly zones: number;
+  /** Node name → zone, for the placement check. */
+  readonly zoneOf: ReadonlyMap<string, string>;
+  readonly progress: (line: string) => void;
+}
+
+/** A promise that rejects after `ms` (and never keeps the process alive). */
+function deadline(ms: number, what: () => string): Promise<never> {
+  return new Promise<never>((_, reject) => {
+    setTimeout(() => reject(new BenchError('BENCH_SCHEDULER', what())), ms).unref();
+  });
+}
+
+/**
+ * The time allowed for P pods to be bound once all were created: a minute, plus 10 ms a pod (a
+ * 5,000 pod run: 110 s). Creating them is bounded by the server alone.
+ */
+function bindTimeoutMs(pods: number): number {
+  return 60_000 + 10 * pods;
+}
+
+/** Makes sure the namespace has its `default` ServiceAccount (the admission plugin wants it). */
+async function ensureServiceAccount(client: BenchClient, ns: string): Promise<void> {
+  const r = await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, {
+    body: JSON.stringify({ apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'default' } }),
+    discardBody: true,
+  });
+  if (r.status !== 201 && r.status !== 409)
+    throw new BenchError(
+      'BENCH_HTTP_STATUS',
+      `creating the default ServiceAccount answered HTTP ${r.status}`,
+    );
+}
+
+/** Deletes every pod of `ns` at once (grace 0) and waits until none is left. */
+async function deletePods(client: BenchClient, ns: string): Promise<void> {
+  await client.request('DELETE', `/api/v1/namespaces/${ns}/pods?gracePeriodSeconds=0`, { discardBody: true });
+  const until = Date.now() + 120_000;
+  while (Date.now() < until) {
+    const r = await client.request('GET', `/api/v1/namespaces/${ns}/pods?limit=1`);
+    if (r.status !== 200 || !r.body.toString('utf8').includes('"name"')) return;
+    await new Promise((res) => setTimeout(res, 200));
+  }
+}
+
+/** Runs one measurement; resolves with its row. @throws BenchError BENCH_SCHEDULER */
+export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
+  const { client, pods } = spec;
+  const title = caseTitle(spec.case, pods, spec.nodes, spec.zones);
+  const ns = await createNamespace(client, 'sched');
+  let watch: BindWatch | undefined;
+  let proc: Awaited<ReturnType<typeof spawnScheduler>> | undefined;
+  try {
+    await ensureServiceAccount(client, ns);
+    watch = await BindWatch.open(client, ns);
+    proc = await spawnScheduler(spec.scheduler, spec.settings);
+    const exited = proc.exited.then((why): never => {
+      throw new BenchError('BENCH_SCHEDULER', `${spec.subject} exited: ${why}`);
+    });
+    exited.catch(() => undefined);
+    const path = `/api/v1/namespaces/${ns}/pods`;
+    await client.expect('POST', path, 201, { body: warmUpBody(), discardBody: true });
+    const w = watch;
+    await w.allBound(
+      ['warm-up'],
+      Promise.race([
+        exited,
+        deadline(WARM_UP_TIMEOUT_MS, () => `${spec.subject} bound no pod in ${WARM_UP_TIMEOUT_MS / 1000} s`),
+      ]),
+    );
+    spec.progress(`  ${spec.subject}: ready; creating ${count(pods)} pods (${spec.case})`);
+    const sampler = new ProcSampler(proc.pid);
+    const groups = antiAffinityGroups(pods, spec.nodes);
+    const names = Array.from({ length: pods }, (_, i) => `pod-${i}`);
+    const created: bigint[] = new Array<bigint>(pods);
+    const start = process.hrtime.bigint();
+    // A pod exists from its create's answer on: that is the "created" end of its latency (a
+    // bind seen before the answer counts as 0).
+    const creating = closedLoop(CREATORS, { maxOps: pods }, async (i) => {
+      await client.expect('POST', path, 201, { body: podBody(spec.case, i, groups), discardBody: true });
+      created[i] = process.hrtime.bigint();
+    });
+    const created_ = await Promise.race([creating, exited]);
+    const timeout = bindTimeoutMs(pods);
+    const unbound = (): string => {
+      const left = names.filter((n) => w.boundAt(n) === undefined);
+      return `${left.length} of ${pods} pods unbound ${timeout / 1000} s after the last create (${left.slice(0, 5).join(', ')}${left.length > 5 ? ', ...' : ''})`;
+    };
+    const abort = Promise.race([exited, deadline(timeout, () => `${spec.subject}: ${unbound()}`)]);
+    await w.allBound(names, abort);
+    const usage = sampler.stop();
+    let last = start;
+    const latencies = names.map((n, i) => {
+      const at = w.boundAt(n) as bigint;
+      if (at > last) last = at;
+      return Math.max(0, Number(at - (created[i] as bigint)) / 1e6);
+    });
+    const lat = summarize(latencies);
+    const elapsedMs = Number(last - start) / 1e6;
+    const broken = checkPlacement(spec.case, names, (n) => w.nodeOf(n), spec.zoneOf, groups);
+    return {
+      scenario: 'scheduler',
+      case: title,
+      subject: spec.subject,
+      figures: {
+        'pods bound': names.filter((n) => w.boundAt(n) !== undefined).length,
+        'pods/s': ratePerSecond(pods, elapsedMs),
+        'p50 ms': lat.p50,
+        'p99 ms': lat.p99,
+        ...(usage === undefined
+          ? {}
+          : {
+              'CPU s': usage.cpuMs / 1000,
+              'peak RSS MiB': mib(usage.rssPeakBytes),
+              'end RSS MiB': mib(usage.rssEndBytes),
+            }),
+        'creates/s': created_.opsPerSec,
+      },
+      ...(broken === undefined ? {} : { note: `placement broke the constraint: ${broken}` }),
+    };
+  } finally {
+    watch?.close();
+    await deletePods(client, ns).catch(() => undefined);
+    await deleteNamespace(client, ns);
+    await proc?.stop();
+  }
+}

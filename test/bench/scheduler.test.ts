@@ -1,0 +1,101 @@
+/**
+ * `capstan bench scheduler` at tiny sizes, with Capstan's scheduler only (CI has no
+ * kube-scheduler): the bench starts its own server, simulated nodes and scheduler processes from
+ * the build, and the report carries every figure of every case with all pods bound where the
+ * case's constraint allows. No figure is compared with a time: the machine is shared.
+ */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runBenchCommand } from '../../src/bench/command.js';
+import { DEFAULT_SCENARIOS, parseBenchArgs } from '../../src/bench/options.js';
+import type { RunReport } from '../../src/bench/report.js';
+import { checkPlacement } from '../../src/bench/scheduler/placement.js';
+import { capstanEntry, kubeSchedulerConfig } from '../../src/bench/scheduler/process.js';
+import { FlagError } from '../../src/flags/flags.js';
+
+let dir: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'capstan-bench-sched-'));
+});
+afterAll(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('capstan bench scheduler', () => {
+  it('flags: sizes by preset and flag, the cases, the same QPS for every scheduler', () => {
+    const quick = parseBenchArgs(['scheduler']);
+    expect(quick?.scheduler).toMatchObject({ pods: 500, nodes: 100, qps: 5000, burst: 5000, rounds: 1 });
+    expect(quick?.scheduler.cases).toEqual(['plain', 'anti-affinity', 'spread']);
+    const full = parseBenchArgs(['scheduler', '--preset=full', '--scheduler-binary=/x/kube-scheduler']);
+    expect(full?.scheduler).toMatchObject({
+      pods: 5000,
+      nodes: 1000,
+      binary: '/x/kube-scheduler',
+      rounds: 3,
+    });
+    const sized = parseBenchArgs([
+      'scheduler',
+      '--pods=7',
+      '--nodes=3',
+      '--scheduler-qps=50',
+      '--scheduler-cases=spread',
+    ]);
+    expect(sized?.scheduler).toMatchObject({ pods: 7, nodes: 3, qps: 50, cases: ['spread'] });
+    expect(() => parseBenchArgs(['scheduler', '--scheduler-cases=bogus'])).toThrow(FlagError);
+    expect(DEFAULT_SCENARIOS).not.toContain('scheduler');
+    const yaml = kubeSchedulerConfig({ kubeconfig: '/k', qps: 50, burst: 100, dir: '/d' });
+    expect(yaml).toContain('kind: KubeSchedulerConfiguration');
+    expect(yaml).toContain('  qps: 50\n  burst: 100');
+    expect(yaml).toContain('leaderElect: false');
+  });
+
+  it('the placement check catches a broken anti-affinity or spread', () => {
+    const names = ['pod-0', 'pod-1', 'pod-2', 'pod-3'];
+    const zones = new Map([
+      ['n0', 'zone-0'],
+      ['n1', 'zone-1'],
+    ]);
+    const spread = (node: string) => (pod: string) => (pod === 'pod-3' ? 'n1' : node);
+    expect(checkPlacement('spread', names, spread('n0'), zones, 1)).toMatch(/zone skew 2/);
+    expect(checkPlacement('anti-affinity', names, () => 'n0', zones, 2)).toMatch(
+      /two pods of group g0 on n0/,
+    );
+    const alternate = (pod: string): string => (Number(pod.slice(4)) % 2 === 0 ? 'n0' : 'n1');
+    expect(checkPlacement('spread', names, alternate, zones, 1)).toBeUndefined();
+    expect(checkPlacement('anti-affinity', names, (p) => `n${p}`, zones, 2)).toBeUndefined();
+  });
+
+  it('measures capstan scheduler on every case: all pods bound, every figure present', async () => {
+    capstanEntry(); // throws without a build (npm run build): this test needs one, in CI too
+    const json = join(dir, 'sched.json');
+    let out = '';
+    const err: string[] = [];
+    const code = await runBenchCommand(['scheduler', '--pods=8', '--nodes=4', '--json', json], {
+      out: (t) => (out += t),
+      err: (l) => err.push(l),
+    });
+    expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
+    expect(code).toBe(0);
+    expect(out).toContain('== scheduler');
+    const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+    expect(report.failures).toBeUndefined();
+    expect(report.subjects?.map((s) => s.product)).toEqual(['capstan scheduler']);
+    const rows = report.rows.filter((r) => r.scenario === 'scheduler');
+    expect(rows.map((r) => r.case)).toEqual([
+      'plain, 8 pods on 4 nodes',
+      'pod anti-affinity (hostname, 4 groups), 8 pods on 4 nodes',
+      'topology spread (zone, maxSkew 1, 4 zones), 8 pods on 4 nodes',
+    ]);
+    for (const r of rows) {
+      expect(r.note).toBeUndefined();
+      expect(r.figures['pods bound']).toBe(8);
+      for (const f of ['pods/s', 'p50 ms', 'p99 ms', 'CPU s', 'peak RSS MiB', 'end RSS MiB'])
+        expect(Number.isFinite(r.figures[f]), `${r.case}: ${f}`).toBe(true);
+      expect(r.figures['peak RSS MiB']).toBeGreaterThan(0);
+      expect(r.figures['p99 ms']).toBeGreaterThanOrEqual(r.figures['p50 ms'] as number);
+    }
+  }, 600_000);
+});
