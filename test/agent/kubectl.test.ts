@@ -7,7 +7,6 @@
  * pods run; the agent's bridge and everything the runtime made are removed afterwards.
  */
 import { execFile } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,6 +22,7 @@ import {
   requireContainerd,
   startContainerd,
   type Containerd,
+  unmountUnder,
 } from '../support/containerd.js';
 import { kubectlOutput, runKubectl } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -94,12 +94,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     await removeBridgeIfUnused(DEFAULT_BRIDGE);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
     // Pods a failed test left behind keep their volumes' tmpfs mounts (src/agent/volumes).
-    const mounts = readFileSync('/proc/self/mountinfo', 'utf8')
-      .split('\n')
-      .map((l) => l.split(' ')[4] ?? '')
-      .filter((p) => dir && p.startsWith(`${dir}/`))
-      .reverse();
-    for (const m of mounts) await run('umount', [m]).catch(() => undefined);
+    if (dir) await unmountUnder(dir);
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 120_000);
 

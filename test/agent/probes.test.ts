@@ -23,7 +23,13 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
-import { BUSYBOX_IMAGE, requireContainerd, startContainerd, type Containerd } from '../support/containerd.js';
+import {
+  BUSYBOX_IMAGE,
+  requireContainerd,
+  startContainerd,
+  type Containerd,
+  unmountUnder,
+} from '../support/containerd.js';
 import { kubectlOutput } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -111,6 +117,8 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
     await agent?.stop();
     await server?.close();
     await ctrd?.stop();
+    // Pods left running keep their volumes' tmpfs mounts.
+    if (dir) await unmountUnder(dir);
     if (dir) await rm(dir, { recursive: true, force: true });
   }, 120_000);
 

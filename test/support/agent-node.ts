@@ -14,7 +14,13 @@ import { promisify } from 'node:util';
 import { Agent } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
-import { BUSYBOX_IMAGE, removeBridgeIfUnused, startContainerd, type Containerd } from './containerd.js';
+import {
+  BUSYBOX_IMAGE,
+  removeBridgeIfUnused,
+  startContainerd,
+  type Containerd,
+  unmountUnder,
+} from './containerd.js';
 import { kubectlOutput } from './kubectl.js';
 import { startTestServer, type TestServer } from './server.js';
 
@@ -60,6 +66,8 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
     await ctrd?.stop();
     await removeBridgeIfUnused(DEFAULT_BRIDGE);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
+    // Pods left running keep their volumes' tmpfs mounts.
+    await unmountUnder(dir);
     await rm(dir, { recursive: true, force: true });
   };
   try {

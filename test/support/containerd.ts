@@ -173,6 +173,14 @@ function mountsUnder(dir: string): string[] {
   return [...new Set(points)].sort((a, b) => b.length - a.length);
 }
 
+/**
+ * Unmounts every mount point under `dir`, deepest first: the tmpfs volumes (src/agent/volumes)
+ * of pods an agent left running when a suite stopped it. Then `dir` can be removed.
+ */
+export async function unmountUnder(dir: string): Promise<void> {
+  for (const point of mountsUnder(dir)) await run('umount', [point]).catch(() => undefined);
+}
+
 /** Removes a cgroup directory tree bottom-up in every hierarchy. */
 export async function removeCgroupTree(relative: string): Promise<void> {
   for (const hierarchy of readdirSync(CGROUP_ROOT)) {
