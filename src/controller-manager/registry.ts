@@ -31,9 +31,15 @@ import { nodeLifecycleController } from '../controllers/node-lifecycle/index.js'
 import { podGcController } from '../controllers/podgc/index.js';
 import { disruptionController } from '../controllers/disruption/index.js';
 import { csrApprovingController } from '../controllers/csrapproving/index.js';
+import { namespaceController } from '../controllers/namespace/index.js';
+import { serviceAccountController } from '../controllers/serviceaccount/index.js';
+import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publisher/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  namespaceController,
+  serviceAccountController,
+  rootCaCertPublisherController,
   garbageCollectorController,
   replicaSetController,
   replicationControllerController,

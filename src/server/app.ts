@@ -398,7 +398,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    namespaceController: options.controllers.enabled(CONTROLLER.namespace),
     admission: admission.chain,
     namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [

@@ -16,10 +16,7 @@ import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
-  namespace: 'namespace-controller',
-  serviceAccount: 'serviceaccount-controller',
   serviceAccountToken: 'serviceaccount-token-controller',
-  rootCaPublisher: 'root-ca-certificate-publisher-controller',
   tokenCleaner: 'token-cleaner-controller',
   clusterRoleAggregation: 'clusterrole-aggregation-controller',
   resourceQuota: 'resourcequota-controller',
@@ -28,10 +25,7 @@ export const CONTROLLER = {
 
 /** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
 const SERVER_LOOPS: readonly KnownController[] = [
-  { name: CONTROLLER.namespace, aliases: ['namespace'] },
-  { name: CONTROLLER.serviceAccount, aliases: ['serviceaccount'] },
   { name: CONTROLLER.serviceAccountToken, aliases: ['serviceaccount-token'] },
-  { name: CONTROLLER.rootCaPublisher, aliases: ['root-ca-cert-publisher'] },
   { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
   { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },

@@ -1,12 +1,12 @@
 /**
  * Service accounts in one server, wired from the flags (flags.ts), the keys (keys.ts) and the
  * cluster CA: the token authenticator for the authentication step, the TokenRequest endpoint,
- * the pod admission step, the issuer discovery routes, and the controllers (default accounts and
- * root CA per namespace, legacy token Secrets). Built before the resource layer; `attach` hands it
+ * the pod admission step, the issuer discovery routes, and the legacy token Secrets controller.
+ * (Default accounts and the root CA per namespace are the controller manager's
+ * serviceaccount and root-ca-cert-publisher controllers.) Built before the resource layer; `attach` hands it
  * the resource context once `mountResources` has made it (lookups need its store and caches).
  */
 import type { FastifyInstance } from 'fastify';
-import { startServiceAccountsController } from '../apiserver-loops/service-accounts.js';
 import type { ControllerSelection } from '../flags/controllers.js';
 import { ALL_CONTROLLERS, CONTROLLER } from './controllers.js';
 import { startTokenSecretsController } from '../apiserver-loops/token-secrets.js';
@@ -60,14 +60,7 @@ export class ServiceAccounts {
     this.admission = serviceAccountAdmission(lookup.proxy);
     const endpoints = new Map<string, CustomEndpoint>();
     const selection = deps.controllers ?? ALL_CONTROLLERS;
-    const publish = {
-      defaultAccounts: selection.enabled(CONTROLLER.serviceAccount),
-      rootCa: selection.enabled(CONTROLLER.rootCaPublisher),
-    };
     const controllers: ControllerFactory[] = [];
-    if (publish.defaultAccounts || publish.rootCa) {
-      controllers.push((ctx) => startServiceAccountsController(ctx, deps.caPem, publish));
-    }
     const first = flags.issuers[0] ?? '';
     if (keys.signing !== undefined) {
       const boundIssuer = new TokenIssuer(keys.signing, first);
