@@ -34,9 +34,11 @@ import { csrApprovingController } from '../controllers/csrapproving/index.js';
 import { namespaceController } from '../controllers/namespace/index.js';
 import { serviceAccountController } from '../controllers/serviceaccount/index.js';
 import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publisher/index.js';
+import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  serviceAccountTokenController,
   namespaceController,
   serviceAccountController,
   rootCaCertPublisherController,

@@ -198,9 +198,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : new ServiceAccounts({
           flags: options.serviceAccount,
           keys: deps.serviceAccounts.keys,
-          caPem: deps.serviceAccounts.caPem,
           externalAddress: deps.serverAddress,
-          controllers: options.controllers,
         });
   const authn = buildAuthentication({
     flags,
@@ -401,7 +399,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     admission: admission.chain,
     namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [
-      ...(serviceAccounts?.controllers ?? []),
       ...flowControl.controllers,
       crdController,
       (ctx) => aggregator.start(ctx),

@@ -7,29 +7,36 @@
  * bootstrap RBAC policy grants `system:kube-controller-manager` little beyond reading.
  */
 import type { ServerPki } from '../pki/server-pki.js';
+import type { ControllersConfig } from '../controllers/config.js';
 import { defaultManagerOptions } from '../controller-manager/options.js';
 import { startControllerManager, type RunningManager } from '../controller-manager/manager.js';
 import type { ServerLog } from './log.js';
 import { loopbackConfig } from './loopback.js';
 
-/** Starts the in-process manager with `controllers` (the `--controllers` selection). */
+/**
+ * Starts the in-process manager with `controllers` (the `--controllers` selection). `config`
+ * sets controller flags the server knows the values of (`--service-account-private-key-file`:
+ * the server's own signing key, so legacy token Secrets verify).
+ */
 export async function startInProcessControllerManager(
   pki: ServerPki,
   url: string,
   controllers: readonly string[],
   log: ServerLog,
+  config: Partial<Pick<ControllersConfig, 'serviceAccountPrivateKeyFile'>> = {},
 ): Promise<RunningManager> {
   const clientConfig = await loopbackConfig(
     { url, ca: pki.ca, servingTrustPem: pki.servingTrustPem },
     { user: 'system:kube-controller-manager' },
   );
-  const options = defaultManagerOptions({
+  const defaults = defaultManagerOptions({
     controllers,
     useServiceAccountCredentials: true,
     // The loopback is not a shared network: kube's client limits would only slow it down.
     qps: -1,
     burst: 0,
   });
+  const options = { ...defaults, config: { ...defaults.config, ...config } };
   return startControllerManager({
     clientConfig,
     options,

@@ -16,7 +16,6 @@ import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
-  serviceAccountToken: 'serviceaccount-token-controller',
   tokenCleaner: 'token-cleaner-controller',
   clusterRoleAggregation: 'clusterrole-aggregation-controller',
   resourceQuota: 'resourcequota-controller',
@@ -25,7 +24,6 @@ export const CONTROLLER = {
 
 /** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
 const SERVER_LOOPS: readonly KnownController[] = [
-  { name: CONTROLLER.serviceAccountToken, aliases: ['serviceaccount-token'] },
   { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
   { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },

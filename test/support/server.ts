@@ -70,6 +70,7 @@ export const ESSENTIAL_CONTROLLERS: readonly string[] = [
   'namespace-controller',
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
+  'serviceaccount-token-controller',
 ];
 
 /** A running test server. */

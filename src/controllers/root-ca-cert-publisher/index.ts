@@ -10,7 +10,6 @@
  * exactly `{ca.crt}` and the annotation back when either differs. `binaryData` is left alone, as
  * kube does.
  */
-import { readFile } from 'node:fs/promises';
 import type { ConfigMap, Namespace } from '../../api/types/core-v1.js';
 import {
   CONFIG_MAPS,
@@ -22,6 +21,7 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { namespaceGoneOrTerminating } from '../shared/namespaces.js';
+import { rootCaOf } from '../shared/root-ca.js';
 
 /** The ConfigMap's name. */
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
@@ -120,16 +120,6 @@ export class RootCaPublisher {
       { namespace: ns },
     );
   }
-}
-
-/** The CA to publish: `--root-ca-file`, else the CA bundle the manager's client trusts. */
-export async function rootCaOf(ctx: ControllerContext): Promise<string> {
-  if (ctx.config.rootCaFile !== '') return readFile(ctx.config.rootCaFile, 'utf8');
-  const ca = ctx.client.config.caData;
-  if (ca === undefined || ca.length === 0) {
-    throw new Error('no --root-ca-file and the client has no CA bundle: nothing to publish');
-  }
-  return ca.toString('utf8');
 }
 
 /** Registry entry. */
