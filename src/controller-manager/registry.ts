@@ -35,6 +35,7 @@ import { namespaceController } from '../controllers/namespace/index.js';
 import { serviceAccountController } from '../controllers/serviceaccount/index.js';
 import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publisher/index.js';
 import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
+import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -42,6 +43,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   namespaceController,
   serviceAccountController,
   rootCaCertPublisherController,
+  clusterRoleAggregationController,
   garbageCollectorController,
   replicaSetController,
   replicationControllerController,

@@ -422,7 +422,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
-    aggregation: options.controllers.enabled(CONTROLLER.clusterRoleAggregation),
     webhook: {
       configFile: options.flags.get('authorization-webhook-config-file') as string,
       version: options.flags.get('authorization-webhook-version') as string,

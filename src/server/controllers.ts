@@ -17,7 +17,6 @@ import { CONTROLLERS } from '../controller-manager/registry.js';
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
   tokenCleaner: 'token-cleaner-controller',
-  clusterRoleAggregation: 'clusterrole-aggregation-controller',
   resourceQuota: 'resourcequota-controller',
   csrSigning: 'certificatesigningrequest-signing-controller',
 } as const;
@@ -25,7 +24,6 @@ export const CONTROLLER = {
 /** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
 const SERVER_LOOPS: readonly KnownController[] = [
   { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
-  { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
   { name: CONTROLLER.csrSigning, aliases: ['csrsigning'] },
 ];

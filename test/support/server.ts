@@ -71,6 +71,7 @@ export const ESSENTIAL_CONTROLLERS: readonly string[] = [
   'serviceaccount-controller',
   'root-ca-certificate-publisher-controller',
   'serviceaccount-token-controller',
+  'clusterrole-aggregation-controller',
 ];
 
 /** A running test server. */
