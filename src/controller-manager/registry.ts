@@ -36,6 +36,7 @@ import { serviceAccountController } from '../controllers/serviceaccount/index.js
 import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publisher/index.js';
 import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
 import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
+import { tokenCleanerController } from '../controllers/token-cleaner/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -44,6 +45,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   serviceAccountController,
   rootCaCertPublisherController,
   clusterRoleAggregationController,
+  tokenCleanerController,
   garbageCollectorController,
   replicaSetController,
   replicationControllerController,

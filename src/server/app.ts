@@ -43,7 +43,6 @@ import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
-import { startTokenCleaner, type TokenCleaner } from '../apiserver-loops/token-cleaner.js';
 import { CONTROLLER } from './controllers.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
@@ -593,22 +592,5 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('/pods/log', podLogEndpoint(kubeletClientOptions(options.flags)));
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
-  if (
-    authn.bootstrapTokens &&
-    deps.startControllers !== false &&
-    options.controllers.enabled(CONTROLLER.tokenCleaner)
-  ) {
-    let cleaner: TokenCleaner | undefined;
-    app.addHook('onReady', (done) => {
-      cleaner = startTokenCleaner({
-        store: layer.store,
-        onError: (err) => deps.log.error('bootstrap token cleaner failed', err),
-      });
-      done();
-    });
-    app.addHook('onClose', async () => {
-      await cleaner?.stop();
-    });
-  }
   return app;
 }

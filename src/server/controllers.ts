@@ -16,14 +16,12 @@ import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
-  tokenCleaner: 'token-cleaner-controller',
   resourceQuota: 'resourcequota-controller',
   csrSigning: 'certificatesigningrequest-signing-controller',
 } as const;
 
 /** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
 const SERVER_LOOPS: readonly KnownController[] = [
-  { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
   { name: CONTROLLER.csrSigning, aliases: ['csrsigning'] },
 ];
