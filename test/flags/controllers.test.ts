@@ -60,8 +60,10 @@ describe('capstan server --controllers', () => {
     return p.options.controllers;
   };
 
-  it('defaults to every server controller', () => {
-    expect(parse().names).toEqual(SERVER_CONTROLLERS.map((c) => c.name));
+  it('defaults to every server controller not disabled by default', () => {
+    expect(parse().names).toEqual(
+      SERVER_CONTROLLERS.filter((c) => c.disabledByDefault !== true).map((c) => c.name),
+    );
   });
 
   it('runs none for an empty value and accepts kube names', () => {
