@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import type { Store } from '../../storage/interface.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { AggregationController } from './aggregation.js';
 import {
   loadAuthorizationConfig,
   type AuthorizationConfig,
@@ -56,8 +55,6 @@ export interface AuthorizationDeps {
   readonly plantedBug?: string;
   /** Decodes protobuf bodies of RBAC writes for the escalation check. */
   readonly decodeProtobuf?: ProtobufDecoder;
-  /** Run the ClusterRole aggregation controller with RBAC (`--controllers`); default true. */
-  readonly aggregation?: boolean;
 }
 
 /** kube-apiserver looks at `--authorization-config` for changes once a minute. */
@@ -173,7 +170,6 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
   // Under AlwaysAllow alone the step would cost for nothing (a reloadable file keeps it).
   const onlyAllow = deps.config === undefined && deps.modes.every((m) => m === 'AlwaysAllow');
   let reloader: ReturnType<typeof setInterval> | undefined;
-  let aggregation: AggregationController | undefined;
   let stopped = false;
   return {
     chain,
@@ -198,14 +194,10 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
       }
       if (index === undefined) return;
       index.start();
-      if (deps.aggregation !== false) {
-        aggregation = new AggregationController(index, deps.store, deps.logError);
-      }
       const policy = bootstrapPolicy();
       for (let attempt = 0; !stopped; attempt++) {
         try {
           await reconcilePolicy(deps.store, policy, deps.now);
-          aggregation?.start();
           onBootstrapped();
           return;
         } catch (err) {
@@ -218,7 +210,6 @@ export function buildAuthorization(deps: AuthorizationDeps): AuthorizationSetup 
       stopped = true;
       if (reloader !== undefined) clearInterval(reloader);
       graph?.close();
-      aggregation?.stop();
       index?.close();
     },
   };

@@ -116,7 +116,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
         if (signal.aborted) break;
         try {
           const client = await identities.clientFor(
-            options.useServiceAccountCredentials ? c.serviceAccount : undefined,
+            options.useServiceAccountCredentials && c.rootClient !== true ? c.serviceAccount : undefined,
           );
           const ctx: ControllerContext = {
             name: c.name,

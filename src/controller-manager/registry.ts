@@ -33,9 +33,21 @@ import { podGcController } from '../controllers/podgc/index.js';
 import { disruptionController } from '../controllers/disruption/index.js';
 import { csrApprovingController } from '../controllers/csrapproving/index.js';
 import { csrSigningController } from '../controllers/csrsigning/index.js';
+import { namespaceController } from '../controllers/namespace/index.js';
+import { serviceAccountController } from '../controllers/serviceaccount/index.js';
+import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publisher/index.js';
+import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
+import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
+import { tokenCleanerController } from '../controllers/token-cleaner/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
+  serviceAccountTokenController,
+  namespaceController,
+  serviceAccountController,
+  rootCaCertPublisherController,
+  clusterRoleAggregationController,
+  tokenCleanerController,
   garbageCollectorController,
   replicaSetController,
   replicationControllerController,

@@ -74,6 +74,12 @@ export interface ControllerDescriptor {
    * (kube's `<x>-controller` in kube-system, bound to `system:controller:<x>-controller`).
    */
   readonly serviceAccount: string;
+  /**
+   * Acts as the manager itself even with `--use-service-account-credentials` (kube's token
+   * controller, started with the root client builder: the service-account credentials of the
+   * others may depend on it).
+   */
+  readonly rootClient?: boolean;
   /** Registers handlers and starts the controller's workers; returns once they run. */
   start(ctx: ControllerContext): void | Promise<void>;
 }

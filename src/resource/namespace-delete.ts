@@ -1,7 +1,7 @@
 /**
  * DELETE of a namespace, as kube-apiserver's namespace storage does it: the first request marks
  * the namespace (`deletionTimestamp`, `status.phase: Terminating`) and returns it; the namespace
- * controller (src/apiserver-loops/namespace.ts) then deletes the content, removes the `kubernetes`
+ * controller (src/controllers/namespace/, in the controller manager) then deletes the content, removes the `kubernetes`
  * entry of `spec.finalizers`, and the namespace goes away. A DELETE while `spec.finalizers` is
  * non-empty returns the namespace unchanged; once it is empty, the generic delete applies
  * (metadata finalizers still hold it). `default`, `kube-system` and `kube-public` are refused.

@@ -43,7 +43,6 @@ import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
-import { startTokenCleaner, type TokenCleaner } from '../apiserver-loops/token-cleaner.js';
 import { CONTROLLER } from './controllers.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
@@ -197,9 +196,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       : new ServiceAccounts({
           flags: options.serviceAccount,
           keys: deps.serviceAccounts.keys,
-          caPem: deps.serviceAccounts.caPem,
           externalAddress: deps.serverAddress,
-          controllers: options.controllers,
         });
   const authn = buildAuthentication({
     flags,
@@ -397,11 +394,9 @@ export function buildApp(deps: AppDeps): FastifyInstance {
         }
       : false,
     ...(deps.startControllers === undefined ? {} : { startControllers: deps.startControllers }),
-    namespaceController: options.controllers.enabled(CONTROLLER.namespace),
     admission: admission.chain,
     namespaceLifecycle: admission.namespaceLifecycle,
     controllers: [
-      ...(serviceAccounts?.controllers ?? []),
       ...flowControl.controllers,
       crdController,
       (ctx) => aggregator.start(ctx),
@@ -425,7 +420,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     decodeProtobuf: (body, messageType) => body.decode(layer.reps.codec, messageType),
     store: layer.store,
     policyFile: options.flags.get('authorization-policy-file') as string,
-    aggregation: options.controllers.enabled(CONTROLLER.clusterRoleAggregation),
     webhook: {
       configFile: options.flags.get('authorization-webhook-config-file') as string,
       version: options.flags.get('authorization-webhook-version') as string,
@@ -591,22 +585,5 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   installUpgrades(app);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
   serviceAccounts?.attach(layer.ctx);
-  if (
-    authn.bootstrapTokens &&
-    deps.startControllers !== false &&
-    options.controllers.enabled(CONTROLLER.tokenCleaner)
-  ) {
-    let cleaner: TokenCleaner | undefined;
-    app.addHook('onReady', (done) => {
-      cleaner = startTokenCleaner({
-        store: layer.store,
-        onError: (err) => deps.log.error('bootstrap token cleaner failed', err),
-      });
-      done();
-    });
-    app.addHook('onClose', async () => {
-      await cleaner?.stop();
-    });
-  }
   return app;
 }

@@ -8,17 +8,23 @@
  * signer is given the server's cluster CA (kube's `--cluster-signing-{cert,key}-file`).
  */
 import type { ServerPki } from '../pki/server-pki.js';
+import type { ControllersConfig } from '../controllers/config.js';
 import { defaultManagerOptions } from '../controller-manager/options.js';
 import { startControllerManager, type RunningManager } from '../controller-manager/manager.js';
 import type { ServerLog } from './log.js';
 import { loopbackConfig } from './loopback.js';
 
-/** Starts the in-process manager with `controllers` (the `--controllers` selection). */
+/**
+ * Starts the in-process manager with `controllers` (the `--controllers` selection). `config`
+ * sets controller flags the server knows the values of (`--service-account-private-key-file`:
+ * the server's own signing key, so legacy token Secrets verify).
+ */
 export async function startInProcessControllerManager(
   pki: ServerPki,
   url: string,
   controllers: readonly string[],
   log: ServerLog,
+  config: Partial<Pick<ControllersConfig, 'serviceAccountPrivateKeyFile'>> = {},
 ): Promise<RunningManager> {
   const clientConfig = await loopbackConfig(
     { url, ca: pki.ca, servingTrustPem: pki.servingTrustPem },
@@ -33,7 +39,7 @@ export async function startInProcessControllerManager(
   });
   // The CSR signer issues from the server's cluster CA, which client certificates authenticate against.
   const clusterSigning = { ...defaults.config.clusterSigning, ca: pki.ca };
-  const options = { ...defaults, config: { ...defaults.config, clusterSigning } };
+  const options = { ...defaults, config: { ...defaults.config, ...config, clusterSigning } };
   return startControllerManager({
     clientConfig,
     options,

@@ -1,38 +1,26 @@
 /**
- * The in-process loops of `capstan server` that kube runs in kube-controller-manager, under
- * kube v1.33's controller names (canonical, with the older short names as aliases), for the
- * server's `--controllers` flag (kube-controller-manager's syntax: `*`, `foo`, `-foo`; default
- * `*`; empty runs none). kube-apiserver's own start-up work (system namespaces, bootstrap RBAC
+ * The controllers of `capstan server`'s `--controllers` flag (kube-controller-manager's syntax:
+ * `*`, `foo`, `-foo`; default `*`; empty runs none), under kube v1.33's names (canonical, with
+ * the older short names as aliases): the in-process controller manager's (every controller of
+ * `src/controller-manager/registry.ts`, namespace, service accounts, tokens, root CA, ClusterRole
+ * aggregation and token cleaner included), the scheduler, and two loops still inside the server:
+ * the resource quota status controller (src/admission/quota) and CSR signing
+ * (src/certificates). kube-apiserver's own start-up work (system namespaces, bootstrap RBAC
  * policy, API Priority and Fairness, the `kubernetes` Service, cluster IP repair, CRD and
  * APIService handling, system PriorityClasses) is not listed: it always runs.
  *
- * Where the server differs from kube-controller-manager: `token-cleaner-controller` is disabled
- * by default in kube, but the server has always cleaned expired bootstrap tokens when
- * `--enable-bootstrap-token-auth` is set, so here `*` includes it. kube's
- * `bootstrap-signer-controller` has no counterpart in the server.
+ * `token-cleaner-controller` is off unless named (`--controllers=*,tokencleaner`), as in kube.
  */
 import type { ControllerSelection, KnownController } from '../flags/controllers.js';
 import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** Canonical names of the server's controllers. */
 export const CONTROLLER = {
-  namespace: 'namespace-controller',
-  serviceAccount: 'serviceaccount-controller',
-  serviceAccountToken: 'serviceaccount-token-controller',
-  rootCaPublisher: 'root-ca-certificate-publisher-controller',
-  tokenCleaner: 'token-cleaner-controller',
-  clusterRoleAggregation: 'clusterrole-aggregation-controller',
   resourceQuota: 'resourcequota-controller',
 } as const;
 
-/** The server's own loops (the rest of `--controllers` is the in-process controller manager's). */
+/** The loops still in the server (the rest of `--controllers` is the in-process controller manager's). */
 const SERVER_LOOPS: readonly KnownController[] = [
-  { name: CONTROLLER.namespace, aliases: ['namespace'] },
-  { name: CONTROLLER.serviceAccount, aliases: ['serviceaccount'] },
-  { name: CONTROLLER.serviceAccountToken, aliases: ['serviceaccount-token'] },
-  { name: CONTROLLER.rootCaPublisher, aliases: ['root-ca-cert-publisher'] },
-  { name: CONTROLLER.tokenCleaner, aliases: ['tokencleaner'] },
-  { name: CONTROLLER.clusterRoleAggregation, aliases: ['clusterrole-aggregation'] },
   { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
 ];
 

@@ -3,8 +3,9 @@
  * handlers see (values converted between the handlers' JSON and `--storage-media-type`), the
  * watch caches over that same store, the representations, and the handlers' context. It is
  * mounted on the app together with the resource routes (src/http/resource-routes.ts) and lives
- * with it: the app's `onReady` starts the system-namespace bootstrap, the namespace controller
- * and (when asked) every watch cache; its `onClose` stops them.
+ * with it: the app's `onReady` starts the system-namespace bootstrap and (when asked) every watch
+ * cache; its `onClose` stops them. Namespace deletion is the namespace controller's
+ * (src/controllers/namespace/), run by the controller manager.
  */
 import { reconcileKubernetesService } from '../apiserver-loops/kubernetes-service.js';
 import { startApiserverIdentity, type ApiserverIdentity } from '../apiserver-loops/apiserver-identity.js';
@@ -22,7 +23,6 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { bootstrapNamespaces } from '../apiserver-loops/bootstrap-namespaces.js';
 import { ensureLegacyTokenTracking } from '../apiserver-loops/legacy-token-tracking.js';
-import { startNamespaceController, type NamespaceController } from '../apiserver-loops/namespace.js';
 import { registerResourceRoutes, type CustomEndpoints } from '../http/resource-routes.js';
 import type { Registry, ResourceType } from '../registry/types.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
@@ -52,12 +52,11 @@ export interface ResourceDeps {
   /** Idle interval of watch bookmarks in milliseconds (default 60 000). */
   readonly bookmarkIntervalMs?: number;
   /**
-   * Create the system namespaces and run the namespace controller while the app is up (on
-   * `onReady`, stopped on `onClose`). Default true; servers sharing a store may all run it.
+   * Create the system namespaces, repair service allocations and run {@link controllers} while
+   * the app is up (on `onReady`, stopped on `onClose`). Default true; servers sharing a store
+   * may all run it.
    */
   readonly startControllers?: boolean;
-  /** Run the namespace controller (`--controllers` may leave it off); default true. */
-  readonly namespaceController?: boolean;
   /** The schema set of the protobuf codec; default: loaded on the first protobuf request. */
   readonly schemas?: SchemaSet;
   /**
@@ -82,8 +81,8 @@ export interface ResourceDeps {
   /** The context a request to a type runs with (custom resource conversion); default the layer's. */
   readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
   /**
-   * Controllers started with the namespace controller (after the system namespaces exist) and
-   * stopped on close, when controllers run.
+   * The server's own controllers, started after the system namespaces exist and stopped on
+   * close, when controllers run.
    */
   readonly controllers?: readonly ControllerFactory[];
   /**
@@ -254,7 +253,6 @@ export function mountResources(
     ...(deps.contextFor === undefined ? {} : { contextFor: deps.contextFor }),
   });
   if (deps.startControllers === false) return layer;
-  let controller: NamespaceController | undefined;
   const others: { stop(): Promise<void> }[] = [];
   app.addHook('onReady', async () => {
     await bootstrapNamespaces(ctx);
@@ -264,7 +262,6 @@ export function mountResources(
     if (allocators !== undefined) {
       await repairServiceAllocations(ctx, allocators.clusterIPs, allocators.nodePorts);
     }
-    if (deps.namespaceController !== false) controller = startNamespaceController(ctx);
     for (const start of deps.controllers ?? []) others.push(start(ctx));
   });
   const net = deps.services;
@@ -291,7 +288,6 @@ export function mountResources(
     await identity?.stop();
     await endpoints?.stop();
     await Promise.all(others.map((c) => c.stop()));
-    await controller?.stop();
   });
   return layer;
 }

@@ -254,7 +254,9 @@ export async function startServer(
     const controllerManager =
       controllers.length === 0
         ? undefined
-        : await startInProcessControllerManager(pki, url, controllers, log);
+        : await startInProcessControllerManager(pki, url, controllers, log, {
+            serviceAccountPrivateKeyFile: signingKeyFile(options),
+          });
     const scheduler = schedulerOn ? await startInProcessScheduler(pki, url, log) : undefined;
 
     let stopping: Promise<void> | undefined;
@@ -328,4 +330,16 @@ export async function startServer(
     await opened.root.close();
     throw err;
   }
+}
+
+/**
+ * The file of the key the server signs service-account tokens with, for the in-process token
+ * controller: `--service-account-signing-key-file`, else the default key in the cert dir when no
+ * `--service-account-key-file` is given, else the first key file (which then signs when it holds
+ * a private key, as envtest passes one file to both flags).
+ */
+function signingKeyFile(options: ServerOptions): string {
+  const sa = options.serviceAccount;
+  if (sa.signingKeyFile !== '') return sa.signingKeyFile;
+  return sa.keyFiles[0] ?? join(options.certDir, 'sa.key');
 }

@@ -1,19 +1,15 @@
 /**
  * Service accounts in one server, wired from the flags (flags.ts), the keys (keys.ts) and the
  * cluster CA: the token authenticator for the authentication step, the TokenRequest endpoint,
- * the pod admission step, the issuer discovery routes, and the controllers (default accounts and
- * root CA per namespace, legacy token Secrets). Built before the resource layer; `attach` hands it
+ * the pod admission step and the issuer discovery routes. (Default accounts, the root CA per
+ * namespace and legacy token Secrets are the controller manager's serviceaccount,
+ * root-ca-cert-publisher and serviceaccount-token controllers.) Built before the resource layer; `attach` hands it
  * the resource context once `mountResources` has made it (lookups need its store and caches).
  */
 import type { FastifyInstance } from 'fastify';
-import { startServiceAccountsController } from '../apiserver-loops/service-accounts.js';
-import type { ControllerSelection } from '../flags/controllers.js';
-import { ALL_CONTROLLERS, CONTROLLER } from './controllers.js';
-import { startTokenSecretsController } from '../apiserver-loops/token-secrets.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
 import type { ResourceContext } from '../resource/context.js';
 import type { AdmissionPlugin } from '../admission/index.js';
-import type { ControllerFactory } from './resources.js';
 import { ServiceAccountAuthenticator } from '../serviceaccount/authenticator.js';
 import type { ServiceAccountFlags } from '../serviceaccount/flags.js';
 import { TokenIssuer } from '../serviceaccount/issuer.js';
@@ -27,12 +23,8 @@ import { tokenRequestEndpoint } from '../serviceaccount/token-request.js';
 export interface ServiceAccountDeps {
   readonly flags: ServiceAccountFlags;
   readonly keys: ServiceAccountKeys;
-  /** The cluster CA bundle (ConfigMaps `kube-root-ca.crt`, token Secrets' `ca.crt`). */
-  readonly caPem: string;
   /** `host:port` clients reach the server at (for the default `jwks_uri`). */
   readonly externalAddress: () => string;
-  /** Which of the service-account controllers run (`--controllers`); default all. */
-  readonly controllers?: ControllerSelection;
 }
 
 /** The service-account parts of a server. */
@@ -41,7 +33,6 @@ export class ServiceAccounts {
   readonly admission: AdmissionPlugin;
   /** Custom endpoints by key (`/serviceaccounts/token`); empty when no key signs. */
   readonly endpoints: ReadonlyMap<string, CustomEndpoint>;
-  readonly controllers: readonly ControllerFactory[];
   readonly #deps: ServiceAccountDeps;
   readonly #lookup: DeferredLookup;
 
@@ -59,15 +50,6 @@ export class ServiceAccounts {
     });
     this.admission = serviceAccountAdmission(lookup.proxy);
     const endpoints = new Map<string, CustomEndpoint>();
-    const selection = deps.controllers ?? ALL_CONTROLLERS;
-    const publish = {
-      defaultAccounts: selection.enabled(CONTROLLER.serviceAccount),
-      rootCa: selection.enabled(CONTROLLER.rootCaPublisher),
-    };
-    const controllers: ControllerFactory[] = [];
-    if (publish.defaultAccounts || publish.rootCa) {
-      controllers.push((ctx) => startServiceAccountsController(ctx, deps.caPem, publish));
-    }
     const first = flags.issuers[0] ?? '';
     if (keys.signing !== undefined) {
       const boundIssuer = new TokenIssuer(keys.signing, first);
@@ -81,12 +63,8 @@ export class ServiceAccounts {
           extendExpiration: flags.extendTokenExpiration,
         }),
       );
-      if (selection.enabled(CONTROLLER.serviceAccountToken)) {
-        controllers.push((ctx) => startTokenSecretsController(ctx, boundIssuer, deps.caPem));
-      }
     }
     this.endpoints = endpoints;
-    this.controllers = controllers;
   }
 
   /** Gives the lookups the resource context (call right after `mountResources`). */

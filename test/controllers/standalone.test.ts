@@ -26,6 +26,10 @@ function options(kubeconfig: string): ManagerOptions {
     '--leader-elect-lease-duration=4s',
     '--leader-elect-renew-deadline=3s',
     '--leader-elect-retry-period=500ms',
+    // Not the aggregation controller: its first writes of kube's aggregated roles (admin, edit,
+    // view) hold this process's server for longer than the 3 s renew deadline used here, so the
+    // leader loses its lease (a known problem, to look into in the server's write path).
+    '--controllers=*,-clusterrole-aggregation',
   ]);
   if (parsed.help) throw new Error('unexpected --help');
   return parsed.options;
@@ -43,9 +47,12 @@ function start(): RunningManager {
 }
 
 beforeAll(async () => {
-  env = await startControllerEnv([], NS);
+  // A bare server (no in-process manager holding the Lease): the managers under test run every
+  // default controller, the serviceaccount controller (default accounts for the pods) included.
+  env = await startControllerEnv([], NS, undefined, ['--controllers=']);
 });
 afterAll(async () => {
+  if (process.env['DUMP'] === '1') for (const l of logs) console.log('LOG', l);
   for (const m of managers) await m.stop();
   await env?.close();
 });

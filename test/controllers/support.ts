@@ -33,15 +33,19 @@ export interface ControllerEnv {
   close(): Promise<void>;
 }
 
-/** Starts the environment (kubectl 1.33 is required). */
+/** Starts the environment (kubectl 1.33 is required); `serverArgs` are more server flags. */
 export async function startControllerEnv(
   controllers: readonly string[],
   ns: string,
   ready?: (pod: FakePod) => boolean,
+  serverArgs: readonly string[] = [],
 ): Promise<ControllerEnv> {
   expect(kubectlPath('1.33'), 'kubectl 1.33 is required').toBeDefined();
   // RBAC, as kube clusters run: the controllers must get by with kube's bootstrap roles.
-  const server = await startTestServer({ controllers, args: ['--authorization-mode=Node,RBAC'] });
+  const server = await startTestServer({
+    controllers,
+    args: ['--authorization-mode=Node,RBAC', ...serverArgs],
+  });
   const tls = adminTls(server.kubeconfigPath);
   const send = async <T = Json>(
     method: string,

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { parseControllerSelection, type KnownController } from '../../src/flags/controllers.js';
 import { FlagError } from '../../src/flags/flags.js';
 import { parseServerArgs } from '../../src/server/options.js';
-import { CONTROLLER, SERVER_CONTROLLERS } from '../../src/server/controllers.js';
+import { SERVER_CONTROLLERS } from '../../src/server/controllers.js';
 
 const KNOWN: readonly KnownController[] = [
   { name: 'a-controller', aliases: ['a'] },
@@ -60,17 +60,19 @@ describe('capstan server --controllers', () => {
     return p.options.controllers;
   };
 
-  it('defaults to every server controller', () => {
-    expect(parse().names).toEqual(SERVER_CONTROLLERS.map((c) => c.name));
+  it('defaults to every server controller not disabled by default', () => {
+    expect(parse().names).toEqual(
+      SERVER_CONTROLLERS.filter((c) => c.disabledByDefault !== true).map((c) => c.name),
+    );
   });
 
   it('runs none for an empty value and accepts kube names', () => {
     expect(parse('--controllers=').names).toEqual([]);
     const s = parse('--controllers=*,-serviceaccount,-root-ca-certificate-publisher-controller');
-    expect(s.enabled(CONTROLLER.serviceAccount)).toBe(false);
-    expect(s.enabled(CONTROLLER.rootCaPublisher)).toBe(false);
+    expect(s.enabled('serviceaccount-controller')).toBe(false);
+    expect(s.enabled('root-ca-certificate-publisher-controller')).toBe(false);
     expect(s.enabled('namespace')).toBe(true);
-    expect(parse('--controllers=', '--controllers=namespace').names).toEqual([CONTROLLER.namespace]);
+    expect(parse('--controllers=', '--controllers=namespace').names).toEqual(['namespace-controller']);
   });
 
   it('is a flag error for unknown controllers', () => {

@@ -265,6 +265,15 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
 
   it('let a watch resume on another server from its last resourceVersion without a gap', async () => {
     const [a, b, c] = [members[0]!, members[1]!, members[2]!];
+    // The root CA publisher (the in-process controller manager's) adds kube-root-ca.crt to the
+    // namespace asynchronously: wait for it, so the watch below sees only the test's writes.
+    for (let i = 0; ; i++) {
+      const list = await get(a, `/api/v1/namespaces/${NS}/configmaps`);
+      const names = (list['items'] as { metadata: { name: string } }[]).map((o) => o.metadata.name);
+      if (names.includes('kube-root-ca.crt')) break;
+      if (i > 200) throw new Error('kube-root-ca.crt never appeared');
+      await new Promise((r) => setTimeout(r, 100));
+    }
     const base = String(
       ((await get(a, `/api/v1/namespaces/${NS}/configmaps`))['metadata'] as Record<string, unknown>)[
         'resourceVersion'

@@ -1,6 +1,7 @@
 /**
- * Namespace lifecycle (bootstrap, immortal namespaces, terminating namespaces, deletion of a
- * namespace and its content end to end, the finalize subresource) and the event TTL.
+ * Namespace lifecycle in the API server (bootstrap, immortal namespaces, terminating namespaces,
+ * the finalize subresource) and the event TTL. The deletion of a namespace's content is the
+ * namespace controller's: test/controllers/namespace.test.ts.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deployment, json, startResourceApp, type KObj, type ResourceApp } from './resources.support.js';
@@ -17,15 +18,6 @@ async function post(url: string, body: unknown): Promise<KObj> {
   const r = await s.request(json('POST', url, body));
   expect(r.statusCode, r.body).toBe(201);
   return r.json();
-}
-
-/** Polls `probe` until it returns true (the controller works asynchronously). */
-async function eventually(probe: () => Promise<boolean>, what: string, limitMs = 20_000): Promise<void> {
-  const deadline = Date.now() + limitMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 const status = async (url: string) => (await s.request(json('GET', url))).statusCode;
@@ -77,7 +69,7 @@ describe('namespaces', () => {
     expect(await status('/api/v1/namespaces/default')).toBe(200);
   });
 
-  it('deletion marks the namespace Terminating, refuses new content, removes content, then the namespace', async () => {
+  it('deletion marks the namespace Terminating and refuses new content', async () => {
     await post('/api/v1/namespaces', { metadata: { name: 'doomed' } });
     await post('/api/v1/namespaces/doomed/configmaps', { metadata: { name: 'a' } });
     await post('/api/v1/namespaces/doomed/configmaps', {
@@ -110,55 +102,10 @@ describe('namespaces', () => {
       details: { causes: [{ reason: 'NamespaceTerminating', field: 'metadata.namespace' }] },
     });
 
-    await eventually(
-      async () => (await status('/apis/apps/v1/namespaces/doomed/deployments/d')) === 404,
-      'deployment deleted',
-    );
-    await eventually(
-      async () => (await status('/api/v1/namespaces/doomed/configmaps/a')) === 404,
-      'configmap deleted',
-    );
-    expect(await status('/api/v1/namespaces/doomed/secrets/s')).toBe(404);
-    expect(await status('/api/v1/namespaces/doomed/events/e')).toBe(404);
-    // The finalizer holds its object, and the object holds the namespace.
-    const held = (await s.request(json('GET', '/api/v1/namespaces/doomed/configmaps/held'))).json();
-    expect(held['metadata'].deletionTimestamp).toBeDefined();
-    expect(await status('/api/v1/namespaces/doomed')).toBe(200);
-    const again = await s.request(json('DELETE', '/api/v1/namespaces/doomed'));
-    expect(again.statusCode).toBe(200);
-    expect(again.json()['status']).toMatchObject({ phase: 'Terminating' });
-
-    await s.request(
-      json(
-        'PATCH',
-        '/api/v1/namespaces/doomed/configmaps/held',
-        { metadata: { finalizers: null } },
-        'application/merge-patch+json',
-      ),
-    );
-    await eventually(async () => (await status('/api/v1/namespaces/doomed')) === 404, 'namespace deleted');
+    // Deleting the content and then the namespace is the namespace controller's (a client of
+    // the API): test/controllers/namespace.test.ts.
+    expect(await status('/api/v1/namespaces/doomed/configmaps/a')).toBe(200);
     expect(await status('/api/v1/namespaces/doomed2/configmaps/safe')).toBe(200);
-  });
-
-  it('metadata finalizers of the namespace hold it after its content is gone', async () => {
-    await post('/api/v1/namespaces', { metadata: { name: 'kept', finalizers: ['example.com/keep'] } });
-    await s.request(json('DELETE', '/api/v1/namespaces/kept'));
-    await eventually(
-      async () =>
-        ((await s.request(json('GET', '/api/v1/namespaces/kept'))).json()['spec']?.finalizers ?? [])
-          .length === 0,
-      'kubernetes finalizer removed',
-    );
-    expect(await status('/api/v1/namespaces/kept')).toBe(200);
-    await s.request(
-      json(
-        'PATCH',
-        '/api/v1/namespaces/kept',
-        { metadata: { finalizers: [] } },
-        'application/merge-patch+json',
-      ),
-    );
-    expect(await status('/api/v1/namespaces/kept')).toBe(404);
   });
 
   it('spec.finalizers only change through the finalize subresource', async () => {

@@ -42,11 +42,15 @@ export interface TestServerOptions {
   readonly certDir?: string;
   /** More `capstan server` flags. */
   readonly args?: readonly string[];
-  /** Run the namespace controllers (default true). */
+  /**
+   * Run the server's own start-up work and controllers (system namespaces, service IP repair),
+   * and {@link ESSENTIAL_CONTROLLERS}; default true.
+   */
   readonly startControllers?: boolean;
   /**
-   * The in-process controller manager's `--controllers` (kube names or aliases, `*`, `-foo`).
-   * Default: none, so suites that do not ask see no workload controllers.
+   * The in-process controller manager's `--controllers` (kube names or aliases, `*`, `-foo`),
+   * besides {@link ESSENTIAL_CONTROLLERS}. Default: none, so suites that do not ask see no
+   * workload controllers.
    */
   readonly controllers?: readonly string[];
   /** A local etcd to use with `store: 'etcd'` (else one is started and stopped with the server). */
@@ -54,6 +58,21 @@ export interface TestServerOptions {
   /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s. */
   readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
+
+/**
+ * Controllers every harness server runs unless `startControllers: false` or a `--controllers`
+ * flag in `args` leaves them out (`--controllers=` gives a bare API server): without them no
+ * namespace gets its `default` ServiceAccount (pods are refused) or `kube-root-ca.crt`, and
+ * deleted namespaces stay Terminating. They run in the in-process controller manager, as in
+ * `capstan server`.
+ */
+export const ESSENTIAL_CONTROLLERS: readonly string[] = [
+  'namespace-controller',
+  'serviceaccount-controller',
+  'root-ca-certificate-publisher-controller',
+  'serviceaccount-token-controller',
+  'clusterrole-aggregation-controller',
+];
 
 /** A running test server. */
 export interface TestServer {
@@ -103,7 +122,12 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       log: new ServerLog((line) => logs.push(line)),
       ...(memory === undefined ? {} : { store: memory }),
       ...(opts.startControllers === undefined ? {} : { startControllers: opts.startControllers }),
-      controllers: opts.controllers ?? [],
+      controllers: [
+        ...(opts.controllers ?? []),
+        ...(opts.startControllers === false
+          ? []
+          : ESSENTIAL_CONTROLLERS.filter((c) => parsed.options.controllers.enabled(c))),
+      ],
       ...(opts.endpointLease === undefined ? {} : { endpointLease: opts.endpointLease }),
     });
     const kubeConfig = new KubeConfig();
