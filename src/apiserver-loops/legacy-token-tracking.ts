@@ -52,7 +52,7 @@ export async function ensureLegacyTokenTracking(ctx: ResourceContext): Promise<v
       build: (obj) => {
         const next = obj as KubeObject;
         next['data'] = {
-          ...((next['data']) ?? {}),
+          ...(next['data'] ?? {}),
           [TRACKING_KEY]: since,
         };
         return next;
