@@ -41,7 +41,15 @@ export async function inProcessTarget(
 ): Promise<VerifyTarget> {
   const dataDir = await mkdtemp(join(tmpdir(), 'capstan-verify-'));
   try {
-    const args = ['--secure-port=0', '--bind-address=127.0.0.1', `--data-dir=${dataDir}`, ...extraArgs];
+    // A bare API server: controllers' own writes (kube-root-ca.crt in every namespace) are not
+    // the model's; `extraArgs` may still name some.
+    const args = [
+      '--secure-port=0',
+      '--bind-address=127.0.0.1',
+      `--data-dir=${dataDir}`,
+      '--controllers=',
+      ...extraArgs,
+    ];
     if (store !== 'memory' && store !== 'leveldb')
       args.push(`--etcd-servers=${store}`, `--etcd-prefix=/capstan-verify-${Date.now()}`);
     const parsed = parseServerArgs(args);

@@ -18,7 +18,8 @@ let policy: string;
 const servers: TestServer[] = [];
 
 async function start(args: string[]): Promise<TestServer> {
-  const s = await startTestServer({ args: [`--audit-policy-file=${policy}`, ...args] });
+  // Bare: the in-process controllers' requests would be audited too.
+  const s = await startTestServer({ args: [`--audit-policy-file=${policy}`, '--controllers=', ...args] });
   servers.push(s);
   return s;
 }

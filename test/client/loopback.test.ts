@@ -23,7 +23,8 @@ const clients: Client[] = [];
 
 beforeAll(async () => {
   // kube-apiserver's default is AlwaysAllow; a cluster runs Node,RBAC.
-  server = await startTestServer({ args: ['--authorization-mode=Node,RBAC'] });
+  // Bare: the in-process controller manager would hold the Lease this test takes.
+  server = await startTestServer({ args: ['--authorization-mode=Node,RBAC', '--controllers='] });
 });
 
 afterAll(async () => {

@@ -53,7 +53,12 @@ describe('list', () => {
     await post('/api/v1/namespaces', { metadata: { name: 'other' } });
     await post(CM, { metadata: { name: 'a' } });
     await post('/api/v1/namespaces/other/configmaps', { metadata: { name: 'b' } });
-    expect(await names('/api/v1/configmaps')).toEqual(['a', 'b']);
+    // In key order: default/a, kube-system's tracking ConfigMap (the server's own), other/b.
+    expect(await names('/api/v1/configmaps')).toEqual([
+      'a',
+      'kube-apiserver-legacy-service-account-token-tracking',
+      'b',
+    ]);
     expect(await names('/api/v1/namespaces/other/configmaps')).toEqual(['b']);
   });
 
