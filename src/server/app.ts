@@ -502,11 +502,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       else done();
     });
   }
-  app.addHook('onReady', (done) => {
-    // Not awaited: readyz reports the hook until the bootstrap policy is in place.
-    void authz.start(() => deps.lifecycle.completeHook(RBAC_BOOTSTRAP_HOOK));
-    done();
-  });
   servingTls.watch(app.server as unknown as import('node:tls').Server, CERT_RELOAD_INTERVAL_MS, (err) =>
     deps.log.error('reloading TLS files failed; the previous certificates stay in use', err),
   );
@@ -584,6 +579,12 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // exec, attach and port-forward arrive as HTTP/1.1 upgrades.
   installUpgrades(app);
   mountResources(app, { ...resourceDeps, endpoints }, layer);
+  // After the resource layer's start hook, whose service IP repair reads the store while idle.
+  app.addHook('onReady', (done) => {
+    // Not awaited: readyz reports the hook until the bootstrap policy is in place.
+    void authz.start(() => deps.lifecycle.completeHook(RBAC_BOOTSTRAP_HOOK));
+    done();
+  });
   serviceAccounts?.attach(layer.ctx);
   return app;
 }

@@ -11,6 +11,7 @@
  */
 
 /** The post-start hooks kube-apiserver reports in its health output (spec "Health endpoints"). */
+import { startupTrace } from './startup-trace.js';
 export const POST_START_HOOKS = [
   'start-kube-apiserver-admission-initializer',
   'generic-apiserver-start-informers',
@@ -89,7 +90,10 @@ export class ServerLifecycle {
 
   /** Records a finished post-start hook (idempotent; unknown names are ignored). */
   completeHook(name: string): void {
-    if (this.#pendingHooks.has(name)) this.#completedHooks.add(name);
+    if (this.#pendingHooks.has(name) && !this.#completedHooks.has(name)) {
+      this.#completedHooks.add(name);
+      startupTrace(`hook:${name}`);
+    }
   }
 
   isHookComplete(name: string): boolean {

@@ -254,15 +254,30 @@ export function mountResources(
   });
   if (deps.startControllers === false) return layer;
   const others: { stop(): Promise<void> }[] = [];
+  // The system namespaces are kube-apiserver's post-start work: made beside the listener and the
+  // other hooks (not on the path to /healthz), and waited for before the server counts as started
+  // (the first listening task, so the kubernetes Service and lease find their namespaces).
+  let namespacesMade: Promise<void> = Promise.resolve();
   app.addHook('onReady', async () => {
-    await bootstrapNamespaces(ctx);
-    ensureLegacyTokenTracking(ctx).catch((err: unknown) =>
-      app.log.error({ err }, 'creating the legacy service-account token tracking ConfigMap failed'),
-    );
+    // First, while the store is idle: the repair's reads then answer at once.
     if (allocators !== undefined) {
       await repairServiceAllocations(ctx, allocators.clusterIPs, allocators.nodePorts);
     }
+    namespacesMade = bootstrapNamespaces(ctx).then(() => {
+      ensureLegacyTokenTracking(ctx).catch((err: unknown) =>
+        app.log.error({ err }, 'creating the legacy service-account token tracking ConfigMap failed'),
+      );
+    });
+    // Held until the listening task takes it over (an early failure is not unhandled meanwhile).
+    namespacesMade.catch(() => undefined);
     for (const start of deps.controllers ?? []) others.push(start(ctx));
+  });
+  deps.onListening?.(async () => {
+    try {
+      await namespacesMade;
+    } catch (err) {
+      app.log.error({ err }, 'creating the system namespaces failed');
+    }
   });
   const net = deps.services;
   let identity: ApiserverIdentity | undefined;

@@ -4,6 +4,7 @@
  * `--help`), 2 for bad flags, 1 when the server cannot start. A second signal during shutdown
  * exits at once with status 1, as kube-apiserver does.
  */
+import { startupTrace } from './startup-trace.js';
 import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
@@ -37,6 +38,7 @@ export async function runServerCommand(
   io: CommandIo = PROCESS_IO,
   companion?: Companion,
 ): Promise<number> {
+  startupTrace('main');
   let parsed;
   try {
     parsed = parseServerArgs(argv);

@@ -14,6 +14,7 @@
  * (up to `--request-timeout`, then connections are cut); finally compaction stops and the store
  * closes.
  */
+import { startupTrace } from './startup-trace.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -167,6 +168,7 @@ export async function startServer(
     );
     throw (failed as PromiseRejectedResult).reason;
   }
+  startupTrace('loaded');
   const { buildApp } = appResult.value;
   const pki = pkiResult.value;
   const opened = storeResult.value;
@@ -217,12 +219,14 @@ export async function startServer(
     throw err;
   }
 
+  startupTrace('built');
   let compactor: Compactor | undefined;
   try {
     await app.listen({ host: listenHost(options.bindAddress), port: options.securePort });
     const address = app.server.address();
     if (address === null || typeof address === 'string') throw new Error('the listener has no TCP address');
     port = address.port;
+    startupTrace('listening');
     // The work that needs the bound port (the kubernetes Service, this server's endpoints and
     // identity lease) runs beside the post-start hooks, as kube's bootstrap controller does: it
     // does not hold /healthz and /readyz back. startServer still resolves only once it is done.
@@ -242,6 +246,7 @@ export async function startServer(
       if (!lifecycle.isHookClaimed(hook)) lifecycle.completeHook(hook);
     }
     lifecycle.markStarted();
+    startupTrace('started');
     await Promise.all([listening, kubeconfigWritten]);
     // The manager's share of `--controllers` (canonical names), unless the caller chose.
     const controllers =
