@@ -95,14 +95,19 @@ export async function startResourceApp(overrides: Partial<ResourceDeps> = {}): P
   // Test clients may keep idle keep-alive sockets; closing must not wait for them.
   const app = fastify({ logger: false, forceCloseConnections: true });
   installErrorHandler(app);
+  // The work a server does once listening (the system namespaces): run after ready, as the
+  // server's start does before it resolves.
+  const listening: ((port: number) => Promise<void>)[] = [];
   mountResources(app, {
     registry,
     store,
     eventTtlSeconds: 3600,
     minRequestTimeoutSeconds: 1800,
+    onListening: (task) => listening.push(task),
     ...overrides,
   });
   await app.ready();
+  for (const task of listening) await task(0);
   return {
     app,
     store,
