@@ -4,6 +4,7 @@
  * delayed (`addAfter`) or rate limited per item (`addRateLimited`). {@link runWorkers} is the loop
  * every controller uses.
  */
+import { isConflict } from './errors.js';
 import { TokenBucket } from './rate-limit.js';
 
 /** How long an item waits before its next try. */
@@ -213,8 +214,10 @@ const defaultLog: WorkerLog = (message, err) => {
 
 /**
  * Runs `n` workers on `queue` until it shuts down: each takes a key, awaits `fn(key)`, then
- * `forget`s it on success or logs and `addRateLimited`s it on failure. A thrown error never
- * escapes or stalls the queue. Resolves when every worker has exited.
+ * `forget`s it on success or logs and `addRateLimited`s it on failure. A write conflict (409, an
+ * object changed since it was read) is retried the same way but not logged: it is the normal
+ * outcome of optimistic concurrency, which kube's controllers log only at verbosity 2. A thrown
+ * error never escapes or stalls the queue. Resolves when every worker has exited.
  */
 export async function runWorkers<K>(
   queue: WorkQueue<K>,
@@ -230,7 +233,10 @@ export async function runWorkers<K>(
         await fn(key);
         queue.forget(key);
       } catch (err) {
-        log(`${queue.name === '' ? 'work queue' : queue.name}: syncing ${String(key)} failed, retrying`, err);
+        if (!isConflict(err)) {
+          const what = queue.name === '' ? 'work queue' : queue.name;
+          log(`${what}: syncing ${String(key)} failed, retrying`, err);
+        }
         queue.addRateLimited(key);
       } finally {
         queue.done(key);

@@ -8,6 +8,7 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   runWorkers,
+  ApiStatusError,
 } from '../../src/client/index.js';
 
 afterEach(() => {
@@ -159,5 +160,28 @@ describe('runWorkers', () => {
     q.shutDown();
     await workers;
     expect(done.filter((k) => k === 'b')).toEqual(['b']);
+  });
+
+  it('retries a write conflict without logging it (optimistic concurrency, not a failure)', async () => {
+    const q = new WorkQueue<string>({ rateLimiter: new ItemExponentialRateLimiter(1, 10), name: 'test' });
+    const conflict = new ApiStatusError(409, { reason: 'Conflict', message: 'the object has been modified' });
+    let attempts = 0;
+    const logged: string[] = [];
+    const workers = runWorkers(
+      q,
+      1,
+      () => {
+        attempts++;
+        if (attempts === 1) return Promise.reject(conflict);
+        if (attempts === 2) return Promise.reject(new Error('boom'));
+        return Promise.resolve();
+      },
+      (msg) => logged.push(msg),
+    );
+    q.add('k');
+    while (attempts < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(logged).toEqual(['test: syncing k failed, retrying']);
+    q.shutDown();
+    await workers;
   });
 });

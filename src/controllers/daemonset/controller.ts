@@ -29,6 +29,7 @@ import {
   type RevisionStore,
 } from '../history/revisions.js';
 import { slowStartBatch } from '../shared/batch.js';
+import { namespaceTerminating } from '../shared/namespaces.js';
 import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { isEmptySelector, labelMatcher } from '../shared/label-selector.js';
@@ -227,6 +228,8 @@ export class DaemonSetController {
         const created = await this.#podClient.create(podForNode(ds, ref, node, hash), { namespace });
         this.#event(ds, 'Normal', 'SuccessfulCreate', `Created pod: ${created.metadata.name ?? ''}`);
       } catch (err) {
+        // kube: a namespace being torn down refuses every create; nothing to report or retry.
+        if (namespaceTerminating(err)) return;
         this.#event(ds, 'Warning', 'FailedCreate', `Error creating: ${describe(err)}`);
         throw err;
       }

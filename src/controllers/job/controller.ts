@@ -20,6 +20,7 @@ import {
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
 import type { ControllerContext, EventSink } from '../context.js';
+import { namespaceTerminating } from '../shared/namespaces.js';
 import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { labelMatcher } from '../shared/label-selector.js';
@@ -196,6 +197,8 @@ export class JobController {
           );
         } catch (err) {
           this.#expectations.creationObserved(key);
+          // kube: a namespace being torn down refuses every create; nothing to report or retry.
+          if (namespaceTerminating(err)) return;
           this.#event(job, 'Warning', 'FailedCreate', 'Create', `Error creating: ${describe(err)}`);
           throw err;
         }

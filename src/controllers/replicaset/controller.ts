@@ -19,6 +19,7 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
+import { namespaceTerminating } from '../shared/namespaces.js';
 import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import { Expectations } from '../shared/expectations.js';
 import { deletionOrder, isPodActive, isPodReady } from '../shared/pods.js';
@@ -240,7 +241,7 @@ export class ReplicaSetController<T extends ReplicatedObject> {
             `Created pod: ${created.metadata.name ?? ''}`,
           );
         } catch (err) {
-          if (isNamespaceTerminating(err)) return;
+          if (namespaceTerminating(err)) return;
           this.#recorder.event(
             owner,
             'Warning',
@@ -314,10 +315,4 @@ export class ReplicaSetController<T extends ReplicatedObject> {
       }
     }
   }
-}
-
-/** A create refused because the namespace is being deleted (kube's `NamespaceTerminatingCause`). */
-export function isNamespaceTerminating(err: unknown): boolean {
-  const status = (err as { status?: { details?: { causes?: { type?: string }[] } } } | undefined)?.status;
-  return status?.details?.causes?.some((c) => c.type === 'NamespaceTerminating') === true;
 }

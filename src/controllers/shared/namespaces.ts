@@ -18,7 +18,15 @@ export function namespaceActive(ns: Namespace): boolean {
  * `HasStatusCause(err, NamespaceTerminatingCause)`, and NotFound for a namespace deleted meanwhile).
  */
 export function namespaceGoneOrTerminating(err: unknown): boolean {
-  if (isNotFound(err)) return true;
+  return isNotFound(err) || namespaceTerminating(err);
+}
+
+/**
+ * True when a create was refused because its namespace is being deleted (kube's
+ * `HasStatusCause(err, NamespaceTerminatingCause)`: the cause's `reason` on the wire). The
+ * workload controllers stop creating there without an event or a retry.
+ */
+export function namespaceTerminating(err: unknown): boolean {
   if (!(err instanceof ApiStatusError) || !isForbidden(err)) return false;
   return (err.status.details?.causes ?? []).some((c) => c.reason === NAMESPACE_TERMINATING_CAUSE);
 }
