@@ -84,9 +84,6 @@ export async function stopWithOpenConnections(certDir: string, grace = '10s'): P
       `--data-dir=${dataDir}`,
       `--cert-dir=${certDir}`,
       `--request-timeout=${grace}`,
-      // The listener's connections are the subject: no in-process controllers (their informers
-      // can hold a stop for up to 5 s, an open defect).
-      '--controllers=',
     ]);
     if (parsed.help) throw new Error('unreachable');
     const server = await startServer(parsed.options, {

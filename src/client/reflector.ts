@@ -145,6 +145,9 @@ export class Reflector<T extends TypedObject> {
 
   /** One watch until it ends; returns how many events and bookmarks it delivered. */
   async #watch(signal: AbortSignal, initial: boolean): Promise<number> {
+    // Aborted while the list was in flight: the abort event has fired already, so a watch opened
+    // now would run to its timeout.
+    if (signal.aborted) return 0;
     const minTimeout = this.#opts.minWatchTimeoutSeconds ?? 300;
     const opts: WatchOptions = {
       ...this.#selectors,

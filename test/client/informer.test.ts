@@ -197,4 +197,17 @@ describe('shared informer', () => {
       await factory.stop();
     }
   });
+
+  it('stops at once when stopped during its first list, before its watch opened', async () => {
+    // The list is in flight when stop() aborts; the watch that would follow must not open on
+    // the aborted signal (it would run to its 5-10 minute timeout, holding stop()).
+    for (const watchList of [false, true]) {
+      const factory = new SharedInformerFactory(client, { namespace: 'inf-a', watchList });
+      factory.informer<ConfigMap>(CONFIG_MAPS);
+      factory.start();
+      const stopped = factory.stop().then(() => 'stopped');
+      const late = new Promise((r) => setTimeout(() => r('still running after 10 s'), 10_000).unref());
+      expect(await Promise.race([stopped, late])).toBe('stopped');
+    }
+  });
 });
