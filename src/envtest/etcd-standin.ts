@@ -2,7 +2,9 @@
  * The program behind the `etcd` stand-in of an envtest assets directory. envtest always starts an
  * `etcd` binary and waits for `GET /health` on its `--listen-client-urls` to answer
  * `{"health":"true"}`; Capstan keeps its data in its embedded store, so this stand-in only answers
- * that probe (and `--help`, which envtest runs to discover flags) and exits on SIGTERM/SIGINT. It is written out as plain JavaScript (no imports from
+ * that probe (and `--help`, which envtest runs to discover flags). It exits on SIGTERM/SIGINT, and
+ * when its parent dies (a test binary killed before its Stop: the stand-in is then re-parented,
+ * and nothing would ever stop it). It is written out as plain JavaScript (no imports from
  * Capstan) so that it starts in a few tens of milliseconds.
  */
 /** What `etcd --help` of the stand-in prints (envtest looks for `--unsafe-no-fsync` in it). */
@@ -58,4 +60,9 @@ const stop = () => {
 };
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+// Orphaned (the process that started us is gone): nobody will send the SIGTERM.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) stop();
+}, 500).unref();
 `;

@@ -290,6 +290,48 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
   );
 }, 180_000);
 
+it('the etcd stand-in exits when the process that started it dies without stopping it', async () => {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  // A parent that starts the stand-in in the background, prints its pid and lingers: killing it
+  // is a test binary dying before envtest's Stop.
+  const parent = spawn(
+    'sh',
+    ['-c', `"$0" --listen-client-urls=${url} & echo $!; exec sleep 60`, join(assets, 'etcd')],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const pid = await new Promise<number>((res) =>
+    parent.stdout?.once('data', (d: Buffer) => res(Number(String(d).trim()))),
+  );
+  const alive = (): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  try {
+    const deadline = Date.now() + 20_000;
+    let healthy = false;
+    while (!healthy && Date.now() < deadline) {
+      healthy = await fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      );
+      if (!healthy) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(healthy, 'the stand-in answered /health').toBe(true);
+    parent.kill('SIGKILL');
+    const gone = Date.now() + 10_000;
+    while (alive() && Date.now() < gone) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(), 'the orphaned stand-in exited').toBe(false);
+  } finally {
+    parent.kill('SIGKILL');
+    if (alive()) process.kill(pid, 'SIGKILL');
+  }
+}, 60_000);
+
 function b64(s: string | undefined): string {
   return Buffer.from(s ?? '').toString('base64');
 }
