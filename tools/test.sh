@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test on a fresh machine: installs what the tests need (npm packages, Debian's
 # etcd-server for the etcd backend), type-checks, lints, checks formatting, builds, checks the
-# folder import graph, then runs the vitest suites.
+# folder import graph, then runs the vitest suites, and fails when they left mounts, processes,
+# network namespaces, bridges or nftables tables behind.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -46,4 +47,26 @@ npm run --silent build
 touch dist/.build-stamp
 # No import cycle between the folders of src/ and storage/, and the layering kept.
 node dist/tools/check-imports.js
-npx vitest run "$@"
+
+# What the tests may leave on this machine if a teardown fails: mounts under the temp dir,
+# containerd, shims and envtest stand-ins, network namespaces, bridges and nftables tables.
+# Taken before and after the run, so only what the run added is reported, and that fails it.
+machine_state() {
+  {
+    grep -o ' /tmp/capstan-[^ ]*' /proc/mounts | sed 's/^ /mount /' || true
+    pgrep -af 'etcd-standin|/tmp/capstan-|containerd-shim' | grep -v pgrep | sed 's/^/process /' || true
+    ip netns list 2>/dev/null | awk '{print "netns " $1}' || true
+    ip -o link show type bridge 2>/dev/null | awk -F': ' '{print "bridge " $2}' || true
+    nft list tables 2>/dev/null | sed 's/^/nft /' || true
+  } | sort
+}
+before=$(machine_state)
+rc=0
+npx vitest run "$@" || rc=$?
+added=$(comm -13 <(echo "$before") <(machine_state))
+if [ -n "$added" ]; then
+  echo "the tests left these behind (a teardown failed):" >&2
+  echo "$added" >&2
+  [ "$rc" -ne 0 ] || rc=1
+fi
+exit "$rc"
