@@ -22,6 +22,7 @@
  * data `0|stream-id(31) flags(8) length(24) data`.
  */
 import type { Duplex } from 'node:stream';
+import { whenDrained } from './drain.js';
 
 const VERSION = 3;
 const TYPE = { synStream: 1, synReply: 2, rstStream: 3, settings: 4, ping: 6, goAway: 7, headers: 8 };
@@ -212,16 +213,7 @@ export class SpdySession {
 
   /** Resolves when the connection can take more. */
   drained(): Promise<void> {
-    if (this.#closed || !this.#conn.writableNeedDrain) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.#conn.off('drain', done);
-        this.#conn.off('close', done);
-        resolve();
-      };
-      this.#conn.on('drain', done);
-      this.#conn.on('close', done);
-    });
+    return this.#closed ? Promise.resolve() : whenDrained(this.#conn);
   }
 
   pause(): void {

@@ -18,6 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
+import { whenDrained } from './drain.js';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
@@ -143,16 +144,7 @@ export class WebSocketConnection {
 
   /** Resolves when the connection can take more (after `send` answered false). */
   drained(): Promise<void> {
-    if (this.#closed || !this.#conn.writableNeedDrain) return Promise.resolve();
-    return new Promise((resolve) => {
-      const done = (): void => {
-        this.#conn.off('drain', done);
-        this.#conn.off('close', done);
-        resolve();
-      };
-      this.#conn.on('drain', done);
-      this.#conn.on('close', done);
-    });
+    return this.#closed ? Promise.resolve() : whenDrained(this.#conn);
   }
 
   /** Pauses reading from the client (back-pressure toward it). */
