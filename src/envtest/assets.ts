@@ -48,7 +48,8 @@ function apiserverScript(node: string, mainJs: string, helpFile: string): string
   return `#!/bin/sh
 # Written by \`capstan envtest-assets\`: Capstan as envtest's kube-apiserver.
 # envtest's flags pass through unchanged, except --etcd-servers: by default it is dropped and Capstan
-# runs its embedded store in a fresh temporary directory, removed on exit. With ${REAL_ETCD_ENV}=1
+# keeps its objects in memory (--storage-backend=memory: envtest's etcd data never outlives a run
+# either), with a fresh temporary data directory for its own files, removed on exit. With ${REAL_ETCD_ENV}=1
 # Capstan uses the etcd envtest started (the \`etcd\` script then runs a real etcd).
 # envtest runs \`kube-apiserver --help\` before every start: that is answered from the text
 # \`capstan server --help\` printed when this directory was written, without starting node.
@@ -78,7 +79,7 @@ while [ "$n" -gt 0 ]; do
   esac
 done
 data=$(mktemp -d "\${TMPDIR:-/tmp}/capstan-envtest.XXXXXX") || exit 1
-"$NODE" "$MAIN" server --data-dir="$data" "$CONTROLLERS" "$@" &
+"$NODE" "$MAIN" server --data-dir="$data" --storage-backend=memory "$CONTROLLERS" "$@" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
 wait "$pid"

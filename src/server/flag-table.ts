@@ -44,7 +44,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: ETCD, name: 'etcd-compaction-interval', type: 'duration', default: 300_000, usage: 'The interval between compaction requests sent to etcd. 0 turns these requests off.' },
   { section: ETCD, name: 'etcd-healthcheck-timeout', type: 'duration', default: 2_000, usage: 'How long an etcd health check may take.' },
   { section: ETCD, name: 'etcd-readycheck-timeout', type: 'duration', default: 2_000, usage: 'How long an etcd readiness check may take.' },
-  { section: ETCD, name: 'storage-backend', type: 'string', default: 'etcd3', usage: "Backend that persists objects. Accepted: 'etcd3' (the default)." },
+  { section: ETCD, name: 'storage-backend', type: 'string', default: 'etcd3', usage: "Backend that persists objects. Accepted: 'etcd3' (the default: etcd with --etcd-servers, else the embedded store in --data-dir) and Capstan's own 'memory' (nothing persists; for tests and envtest)." },
   { section: ETCD, name: 'storage-media-type', type: 'string', default: 'application/vnd.kubernetes.protobuf', usage: 'Media type objects are stored in. Some resources or backends only handle one media type and ignore this setting. Accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf.' },
   { section: ETCD, name: 'watch-cache', type: 'bool', default: true, usage: 'Turns the watch cache on or off.' },
   { section: ETCD, name: 'default-watch-cache-size', type: 'int', default: 100, usage: 'Watch cache size for resources without a size of their own. 0 turns the watch cache off for those resources.' },

@@ -91,7 +91,8 @@ export interface ServerOptions {
   readonly etcdCompactionIntervalMs: number;
   readonly etcdHealthcheckTimeoutMs: number;
   readonly etcdReadycheckTimeoutMs: number;
-  readonly storageBackend: 'etcd3';
+  /** `etcd3`: etcd or the embedded LevelDB store; `memory` (Capstan's own): nothing persists. */
+  readonly storageBackend: 'etcd3' | 'memory';
   /** `--storage-media-type` (YAML stores JSON). */
   readonly storageMediaType: StorageMediaType;
   readonly eventTtlMs: number;
@@ -196,10 +197,13 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     throw new FlagError('--etcd-certfile and --etcd-keyfile must be given together');
   }
   const storageBackend = str('storage-backend');
-  if (storageBackend !== 'etcd3') {
+  if (storageBackend !== 'etcd3' && storageBackend !== 'memory') {
     throw new FlagError(
-      `--storage-backend ${JSON.stringify(storageBackend)}: the only supported backend is "etcd3"`,
+      `--storage-backend ${JSON.stringify(storageBackend)}: supported backends are "etcd3" and "memory"`,
     );
+  }
+  if (storageBackend === 'memory' && list('etcd-servers').length > 0) {
+    throw new FlagError('--storage-backend=memory and --etcd-servers cannot be used together');
   }
   let storageMedia: StorageMediaType;
   try {
@@ -310,7 +314,7 @@ export function parseServerArgs(argv: readonly string[], cwd: string = process.c
     etcdCompactionIntervalMs: int('etcd-compaction-interval'),
     etcdHealthcheckTimeoutMs: int('etcd-healthcheck-timeout'),
     etcdReadycheckTimeoutMs: int('etcd-readycheck-timeout'),
-    storageBackend: 'etcd3',
+    storageBackend,
     storageMediaType: storageMedia,
     eventTtlMs: int('event-ttl'),
     requestTimeoutMs: int('request-timeout'),

@@ -1,6 +1,6 @@
 /**
- * Storage selection: etcd when `--etcd-servers` is given, else the embedded LevelDB store in
- * `<data-dir>/store`. Resources see the store through `--etcd-prefix` (kube-apiserver's key
+ * Storage selection: etcd when `--etcd-servers` is given, memory with `--storage-backend=memory`,
+ * else the embedded LevelDB store in `<data-dir>/store`. Resources see the store through `--etcd-prefix` (kube-apiserver's key
  * layout, `/registry/<resource>/...`); the compactor works on the root store, where its
  * coordination key lives.
  *
@@ -26,6 +26,7 @@ export interface OpenedStore {
 export type StorageOptions = Pick<
   ServerOptions,
   | 'etcdServers'
+  | 'storageBackend'
   | 'etcdCaFile'
   | 'etcdCertFile'
   | 'etcdKeyFile'
@@ -64,6 +65,10 @@ export async function openStore(options: StorageOptions): Promise<OpenedStore> {
       healthTimeoutMs: options.etcdHealthcheckTimeoutMs,
     });
     return storeViews(root, options.etcdPrefix, options.etcdServers.join(','));
+  }
+  if (options.storageBackend === 'memory') {
+    const { openMemoryStore } = await import('../../storage/mvcc/index.js');
+    return storeViews(await openMemoryStore(), options.etcdPrefix, 'memory');
   }
   const { openLevelStore } = await import('../../storage/mvcc/index.js');
   const path = join(options.dataDir, 'store');

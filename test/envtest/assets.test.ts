@@ -277,7 +277,7 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
     const t1 = performance.now();
     expect(await stop(api), api.output()).toBe(0);
     stopMs.push(performance.now() - t1);
-    // The shim's temporary embedded store is gone once it exits.
+    // The shim's temporary data directory is gone once it exits.
     expect(await readdir(shimTmp)).toEqual([]);
   }
   expect(await stop(etcd)).toBe(0);

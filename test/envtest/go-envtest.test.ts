@@ -7,7 +7,7 @@
  * Widgets, the program waits for all of them, checks that a fresh namespace holds exactly the
  * objects it made there and that deleting it leaves it Terminating (no controllers, as a bare
  * kube-apiserver; with CAPSTAN_ENVTEST_CONTROLLERS=namespace it must go away), and stops the
- * environment. Run on the embedded store
+ * environment. Run on the in-memory store
  * and on envtest's real etcd (`CAPSTAN_ENVTEST_ETCD=1`), where the program also counts the Widgets'
  * keys under `/registry` in that etcd. Without `go` the tests are skipped with a warning, except
  * under `CI=true`, where they fail.
@@ -97,7 +97,7 @@ describe.runIf(haveGo || CI)(
       if (root !== undefined) await rm(root, { recursive: true, force: true });
     });
 
-    it('embedded store: CRD installed from a directory, 50 Widgets reconciled by a manager', async () => {
+    it('in-memory store: CRD installed from a directory, 50 Widgets reconciled by a manager', async () => {
       const steps = await runProgram(['-objects', '50', '-timing-runs', String(TIMING_RUNS)], {});
       expect(find(steps, 'start')['crds']).toBe(1);
       expect(find(steps, 'reconciled')['objects']).toBe(50);

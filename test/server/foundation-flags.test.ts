@@ -210,7 +210,10 @@ describe('capstan server options', () => {
   it('rejects bad values and positional arguments', () => {
     expect(() => options(['--secure-port=70000'])).toThrow(FlagError);
     expect(() => options(['--bind-address=localhost'])).toThrow('must be a valid IP address');
-    expect(() => options(['--storage-backend=etcd2'])).toThrow('the only supported backend is "etcd3"');
+    expect(() => options(['--storage-backend=etcd2'])).toThrow('supported backends are "etcd3" and "memory"');
+    expect(() => options(['--storage-backend=memory', '--etcd-servers=http://127.0.0.1:2379'])).toThrow(
+      'cannot be used together',
+    );
     expect(() => options(['--authorization-mode=Sometimes'])).toThrow(
       'unknown authorization mode "Sometimes"',
     );
