@@ -115,6 +115,16 @@ export class SchedulingQueue {
     );
   }
 
+  /** Where the pod is (diagnostics). */
+  where(podKey: string): string {
+    if (this.#active.has(podKey)) return 'active';
+    if (this.#backoff.has(podKey)) return 'backoff';
+    if (this.#unschedulable.has(podKey)) return 'unschedulable';
+    if (this.#gated.has(podKey)) return 'gated';
+    if (this.#inFlight.has(podKey)) return 'in flight';
+    return 'absent';
+  }
+
   /** A new pending pod. */
   add(pod: Pod): void {
     // Strictly increasing, so that equal-priority pods keep their arrival order.

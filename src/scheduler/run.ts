@@ -60,6 +60,9 @@ export function startScheduler(
       lister: informers.lister(),
       currentPod: (key) => informers.pods.store.get(key),
       log,
+      ...(process.env['CAPSTAN_SCHEDULER_TRACE'] === '1'
+        ? { trace: (m: string) => log(`${new Date().toISOString()} trace: ${m}`) }
+        : {}),
     });
   } catch (err) {
     void client.close();

@@ -36,6 +36,8 @@ export interface SchedulerDeps {
   readonly currentPod: (key: string) => Pod | undefined;
   readonly registry?: ReadonlyMap<string, PluginFactory>;
   readonly log?: (message: string) => void;
+  /** Per-pod tracing of events, attempts and bindings (diagnostics; off when absent). */
+  readonly trace?: (message: string) => void;
   readonly now?: () => number;
 }
 
@@ -64,11 +66,13 @@ export class Scheduler {
   readonly #nominatedOf = new Map<string, string>();
   readonly #binding = new Set<Promise<void>>();
   readonly #log: (m: string) => void;
+  readonly #trace: ((m: string) => void) | undefined;
   readonly #now: () => number;
 
   /** @throws SchedulerConfigError for an unknown plugin or an invalid profile. */
   constructor(readonly deps: SchedulerDeps) {
     this.#log = deps.log ?? ((m) => console.error(m));
+    this.#trace = deps.trace;
     this.#now = deps.now ?? Date.now;
     const b = deps.lister;
     // Delegates explicitly: `b` may be a class instance, whose methods a spread would drop.
@@ -167,6 +171,9 @@ export class Scheduler {
   }
 
   onPodAdd(pod: Pod): void {
+    this.#trace?.(
+      `pod add ${podKey(pod)} rv=${pod.metadata.resourceVersion ?? ''} node=${pod.spec?.nodeName ?? ''}`,
+    );
     if (assigned(pod)) {
       this.cache.upsertPod(pod);
       this.queue.onEvent({ resource: 'AssignedPod', action: 'Add' });
@@ -179,6 +186,9 @@ export class Scheduler {
 
   onPodUpdate(old: Pod, pod: Pod): void {
     const key = podKey(pod);
+    this.#trace?.(
+      `pod update ${key} rv=${pod.metadata.resourceVersion ?? ''} node=${pod.spec?.nodeName ?? ''} queued=${this.queue.has(key)}`,
+    );
     if (assigned(pod)) {
       this.#setNominated(pod, undefined);
       this.queue.delete(key);
@@ -199,6 +209,7 @@ export class Scheduler {
 
   onPodDelete(pod: Pod): void {
     const key = podKey(pod);
+    this.#trace?.(`pod delete ${key}`);
     this.#setNominated(pod, undefined);
     this.queue.delete(key);
     if (this.cache.pod(key) !== undefined) {
@@ -266,6 +277,9 @@ export class Scheduler {
     const cycle = this.queue.cycle;
     const key = q.info.key;
     const current = this.deps.currentPod(key);
+    this.#trace?.(
+      `attempt ${key} cycle=${cycle} attempts=${q.attempts} current=${current === undefined ? 'none' : (current.spec?.nodeName ?? '') || 'pending'}`,
+    );
     const fw = current === undefined ? undefined : this.frameworks.get(schedulerNameOf(current));
     if (
       current === undefined ||
@@ -273,6 +287,7 @@ export class Scheduler {
       assigned(current) ||
       current.metadata.deletionTimestamp
     ) {
+      this.#trace?.(`skip ${key}: gone, bound or deleting`);
       this.queue.done(key);
       return;
     }
@@ -310,6 +325,7 @@ export class Scheduler {
       return;
     }
     const node = decision.node;
+    this.#trace?.(`assume ${key} on ${node}`);
     this.cache.assume(pod, node);
     const rs = fw.runReserve(state, pod, node);
     if (rs !== undefined) {
@@ -340,6 +356,7 @@ export class Scheduler {
     try {
       const s = (await fw.runPreBind(state, pod, node)) ?? (await fw.runBind(state, pod, node));
       if (s !== undefined) {
+        this.#trace?.(`bind ${pod.key} to ${node} failed: ${statusMessage(s)}`);
         fw.runUnreserve(state, pod, node);
         this.cache.forget(pod.key);
         this.queue.onEvent({ resource: 'AssignedPod', action: 'Delete' });
@@ -352,6 +369,7 @@ export class Scheduler {
         return;
       }
     } catch (err) {
+      this.#trace?.(`bind ${pod.key} to ${node} threw`);
       fw.runUnreserve(state, pod, node);
       this.cache.forget(pod.key);
       this.#log(
@@ -360,6 +378,7 @@ export class Scheduler {
       this.queue.addUnschedulable(q, cycle, true);
       return;
     }
+    this.#trace?.(`bound ${pod.key} to ${node}`);
     const now = this.#now();
     this.metrics.attempt('scheduled', fw.schedulerName, (now - started) / 1000);
     this.metrics.scheduled((now - q.initialAttempt) / 1000, q.attempts);
@@ -394,11 +413,15 @@ export class Scheduler {
     );
     const current = this.deps.currentPod(q.info.key);
     if (current === undefined || assigned(current)) {
+      this.#trace?.(`failed ${q.info.key}: gone or bound meanwhile`);
       this.queue.done(q.info.key);
       return;
     }
     q.unschedulablePlugins = f.plugins;
     this.queue.addUnschedulable(q, cycle, f.isError);
+    this.#trace?.(
+      `failed ${q.info.key} cycle=${cycle} ${f.reason} [${[...f.plugins].join(',')}] ${f.message}: ${JSON.stringify(this.queue.where(q.info.key))}`,
+    );
     this.deps.api.event(current, 'Warning', 'FailedScheduling', 'Scheduling', f.message);
     const cond = current.status?.conditions?.find((c) => c.type === 'PodScheduled');
     const sameCondition = cond?.status === 'False' && cond.reason === f.reason && cond.message === f.message;

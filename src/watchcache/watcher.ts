@@ -185,7 +185,11 @@ export class CacheWatcher {
         for (const item of queue) if (add(this.#frame(item))) yield flush();
         continue;
       }
-      if (bytes > 0) yield flush();
+      if (bytes > 0) {
+        yield flush();
+        // Events offered while the consumer held that batch found no waiter: look again.
+        continue;
+      }
       if (this.#ending) return;
       await new Promise<void>((resolve) => (this.#wake = resolve));
     }

@@ -11,7 +11,7 @@ import type {
   Service,
 } from '../../src/api/types/core-v1.js';
 import type { PodDisruptionBudget } from '../../src/api/types/policy-v1.js';
-import type { StorageClass } from '../../src/api/types/storage-v1.js';
+import type { CSINode, StorageClass } from '../../src/api/types/storage-v1.js';
 import type { ReplicaSet } from '../../src/api/types/apps-v1.js';
 import { schedulerConfigFrom } from '../../src/scheduler/config.js';
 import type { PodSchedulingCondition, SchedulerApi } from '../../src/scheduler/framework/types.js';
@@ -102,6 +102,7 @@ export class Harness {
   readonly pvcs = new Map<string, PersistentVolumeClaim>();
   readonly pvs = new Map<string, PersistentVolume>();
   readonly classes = new Map<string, StorageClass>();
+  readonly csiNodes = new Map<string, CSINode>();
   readonly services: Service[] = [];
   readonly replicaSets: ReplicaSet[] = [];
   readonly pdbs: PodDisruptionBudget[] = [];
@@ -170,7 +171,7 @@ export class Harness {
       pv: (n: string) => this.pvs.get(n),
       pvs: () => [...this.pvs.values()],
       storageClass: (n: string) => this.classes.get(n),
-      csiNode: () => undefined,
+      csiNode: (n: string) => this.csiNodes.get(n),
       namespace: (n: string) => this.namespaces.get(n),
       namespaceLabels: (n: string) => this.namespaces.get(n)?.metadata.labels,
       services: (ns: string) => this.services.filter((s) => s.metadata.namespace === ns),

@@ -14,6 +14,9 @@ export class BindWatch {
   readonly #bound = new Map<string, bigint>();
   readonly #nodes = new Map<string, string>();
   #pending = '';
+  #chunks = 0;
+  #events = 0;
+  #lastChunk: bigint | undefined;
   #waiter: { readonly names: ReadonlySet<string>; left: number; readonly resolve: () => void } | undefined;
 
   private constructor(client: BenchClient, namespace: string) {
@@ -39,11 +42,14 @@ export class BindWatch {
 
   #take(chunk: Buffer): void {
     const now = process.hrtime.bigint();
+    this.#chunks++;
+    this.#lastChunk = now;
     this.#pending += chunk.toString('utf8');
     let nl: number;
     while ((nl = this.#pending.indexOf('\n')) !== -1) {
       const line = this.#pending.slice(0, nl);
       this.#pending = this.#pending.slice(nl + 1);
+      this.#events++;
       // Only events of bound pods matter: skip the parse for the rest.
       if (line.includes('"nodeName"')) this.#event(line, now);
     }
@@ -77,6 +83,15 @@ export class BindWatch {
   /** The node `name` was bound to; undefined: not bound (yet). */
   nodeOf(name: string): string | undefined {
     return this.#nodes.get(name);
+  }
+
+  /** What the watch received, for a failure's message. */
+  describe(): string {
+    const ago =
+      this.#lastChunk === undefined
+        ? 'never'
+        : `${(Number(process.hrtime.bigint() - this.#lastChunk) / 1e9).toFixed(1)} s ago`;
+    return `the watch got ${this.#events} events in ${this.#chunks} chunks, the last ${ago}`;
   }
 
   /** Pods seen bound so far. */

@@ -7,6 +7,7 @@
  * scheduler process's CPU and RSS over the measured part, read from `/proc`. Then the pods are
  * deleted and the scheduler stopped, whatever happened.
  */
+import type { Pod } from '../../api/types/core-v1.js';
 import { closedLoop } from '../load.js';
 import type { BenchClient } from '../client.js';
 import { count, createNamespace, deleteNamespace, mib } from '../context.js';
@@ -79,6 +80,23 @@ async function deletePods(client: BenchClient, ns: string): Promise<void> {
   }
 }
 
+/** What the server says of an unbound pod: its node and PodScheduled condition (diagnostics). */
+async function serverState(client: BenchClient, ns: string, name: string): Promise<string> {
+  try {
+    const r = await client.request('GET', `/api/v1/namespaces/${ns}/pods/${name}`);
+    if (r.status !== 200) return `${name}: HTTP ${r.status}`;
+    const pod = JSON.parse(r.body.toString('utf8')) as Pod;
+    const c = pod.status?.conditions?.find((x) => x.type === 'PodScheduled');
+    const cond =
+      c === undefined
+        ? 'no PodScheduled condition'
+        : `PodScheduled=${c.status} ${c.reason ?? ''} ${c.message ?? ''}`;
+    return `${name}: node ${JSON.stringify(pod.spec?.nodeName ?? '')}, phase ${pod.status?.phase ?? ''}, rv ${pod.metadata.resourceVersion ?? ''}, ${cond}`;
+  } catch (err) {
+    return `${name}: ${err instanceof Error ? err.message : String(err)}`;
+  }
+}
+
 /** Runs one measurement; resolves with its row. @throws BenchError BENCH_SCHEDULER */
 export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
   const { client, pods } = spec;
@@ -123,7 +141,18 @@ export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
       return `${left.length} of ${pods} pods unbound ${timeout / 1000} s after the last create (${left.slice(0, 5).join(', ')}${left.length > 5 ? ', ...' : ''})`;
     };
     const abort = Promise.race([exited, deadline(timeout, () => `${spec.subject}: ${unbound()}`)]);
-    await w.allBound(names, abort);
+    try {
+      await w.allBound(names, abort);
+    } catch (err) {
+      const left = names.filter((n) => w.boundAt(n) === undefined).slice(0, 5);
+      const states = await Promise.all(left.map((n) => serverState(client, ns, n)));
+      if (err instanceof BenchError)
+        throw new BenchError(
+          'BENCH_SCHEDULER',
+          `${err.message}; ${w.describe()}; on the server: ${states.join('; ')}`,
+        );
+      throw err;
+    }
     const usage = sampler.stop();
     let last = start;
     const latencies = names.map((n, i) => {

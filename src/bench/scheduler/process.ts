@@ -5,7 +5,7 @@
  * the two differ only in the scheduler.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -118,6 +118,13 @@ export async function spawnScheduler(
   const child: ChildProcess = spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-4096)));
+  // Diagnostics: CAPSTAN_BENCH_SCHEDULER_LOG=<file> appends every scheduler's stderr there.
+  const logFile = process.env['CAPSTAN_BENCH_SCHEDULER_LOG'];
+  if (logFile !== undefined && logFile !== '') {
+    const log = createWriteStream(logFile, { flags: 'a' });
+    log.write(`== ${file} ${args.join(' ')} (pid ${child.pid ?? '?'}) ${new Date().toISOString()}\n`);
+    child.stderr?.pipe(log);
+  }
   const exited = new Promise<string>((resolve) => {
     const done = (): void => resolve(lastLines(stderr));
     child.once('exit', done);

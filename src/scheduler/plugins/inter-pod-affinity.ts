@@ -9,25 +9,24 @@ import { MAX_NODE_SCORE } from '../framework/types.js';
 import { Code, SKIP } from '../framework/status.js';
 import type { NodeInfo } from '../node-info.js';
 import { termMatches, type AffinityTerm, type NamespaceLabels, type PodInfo } from '../pod-info.js';
+import {
+  bumpTopology,
+  cacheKey,
+  NodeAntiTerms,
+  NodeMatchCounts,
+  topologyCount,
+  type TopologyCounts,
+} from './affinity-counts.js';
 import { PLUGIN } from './names.js';
 
-/** Counts per `key\0value` topology pair. */
-type PairCounts = Map<string, number>;
-
 interface FilterState {
-  readonly existingAnti: PairCounts;
-  readonly affinity: PairCounts;
-  readonly anti: PairCounts;
+  /** Existing pods' required anti-affinity terms matching the incoming pod. */
+  readonly existingAnti: TopologyCounts;
+  /** Existing pods matching all of the incoming pod's required affinity terms. */
+  readonly affinity: TopologyCounts;
+  /** Existing pods matching each of the incoming pod's required anti-affinity terms. */
+  readonly anti: TopologyCounts;
   readonly matchesSelf: boolean;
-}
-
-const pair = (k: string, v: string): string => `${k}\0${v}`;
-
-function bump(counts: PairCounts, node: NodeInfo, key: string, by: number): void {
-  const v = node.node?.metadata.labels?.[key];
-  if (v === undefined) return;
-  const p = pair(key, v);
-  counts.set(p, (counts.get(p) ?? 0) + by);
 }
 
 function matchesAll(terms: readonly AffinityTerm[], pod: PodInfo, ns: NamespaceLabels): boolean {
@@ -36,32 +35,57 @@ function matchesAll(terms: readonly AffinityTerm[], pod: PodInfo, ns: NamespaceL
   return true;
 }
 
-/** The counts the filter needs (exported for tests and preemption's dry runs). */
-export function affinityFilterState(pod: PodInfo, snap: Snapshot, ns: NamespaceLabels): FilterState {
-  const existingAnti: PairCounts = new Map();
+/** The caches the filter state is computed from (one set per plugin instance). */
+export interface AffinityCaches {
+  readonly matches: NodeMatchCounts;
+  readonly antiTerms: NodeAntiTerms;
+}
+
+/** Fresh caches (tests and one-off callers). */
+export function affinityCaches(): AffinityCaches {
+  return { matches: new NodeMatchCounts(), antiTerms: new NodeAntiTerms() };
+}
+
+/**
+ * The counts the filter needs (exported for tests and preemption's dry runs), as kube's
+ * PreFilter: existing pods' anti-affinity terms matching the pod, and existing pods matching the
+ * pod's affinity and anti-affinity terms, per topology pair. Per-node results are cached by node
+ * generation, so only nodes changed since the last cycle are matched again.
+ */
+export function affinityFilterState(
+  pod: PodInfo,
+  snap: Snapshot,
+  ns: NamespaceLabels,
+  caches: AffinityCaches = affinityCaches(),
+): FilterState {
+  const existingAnti: TopologyCounts = new Map();
+  const matched = new Map<string, boolean>();
   for (const node of snap.nodesWithRequiredAntiAffinityPods()) {
-    for (const other of node.podsWithRequiredAntiAffinity) {
-      for (const t of other.requiredAntiAffinity) {
-        if (termMatches(t, pod.pod, ns)) bump(existingAnti, node, t.topologyKey, 1);
-      }
+    for (const e of caches.antiTerms.of(node)) {
+      let m = matched.get(e.term.key);
+      if (m === undefined) matched.set(e.term.key, (m = termMatches(e.term, pod.pod, ns)));
+      if (m) bumpTopology(existingAnti, node, e.term.topologyKey, e.count);
     }
   }
-  const affinity: PairCounts = new Map();
-  const anti: PairCounts = new Map();
-  if (pod.requiredAffinity.length > 0 || pod.requiredAntiAffinity.length > 0) {
+  const affinity: TopologyCounts = new Map();
+  const anti: TopologyCounts = new Map();
+  const required = pod.requiredAffinity;
+  if (required.length > 0 || pod.requiredAntiAffinity.length > 0) {
+    const allKey = cacheKey(required);
+    const matchesRequired = (other: PodInfo): boolean => matchesAll(required, other, ns);
     for (const node of snap.nodes) {
-      if (node.node === undefined) continue;
-      for (const other of node.pods.values()) {
-        if (pod.requiredAffinity.length > 0 && matchesAll(pod.requiredAffinity, other, ns)) {
-          for (const t of pod.requiredAffinity) bump(affinity, node, t.topologyKey, 1);
-        }
-        for (const t of pod.requiredAntiAffinity) {
-          if (termMatches(t, other.pod, ns)) bump(anti, node, t.topologyKey, 1);
-        }
+      if (node.node === undefined || node.pods.size === 0) continue;
+      if (required.length > 0) {
+        const n = caches.matches.count(node, allKey, matchesRequired);
+        if (n > 0) for (const t of required) bumpTopology(affinity, node, t.topologyKey, n);
+      }
+      for (const t of pod.requiredAntiAffinity) {
+        const n = caches.matches.count(node, cacheKey([t]), (other) => termMatches(t, other.pod, ns));
+        bumpTopology(anti, node, t.topologyKey, n);
       }
     }
   }
-  return { existingAnti, affinity, anti, matchesSelf: matchesAll(pod.requiredAffinity, pod, ns) };
+  return { existingAnti, affinity, anti, matchesSelf: matchesAll(required, pod, ns) };
 }
 
 function satisfiesAffinity(s: FilterState, pod: PodInfo, node: NodeInfo): boolean {
@@ -70,7 +94,7 @@ function satisfiesAffinity(s: FilterState, pod: PodInfo, node: NodeInfo): boolea
   for (const t of pod.requiredAffinity) {
     const v = labels[t.topologyKey];
     if (v === undefined) return false;
-    if ((s.affinity.get(pair(t.topologyKey, v)) ?? 0) <= 0) exist = false;
+    if (topologyCount(s.affinity, t.topologyKey, v) <= 0) exist = false;
   }
   return exist || (s.affinity.size === 0 && s.matchesSelf);
 }
@@ -79,7 +103,7 @@ function satisfiesAnti(s: FilterState, pod: PodInfo, node: NodeInfo): boolean {
   const labels = node.node?.metadata.labels ?? {};
   for (const t of pod.requiredAntiAffinity) {
     const v = labels[t.topologyKey];
-    if (v !== undefined && (s.anti.get(pair(t.topologyKey, v)) ?? 0) > 0) return false;
+    if (v !== undefined && topologyCount(s.anti, t.topologyKey, v) > 0) return false;
   }
   return true;
 }
@@ -87,41 +111,17 @@ function satisfiesAnti(s: FilterState, pod: PodInfo, node: NodeInfo): boolean {
 function satisfiesExistingAnti(s: FilterState, node: NodeInfo): boolean {
   if (s.existingAnti.size === 0) return true;
   const labels = node.node?.metadata.labels ?? {};
-  for (const k in labels) {
-    if ((s.existingAnti.get(pair(k, labels[k] as string)) ?? 0) > 0) return false;
+  for (const [key, values] of s.existingAnti) {
+    const v = labels[key];
+    if (v !== undefined && (values.get(v) ?? 0) > 0) return false;
   }
   return true;
 }
 
 /** Topology scores: key → value → score. */
-type TopologyScore = Map<string, Map<string, number>>;
+type TopologyScore = TopologyCounts;
 
-function addScore(ts: TopologyScore, node: NodeInfo, key: string, w: number): void {
-  const v = node.node?.metadata.labels?.[key];
-  if (v === undefined || w === 0) return;
-  let m = ts.get(key);
-  if (m === undefined) ts.set(key, (m = new Map<string, number>()));
-  m.set(v, (m.get(v) ?? 0) + w);
-}
-
-/** Pods on a node matching a term, cached by term key and node generation. */
-class TermCountCache {
-  readonly #byTerm = new Map<string, Map<NodeInfo, { gen: number; n: number }>>();
-
-  count(node: NodeInfo, t: AffinityTerm, ns: NamespaceLabels): number {
-    let m = this.#byTerm.get(t.key);
-    if (m === undefined) {
-      if (this.#byTerm.size >= 256) this.#byTerm.clear();
-      this.#byTerm.set(t.key, (m = new Map<NodeInfo, { gen: number; n: number }>()));
-    }
-    const hit = m.get(node);
-    if (hit !== undefined && hit.gen === node.generation) return hit.n;
-    let n = 0;
-    for (const other of node.pods.values()) if (termMatches(t, other.pod, ns)) n++;
-    m.set(node, { gen: node.generation, n });
-    return n;
-  }
-}
+const addScore = bumpTopology;
 
 /** The scoring terms of the pods on a node, summed per distinct term (signed weights). */
 class ExistingTermsCache {
@@ -164,7 +164,9 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
   const hardWeight = (args['hardPodAffinityWeight'] as number | undefined) ?? 1;
   const ignoreExisting = (args['ignorePreferredTermsOfExistingPods'] as boolean | undefined) ?? false;
   const ns: NamespaceLabels = (n) => handle.lister.namespaceLabels(n);
-  const counts = new TermCountCache();
+  const caches = affinityCaches();
+  const countMatching = (node: NodeInfo, t: AffinityTerm): number =>
+    caches.matches.count(node, cacheKey([t]), (other) => termMatches(t, other.pod, ns));
   const summaries = new ExistingTermsCache();
   return {
     name: PLUGIN.InterPodAffinity,
@@ -175,7 +177,7 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
       { resource: 'Namespace', action: '*' },
     ],
     preFilter(state, pod, snap) {
-      const s = affinityFilterState(pod, snap, ns);
+      const s = affinityFilterState(pod, snap, ns, caches);
       if (
         pod.requiredAffinity.length === 0 &&
         pod.requiredAntiAffinity.length === 0 &&
@@ -217,9 +219,9 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
           if (node.pods.size === 0) continue;
           any = true;
           for (const t of pod.preferredAffinity)
-            addScore(ts, node, t.topologyKey, t.weight * counts.count(node, t, ns));
+            addScore(ts, node, t.topologyKey, t.weight * countMatching(node, t));
           for (const t of pod.preferredAntiAffinity)
-            addScore(ts, node, t.topologyKey, -t.weight * counts.count(node, t, ns));
+            addScore(ts, node, t.topologyKey, -t.weight * countMatching(node, t));
         }
       }
       for (const node of snap.nodesWithAffinityPods()) {

@@ -17,7 +17,8 @@ import { nodeName, nodePorts, nodeUnschedulable, prioritySort, schedulingGates }
 import { taintToleration } from './taint-toleration.js';
 import { volumeBinding } from './volume-binding.js';
 import { volumeRestrictions } from './volume-restrictions.js';
-import { nodeVolumeLimits, volumeZone } from './volume-zone.js';
+import { nodeVolumeLimits } from './node-volume-limits.js';
+import { volumeZone } from './volume-zone.js';
 
 /** Every plugin Capstan's scheduler knows, by name. */
 export function inTreeRegistry(): ReadonlyMap<string, PluginFactory> {
@@ -31,7 +32,7 @@ export function inTreeRegistry(): ReadonlyMap<string, PluginFactory> {
     [PLUGIN.NodePorts, () => nodePorts()],
     [PLUGIN.NodeResourcesFit, (args) => nodeResourcesFit(args)],
     [PLUGIN.VolumeRestrictions, volumeRestrictions],
-    [PLUGIN.NodeVolumeLimits, () => nodeVolumeLimits()],
+    [PLUGIN.NodeVolumeLimits, nodeVolumeLimits],
     [PLUGIN.VolumeBinding, volumeBinding],
     [PLUGIN.VolumeZone, volumeZone],
     [PLUGIN.PodTopologySpread, podTopologySpread],

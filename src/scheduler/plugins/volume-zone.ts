@@ -1,8 +1,7 @@
 /**
  * VolumeZone: a bound claim's volume labelled with a zone or region (topology.kubernetes.io/* or
  * the deprecated failure-domain.beta.kubernetes.io/*) admits only nodes in that zone or region;
- * several values are separated by `__`. NodeVolumeLimits is registered as a filter that admits
- * every node: CSI attach limits need CSINode allocatable counts, which simulated nodes lack.
+ * several values are separated by `__`.
  */
 import type { Handle, Plugin } from '../framework/types.js';
 import { SKIP, unresolvable } from '../framework/status.js';
@@ -54,9 +53,4 @@ export function volumeZone(_args: Record<string, unknown>, handle: Handle): Plug
       return undefined;
     },
   };
-}
-
-/** NodeVolumeLimits: accepted by name; admits every node (see the module comment). */
-export function nodeVolumeLimits(): Plugin {
-  return { name: PLUGIN.NodeVolumeLimits };
 }
