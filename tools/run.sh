@@ -10,7 +10,9 @@
 # on 127.0.0.1 only unless --bind-address is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A node_modules that is a symbolic link is shared (a git worktree's): never reinstall it, since
+# `npm ci` would empty the directory it points to.
+if [ ! -e node_modules ] || { [ ! -L node_modules ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   npm ci --no-audit --no-fund
 fi
 # Rebuild only when a source, the build settings or the packages changed since the last build,
