@@ -79,8 +79,7 @@ export class Agent {
     this.nodeName = resolveNodeName(config.hostnameOverride);
     this.nodeIP = config.nodeIP || defaultNodeIP();
     this.cri = new CriClient(config.containerRuntimeEndpoint);
-    const clientConfig =
-      wiring.client ?? (config.kubeconfig ? loadKubeconfig(config.kubeconfig) : undefined);
+    const clientConfig = wiring.client ?? (config.kubeconfig ? loadKubeconfig(config.kubeconfig) : undefined);
     this.#client = clientConfig
       ? new Client({
           ...clientConfig,

@@ -16,6 +16,7 @@
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CriClient } from '../agent/cri/client.js';
@@ -157,6 +158,18 @@ export function runningContainerdPid(layout: ContainerdLayout): number | undefin
   }
 }
 
+/** True when a connection to the Unix socket `path` is accepted (cheaper than a gRPC channel). */
+function accepts(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const sock = connect(path);
+    sock.once('connect', () => {
+      sock.destroy();
+      resolve(true);
+    });
+    sock.once('error', () => resolve(false));
+  });
+}
+
 function tail(path: string): string {
   try {
     return readFileSync(path, 'utf8').slice(-4_000);
@@ -255,8 +268,9 @@ export class ContainerdProcess {
           `containerd exited with status ${this.#child.exitCode}:\n${tail(this.layout.logFile)}`,
         );
       }
-      if (await servesCri(this.layout.socket)) return;
-      await new Promise((r) => setTimeout(r, 10));
+      // The socket file of an earlier run may linger: wait until it accepts, then ask CRI.
+      if ((await accepts(this.layout.socket)) && (await servesCri(this.layout.socket))) return;
+      await new Promise((r) => setTimeout(r, 5));
     }
     throw new Error(
       `containerd did not serve CRI on ${this.layout.socket} within ${START_TIMEOUT_MS / 1000} s:\n` +

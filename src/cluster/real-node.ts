@@ -16,6 +16,7 @@ import { mkdir } from 'node:fs/promises';
 import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
 import type { CommandIo, Companion } from '../server/run.js';
+import { startupTrace } from '../server/startup-trace.js';
 import { ContainerdProcess } from './containerd.js';
 import { ensureDevImages, importImagesDir } from './images.js';
 import { nodeLayout, readNodeState, writeNodeState, type NodeLayout, type NodeState } from './node-state.js';
@@ -64,11 +65,15 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
   };
   // Recorded before anything runs, so a reset after a crash still knows what to remove.
   await writeNodeState(layout, state);
+  startupTrace('node: route and state');
   const containerd = await ContainerdProcess.start(layout.containerdDir);
+  startupTrace('node: containerd serves CRI');
   try {
     const ctr = (...args: string[]): Promise<string> => containerd.ctr(...args);
     const devImages = await ensureDevImages(containerd.layout.socket, ctr);
+    startupTrace('node: development images present');
     const imported = await importImagesDir(ctr, layout.imagesDir, io.err);
+    startupTrace('node: images/ imported');
     return { layout, state, containerd, devImages, imported };
   } catch (err) {
     await containerd.stop();
@@ -103,6 +108,7 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
 export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): Companion {
   return async (server, io) => {
     const rt = await runtime;
+    startupTrace('node: runtime ready, server serving');
     const client = await server.loopbackConfig(`system:node:${opts.nodeName}`, ['system:nodes'], {
       userAgent: 'capstan-agent/v1.33 (in-process)',
     });
@@ -119,7 +125,9 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
     const args = agentArgs(opts, rt);
     const agent = new Agent(resolveConfig(agentFlagSet().parse(args)), wiring);
     try {
+      startupTrace('node: agent starting');
       await agent.start();
+      startupTrace('node: agent started (lease renewed)');
     } catch (err) {
       await agent.stop().catch(() => undefined);
       await rt.containerd.stop();
