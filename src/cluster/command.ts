@@ -135,10 +135,13 @@ function simulatedNodes(count: number, why: string): Companion {
   };
 }
 
-/** Why the node is simulated, or undefined when it can be real. */
-function simulatedBecause(args: ClusterArgs): string | undefined {
-  if (args.simulatedNodes !== undefined) return '--simulated-nodes';
-  const missing = containerdMissing();
+/**
+ * Why the node is simulated, or undefined when it can be real: `--simulated-nodes` was given, or
+ * `missing` (what {@link containerdMissing} answers) is not empty; then the reason names what is
+ * missing and the command that installs it.
+ */
+export function simulatedBecause(args: ClusterArgs, missing: readonly string[]): string | undefined {
+  if (args.simulatedNodes !== undefined) return `asked for with --simulated-nodes=${args.simulatedNodes}`;
   if (missing.length === 0) return undefined;
   return missing.includes('root')
     ? `real containers need root; missing: ${missing.join(', ')}`
@@ -181,7 +184,7 @@ export async function runClusterCommand(
   await writeFile(layout.pidFile, `${process.pid}\n`);
   let runtime: Promise<NodeRuntime> | undefined;
   try {
-    const why = simulatedBecause(args);
+    const why = simulatedBecause(args, containerdMissing());
     if (why !== undefined) {
       return await runServerCommand(args.serverArgs, io, simulatedNodes(args.simulatedNodes ?? 1, why));
     }
