@@ -4,7 +4,9 @@
  * Capstan's own containerd; then kubectl 1.33 creates a Deployment of the busybox development
  * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`. The
  * cluster is stopped and started again on the same data dir: the pod's container keeps running
- * (same container ID, restartCount unchanged) and exec still works. `capstan cluster --reset`
+ * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
+ * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
+ * into the running node; pods run both (`imagePullPolicy: Never`). `capstan cluster --reset`
  * then removes everything: the data dir, the shims, the bridge, and the Service range's blackhole
  * route when the cluster added it.
  *
@@ -13,13 +15,14 @@
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { processesMentioning } from '../../src/cluster/containerd-teardown.js';
+import { buildImages } from '../../src/cluster/dev-images.js';
 import { hasBlackhole } from '../../src/cluster/service-route.js';
 import { BUSYBOX_IMAGE, requireContainerd } from '../support/containerd.js';
 import { kubectlOutput } from '../support/kubectl.js';
@@ -33,6 +36,22 @@ const SERVICE_RANGE = '10.0.0.0/24';
 /** The first start may build (tools/run.sh rebuilds when a source changed). */
 const FIRST_START_MS = 420_000;
 const START_MS = 60_000;
+
+const AIRGAP_IMAGE = 'docker.io/capstan/airgap:1';
+const IMPORTED_IMAGE = 'docker.io/capstan/imported:1';
+
+/** Writes to `out` the busybox development image (an OCI layout tarball) named `ref`. */
+async function renamedImage(work: string, ref: string, out: string): Promise<void> {
+  const built = await buildImages(join(work, 'built'));
+  const busybox = built.find((b) => b.ref === BUSYBOX_IMAGE)!;
+  const tree = join(work, 'tree');
+  await rm(tree, { recursive: true, force: true });
+  await mkdir(tree, { recursive: true });
+  await run('tar', ['-xf', busybox.path, '-C', tree]);
+  const index = await readFile(join(tree, 'index.json'), 'utf8');
+  await writeFile(join(tree, 'index.json'), index.replaceAll(BUSYBOX_IMAGE, ref));
+  await run('tar', ['-cf', out, '-C', tree, 'oci-layout', 'index.json', 'blobs']);
+}
 
 /** A `bash tools/run.sh` process and its output. */
 interface Cluster {
@@ -113,7 +132,13 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
   beforeAll(async () => {
     routeBefore = await hasBlackhole(SERVICE_RANGE);
     dataDir = await mkdtemp(join(tmpdir(), 'capstan-cluster-'));
-  });
+    // Two image tarballs of names the node lacks: one in images/ (imported at start, as k3s's
+    // airgap images), one for `capstan images import`.
+    const work = join(dataDir, 'work');
+    await mkdir(join(dataDir, 'images'), { recursive: true });
+    await renamedImage(work, AIRGAP_IMAGE, join(dataDir, 'images/airgap.tar'));
+    await renamedImage(work, IMPORTED_IMAGE, join(work, 'imported.tar'));
+  }, 120_000);
 
   afterAll(async () => {
     if (cluster) await stopCluster(cluster);
@@ -140,6 +165,7 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
       expect(line).toContain('capstan-node-0 registered');
       expect(line).toContain('real containers');
       expect(line).not.toContain('SIMULATED');
+      expect(line).toContain(`imported airgap.tar from ${join(dataDir, 'images')}`);
       expect(await hasBlackhole(SERVICE_RANGE)).toBe(true);
 
       await kubectl(
@@ -163,6 +189,24 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     },
     FIRST_START_MS + 180_000,
   );
+
+  it('imports images: images/ at start, `capstan images import` while running; pods run them', async () => {
+    expect(cluster).toBeDefined();
+    const capstan = (...args: string[]) =>
+      run('node', [join(ROOT, 'dist/bundle/capstan.js'), 'images', ...args, `--data-dir=${dataDir}`]);
+    const { stdout } = await capstan('import', join(dataDir, 'work/imported.tar'));
+    expect(stdout).toContain(`imported ${join(dataDir, 'work/imported.tar')}: ${IMPORTED_IMAGE}`);
+    const listed = (await capstan('ls')).stdout.split('\n');
+    expect(listed).toEqual(expect.arrayContaining([AIRGAP_IMAGE, IMPORTED_IMAGE, BUSYBOX_IMAGE]));
+    for (const [name, image] of [
+      ['airgap', AIRGAP_IMAGE],
+      ['imported', IMPORTED_IMAGE],
+    ] as const) {
+      await kubectl('run', name, `--image=${image}`, '--image-pull-policy=Never', '--', 'sleep', '100000');
+    }
+    await kubectl('wait', '--for=condition=Ready', 'pod/airgap', 'pod/imported', '--timeout=90s');
+    await kubectl('delete', 'pod', 'airgap', 'imported', '--grace-period=1');
+  }, 180_000);
 
   it(
     'a second run keeps the pod running: same container ID, no restart',
@@ -201,9 +245,12 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     ]);
     expect(stdout).toContain('reset: removed');
     // Nothing of Capstan's is left in the data dir: only what others wrote there (the test
-    // support's kubectl keeps its cache beside the kubeconfig), which a reset leaves alone.
+    // support's kubectl keeps its cache beside the kubeconfig; work/ is this suite's), which a
+    // reset leaves alone.
     const left = existsSync(dataDir) ? readdirSync(dataDir) : [];
-    expect(left.filter((f) => !f.startsWith('kubectl-cache-'))).toEqual([]);
+    expect(left.filter((f) => !f.startsWith('kubectl-cache-') && f !== 'work').sort()).toEqual(['images']);
+    // The user's tarballs stay; the record of their import goes with the containerd they went into.
+    expect(readdirSync(join(dataDir, 'images'))).toEqual(['airgap.tar']);
     expect(processesMentioning(socket)).toEqual([]);
     const bridge = await run('ip', ['link', 'show', BRIDGE]).then(
       () => true,
