@@ -51,10 +51,22 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
   const layout = nodeLayout(opts.dataDir);
   const previous = await readNodeState(layout);
   await mkdir(layout.agentDir, { recursive: true });
-  // The route is ours if this run adds it, or if an earlier run added it and it is still there.
-  const addedNow = await ensureBlackhole(opts.serviceRange);
-  const ours =
-    addedNow || (previous?.addedRoute === opts.serviceRange && (await hasBlackhole(opts.serviceRange)));
+  // containerd starts while the route is checked (the agent, which runs pods, waits for both).
+  const starting = ContainerdProcess.start(layout.containerdDir);
+  starting.catch(() => undefined); // awaited below
+  let ours: boolean;
+  try {
+    // The route is ours if this run adds it, or if an earlier run added it and it is still there.
+    const addedNow = await ensureBlackhole(opts.serviceRange);
+    ours =
+      addedNow || (previous?.addedRoute === opts.serviceRange && (await hasBlackhole(opts.serviceRange)));
+  } catch (err) {
+    await starting.then(
+      (c) => c.stop(),
+      () => undefined,
+    );
+    throw err;
+  }
   const state: NodeState = {
     nodeName: opts.nodeName,
     podCIDR: opts.podCIDR,
@@ -63,10 +75,10 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
     cniNetworkName: layout.cniNetworkName,
     ...(ours ? { addedRoute: opts.serviceRange } : {}),
   };
-  // Recorded before anything runs, so a reset after a crash still knows what to remove.
+  // Recorded before the agent runs anything, so a reset after a crash still knows what to remove.
   await writeNodeState(layout, state);
   startupTrace('node: route and state');
-  const containerd = await ContainerdProcess.start(layout.containerdDir);
+  const containerd = await starting;
   startupTrace('node: containerd serves CRI');
   try {
     const ctr = (...args: string[]): Promise<string> => containerd.ctr(...args);
