@@ -1,8 +1,17 @@
 #!/usr/bin/env bash
 # Runs Capstan's main job on a fresh machine: installs the npm packages, builds, and starts
 # `capstan cluster --authorization-mode=Node,RBAC` on the embedded LevelDB store: the API server
-# with its controller manager and scheduler, and a simulated node. Extra arguments go to
-# `capstan cluster` (every `capstan server` flag, plus --simulated-nodes=N).
+# with its controller manager and scheduler, and a node. Extra arguments go to `capstan cluster`
+# (every `capstan server` flag, plus --simulated-nodes=N, --pod-cidr, --bridge and --reset; see
+# `capstan cluster --help`).
+#
+# The node is REAL where containerd, runc and the CNI plugins are installed and this runs as root
+# (apt-get install containerd runc containernetworking-plugins busybox-static): Capstan starts its
+# own containerd under .capstan/containerd, imports the pause and busybox images
+# (docker.io/capstan/busybox:1) and the tarballs of .capstan/images/, and runs pods there. Stopping
+# leaves the pods running; the next start adopts them. `bash tools/run.sh --reset` removes
+# everything the cluster created. Elsewhere (or with --simulated-nodes=N) the node is simulated, and
+# the start-up lines say so.
 #
 # Everything the server writes stays under .capstan/ in the repository: the store
 # (.capstan/store), the CA and certificates (.capstan/pki, unless --cert-dir is given), and the
@@ -10,7 +19,9 @@
 # on 127.0.0.1 only unless --bind-address is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+# A node_modules that is a symbolic link is shared (a git worktree's): never reinstall it, since
+# `npm ci` would empty the directory it points to.
+if [ ! -e node_modules ] || { [ ! -L node_modules ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
   npm ci --no-audit --no-fund
 fi
 # Rebuild only when a source, the build settings or the packages changed since the last build,

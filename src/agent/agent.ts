@@ -10,7 +10,7 @@
 import { cpus, totalmem } from 'node:os';
 import { join } from 'node:path';
 import type { Pod, PodStatus } from '../api/types/core-v1.js';
-import { Client, loadKubeconfig } from '../client/index.js';
+import { Client, loadKubeconfig, type ClientConfig } from '../client/index.js';
 import { ApiEventRecorder } from './api/event-recorder.js';
 import { apiLookup } from './api/lookup.js';
 import { defaultNodeIP, nodeName as resolveNodeName } from './api/machine.js';
@@ -39,6 +39,19 @@ const STANDALONE_LOOKUP: ObjectLookup = {
   secret: () => Promise.resolve(undefined),
 };
 
+/**
+ * What an in-process embedder (`capstan cluster`) hands the agent beyond its flags: every field
+ * is optional and defaults to the stand-alone agent's behaviour.
+ */
+export interface AgentWiring {
+  /** The API client's configuration, instead of `--kubeconfig` (an in-memory loopback identity). */
+  readonly client?: ClientConfig;
+  /** The pods' bridge (default {@link DEFAULT_BRIDGE}). */
+  readonly bridge?: string;
+  /** The CNI network's name (default `capstan`): it prefixes libcni's cached results. */
+  readonly cniNetworkName?: string;
+}
+
 /** A running agent. */
 export class Agent {
   readonly config: AgentConfig;
@@ -52,6 +65,7 @@ export class Agent {
   readonly #statuses = new Map<string, PodStatus>();
   readonly #closers: (() => Promise<void> | void)[] = [];
   readonly #pendingSources = new Set<string>();
+  readonly #wiring: AgentWiring;
   #node: NodeStatusManager | undefined;
   #statusManager: StatusManager | undefined;
   #watcher: RuntimeWatcher | undefined;
@@ -59,14 +73,16 @@ export class Agent {
   /** The agent server's port once started. */
   port = 0;
 
-  constructor(config: AgentConfig) {
+  constructor(config: AgentConfig, wiring: AgentWiring = {}) {
     this.config = config;
+    this.#wiring = wiring;
     this.nodeName = resolveNodeName(config.hostnameOverride);
     this.nodeIP = config.nodeIP || defaultNodeIP();
     this.cri = new CriClient(config.containerRuntimeEndpoint);
-    this.#client = config.kubeconfig
+    const clientConfig = wiring.client ?? (config.kubeconfig ? loadKubeconfig(config.kubeconfig) : undefined);
+    this.#client = clientConfig
       ? new Client({
-          ...loadKubeconfig(config.kubeconfig),
+          ...clientConfig,
           userAgent: 'capstan-agent/v1.33 (linux)',
           qps: 50,
           burst: 100,
@@ -221,8 +237,9 @@ export class Agent {
       await writeCniConfig({
         confDir: c.cniConfDir,
         podCIDR,
-        bridge: DEFAULT_BRIDGE,
+        bridge: this.#wiring.bridge ?? DEFAULT_BRIDGE,
         dataDir: join(c.rootDir, 'cni/networks'),
+        ...(this.#wiring.cniNetworkName ? { name: this.#wiring.cniNetworkName } : {}),
       });
     }
     this.#watcher = new RuntimeWatcher(this.#runtime, c.containerRuntimeEndpoint, {

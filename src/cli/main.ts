@@ -8,8 +8,9 @@ import { packageVersion } from '../server/package-version.js';
 const USAGE = `usage: capstan <command> [flags]
 
 commands:
-  cluster   run a single-node cluster: the API server, controllers, scheduler and a simulated node
-            (the server's flags, plus --simulated-nodes=N)
+  cluster   run a single-node cluster: the API server, controllers, scheduler and a node (real with
+            containerd installed, else simulated; capstan cluster --help)
+  images    import image tarballs into the cluster's node (capstan images --help)
   server    run the API server (capstan server --help for its flags)
   controller-manager  run the controllers against an API server (capstan controller-manager --help)
   proxy     run the Service proxy on nftables (capstan proxy --help)
@@ -46,6 +47,8 @@ async function main(argv: readonly string[]): Promise<number> {
       setTimeout(() => process.exit(code), 2_000).unref();
       return code;
     }
+    case 'images':
+      return (await import('../cluster/images-command.js')).runImagesCommand(rest);
     case 'controller-manager': {
       const code = await (await import('../controller-manager/command.js')).runControllerManagerCommand(rest);
       setTimeout(() => process.exit(code), 2_000).unref();

@@ -1,8 +1,10 @@
 /**
- * The README's first command, as a new user runs it: `bash tools/run.sh` starts a whole
- * single-node cluster (here on its own port and directories), kubectl 1.33 creates a Deployment
- * that rolls out on the simulated node, a Service gets its endpoints, and a second run on the
- * same state keeps the pods running. Needs the build (`npm run build`, as tools/test.sh does).
+ * The README's first command, as a new user runs it: `bash tools/run.sh --simulated-nodes=1` starts
+ * a whole single-node cluster (here on its own port and directories) with a simulated node (the
+ * real node's path is real-node.test.ts), kubectl 1.33 creates a Deployment that rolls out on it,
+ * a Service gets its endpoints, and a second run on the same state keeps the pods running. Also:
+ * where containerd is missing, the start-up line says so with the command that installs it.
+ * Needs the build (`npm run build`, as tools/test.sh does).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
@@ -11,6 +13,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { simulatedBecause, splitClusterArgs } from '../../src/cluster/command.js';
 import { kubectlOutput, runKubectl } from '../support/kubectl.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -36,7 +39,13 @@ interface Cluster {
 async function runCluster(dataDir: string, port: number): Promise<Cluster> {
   const child = spawn(
     'bash',
-    ['tools/run.sh', `--secure-port=${port}`, `--data-dir=${dataDir}`, `--cert-dir=${join(dataDir, 'pki')}`],
+    [
+      'tools/run.sh',
+      '--simulated-nodes=1',
+      `--secure-port=${port}`,
+      `--data-dir=${dataDir}`,
+      `--cert-dir=${join(dataDir, 'pki')}`,
+    ],
     { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   const output: string[] = [];
@@ -85,8 +94,12 @@ describe('bash tools/run.sh: one command, one cluster', () => {
 
   it('says the node is simulated and how to get real containers', () => {
     const line = cluster!.output.find((l) => l.startsWith('node: ')) ?? '';
-    expect(line).toMatch(/^node: capstan-node-0 SIMULATED/);
-    expect(line).toMatch(/apt-get install containerd/);
+    expect(line).toMatch(/^node: capstan-node-0 SIMULATED \(asked for with --simulated-nodes=1\)/);
+    const args = splitClusterArgs([]);
+    expect(simulatedBecause(args, [])).toBeUndefined();
+    expect(simulatedBecause(args, ['/usr/bin/containerd'])).toMatch(
+      /containerd is not installed: missing \/usr\/bin\/containerd\. For real containers: apt-get install containerd runc containernetworking-plugins/,
+    );
     expect(cluster!.output.some((l) => l.startsWith(`admin kubeconfig: ${kubeconfig}`))).toBe(true);
   });
 

@@ -1,0 +1,169 @@
+/**
+ * Removing everything a Capstan containerd ran, and only that: `capstan cluster --reset` and the
+ * tests' clean-up. In order:
+ * 1. with containerd serving: every pod sandbox stopped and removed through CRI (the CNI DEL
+ *    releases its address and veth), then every task killed and every container removed in every
+ *    namespace through `ctr`;
+ * 2. containerd stopped (by the caller);
+ * 3. any shim still serving this containerd's socket killed (their command lines name it);
+ * 4. every mount under the given directories unmounted, deepest first (network namespaces under
+ *    containerd's state dir, the pods' tmpfs volumes under the agent's root dir);
+ * 5. the pods' cgroup tree under the agent's cgroup root removed in every hierarchy;
+ * 6. libcni's cached results of this network (`/var/lib/cni/results/<network>-*`).
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { readdir, rm, rmdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { CriClient } from '../agent/cri/client.js';
+
+const run = promisify(execFile);
+const CGROUP_ROOT = '/sys/fs/cgroup';
+const CNI_RESULTS = '/var/lib/cni/results';
+
+/** Collects the failures of best-effort steps, so one failure does not stop the rest. */
+export class CleanupErrors {
+  readonly #errors: string[] = [];
+
+  /** Runs `fn`, recording its failure under `what`. */
+  async attempt(what: string, fn: () => Promise<unknown>): Promise<void> {
+    try {
+      await fn();
+    } catch (err) {
+      this.#errors.push(`${what}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  /** @throws Error listing every recorded failure, if any. */
+  throwIfAny(what: string): void {
+    if (this.#errors.length > 0) throw new Error(`${what} left work undone:\n${this.#errors.join('\n')}`);
+  }
+}
+
+/**
+ * Step 1: stops and removes every CRI sandbox, then kills every task and removes every container
+ * in every containerd namespace. `ctr` runs `ctr -a <socket> ...args`.
+ */
+export async function removeWorkloads(
+  socket: string,
+  ctr: (...args: string[]) => Promise<string>,
+  errors: CleanupErrors,
+): Promise<void> {
+  const cri = new CriClient(`unix://${socket}`);
+  await errors.attempt('CRI sandboxes', async () => {
+    for (const sb of await cri.listPodSandbox()) {
+      await cri.stopPodSandbox(sb.id);
+      await cri.removePodSandbox(sb.id);
+    }
+  });
+  cri.close();
+  const lines = (text: string): string[] => text.split('\n').filter(Boolean);
+  await errors.attempt('ctr tasks and containers', async () => {
+    for (const ns of lines(await ctr('namespaces', 'ls', '-q'))) {
+      for (const task of lines(await ctr('-n', ns, 'tasks', 'ls', '-q'))) {
+        await ctr('-n', ns, 'tasks', 'kill', '-s', 'SIGKILL', task).catch(() => undefined);
+        await ctr('-n', ns, 'tasks', 'rm', '-f', task).catch(() => undefined);
+      }
+      for (const c of lines(await ctr('-n', ns, 'containers', 'ls', '-q'))) {
+        await ctr('-n', ns, 'containers', 'rm', c);
+      }
+    }
+  });
+}
+
+/** Processes (other than this one) whose command line mentions `needle`. */
+export function processesMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(needle)) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/** Mount points at or under `dir`, deepest first. */
+export function mountsUnder(dir: string): string[] {
+  const points = readFileSync('/proc/self/mountinfo', 'utf8')
+    .split('\n')
+    .map((l) => l.split(' ')[4] ?? '')
+    .filter((p) => p === dir || p.startsWith(`${dir}/`));
+  return [...new Set(points)].sort((a, b) => b.length - a.length);
+}
+
+/** Unmounts (lazily) every mount point under `dir`, deepest first. */
+export async function unmountUnder(dir: string, errors?: CleanupErrors): Promise<void> {
+  for (const point of mountsUnder(dir)) {
+    const umount = (): Promise<unknown> => run('umount', ['-l', point]);
+    if (errors) await errors.attempt(`umount ${point}`, umount);
+    else await umount().catch(() => undefined);
+  }
+}
+
+/** Removes a cgroup directory tree (relative to each hierarchy) bottom-up in every hierarchy. */
+export async function removeCgroupTree(relative: string): Promise<void> {
+  if (relative === '' || relative === '/') throw new Error('refusing to remove the root cgroup');
+  for (const hierarchy of readdirSync(CGROUP_ROOT)) {
+    const top = join(CGROUP_ROOT, hierarchy, relative);
+    if (!existsSync(top)) continue;
+    const remove = async (path: string): Promise<void> => {
+      for (const entry of await readdir(path, { withFileTypes: true })) {
+        if (entry.isDirectory()) await remove(join(path, entry.name));
+      }
+      await rmdir(path).catch(() => undefined);
+    };
+    await remove(top);
+  }
+}
+
+/** What {@link teardownLeftovers} removes. */
+export interface LeftoverScope {
+  /** The containerd socket whose shims are killed. */
+  readonly socket: string;
+  /** Directories under which every mount is unmounted. */
+  readonly mountDirs: readonly string[];
+  /** The cgroup parent of the pods (relative to each hierarchy), if any. */
+  readonly cgroupParent?: string;
+  /** The CNI network whose cached results are removed, if any. */
+  readonly cniNetworkName?: string;
+}
+
+/**
+ * Steps 3 to 6 (see the module comment), after containerd stopped. Records failures in `errors`.
+ */
+export async function teardownLeftovers(scope: LeftoverScope, errors: CleanupErrors): Promise<void> {
+  for (const pid of processesMentioning(scope.socket)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // exited meanwhile
+    }
+  }
+  for (const dir of scope.mountDirs) await unmountUnder(dir, errors);
+  const parent = scope.cgroupParent;
+  if (parent !== undefined) await errors.attempt('cgroups', () => removeCgroupTree(parent));
+  const network = scope.cniNetworkName;
+  if (network !== undefined) {
+    await errors.attempt('CNI results', async () => {
+      if (!existsSync(CNI_RESULTS)) return;
+      for (const f of await readdir(CNI_RESULTS))
+        if (f.startsWith(`${network}-`)) await rm(join(CNI_RESULTS, f), { force: true });
+    });
+  }
+}
+
+/**
+ * Deletes the bridge `name` unless interfaces are still attached to it (pods of another
+ * containerd on the same bridge): the last one out removes it.
+ */
+export async function removeBridgeIfUnused(name: string): Promise<void> {
+  const attached = await run('ip', ['-o', 'link', 'show', 'master', name]).then(
+    (r) => r.stdout.trim(),
+    () => '',
+  );
+  if (attached === '') await run('ip', ['link', 'del', name]).catch(() => undefined);
+}

@@ -1,0 +1,166 @@
+/**
+ * The real node of `capstan cluster`: Capstan's own containerd (a child process on
+ * `<data-dir>/containerd`) and the node agent in this process, reaching the server over the
+ * loopback as `system:node:<name>` in `system:nodes` (so the Node authorizer and NodeRestriction
+ * confine it as they confine a kubelet).
+ *
+ * {@link startNodeRuntime} runs while the server starts: the Service range's blackhole route,
+ * containerd, the development images when absent, and the new or changed tarballs of
+ * `<data-dir>/images/`. {@link realNode} then starts the agent once the server serves.
+ *
+ * On exit the agent stops (pods keep running) and containerd stops (the shims keep the containers
+ * running). The next run on the same data dir starts containerd on the same state, which reconnects
+ * to the shims, and the agent adopts the running pods: same container IDs, no restarts.
+ */
+import { mkdir } from 'node:fs/promises';
+import { Agent, type AgentWiring } from '../agent/agent.js';
+import { agentFlagSet, resolveConfig } from '../agent/config.js';
+import type { CommandIo, Companion } from '../server/run.js';
+import { startupTrace } from '../server/startup-trace.js';
+import { ContainerdProcess } from './containerd.js';
+import { ensureDevImages, importImagesDir } from './images.js';
+import { nodeLayout, readNodeState, writeNodeState, type NodeLayout, type NodeState } from './node-state.js';
+import { ensureBlackhole, hasBlackhole } from './service-route.js';
+
+/** How the real node is set up. */
+export interface RealNodeOptions {
+  /** The data dir (absolute). */
+  readonly dataDir: string;
+  readonly nodeName: string;
+  /** The node's pod CIDR. */
+  readonly podCIDR: string;
+  /** The pods' bridge. */
+  readonly bridge: string;
+  /** The primary Service range (its blackhole route). */
+  readonly serviceRange: string;
+}
+
+/** The node's runtime side, ready for the agent. */
+export interface NodeRuntime {
+  readonly layout: NodeLayout;
+  readonly state: NodeState;
+  readonly containerd: ContainerdProcess;
+  /** Development images imported now (none when they were there). */
+  readonly devImages: readonly string[];
+  /** Files of `images/` imported now. */
+  readonly imported: readonly string[];
+}
+
+/** Starts the runtime side (see the module comment). On failure nothing is left running. */
+export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Promise<NodeRuntime> {
+  const layout = nodeLayout(opts.dataDir);
+  const previous = await readNodeState(layout);
+  await mkdir(layout.agentDir, { recursive: true });
+  // containerd starts while the route is checked (the agent, which runs pods, waits for both).
+  const starting = ContainerdProcess.start(layout.containerdDir);
+  starting.catch(() => undefined); // awaited below
+  let ours: boolean;
+  try {
+    // The route is ours if this run adds it, or if an earlier run added it and it is still there.
+    const addedNow = await ensureBlackhole(opts.serviceRange);
+    ours =
+      addedNow || (previous?.addedRoute === opts.serviceRange && (await hasBlackhole(opts.serviceRange)));
+  } catch (err) {
+    await starting.then(
+      (c) => c.stop(),
+      () => undefined,
+    );
+    throw err;
+  }
+  const state: NodeState = {
+    nodeName: opts.nodeName,
+    podCIDR: opts.podCIDR,
+    bridge: opts.bridge,
+    cgroupParent: layout.cgroupParent,
+    cniNetworkName: layout.cniNetworkName,
+    ...(ours ? { addedRoute: opts.serviceRange } : {}),
+  };
+  // Recorded before the agent runs anything, so a reset after a crash still knows what to remove.
+  await writeNodeState(layout, state);
+  startupTrace('node: route and state');
+  const containerd = await starting;
+  startupTrace('node: containerd serves CRI');
+  try {
+    const ctr = (...args: string[]): Promise<string> => containerd.ctr(...args);
+    const devImages = await ensureDevImages(containerd.layout.socket, ctr);
+    startupTrace('node: development images present');
+    const imported = await importImagesDir(ctr, layout.imagesDir, io.err);
+    startupTrace('node: images/ imported');
+    return { layout, state, containerd, devImages, imported };
+  } catch (err) {
+    await containerd.stop();
+    throw err;
+  }
+}
+
+/** The agent's flags for the node. */
+function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
+  const { layout } = runtime;
+  return [
+    `--hostname-override=${opts.nodeName}`,
+    `--container-runtime-endpoint=${runtime.containerd.endpoint}`,
+    `--root-dir=${layout.agentDir}`,
+    `--pod-logs-dir=${layout.agentDir}/logs`,
+    `--cni-conf-dir=${runtime.containerd.layout.cniConfDir}`,
+    `--cgroup-root=${layout.cgroupParent}`,
+    // The agent's server (logs, exec, port-forward) listens on the loopback only, on a free port
+    // the Node object advertises; the API server reaches it at the node IP.
+    '--address=127.0.0.1',
+    '--port=0',
+    '--healthz-port=0',
+    '--node-ip=127.0.0.1',
+    `--pod-cidr=${opts.podCIDR}`,
+  ];
+}
+
+/**
+ * The companion that runs the agent beside the server, once `runtime` is ready. Its stopper
+ * stops the agent, then containerd; pods keep running.
+ */
+export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): Companion {
+  return async (server, io) => {
+    const rt = await runtime;
+    startupTrace('node: runtime ready, server serving');
+    const client = await server.loopbackConfig(`system:node:${opts.nodeName}`, ['system:nodes'], {
+      userAgent: 'capstan-agent/v1.33 (in-process)',
+    });
+    const wiring: AgentWiring = {
+      client,
+      bridge: opts.bridge,
+      cniNetworkName: rt.layout.cniNetworkName,
+    };
+    // ---- Service proxy and cluster DNS: switched on here ----
+    // The in-process proxy and DNS (branch net2) are agent options: add them to `wiring`, and
+    // `--cluster-dns=<DNS Service IP>` / `--cluster-domain=cluster.local` to the agent's flags,
+    // when they are merged. Until then Services have endpoints but no proxy rewrites their IPs
+    // (the blackhole route drops that traffic) and pods get the host's resolv.conf.
+    const args = agentArgs(opts, rt);
+    const agent = new Agent(resolveConfig(agentFlagSet().parse(args)), wiring);
+    try {
+      startupTrace('node: agent starting');
+      await agent.start();
+      startupTrace('node: agent started (lease renewed)');
+    } catch (err) {
+      await agent.stop().catch(() => undefined);
+      await rt.containerd.stop();
+      throw err;
+    }
+    const notes = [
+      `containerd in ${rt.containerd.layout.dir}`,
+      `pod CIDR ${opts.podCIDR}`,
+      ...(rt.devImages.length ? [`built ${rt.devImages.join(', ')}`] : []),
+      ...(rt.imported.length ? [`imported ${rt.imported.join(', ')} from ${rt.layout.imagesDir}`] : []),
+    ];
+    io.out(
+      `node: ${opts.nodeName} registered, lease renewed ${process.uptime().toFixed(2)} s after start ` +
+        `(real containers: ${notes.join('; ')})`,
+    );
+    io.out(
+      `images: docker.io/capstan/busybox:1 is on the node; add more with \`capstan images import FILE.tar\``,
+    );
+    return async () => {
+      await agent.stop();
+      await rt.containerd.stop();
+    };
+  };
+}

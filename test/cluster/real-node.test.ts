@@ -1,0 +1,263 @@
+/**
+ * The new user's path on a real node: `bash tools/run.sh` (a temporary data dir, a free port, a
+ * pod CIDR and a bridge of this suite's own) starts a whole cluster whose node runs containers on
+ * Capstan's own containerd; then kubectl 1.33 creates a Deployment of the busybox development
+ * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`. The
+ * cluster is stopped and started again on the same data dir: the pod's container keeps running
+ * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
+ * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
+ * into the running node; pods run both (`imagePullPolicy: Never`). `capstan cluster --reset`
+ * then removes everything: the data dir, the shims, the bridge, and the Service range's blackhole
+ * route when the cluster added it.
+ *
+ * Needs root, containerd, runc, busybox-static and the CNI plugins: under `CI=true` a missing one
+ * fails the suite.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { processesMentioning } from '../../src/cluster/containerd-teardown.js';
+import { buildImages } from '../../src/cluster/dev-images.js';
+import { hasBlackhole } from '../../src/cluster/service-route.js';
+import { BUSYBOX_IMAGE, requireContainerd } from '../support/containerd.js';
+import { kubectlOutput } from '../support/kubectl.js';
+
+const run = promisify(execFile);
+const enabled = requireContainerd();
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const POD_CIDR = '10.244.151.0/24';
+const BRIDGE = 'cst-cltest151';
+const SERVICE_RANGE = '10.0.0.0/24';
+/** The first start may build (tools/run.sh rebuilds when a source changed). */
+const FIRST_START_MS = 420_000;
+const START_MS = 60_000;
+
+const AIRGAP_IMAGE = 'docker.io/capstan/airgap:1';
+const IMPORTED_IMAGE = 'docker.io/capstan/imported:1';
+
+/** Writes to `out` the busybox development image (an OCI layout tarball) named `ref`. */
+async function renamedImage(work: string, ref: string, out: string): Promise<void> {
+  const built = await buildImages(join(work, 'built'));
+  const busybox = built.find((b) => b.ref === BUSYBOX_IMAGE)!;
+  const tree = join(work, 'tree');
+  await rm(tree, { recursive: true, force: true });
+  await mkdir(tree, { recursive: true });
+  await run('tar', ['-xf', busybox.path, '-C', tree]);
+  const index = await readFile(join(tree, 'index.json'), 'utf8');
+  await writeFile(join(tree, 'index.json'), index.replaceAll(BUSYBOX_IMAGE, ref));
+  await run('tar', ['-cf', out, '-C', tree, 'oci-layout', 'index.json', 'blobs']);
+}
+
+/** A `bash tools/run.sh` process and its output. */
+interface Cluster {
+  readonly child: ChildProcess;
+  output(): string;
+  /** Resolves with the node's start-up line. */
+  readonly nodeLine: Promise<string>;
+}
+
+function startCluster(dataDir: string, timeoutMs: number): Cluster {
+  const child = spawn(
+    'bash',
+    [
+      'tools/run.sh',
+      `--data-dir=${dataDir}`,
+      `--cert-dir=${dataDir}/pki`,
+      '--secure-port=0',
+      `--pod-cidr=${POD_CIDR}`,
+      `--bridge=${BRIDGE}`,
+    ],
+    { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  let out = '';
+  child.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
+  const nodeLine = new Promise<string>((resolveLine, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no node line in ${timeoutMs} ms:\n${out}`)), timeoutMs);
+    const check = (): void => {
+      const line = out.split('\n').find((l) => l.startsWith('node: '));
+      if (line !== undefined) {
+        clearTimeout(timer);
+        resolveLine(line);
+      }
+    };
+    child.stdout?.on('data', check);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`tools/run.sh exited with ${code}:\n${out}`));
+    });
+  });
+  nodeLine.catch(() => undefined);
+  return { child, output: () => out, nodeLine };
+}
+
+/** Sends SIGTERM and resolves with the exit code. */
+function stopCluster(c: Cluster): Promise<number | null> {
+  if (c.child.exitCode !== null) return Promise.resolve(c.child.exitCode);
+  return new Promise((resolveCode) => {
+    c.child.once('exit', (code) => resolveCode(code));
+    c.child.kill('SIGTERM');
+  });
+}
+
+describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () => {
+  let dataDir: string;
+  let cluster: Cluster | undefined;
+  let routeBefore = false;
+  const kubectl = (...args: string[]): Promise<string> =>
+    kubectlOutput('1.33', args, join(dataDir, 'admin.kubeconfig'), 120_000);
+  const container = async (): Promise<{ pod: string; id: string; restarts: number; ready: boolean }> => {
+    const pod = JSON.parse(await kubectl('get', 'pods', '-l', 'app=web', '-o', 'json')) as {
+      items: {
+        metadata: { name: string };
+        status?: { containerStatuses?: { containerID?: string; restartCount: number; ready: boolean }[] };
+      }[];
+    };
+    expect(pod.items).toHaveLength(1);
+    const item = pod.items[0]!;
+    const cs = item.status?.containerStatuses?.[0];
+    return {
+      pod: item.metadata.name,
+      id: cs?.containerID ?? '',
+      restarts: cs?.restartCount ?? -1,
+      ready: cs?.ready ?? false,
+    };
+  };
+
+  beforeAll(async () => {
+    routeBefore = await hasBlackhole(SERVICE_RANGE);
+    dataDir = await mkdtemp(join(tmpdir(), 'capstan-cluster-'));
+    // Two image tarballs of names the node lacks: one in images/ (imported at start, as k3s's
+    // airgap images), one for `capstan images import`.
+    const work = join(dataDir, 'work');
+    await mkdir(join(dataDir, 'images'), { recursive: true });
+    await renamedImage(work, AIRGAP_IMAGE, join(dataDir, 'images/airgap.tar'));
+    await renamedImage(work, IMPORTED_IMAGE, join(work, 'imported.tar'));
+  }, 120_000);
+
+  afterAll(async () => {
+    if (cluster) await stopCluster(cluster);
+    if (existsSync(dataDir)) {
+      // A failed test still leaves nothing behind.
+      await run('node', [
+        join(ROOT, 'dist/bundle/capstan.js'),
+        'cluster',
+        '--reset',
+        `--data-dir=${dataDir}`,
+        `--cert-dir=${dataDir}/pki`,
+      ]).catch((err: unknown) => console.error(err));
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 120_000);
+
+  let first: { pod: string; id: string; restarts: number };
+
+  it(
+    'starts with a real node, runs a Deployment: rollout status, logs, exec',
+    async () => {
+      cluster = startCluster(dataDir, FIRST_START_MS);
+      const line = await cluster.nodeLine;
+      expect(line).toContain('capstan-node-0 registered');
+      expect(line).toContain('real containers');
+      expect(line).not.toContain('SIMULATED');
+      expect(line).toContain(`imported airgap.tar from ${join(dataDir, 'images')}`);
+      expect(await hasBlackhole(SERVICE_RANGE)).toBe(true);
+
+      await kubectl(
+        'create',
+        'deployment',
+        'web',
+        `--image=${BUSYBOX_IMAGE}`,
+        '--',
+        'sh',
+        '-c',
+        'trap "exit 0" TERM; echo hello from web; while true; do sleep 1; done',
+      );
+      expect(await kubectl('rollout', 'status', 'deployment/web', '--timeout=120s')).toContain(
+        'successfully rolled out',
+      );
+      expect(await kubectl('logs', 'deployment/web')).toContain('hello from web');
+      first = await container();
+      expect(first.id).toMatch(/^containerd:\/\/[0-9a-f]{64}$/);
+      expect(first.restarts).toBe(0);
+      expect((await kubectl('exec', first.pod, '--', 'cat', '/etc/hostname')).trim()).toBe(first.pod);
+    },
+    FIRST_START_MS + 180_000,
+  );
+
+  it('imports images: images/ at start, `capstan images import` while running; pods run them', async () => {
+    expect(cluster).toBeDefined();
+    const capstan = (...args: string[]) =>
+      run('node', [join(ROOT, 'dist/bundle/capstan.js'), 'images', ...args, `--data-dir=${dataDir}`]);
+    const { stdout } = await capstan('import', join(dataDir, 'work/imported.tar'));
+    expect(stdout).toContain(`imported ${join(dataDir, 'work/imported.tar')}: ${IMPORTED_IMAGE}`);
+    const listed = (await capstan('ls')).stdout.split('\n');
+    expect(listed).toEqual(expect.arrayContaining([AIRGAP_IMAGE, IMPORTED_IMAGE, BUSYBOX_IMAGE]));
+    for (const [name, image] of [
+      ['airgap', AIRGAP_IMAGE],
+      ['imported', IMPORTED_IMAGE],
+    ] as const) {
+      await kubectl('run', name, `--image=${image}`, '--image-pull-policy=Never', '--', 'sleep', '100000');
+    }
+    await kubectl('wait', '--for=condition=Ready', 'pod/airgap', 'pod/imported', '--timeout=90s');
+    await kubectl('delete', 'pod', 'airgap', 'imported', '--grace-period=1');
+  }, 180_000);
+
+  it(
+    'a second run keeps the pod running: same container ID, no restart',
+    async () => {
+      expect(cluster).toBeDefined();
+      expect(await stopCluster(cluster!)).toBe(0);
+      // containerd is gone, the pod's shim is not.
+      const socket = join(dataDir, 'containerd/containerd.sock');
+      expect(processesMentioning(socket).length).toBeGreaterThan(0);
+
+      cluster = startCluster(dataDir, START_MS);
+      expect(await cluster.nodeLine).toContain('real containers');
+      const deadline = Date.now() + 60_000;
+      let now = await container();
+      while (!now.ready && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        now = await container();
+      }
+      expect(now).toEqual({ ...first, ready: true });
+      expect((await kubectl('exec', now.pod, '--', 'echo', 'still here')).trim()).toBe('still here');
+      expect((await kubectl('logs', now.pod)).match(/hello from web/g)).toHaveLength(1);
+    },
+    START_MS + 120_000,
+  );
+
+  it('--reset removes what the cluster created', async () => {
+    expect(await stopCluster(cluster!)).toBe(0);
+    cluster = undefined;
+    const socket = join(dataDir, 'containerd/containerd.sock');
+    const { stdout } = await run('node', [
+      join(ROOT, 'dist/bundle/capstan.js'),
+      'cluster',
+      '--reset',
+      `--data-dir=${dataDir}`,
+      `--cert-dir=${dataDir}/pki`,
+    ]);
+    expect(stdout).toContain('reset: removed');
+    // Nothing of Capstan's is left in the data dir: only what others wrote there (the test
+    // support's kubectl keeps its cache beside the kubeconfig; work/ is this suite's), which a
+    // reset leaves alone.
+    const left = existsSync(dataDir) ? readdirSync(dataDir) : [];
+    expect(left.filter((f) => !f.startsWith('kubectl-cache-') && f !== 'work').sort()).toEqual(['images']);
+    // The user's tarballs stay; the record of their import goes with the containerd they went into.
+    expect(readdirSync(join(dataDir, 'images'))).toEqual(['airgap.tar']);
+    expect(processesMentioning(socket)).toEqual([]);
+    const bridge = await run('ip', ['link', 'show', BRIDGE]).then(
+      () => true,
+      () => false,
+    );
+    expect(bridge).toBe(false);
+    // The route goes only when the cluster added it (one that was there before stays).
+    if (!routeBefore) expect(await hasBlackhole(SERVICE_RANGE)).toBe(false);
+  }, 120_000);
+});
