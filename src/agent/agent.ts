@@ -19,7 +19,8 @@ import { ApiPodSource } from './api/pod-source.js';
 import { StatusManager } from './api/status-manager.js';
 import type { AgentConfig } from './config.js';
 import { CriClient } from './cri/client.js';
-import { DEFAULT_BRIDGE, writeCniConfig } from './network/cni.js';
+import { writeCniConfig } from './network/cni.js';
+import { startNodeNetwork, type NodeNetworkTuning } from './network/node-network.js';
 import { Backoff } from './pod/backoff.js';
 import { LogEventSink, type EventSink } from './pod/events.js';
 import { ProbeManager } from './probe/manager.js';
@@ -39,6 +40,12 @@ const STANDALONE_LOOKUP: ObjectLookup = {
   secret: () => Promise.resolve(undefined),
 };
 
+/** In-process settings that have no flag. */
+export interface AgentExtras {
+  /** Table names, DNS port and clean-up of the in-process networking (tests, the single-node cluster). */
+  readonly network?: NodeNetworkTuning;
+}
+
 /** A running agent. */
 export class Agent {
   readonly config: AgentConfig;
@@ -52,6 +59,7 @@ export class Agent {
   readonly #statuses = new Map<string, PodStatus>();
   readonly #closers: (() => Promise<void> | void)[] = [];
   readonly #pendingSources = new Set<string>();
+  readonly #extras: AgentExtras;
   #node: NodeStatusManager | undefined;
   #statusManager: StatusManager | undefined;
   #watcher: RuntimeWatcher | undefined;
@@ -59,8 +67,9 @@ export class Agent {
   /** The agent server's port once started. */
   port = 0;
 
-  constructor(config: AgentConfig) {
+  constructor(config: AgentConfig, extras: AgentExtras = {}) {
     this.config = config;
+    this.#extras = extras;
     this.nodeName = resolveNodeName(config.hostnameOverride);
     this.nodeIP = config.nodeIP || defaultNodeIP();
     this.cri = new CriClient(config.containerRuntimeEndpoint);
@@ -80,6 +89,7 @@ export class Agent {
       cgroupRoot: config.cgroupRoot,
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain || 'cluster.local',
+      resolvConf: config.resolvConf,
     });
     const lookup = this.#client ? apiLookup(this.#client) : STANDALONE_LOOKUP;
     const nodeAllocatable = {
@@ -221,10 +231,11 @@ export class Agent {
       await writeCniConfig({
         confDir: c.cniConfDir,
         podCIDR,
-        bridge: DEFAULT_BRIDGE,
+        bridge: c.cniBridge,
         dataDir: join(c.rootDir, 'cni/networks'),
       });
     }
+    await this.#startNetwork(podCIDR ?? '');
     this.#watcher = new RuntimeWatcher(this.#runtime, c.containerRuntimeEndpoint, {
       wake: (uid) => this.#workers.wake(uid),
       relisted: (pods) => {
@@ -266,6 +277,31 @@ export class Agent {
       const health = await startHealthServer(c.healthzBindAddress, c.healthzPort, () => this.#runtimeOk);
       this.#closers.push(() => health.close());
     }
+  }
+
+  /** Starts the proxy, cluster DNS and NetworkPolicy enforcement the configuration asks for. */
+  async #startNetwork(podCIDR: string): Promise<void> {
+    const c = this.config;
+    if (!c.runProxy && !c.runClusterDNS && !c.runNetworkPolicy) return;
+    if (!c.kubeconfig) throw new Error('the in-agent proxy, DNS and network policies need --kubeconfig');
+    const access = (path: string, user: string) => ({
+      config: { ...loadKubeconfig(path || c.kubeconfig), userAgent: `${user}/v1.33 (linux)` },
+    });
+    const t = this.#extras.network ?? {};
+    const network = await startNodeNetwork({
+      nodeName: this.nodeName,
+      nodeIP: this.nodeIP,
+      podCIDR,
+      bridge: c.cniBridge,
+      clusterDNS: c.clusterDNS,
+      clusterDomain: c.clusterDomain || 'cluster.local',
+      resolvConf: c.resolvConf,
+      ...(c.runProxy ? { proxy: access(c.proxyKubeconfig, 'capstan-proxy') } : {}),
+      ...(c.runClusterDNS ? { dns: access(c.clusterDNSKubeconfig, 'capstan-dns') } : {}),
+      ...(c.runNetworkPolicy ? { networkPolicy: access(c.networkPolicyKubeconfig, 'capstan-netpol') } : {}),
+      tuning: t,
+    });
+    this.#closers.push(() => network.stop());
   }
 
   /**
