@@ -74,20 +74,28 @@ function rssKiB(pid: number): { rss: number; peak: number } {
   return { rss: kib('VmRSS'), peak: kib('VmHWM') };
 }
 
+/** The sum of a metric's samples over all label sets (kube-proxy labels its by IP family). */
 async function metric(url: string, name: string): Promise<number | undefined> {
   try {
     const text = await (await fetch(url, { signal: AbortSignal.timeout(2000) })).text();
-    const m = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'm').exec(text);
-    return m?.[1] === undefined ? undefined : Number(m[1]);
+    const re = new RegExp(`^${name}(?:\\{[^}]*\\})? ([0-9.e+-]+)$`, 'gm');
+    const values = [...text.matchAll(re)].map((m) => Number(m[1]));
+    return values.length === 0 ? undefined : values.reduce((a, b) => a + b, 0);
   } catch {
     return undefined;
   }
 }
 
+const tails = new WeakMap<ChildProcess, string>();
+const stderrTail = (child: ChildProcess): string => tails.get(child) ?? '';
+
 function startChild(cmd: string, args: readonly string[], log: string): ChildProcess {
   const child = spawn(cmd, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let tail = '';
-  child.stderr?.on('data', (c: Buffer) => (tail = (tail + c.toString()).slice(-4000)));
+  child.stderr?.on('data', (c: Buffer) => {
+    tail = (tail + c.toString()).slice(-4000);
+    tails.set(child, tail);
+  });
   child.on('exit', (code, sig) => {
     if (code !== 0 && code !== null && sig === null) console.error(`${log} exited ${code}: ${tail}`);
   });
@@ -148,10 +156,10 @@ async function benchProxy(
     metric(metricsUrl, 'kubeproxy_sync_proxy_rules_duration_seconds_count');
   const sum = (): Promise<number | undefined> =>
     metric(metricsUrl, 'kubeproxy_sync_proxy_rules_duration_seconds_sum');
-  const deadline = Date.now() + 300_000;
+  const deadline = Date.now() + Number(arg('sync-timeout', '300')) * 1000;
   while (((await count()) ?? 0) < 1) {
     if (child.exitCode !== null) throw new Error(`${name} exited before its first sync`);
-    if (Date.now() > deadline) throw new Error(`${name}: no sync after 300 s`);
+    if (Date.now() > deadline) throw new Error(`${name}: no sync after 300 s: ${stderrTail(child)}`);
     await sleep(200);
   }
   const firstSyncMs = ((await sum()) ?? 0) * 1000;
@@ -171,6 +179,13 @@ async function benchProxy(
     const until = Date.now() + 30_000;
     while (((await count()) ?? 0) <= c0 && Date.now() < until) await sleep(50);
     const c1 = (await count()) ?? 0;
+    if (c1 <= c0) {
+      console.error(
+        `${name}: no sync within 30 s of an EndpointSlice change; incremental figure not measured`,
+      );
+      total = Number.NaN;
+      break;
+    }
     total += ((((await sum()) ?? 0) - s0) * 1000) / Math.max(1, c1 - c0);
     await sleep(1100); // past the min sync period
   }
