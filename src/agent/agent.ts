@@ -19,7 +19,8 @@ import { ApiPodSource } from './api/pod-source.js';
 import { StatusManager } from './api/status-manager.js';
 import type { AgentConfig } from './config.js';
 import { CriClient } from './cri/client.js';
-import { DEFAULT_BRIDGE, writeCniConfig } from './network/cni.js';
+import { writeCniConfig } from './network/cni.js';
+import { startNodeNetwork, type NodeNetworkTuning } from './network/node-network.js';
 import { Backoff } from './pod/backoff.js';
 import { LogEventSink, type EventSink } from './pod/events.js';
 import { ProbeManager } from './probe/manager.js';
@@ -40,16 +41,25 @@ const STANDALONE_LOOKUP: ObjectLookup = {
 };
 
 /**
- * What an in-process embedder (`capstan cluster`) hands the agent beyond its flags: every field
- * is optional and defaults to the stand-alone agent's behaviour.
+ * What an in-process embedder (`capstan cluster`, tests) hands the agent beyond its flags: every
+ * field is optional and defaults to the stand-alone agent's behaviour.
  */
 export interface AgentWiring {
   /** The API client's configuration, instead of `--kubeconfig` (an in-memory loopback identity). */
   readonly client?: ClientConfig;
-  /** The pods' bridge (default {@link DEFAULT_BRIDGE}). */
-  readonly bridge?: string;
   /** The CNI network's name (default `capstan`): it prefixes libcni's cached results. */
   readonly cniNetworkName?: string;
+  /**
+   * The in-agent proxy's, DNS's and NetworkPolicy enforcer's own identities, instead of their
+   * kubeconfig flags (each falls back to its flag, then to the agent's client).
+   */
+  readonly networkClients?: {
+    readonly proxy?: ClientConfig;
+    readonly dns?: ClientConfig;
+    readonly networkPolicy?: ClientConfig;
+  };
+  /** Table names, DNS port and clean-up of the in-process networking (tests, the single-node cluster). */
+  readonly network?: NodeNetworkTuning;
 }
 
 /** A running agent. */
@@ -96,6 +106,7 @@ export class Agent {
       cgroupRoot: config.cgroupRoot,
       clusterDNS: config.clusterDNS,
       clusterDomain: config.clusterDomain || 'cluster.local',
+      resolvConf: config.resolvConf,
     });
     const lookup = this.#client ? apiLookup(this.#client) : STANDALONE_LOOKUP;
     const nodeAllocatable = {
@@ -237,11 +248,12 @@ export class Agent {
       await writeCniConfig({
         confDir: c.cniConfDir,
         podCIDR,
-        bridge: this.#wiring.bridge ?? DEFAULT_BRIDGE,
+        bridge: c.cniBridge,
         dataDir: join(c.rootDir, 'cni/networks'),
         ...(this.#wiring.cniNetworkName ? { name: this.#wiring.cniNetworkName } : {}),
       });
     }
+    await this.#startNetwork(podCIDR ?? '');
     this.#watcher = new RuntimeWatcher(this.#runtime, c.containerRuntimeEndpoint, {
       wake: (uid) => this.#workers.wake(uid),
       relisted: (pods) => {
@@ -283,6 +295,39 @@ export class Agent {
       const health = await startHealthServer(c.healthzBindAddress, c.healthzPort, () => this.#runtimeOk);
       this.#closers.push(() => health.close());
     }
+  }
+
+  /** Starts the proxy, cluster DNS and NetworkPolicy enforcement the configuration asks for. */
+  async #startNetwork(podCIDR: string): Promise<void> {
+    const c = this.config;
+    if (!c.runProxy && !c.runClusterDNS && !c.runNetworkPolicy) return;
+    const wired = this.#wiring.networkClients ?? {};
+    const base = (path: string): ClientConfig => {
+      if (path) return loadKubeconfig(path);
+      if (this.#wiring.client) return this.#wiring.client;
+      if (c.kubeconfig) return loadKubeconfig(c.kubeconfig);
+      throw new Error('the in-agent proxy, DNS and network policies need --kubeconfig');
+    };
+    const access = (own: ClientConfig | undefined, path: string, user: string) => ({
+      config: { ...(own ?? base(path)), userAgent: `${user}/v1.33 (linux)` },
+    });
+    const t = this.#wiring.network ?? {};
+    const network = await startNodeNetwork({
+      nodeName: this.nodeName,
+      nodeIP: this.nodeIP,
+      podCIDR,
+      bridge: c.cniBridge,
+      clusterDNS: c.clusterDNS,
+      clusterDomain: c.clusterDomain || 'cluster.local',
+      resolvConf: c.resolvConf,
+      ...(c.runProxy ? { proxy: access(wired.proxy, c.proxyKubeconfig, 'capstan-proxy') } : {}),
+      ...(c.runClusterDNS ? { dns: access(wired.dns, c.clusterDNSKubeconfig, 'capstan-dns') } : {}),
+      ...(c.runNetworkPolicy
+        ? { networkPolicy: access(wired.networkPolicy, c.networkPolicyKubeconfig, 'capstan-netpol') }
+        : {}),
+      tuning: t,
+    });
+    this.#closers.push(() => network.stop());
   }
 
   /**

@@ -82,6 +82,39 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
     '/etc/cni/net.d',
     'Where the agent writes its CNI network configuration (the runtime reads it).',
   ),
+  f(
+    'resolv-conf',
+    'string',
+    '/etc/resolv.conf',
+    "Resolver configuration file used as the basis for the pods' DNS and the cluster DNS upstreams.",
+  ),
+  f('cni-bridge', 'string', 'capstan0', "The pod bridge of the agent's CNI configuration (Capstan's own)."),
+  f('run-proxy', 'bool', false, "Run the Service proxy in the agent (Capstan's own)."),
+  f(
+    'run-cluster-dns',
+    'bool',
+    false,
+    "Run the cluster DNS in the agent, as the kube-dns Service at the first --cluster-dns address (Capstan's own).",
+  ),
+  f('run-network-policy', 'bool', false, "Enforce NetworkPolicies in the agent (Capstan's own)."),
+  f(
+    'proxy-kubeconfig',
+    'string',
+    '',
+    "The in-agent proxy's kubeconfig (default --kubeconfig; Capstan's own).",
+  ),
+  f(
+    'cluster-dns-kubeconfig',
+    'string',
+    '',
+    "The in-agent cluster DNS's kubeconfig (default --kubeconfig; Capstan's own).",
+  ),
+  f(
+    'network-policy-kubeconfig',
+    'string',
+    '',
+    "The in-agent NetworkPolicy enforcer's kubeconfig (default --kubeconfig; Capstan's own).",
+  ),
   f('pod-logs-dir', 'string', '/var/log/pods', 'Directory of container logs.'),
   f('cgroup-root', 'string', '/', 'The cgroup under which pods go.'),
 ];
@@ -123,6 +156,17 @@ export interface AgentConfig {
   readonly httpCheckFrequencyMs: number;
   readonly evictionHard: Readonly<Record<string, string>>;
   readonly serializeImagePulls: boolean;
+  /** kubelet's `--resolv-conf`. */
+  readonly resolvConf: string;
+  /** The CNI conf's bridge. */
+  readonly cniBridge: string;
+  /** Components run in-process, with their kubeconfigs ('' = `kubeconfig`). */
+  readonly runProxy: boolean;
+  readonly runClusterDNS: boolean;
+  readonly runNetworkPolicy: boolean;
+  readonly proxyKubeconfig: string;
+  readonly clusterDNSKubeconfig: string;
+  readonly networkPolicyKubeconfig: string;
 }
 
 type Json = Record<string, unknown>;
@@ -236,6 +280,14 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     },
     serializeImagePulls:
       file['serializeImagePulls'] === undefined ? true : file['serializeImagePulls'] === true,
+    resolvConf: pick('resolv-conf', 'resolvConf', str),
+    cniBridge: str(v.get('cni-bridge')),
+    runProxy: bool(v.get('run-proxy')),
+    runClusterDNS: bool(v.get('run-cluster-dns')),
+    runNetworkPolicy: bool(v.get('run-network-policy')),
+    proxyKubeconfig: str(v.get('proxy-kubeconfig')),
+    clusterDNSKubeconfig: str(v.get('cluster-dns-kubeconfig')),
+    networkPolicyKubeconfig: str(v.get('network-policy-kubeconfig')),
   };
 }
 

@@ -2,7 +2,11 @@
  * The real node of `capstan cluster`: Capstan's own containerd (a child process on
  * `<data-dir>/containerd`) and the node agent in this process, reaching the server over the
  * loopback as `system:node:<name>` in `system:nodes` (so the Node authorizer and NodeRestriction
- * confine it as they confine a kubelet).
+ * confine it as they confine a kubelet). The agent runs the cluster's networking in-process (see
+ * src/agent/network/enable.ts): the Service proxy as `system:kube-proxy` (kube's
+ * `system:node-proxier` binding), and the cluster DNS (`kube-dns` at the Service range's tenth
+ * address) and NetworkPolicy enforcement each as a user of their own in `system:masters`; their
+ * nftables tables are named after the bridge, kept across restarts and removed by `--reset`.
  *
  * {@link startNodeRuntime} runs while the server starts: the Service range's blackhole route,
  * containerd, the development images when absent, and the new or changed tarballs of
@@ -15,12 +19,19 @@
 import { mkdir } from 'node:fs/promises';
 import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
+import { enableClusterNetworking } from '../agent/network/enable.js';
+import { ipAt, parseCidr } from '../ipam/cidr.js';
 import type { CommandIo, Companion } from '../server/run.js';
 import { startupTrace } from '../server/startup-trace.js';
 import { ContainerdProcess } from './containerd.js';
 import { ensureDevImages, importImagesDir } from './images.js';
 import { nodeLayout, readNodeState, writeNodeState, type NodeLayout, type NodeState } from './node-state.js';
 import { ensureBlackhole, hasBlackhole } from './service-route.js';
+
+/** The nftables tables of a cluster's proxy and NetworkPolicy enforcer (reset removes them). */
+export function networkTables(bridge: string): { proxyTable: string; networkPolicyTable: string } {
+  return { proxyTable: `capstan-proxy-${bridge}`, networkPolicyTable: `capstan-netpol-${bridge}` };
+}
 
 /** How the real node is set up. */
 export interface RealNodeOptions {
@@ -110,6 +121,7 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
     '--healthz-port=0',
     '--node-ip=127.0.0.1',
     `--pod-cidr=${opts.podCIDR}`,
+    `--cni-bridge=${opts.bridge}`,
   ];
 }
 
@@ -124,18 +136,22 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
     const client = await server.loopbackConfig(`system:node:${opts.nodeName}`, ['system:nodes'], {
       userAgent: 'capstan-agent/v1.33 (in-process)',
     });
+    const identity = (user: string, groups: string[], agent: string) =>
+      server.loopbackConfig(user, groups, { userAgent: `${agent}/v1.33 (in-process)` });
     const wiring: AgentWiring = {
       client,
-      bridge: opts.bridge,
       cniNetworkName: rt.layout.cniNetworkName,
+      networkClients: {
+        proxy: await identity('system:kube-proxy', [], 'capstan-proxy'),
+        dns: await identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),
+        networkPolicy: await identity('capstan:network-policy', ['system:masters'], 'capstan-netpol'),
+      },
+      // Rules stay while the cluster is down (its pods keep running); --reset removes them.
+      network: { ...networkTables(opts.bridge), clusterCidr: opts.podCIDR, removeRulesOnStop: false },
     };
-    // ---- Service proxy and cluster DNS: switched on here ----
-    // The in-process proxy and DNS (branch net2) are agent options: add them to `wiring`, and
-    // `--cluster-dns=<DNS Service IP>` / `--cluster-domain=cluster.local` to the agent's flags,
-    // when they are merged. Until then Services have endpoints but no proxy rewrites their IPs
-    // (the blackhole route drops that traffic) and pods get the host's resolv.conf.
-    const args = agentArgs(opts, rt);
-    const agent = new Agent(resolveConfig(agentFlagSet().parse(args)), wiring);
+    const clusterDNS = ipAt(parseCidr(opts.serviceRange), 10n);
+    const config = resolveConfig(agentFlagSet().parse(agentArgs(opts, rt)));
+    const agent = new Agent(enableClusterNetworking(config, { clusterDNS }), wiring);
     try {
       startupTrace('node: agent starting');
       await agent.start();

@@ -37,6 +37,8 @@ export interface NetworkPolicyOptions {
   /** The node's own addresses: traffic from them to local pods is always allowed. */
   readonly nodeIps?: readonly string[];
   readonly nftCommand?: readonly string[];
+  /** The nftables table (default `capstan-netpol`). */
+  readonly table?: string;
   readonly minSyncPeriodMs?: number;
   readonly log?: (line: string) => void;
 }
@@ -55,6 +57,7 @@ export async function startNetworkPolicies(
 ): Promise<NetworkPolicyEnforcer> {
   const log = opts.log ?? ((line: string) => console.error(line));
   const nft = opts.nftCommand ?? ['nft'];
+  const table = opts.table ?? NETPOL_TABLE;
   const client = new Client({ ...config, userAgent: config.userAgent ?? 'capstan-netpol' });
   const events = new EventRecorder(client, { component: 'capstan-netpol', host: opts.nodeName });
   const factory = new SharedInformerFactory(client, { log: (m, e) => log(`netpol: ${m}: ${String(e)}`) });
@@ -91,7 +94,7 @@ export async function startNetworkPolicies(
         log(`netpol: ${u.policy.metadata.namespace ?? ''}/${u.policy.metadata.name ?? ''}: ${u.message}`);
         events.event(u.policy, 'Warning', 'NetworkPolicyNotEnforced', 'Enforce', u.message);
       }
-      await runNft(nft, netpolTransaction(local, opts.nodeIps ?? []));
+      await runNft(nft, netpolTransaction(local, opts.nodeIps ?? [], table));
     } catch (err) {
       log(`netpol: sync failed, retrying: ${err instanceof Error ? err.message : String(err)}`);
       setTimeout(schedule, 1000).unref();
@@ -135,7 +138,7 @@ export async function startNetworkPolicies(
       await factory.stop();
       await events.close();
       await client.close();
-      if (removeRules) await runNft(nft, `add table ip ${NETPOL_TABLE}\ndelete table ip ${NETPOL_TABLE}\n`);
+      if (removeRules) await runNft(nft, `add table ip ${table}\ndelete table ip ${table}\n`);
     },
   };
 }

@@ -170,7 +170,11 @@ export async function runProxyCommand(argv: readonly string[]): Promise<number> 
         200,
         '# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds The last time proxy rules were successfully synced\n' +
           '# TYPE kubeproxy_sync_proxy_rules_last_timestamp_seconds gauge\n' +
-          `kubeproxy_sync_proxy_rules_last_timestamp_seconds ${at / 1000}\n`,
+          `kubeproxy_sync_proxy_rules_last_timestamp_seconds ${at / 1000}\n` +
+          '# HELP kubeproxy_sync_proxy_rules_duration_seconds SyncProxyRules latency in seconds\n' +
+          '# TYPE kubeproxy_sync_proxy_rules_duration_seconds summary\n' +
+          `kubeproxy_sync_proxy_rules_duration_seconds_sum ${running.syncs.totalMs / 1000}\n` +
+          `kubeproxy_sync_proxy_rules_duration_seconds_count ${running.syncs.count}\n`,
       ];
     }),
   ]);

@@ -38,6 +38,8 @@ export interface Proxy {
   synced(): Promise<void>;
   /** Figures of the last sync. */
   readonly lastSync: { readonly at: number; readonly ms: number; readonly commands: number } | undefined;
+  /** Successful syncs so far, and their total time in ms (the sync-duration metric's count and sum). */
+  readonly syncs: { readonly count: number; readonly totalMs: number };
   /** Stops; with `removeRules`, deletes the proxy's table. */
   close(opts?: { removeRules?: boolean }): Promise<void>;
 }
@@ -69,6 +71,7 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
 
   let applied: Ruleset | undefined;
   let lastSync: Proxy['lastSync'];
+  const syncs = { count: 0, totalMs: 0 };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let lastStart = 0;
@@ -91,6 +94,8 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
         ms: Date.now() - lastStart,
         commands: tx === '' ? 0 : tx.split('\n').length - 1,
       };
+      syncs.count++;
+      syncs.totalMs += lastSync.ms;
     } catch (err) {
       applied = undefined; // the table's state is unknown: the next sync replaces it
       log(
@@ -163,6 +168,9 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
       }),
     get lastSync() {
       return lastSync;
+    },
+    get syncs() {
+      return { ...syncs };
     },
     close: async ({ removeRules = false } = {}) => {
       closed = true;

@@ -94,6 +94,8 @@ const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>
   Namespace: { 'status.phase': path('status', 'phase') },
   Node: { 'spec.unschedulable': withDefault(path('spec', 'unschedulable'), 'false') },
   Secret: { type: path('type') },
+  // kube-proxy lists Services with `spec.clusterIP!=None`
+  Service: { 'spec.clusterIP': path('spec', 'clusterIP'), 'spec.type': path('spec', 'type') },
   ReplicationController: { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
   'ReplicaSet.apps': { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
   'Job.batch': { 'status.successful': withDefault(path('status', 'successful'), '0') },

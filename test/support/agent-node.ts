@@ -11,7 +11,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Agent } from '../../src/agent/agent.js';
+import { Agent, type AgentWiring } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
 import {
@@ -35,6 +35,14 @@ export interface AgentNodeOptions {
   readonly podCIDR: string;
   /** More `capstan server` flags. */
   readonly serverArgs?: readonly string[];
+  /** The in-process controller manager's controllers (besides the essential ones). */
+  readonly controllers?: readonly string[];
+  /** More `capstan agent` flags. */
+  readonly agentArgs?: readonly string[];
+  /** The agent's pod bridge (default `capstan0`); removed on stop when no other pod uses it. */
+  readonly bridge?: string;
+  /** The agent's in-process settings. */
+  readonly extras?: AgentWiring;
 }
 
 /** A running node (see the module comment). */
@@ -64,7 +72,7 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
     await agent?.stop();
     await server?.close();
     await ctrd?.stop();
-    await removeBridgeIfUnused(DEFAULT_BRIDGE);
+    await removeBridgeIfUnused(opts.bridge ?? DEFAULT_BRIDGE);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
     // Pods left running keep their volumes' tmpfs mounts.
     await unmountUnder(dir);
@@ -72,7 +80,10 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
   };
   try {
     ctrd = await startContainerd();
-    const srv = await startTestServer({ args: opts.serverArgs ?? [] });
+    const srv = await startTestServer({
+      args: opts.serverArgs ?? [],
+      ...(opts.controllers === undefined ? {} : { controllers: opts.controllers }),
+    });
     server = srv;
     addedRoute = await run('ip', ['route', 'add', 'blackhole', SERVICE_RANGE]).then(
       () => true,
@@ -93,8 +104,11 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
           '--healthz-port=0',
           '--node-ip=127.0.0.1',
           `--pod-cidr=${opts.podCIDR}`,
+          ...(opts.bridge === undefined ? [] : [`--cni-bridge=${opts.bridge}`]),
+          ...(opts.agentArgs ?? []),
         ]),
       ),
+      opts.extras,
     );
     await agent.start();
     const kubectl = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, srv.kubeconfigPath);

@@ -26,6 +26,7 @@ import {
   isOurs,
   sandboxLabels,
 } from './labels.js';
+import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
 
 /** One container instance of a pod, as the runtime reports it. Times are epoch milliseconds. */
@@ -73,6 +74,8 @@ export interface RuntimeOptions {
   readonly cgroupRoot: string;
   readonly clusterDNS: readonly string[];
   readonly clusterDomain: string;
+  /** kubelet's `--resolv-conf`, the basis of pods' DNS (default `/etc/resolv.conf`; empty: none). */
+  readonly resolvConf?: string;
 }
 
 const nsToMs = (ns: string): number => Number(BigInt(ns || '0') / 1_000_000n);
@@ -211,18 +214,11 @@ export class PodRuntime {
   sandboxConfig(pod: Pod, attempt: number): CRI.PodSandboxConfig {
     const meta = pod.metadata;
     const spec = pod.spec ?? {};
-    const dnsConfig: CRI.DNSConfig | undefined =
-      spec.dnsPolicy === 'Default' || this.#opts.clusterDNS.length === 0
-        ? undefined
-        : {
-            servers: [...this.#opts.clusterDNS],
-            searches: [
-              `${meta.namespace ?? 'default'}.svc.${this.#opts.clusterDomain}`,
-              `svc.${this.#opts.clusterDomain}`,
-              this.#opts.clusterDomain,
-            ],
-            options: ['ndots:5'],
-          };
+    const dnsConfig = podDnsConfig(pod, {
+      clusterDNS: this.#opts.clusterDNS,
+      clusterDomain: this.#opts.clusterDomain,
+      resolvConf: this.#opts.resolvConf ?? '/etc/resolv.conf',
+    });
     const ports: CRI.PortMapping[] = [];
     for (const c of spec.containers ?? []) {
       for (const p of c.ports ?? []) {
@@ -243,7 +239,7 @@ export class PodRuntime {
         name: meta.name ?? '',
         uid: meta.uid ?? '',
       }),
-      ...(dnsConfig ? { dnsConfig } : {}),
+      dnsConfig,
       portMappings: ports,
       labels: sandboxLabels(pod),
       annotations: { ...(meta.annotations ?? {}) },
