@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Pod, PodStatus } from '../api/types/core-v1.js';
 import { Client, loadKubeconfig } from '../client/index.js';
 import { ApiEventRecorder } from './api/event-recorder.js';
+import { isMirrorPod, isStaticPod, MirrorPods } from './api/mirror-pods.js';
 import { apiLookup } from './api/lookup.js';
 import { defaultNodeIP, nodeName as resolveNodeName } from './api/machine.js';
 import { NodeStatusManager } from './api/node-status.js';
@@ -32,6 +33,7 @@ import { RuntimeWatcher } from './runtime/watcher.js';
 import { startAgentServer, startHealthServer } from './server/server.js';
 import { servingCertificate } from './serving-cert.js';
 import { StaticFileSource } from './sources/static-files.js';
+import { UrlSource } from './sources/url.js';
 import { VolumeManager } from './volumes/manager.js';
 
 const STANDALONE_LOOKUP: ObjectLookup = {
@@ -54,6 +56,7 @@ export class Agent {
   readonly #pendingSources = new Set<string>();
   #node: NodeStatusManager | undefined;
   #statusManager: StatusManager | undefined;
+  #mirrors: MirrorPods | undefined;
   #watcher: RuntimeWatcher | undefined;
   #runtimeOk = false;
   /** The agent server's port once started. */
@@ -105,11 +108,8 @@ export class Agent {
       {
         onStatus: (record, status) => {
           this.#statuses.set(record.pod.metadata.uid ?? '', status);
-          if (
-            this.#statusManager &&
-            record.pod.metadata.annotations?.['kubernetes.io/config.source'] !== 'file'
-          )
-            this.#statusManager.set(record.pod, status);
+          if (isStaticPod(record.pod)) this.#mirrors?.status(record.pod, status);
+          else this.#statusManager?.set(record.pod, status);
         },
         onTerminated: (record) => {
           this.#statuses.delete(record.pod.metadata.uid ?? '');
@@ -211,6 +211,10 @@ export class Agent {
       });
       this.#node.setRuntimeHealth(this.#runtimeOk);
       this.#statusManager = new StatusManager(this.#client);
+      this.#mirrors = new MirrorPods(this.#client, this.nodeName, this.#statusManager, (uid) =>
+        this.#workers.wake(uid),
+      );
+      this.#closers.push(() => this.#mirrors?.stop());
     }
     if (this.#node) {
       await this.#node.start();
@@ -240,14 +244,29 @@ export class Agent {
     });
     this.#watcher.start();
     this.#closers.push(() => this.#watcher?.stop());
+    // Static pods (file, URL) run here and get mirror pods; the API server's mirror pods only
+    // tell the mirror manager what is there.
     const handlers = (name: string) => ({
-      update: (pod: Pod) => this.#workers.update(pod),
-      removed: (uid: string) => this.#workers.remove(uid),
+      update: (pod: Pod) => {
+        this.#workers.update(pod);
+        this.#mirrors?.staticPod(pod);
+      },
+      removed: (uid: string) => {
+        this.#workers.remove(uid);
+        this.#mirrors?.staticRemoved(uid);
+      },
       synced: () => this.#sourceSynced(name),
     });
     if (this.#client) {
       this.#pendingSources.add('api');
-      const src = new ApiPodSource(this.#client, this.nodeName, handlers('api'));
+      const src = new ApiPodSource(this.#client, this.nodeName, {
+        update: (pod) => (isMirrorPod(pod) ? this.#mirrors?.observed(pod) : this.#workers.update(pod)),
+        removed: (uid) => {
+          this.#workers.remove(uid);
+          this.#mirrors?.removed(uid);
+        },
+        synced: () => this.#sourceSynced('api'),
+      });
       src.start();
       this.#closers.push(() => src.stop());
     }
@@ -258,6 +277,18 @@ export class Agent {
         this.nodeName,
         c.fileCheckFrequencyMs,
         handlers('file'),
+      );
+      src.start();
+      this.#closers.push(() => src.stop());
+    }
+    if (c.manifestURL) {
+      this.#pendingSources.add('http');
+      const src = new UrlSource(
+        c.manifestURL,
+        c.manifestURLHeader,
+        this.nodeName,
+        c.httpCheckFrequencyMs,
+        handlers('http'),
       );
       src.start();
       this.#closers.push(() => src.stop());

@@ -35,6 +35,8 @@ export interface AgentNodeOptions {
   readonly podCIDR: string;
   /** More `capstan server` flags. */
   readonly serverArgs?: readonly string[];
+  /** More `capstan agent` flags (after the node's own, so they win). */
+  readonly agentArgs?: readonly string[];
 }
 
 /** A running node (see the module comment). */
@@ -93,6 +95,7 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
           '--healthz-port=0',
           '--node-ip=127.0.0.1',
           `--pod-cidr=${opts.podCIDR}`,
+          ...(opts.agentArgs ?? []),
         ]),
       ),
     );
