@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { Agent } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
+import { bootstrapClientCertificate } from '../../src/agent/tls-bootstrap.js';
 import {
   BUSYBOX_IMAGE,
   removeBridgeIfUnused,
@@ -37,6 +38,14 @@ export interface AgentNodeOptions {
   readonly serverArgs?: readonly string[];
   /** More `capstan agent` flags (after the node's own, so they win). */
   readonly agentArgs?: readonly string[];
+  /** The server's in-process controllers (see startTestServer). */
+  readonly controllers?: readonly string[];
+  /**
+   * Runs once the server is up, before the agent starts; answers more agent flags. With
+   * `--bootstrap-kubeconfig` among them, the agent's TLS bootstrap runs first, as
+   * `capstan agent` does it.
+   */
+  prepare?(server: TestServer, dir: string): Promise<readonly string[]>;
 }
 
 /** A running node (see the module comment). */
@@ -74,31 +83,44 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
   };
   try {
     ctrd = await startContainerd();
-    const srv = await startTestServer({ args: opts.serverArgs ?? [] });
+    const srv = await startTestServer({
+      args: opts.serverArgs ?? [],
+      ...(opts.controllers ? { controllers: opts.controllers } : {}),
+    });
     server = srv;
     addedRoute = await run('ip', ['route', 'add', 'blackhole', SERVICE_RANGE]).then(
       () => true,
       () => false, // already there (another suite): leave it to its owner
     );
-    agent = new Agent(
-      resolveConfig(
-        agentFlagSet().parse([
-          `--kubeconfig=${srv.kubeconfigPath}`,
-          `--hostname-override=${opts.node}`,
-          `--container-runtime-endpoint=${ctrd.endpoint}`,
-          `--root-dir=${join(dir, 'root')}`,
-          `--pod-logs-dir=${join(dir, 'logs')}`,
-          `--cni-conf-dir=${ctrd.cniConfDir}`,
-          `--cgroup-root=${ctrd.cgroupParent}`,
-          '--address=127.0.0.1',
-          '--port=0',
-          '--healthz-port=0',
-          '--node-ip=127.0.0.1',
-          `--pod-cidr=${opts.podCIDR}`,
-          ...(opts.agentArgs ?? []),
-        ]),
-      ),
+    const prepared = opts.prepare ? await opts.prepare(srv, dir) : [];
+    const config = resolveConfig(
+      agentFlagSet().parse([
+        `--kubeconfig=${srv.kubeconfigPath}`,
+        `--hostname-override=${opts.node}`,
+        `--container-runtime-endpoint=${ctrd.endpoint}`,
+        `--root-dir=${join(dir, 'root')}`,
+        `--pod-logs-dir=${join(dir, 'logs')}`,
+        `--cni-conf-dir=${ctrd.cniConfDir}`,
+        `--cgroup-root=${ctrd.cgroupParent}`,
+        '--address=127.0.0.1',
+        '--port=0',
+        '--healthz-port=0',
+        '--node-ip=127.0.0.1',
+        `--pod-cidr=${opts.podCIDR}`,
+        ...(opts.agentArgs ?? []),
+        ...prepared,
+      ]),
     );
+    if (config.bootstrapKubeconfig) {
+      await bootstrapClientCertificate({
+        kubeconfig: config.kubeconfig,
+        bootstrapKubeconfig: config.bootstrapKubeconfig,
+        certDir: config.certDir,
+        nodeName: opts.node,
+        timeoutMs: 60_000,
+      });
+    }
+    agent = new Agent(config);
     await agent.start();
     const kubectl = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, srv.kubeconfigPath);
     return {
