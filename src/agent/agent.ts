@@ -33,6 +33,7 @@ import { RuntimeWatcher } from './runtime/watcher.js';
 import { startAgentServer, startHealthServer } from './server/server.js';
 import { servingCertificate } from './serving-cert.js';
 import { StaticFileSource } from './sources/static-files.js';
+import { SubmissionSource } from './sources/submissions.js';
 import { UrlSource } from './sources/url.js';
 import { VolumeManager } from './volumes/manager.js';
 
@@ -57,6 +58,7 @@ export class Agent {
   #node: NodeStatusManager | undefined;
   #statusManager: StatusManager | undefined;
   #mirrors: MirrorPods | undefined;
+  #submissions: SubmissionSource | undefined;
   #watcher: RuntimeWatcher | undefined;
   #runtimeOk = false;
   /** The agent server's port once started. */
@@ -138,6 +140,24 @@ export class Agent {
     this.#pendingSources.delete(name);
   }
 
+  /**
+   * A static source's handlers: its pods run here and get mirror pods (the API server's mirror
+   * pods only tell the mirror manager what is there).
+   */
+  #staticHandlers(name: string) {
+    return {
+      update: (pod: Pod) => {
+        this.#workers.update(pod);
+        this.#mirrors?.staticPod(pod);
+      },
+      removed: (uid: string) => {
+        this.#workers.remove(uid);
+        this.#mirrors?.staticRemoved(uid);
+      },
+      synced: () => this.#sourceSynced(name),
+    };
+  }
+
   /** Starts everything; resolves once the node is registered and the server listens. */
   async start(): Promise<void> {
     const c = this.config;
@@ -177,6 +197,10 @@ export class Agent {
             return (await this.#runtime.listPods(uid)).get(uid)?.sandboxes.find((s) => s.ready)?.id;
           },
           cri: this.cri,
+          submissions: (this.#submissions = new SubmissionSource(
+            this.nodeName,
+            this.#staticHandlers('submission'),
+          )),
         },
         {
           address: c.address,
@@ -244,19 +268,7 @@ export class Agent {
     });
     this.#watcher.start();
     this.#closers.push(() => this.#watcher?.stop());
-    // Static pods (file, URL) run here and get mirror pods; the API server's mirror pods only
-    // tell the mirror manager what is there.
-    const handlers = (name: string) => ({
-      update: (pod: Pod) => {
-        this.#workers.update(pod);
-        this.#mirrors?.staticPod(pod);
-      },
-      removed: (uid: string) => {
-        this.#workers.remove(uid);
-        this.#mirrors?.staticRemoved(uid);
-      },
-      synced: () => this.#sourceSynced(name),
-    });
+    const handlers = (name: string) => this.#staticHandlers(name);
     if (this.#client) {
       this.#pendingSources.add('api');
       const src = new ApiPodSource(this.#client, this.nodeName, {
@@ -280,6 +292,10 @@ export class Agent {
       );
       src.start();
       this.#closers.push(() => src.stop());
+    }
+    if (this.#submissions) {
+      this.#pendingSources.add('submission');
+      this.#submissions.start();
     }
     if (c.manifestURL) {
       this.#pendingSources.add('http');

@@ -9,10 +9,13 @@
  *   pods keep running;
  * - from `--manifest-url` with `--manifest-url-header`: the pod runs with an `http` mirror; a URL
  *   answering garbage or not at all is logged and changes nothing;
+ * - pods submitted to the agent's HTTPS server (`PUT /manifests/<name>`) run with mirrors, are
+ *   refused as static pods are, and stop on `DELETE`;
  * - standalone (no `--kubeconfig`): static pods run, with no API server at all.
  */
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +47,26 @@ function manifest(name: string, spec: Record<string, unknown> = {}): string {
       containers: [{ name: 'c', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }],
       ...spec,
     },
+  });
+}
+
+/** A request to the agent's HTTPS server (its self-signed certificate is not checked). */
+function agentRequest(
+  port: number,
+  method: string,
+  path: string,
+  body?: string,
+): Promise<{ code: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, method, path, rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        resolve({ code: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+      );
+    });
+    req.on('error', reject);
+    req.end(body);
   });
 }
 
@@ -94,6 +117,7 @@ describe.runIf(enabled)('static pods with an API server', () => {
         'fileCheckFrequency: 5m',
         'httpCheckFrequency: 1s',
         'authorization: {mode: AlwaysAllow}',
+        'authentication: {anonymous: {enabled: true}}',
       ].join('\n'),
     );
     node = await startAgentNode({
@@ -191,6 +215,35 @@ describe.runIf(enabled)('static pods with an API server', () => {
     expect(still.status?.phase).toBe('Running');
     expect(still.status?.containerStatuses?.[0]?.containerID).toBe(id);
     urlMode = 'pod';
+  }, 90_000);
+
+  it('runs pods submitted to the agent’s HTTP server, refuses what kube refuses, and stops them on DELETE', async () => {
+    const port = node.agent.port;
+    const put = await agentRequest(port, 'PUT', '/manifests/extra', manifest('submitted'));
+    expect(put.code, put.body).toBe(200);
+    expect((JSON.parse(put.body) as { items: Pod[] }).items.map((p) => p.metadata.name)).toEqual([
+      `submitted-${NODE}`,
+    ]);
+    const mirror = await running(`submitted-${NODE}`);
+    expect(mirror.metadata.annotations?.['kubernetes.io/config.source']).toBe('http');
+    const refused = await agentRequest(
+      port,
+      'PUT',
+      '/manifests/bad',
+      manifest('cm', { volumes: [{ name: 'v', configMap: { name: 'x' } }] }),
+    );
+    expect(refused).toEqual({ code: 400, body: 'static pods may not reference configmaps\n' });
+    expect(JSON.parse((await agentRequest(port, 'GET', '/manifests')).body)).toEqual({
+      submissions: { extra: [`default/submitted-${NODE}`] },
+    });
+    expect((await agentRequest(port, 'DELETE', '/manifests/extra')).code).toBe(200);
+    expect((await agentRequest(port, 'DELETE', '/manifests/extra')).code).toBe(404);
+    await expect
+      .poll(async () => (await k('get', 'pods', '-o', 'name')).split('\n'), {
+        timeout: 30_000,
+        interval: 500,
+      })
+      .not.toContain(`pod/submitted-${NODE}`);
   }, 90_000);
 
   it('stops a static pod whose file goes, and deletes its mirror', async () => {
