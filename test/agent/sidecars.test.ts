@@ -5,7 +5,8 @@
  *   sidecar runs and its startup probe passed;
  * - their statuses are in `initContainerStatuses` (running, started, ready), and their readiness
  *   counts for the pod's Ready condition;
- * - one that exits is restarted, even in a pod with `restartPolicy: Never`;
+ * - one that exits is restarted, even in a pod with `restartPolicy: Never`; one failing its
+ *   liveness probe is killed (kube's Killing event) and restarted, the app untouched;
  * - they do not keep a pod from completing: once the app containers are done they are stopped,
  *   after the app containers and last to first, and the pod Succeeds;
  * - a deleted pod stops its app containers first, then its sidecars in reverse order.
@@ -127,6 +128,46 @@ describe.runIf(enabled)('sidecars (restartable init containers)', () => {
       .toEqual([1, 'running', 1]);
     expect(await order('restarts')).toEqual(['s1', 's1']);
     expect((await get('restarts')).status?.phase).toBe('Running');
+  }, 60_000);
+
+  it('kills and restarts a sidecar failing its liveness probe, with kube’s event', async () => {
+    await node.applyPod(
+      'unhealthy',
+      { command: ['sleep', '3600'] },
+      {
+        ...outVolume('unhealthy'),
+        initContainers: [
+          sidecar('s1', ['sh', '-c', 'touch /tmp/alive; exec sleep 3600'], {
+            livenessProbe: {
+              exec: { command: ['test', '-f', '/tmp/alive'] },
+              periodSeconds: 1,
+              failureThreshold: 1,
+            },
+          }),
+        ],
+      },
+    );
+    await node.running('unhealthy');
+    await k('exec', 'unhealthy', '-c', 's1', '--', 'rm', '/tmp/alive');
+    await expect
+      .poll(
+        async () => {
+          const s = (await get('unhealthy')).status?.initContainerStatuses?.[0];
+          return [s?.restartCount, Object.keys(s?.state ?? {})[0]];
+        },
+        { timeout: 30_000, interval: 500 },
+      )
+      .toEqual([1, 'running']);
+    const events = await k(
+      'get',
+      'events',
+      '--field-selector',
+      'involvedObject.name=unhealthy,reason=Killing',
+      '-o',
+      'jsonpath={.items[*].message}',
+    );
+    expect(events).toContain('Init container s1 failed liveness probe');
+    expect((await get('unhealthy')).status?.containerStatuses?.[0]?.restartCount).toBe(0);
   }, 60_000);
 
   it('lets the pod complete: sidecars stop after the app containers, last to first', async () => {
