@@ -59,6 +59,8 @@ export interface AgentNode {
   kubectl(...args: string[]): Promise<string>;
   /** A pod on this node with one container `c` (busybox) and `container`'s fields. */
   applyPod(name: string, container: Record<string, unknown>, spec?: Record<string, unknown>): Promise<void>;
+  /** Stops the agent and starts a new one with the same flags (it adopts the running pods). */
+  restartAgent(): Promise<void>;
   /** Waits up to 60 s for the pods to be Running. */
   running(...pods: string[]): Promise<void>;
   stop(): Promise<void>;
@@ -120,16 +122,25 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
         timeoutMs: 60_000,
       });
     }
-    agent = new Agent(config);
-    await agent.start();
+    let current = new Agent(config);
+    agent = current;
+    await current.start();
     const kubectl = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, srv.kubeconfigPath);
     return {
       node: opts.node,
       dir,
       ctrd,
       server: srv,
-      agent,
+      get agent() {
+        return current;
+      },
       kubectl,
+      async restartAgent() {
+        await current.stop();
+        current = new Agent(config);
+        agent = current;
+        await current.start();
+      },
       async applyPod(name, container, spec = {}) {
         const file = join(dir, `${name}.json`);
         const pod = {
