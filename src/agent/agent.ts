@@ -239,6 +239,8 @@ export class Agent {
         this.#workers.wake(uid),
       );
       this.#closers.push(() => this.#mirrors?.stop());
+      // Pods submitted to the server before the mirror manager existed get their mirrors now.
+      for (const r of this.#workers.records()) if (isStaticPod(r.pod)) this.#mirrors.staticPod(r.pod);
     }
     if (this.#node) {
       await this.#node.start();
