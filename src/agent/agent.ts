@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import type { Pod, PodStatus } from '../api/types/core-v1.js';
 import { Client, loadKubeconfig, type ClientConfig } from '../client/index.js';
 import { ApiEventRecorder } from './api/event-recorder.js';
+import { isMirrorPod, isStaticPod, MirrorPods } from './api/mirror-pods.js';
 import { apiLookup } from './api/lookup.js';
 import { defaultNodeIP, nodeName as resolveNodeName } from './api/machine.js';
 import { NodeStatusManager } from './api/node-status.js';
@@ -33,6 +34,8 @@ import { RuntimeWatcher } from './runtime/watcher.js';
 import { startAgentServer, startHealthServer } from './server/server.js';
 import { servingCertificate } from './serving-cert.js';
 import { StaticFileSource } from './sources/static-files.js';
+import { SubmissionSource } from './sources/submissions.js';
+import { UrlSource } from './sources/url.js';
 import { VolumeManager } from './volumes/manager.js';
 
 const STANDALONE_LOOKUP: ObjectLookup = {
@@ -78,6 +81,8 @@ export class Agent {
   readonly #wiring: AgentWiring;
   #node: NodeStatusManager | undefined;
   #statusManager: StatusManager | undefined;
+  #mirrors: MirrorPods | undefined;
+  #submissions: SubmissionSource | undefined;
   #watcher: RuntimeWatcher | undefined;
   #runtimeOk = false;
   /** The agent server's port once started. */
@@ -132,11 +137,8 @@ export class Agent {
       {
         onStatus: (record, status) => {
           this.#statuses.set(record.pod.metadata.uid ?? '', status);
-          if (
-            this.#statusManager &&
-            record.pod.metadata.annotations?.['kubernetes.io/config.source'] !== 'file'
-          )
-            this.#statusManager.set(record.pod, status);
+          if (isStaticPod(record.pod)) this.#mirrors?.status(record.pod, status);
+          else this.#statusManager?.set(record.pod, status);
         },
         onTerminated: (record) => {
           this.#statuses.delete(record.pod.metadata.uid ?? '');
@@ -163,6 +165,24 @@ export class Agent {
 
   #sourceSynced(name: string): void {
     this.#pendingSources.delete(name);
+  }
+
+  /**
+   * A static source's handlers: its pods run here and get mirror pods (the API server's mirror
+   * pods only tell the mirror manager what is there).
+   */
+  #staticHandlers(name: string) {
+    return {
+      update: (pod: Pod) => {
+        this.#workers.update(pod);
+        this.#mirrors?.staticPod(pod);
+      },
+      removed: (uid: string) => {
+        this.#workers.remove(uid);
+        this.#mirrors?.staticRemoved(uid);
+      },
+      synced: () => this.#sourceSynced(name),
+    };
   }
 
   /** Starts everything; resolves once the node is registered and the server listens. */
@@ -204,6 +224,10 @@ export class Agent {
             return (await this.#runtime.listPods(uid)).get(uid)?.sandboxes.find((s) => s.ready)?.id;
           },
           cri: this.cri,
+          submissions: (this.#submissions = new SubmissionSource(
+            this.nodeName,
+            this.#staticHandlers('submission'),
+          )),
         },
         {
           address: c.address,
@@ -238,6 +262,12 @@ export class Agent {
       });
       this.#node.setRuntimeHealth(this.#runtimeOk);
       this.#statusManager = new StatusManager(this.#client);
+      this.#mirrors = new MirrorPods(this.#client, this.nodeName, this.#statusManager, (uid) =>
+        this.#workers.wake(uid),
+      );
+      this.#closers.push(() => this.#mirrors?.stop());
+      // Pods submitted to the server before the mirror manager existed get their mirrors now.
+      for (const r of this.#workers.records()) if (isStaticPod(r.pod)) this.#mirrors.staticPod(r.pod);
     }
     if (this.#node) {
       await this.#node.start();
@@ -269,14 +299,17 @@ export class Agent {
     });
     this.#watcher.start();
     this.#closers.push(() => this.#watcher?.stop());
-    const handlers = (name: string) => ({
-      update: (pod: Pod) => this.#workers.update(pod),
-      removed: (uid: string) => this.#workers.remove(uid),
-      synced: () => this.#sourceSynced(name),
-    });
+    const handlers = (name: string) => this.#staticHandlers(name);
     if (this.#client) {
       this.#pendingSources.add('api');
-      const src = new ApiPodSource(this.#client, this.nodeName, handlers('api'));
+      const src = new ApiPodSource(this.#client, this.nodeName, {
+        update: (pod) => (isMirrorPod(pod) ? this.#mirrors?.observed(pod) : this.#workers.update(pod)),
+        removed: (uid) => {
+          this.#workers.remove(uid);
+          this.#mirrors?.removed(uid);
+        },
+        synced: () => this.#sourceSynced('api'),
+      });
       src.start();
       this.#closers.push(() => src.stop());
     }
@@ -287,6 +320,22 @@ export class Agent {
         this.nodeName,
         c.fileCheckFrequencyMs,
         handlers('file'),
+      );
+      src.start();
+      this.#closers.push(() => src.stop());
+    }
+    if (this.#submissions) {
+      this.#pendingSources.add('submission');
+      this.#submissions.start();
+    }
+    if (c.manifestURL) {
+      this.#pendingSources.add('http');
+      const src = new UrlSource(
+        c.manifestURL,
+        c.manifestURLHeader,
+        this.nodeName,
+        c.httpCheckFrequencyMs,
+        handlers('http'),
       );
       src.start();
       this.#closers.push(() => src.stop());

@@ -38,7 +38,7 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
     'bootstrap-kubeconfig',
     'string',
     '',
-    'Path to a bootstrap kubeconfig (TLS bootstrap). Not implemented yet.',
+    'Path to a kubeconfig with a bootstrap token: when --kubeconfig is missing or its certificate expired, the agent requests its client certificate with it and writes --kubeconfig.',
   ),
   f('manifest-url', 'string', '', 'URL for accessing additional Pod specifications to run.'),
   f('manifest-url-header', 'stringArray', [], "Headers for --manifest-url requests, as 'key:value'."),
@@ -128,6 +128,7 @@ export interface AgentConfig {
   readonly healthzBindAddress: string;
   readonly healthzPort: number;
   readonly kubeconfig: string;
+  readonly bootstrapKubeconfig: string;
   readonly manifestURL: string;
   readonly manifestURLHeader: Readonly<Record<string, string[]>>;
   readonly hostnameOverride: string;
@@ -245,6 +246,7 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     healthzBindAddress: pick('healthz-bind-address', 'healthzBindAddress', str),
     healthzPort: pick('healthz-port', 'healthzPort', num),
     kubeconfig: str(v.get('kubeconfig')),
+    bootstrapKubeconfig: str(v.get('bootstrap-kubeconfig')),
     manifestURL: pick('manifest-url', 'staticPodURL', str),
     manifestURLHeader: headers,
     hostnameOverride: str(v.get('hostname-override')),

@@ -3,31 +3,14 @@
  * Capstan: the node registers and turns Ready, a pod runs, `kubectl logs` reads it through the
  * server's pods/log proxy, a crash-looping container shows CrashLoopBackOff and BackOff events,
  * a missing image gets ErrImagePull/ImagePullBackOff, a restarted agent adopts its pods (same
- * container IDs), and a deleted pod goes away. A blackhole route covers the Service range while
- * pods run; the agent's bridge and everything the runtime made are removed afterwards.
+ * container IDs), and a deleted pod goes away. The node is test/support/agent-node.ts, which
+ * removes everything afterwards.
  */
-import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Agent } from '../../src/agent/agent.js';
-import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
-import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
-import {
-  BUSYBOX_IMAGE,
-  removeBridgeIfUnused,
-  requireContainerd,
-  startContainerd,
-  type Containerd,
-  unmountUnder,
-} from '../support/containerd.js';
-import { kubectlOutput, runKubectl } from '../support/kubectl.js';
-import { startTestServer, type TestServer } from '../support/server.js';
-
-const run = promisify(execFile);
+import { startAgentNode, type AgentNode } from '../support/agent-node.js';
+import { requireContainerd } from '../support/containerd.js';
+import { runKubectl } from '../support/kubectl.js';
 
 /** The parts of the `ws` package (in the tree through @kubernetes/client-node) this test uses. */
 interface WsSocket {
@@ -43,81 +26,22 @@ const WebSocket = createRequire(import.meta.url)('ws') as new (
 ) => WsSocket;
 const enabled = requireContainerd();
 const NODE = 'agent-node-1';
-const SERVICE_RANGE = '10.0.0.0/24';
 
 describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
-  let ctrd: Containerd;
-  let server: TestServer;
-  let dir: string;
-  let agent: Agent;
-  let addedRoute = false;
-  const k = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, server.kubeconfigPath);
+  let node: AgentNode;
+  const k = (...args: string[]): Promise<string> => node.kubectl(...args);
   const jsonpath = (pod: string, path: string): Promise<string> =>
     k('get', 'pod', pod, '-o', `jsonpath={${path}}`);
-
-  const newAgent = (): Agent =>
-    new Agent(
-      resolveConfig(
-        agentFlagSet().parse([
-          `--kubeconfig=${server.kubeconfigPath}`,
-          `--hostname-override=${NODE}`,
-          `--container-runtime-endpoint=${ctrd.endpoint}`,
-          `--root-dir=${join(dir, 'root')}`,
-          `--pod-logs-dir=${join(dir, 'logs')}`,
-          `--cni-conf-dir=${ctrd.cniConfDir}`,
-          `--cgroup-root=${ctrd.cgroupParent}`,
-          '--address=127.0.0.1',
-          '--port=0',
-          '--healthz-port=0',
-          '--node-ip=127.0.0.1',
-          '--pod-cidr=10.244.252.0/24',
-        ]),
-      ),
-    );
+  const applyPod = (name: string, container: Record<string, unknown>): Promise<void> =>
+    node.applyPod(name, container);
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'capstan-agent-e2e-'));
-    ctrd = await startContainerd();
-    server = await startTestServer();
-    addedRoute = await run('ip', ['route', 'add', 'blackhole', SERVICE_RANGE]).then(
-      () => true,
-      () => false, // already there (another suite): leave it to its owner
-    );
-    agent = newAgent();
-    await agent.start();
-  }, 120_000);
+    node = await startAgentNode({ node: NODE, podCIDR: '10.244.174.0/24' });
+  }, 180_000);
 
   afterAll(async () => {
-    await agent?.stop();
-    await server?.close();
-    await ctrd?.stop();
-    await removeBridgeIfUnused(DEFAULT_BRIDGE);
-    if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
-    // Pods a failed test left behind keep their volumes' tmpfs mounts (src/agent/volumes).
-    if (dir) await unmountUnder(dir);
-    if (dir) await rm(dir, { recursive: true, force: true });
+    await node?.stop();
   }, 120_000);
-
-  async function applyPod(
-    name: string,
-    container: Record<string, unknown>,
-    extra: Record<string, unknown> = {},
-  ): Promise<void> {
-    const file = join(dir, `${name}.json`);
-    const pod = {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name, namespace: 'default' },
-      spec: {
-        nodeName: NODE,
-        terminationGracePeriodSeconds: 1,
-        containers: [{ name: 'c', image: BUSYBOX_IMAGE, ...container }],
-        ...extra,
-      },
-    };
-    await writeFile(file, JSON.stringify(pod));
-    await k('apply', '-f', file);
-  }
 
   it('registers a Ready node with its capacity, addresses and nodeInfo', async () => {
     await expect
@@ -145,7 +69,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
   it('runs a pod, serves kubectl logs, and survives an agent restart untouched', async () => {
     await applyPod('web', { command: ['sh', '-c', 'echo hello from web; exec sleep 3600'] });
     await expect.poll(() => jsonpath('web', '.status.phase'), { timeout: 60_000 }).toBe('Running');
-    expect(await jsonpath('web', '.status.podIP')).toMatch(/^10\.244\.252\./);
+    expect(await jsonpath('web', '.status.podIP')).toMatch(/^10\.244\.174\./);
     expect(await jsonpath('web', '.status.qosClass')).toBe('BestEffort');
     await expect.poll(() => k('logs', 'web'), { timeout: 10_000 }).toBe('hello from web\n');
     expect(await k('logs', 'web', '--tail=1', '--timestamps')).toMatch(
@@ -153,9 +77,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     );
 
     const before = await jsonpath('web', '.status.containerStatuses[0].containerID');
-    await agent.stop();
-    agent = newAgent();
-    await agent.start();
+    await node.restartAgent();
     // Let the new agent list, sync and write a status.
     await new Promise((r) => setTimeout(r, 3000));
     expect(await jsonpath('web', '.status.containerStatuses[0].containerID')).toBe(before);
@@ -164,7 +86,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
   }, 120_000);
 
   it("serves exec on the agent's own API (WebSocket v4.channel.k8s.io, proxied to the runtime)", async () => {
-    const url = `wss://127.0.0.1:${agent.port}/exec/default/web/c?command=sh&command=-c&command=echo%20out%3B%20echo%20err%20%3E%262&output=1&error=1`;
+    const url = `wss://127.0.0.1:${node.agent.port}/exec/default/web/c?command=sh&command=-c&command=echo%20out%3B%20echo%20err%20%3E%262&output=1&error=1`;
     const ws = new WebSocket(url, ['v4.channel.k8s.io'], { rejectUnauthorized: false });
     const channels = new Map<number, string>();
     await new Promise<void>((resolve, reject) => {
@@ -227,10 +149,10 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     await expect
       .poll(
         async () =>
-          (await runKubectl('1.33', ['get', 'pods', '-o', 'name'], server.kubeconfigPath)).stdout.trim(),
+          (await runKubectl('1.33', ['get', 'pods', '-o', 'name'], node.server.kubeconfigPath)).stdout.trim(),
         { timeout: 60_000 },
       )
       .toBe('');
-    expect(await agent.cri.listPodSandbox()).toEqual([]);
+    expect(await node.agent.cri.listPodSandbox()).toEqual([]);
   }, 90_000);
 });

@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { Agent, type AgentWiring } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
+import { bootstrapClientCertificate } from '../../src/agent/tls-bootstrap.js';
 import {
   BUSYBOX_IMAGE,
   removeBridgeIfUnused,
@@ -35,14 +36,20 @@ export interface AgentNodeOptions {
   readonly podCIDR: string;
   /** More `capstan server` flags. */
   readonly serverArgs?: readonly string[];
-  /** The in-process controller manager's controllers (besides the essential ones). */
-  readonly controllers?: readonly string[];
-  /** More `capstan agent` flags. */
+  /** More `capstan agent` flags (after the node's own, so they win). */
   readonly agentArgs?: readonly string[];
+  /** The server's in-process controllers (see startTestServer). */
+  readonly controllers?: readonly string[];
   /** The agent's pod bridge (default `capstan0`); removed on stop when no other pod uses it. */
   readonly bridge?: string;
   /** The agent's in-process settings. */
   readonly extras?: AgentWiring;
+  /**
+   * Runs once the server is up, before the agent starts; answers more agent flags. With
+   * `--bootstrap-kubeconfig` among them, the agent's TLS bootstrap runs first, as
+   * `capstan agent` does it.
+   */
+  prepare?(server: TestServer, dir: string): Promise<readonly string[]>;
 }
 
 /** A running node (see the module comment). */
@@ -56,6 +63,8 @@ export interface AgentNode {
   kubectl(...args: string[]): Promise<string>;
   /** A pod on this node with one container `c` (busybox) and `container`'s fields. */
   applyPod(name: string, container: Record<string, unknown>, spec?: Record<string, unknown>): Promise<void>;
+  /** Stops the agent and starts a new one with the same flags (it adopts the running pods). */
+  restartAgent(): Promise<void>;
   /** Waits up to 60 s for the pods to be Running. */
   running(...pods: string[]): Promise<void>;
   stop(): Promise<void>;
@@ -89,36 +98,54 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
       () => true,
       () => false, // already there (another suite): leave it to its owner
     );
-    agent = new Agent(
-      resolveConfig(
-        agentFlagSet().parse([
-          `--kubeconfig=${srv.kubeconfigPath}`,
-          `--hostname-override=${opts.node}`,
-          `--container-runtime-endpoint=${ctrd.endpoint}`,
-          `--root-dir=${join(dir, 'root')}`,
-          `--pod-logs-dir=${join(dir, 'logs')}`,
-          `--cni-conf-dir=${ctrd.cniConfDir}`,
-          `--cgroup-root=${ctrd.cgroupParent}`,
-          '--address=127.0.0.1',
-          '--port=0',
-          '--healthz-port=0',
-          '--node-ip=127.0.0.1',
-          `--pod-cidr=${opts.podCIDR}`,
-          ...(opts.bridge === undefined ? [] : [`--cni-bridge=${opts.bridge}`]),
-          ...(opts.agentArgs ?? []),
-        ]),
-      ),
-      opts.extras,
+    const prepared = opts.prepare ? await opts.prepare(srv, dir) : [];
+    const config = resolveConfig(
+      agentFlagSet().parse([
+        `--kubeconfig=${srv.kubeconfigPath}`,
+        `--hostname-override=${opts.node}`,
+        `--container-runtime-endpoint=${ctrd.endpoint}`,
+        `--root-dir=${join(dir, 'root')}`,
+        `--pod-logs-dir=${join(dir, 'logs')}`,
+        `--cni-conf-dir=${ctrd.cniConfDir}`,
+        `--cgroup-root=${ctrd.cgroupParent}`,
+        '--address=127.0.0.1',
+        '--port=0',
+        '--healthz-port=0',
+        '--node-ip=127.0.0.1',
+        `--pod-cidr=${opts.podCIDR}`,
+        ...(opts.bridge === undefined ? [] : [`--cni-bridge=${opts.bridge}`]),
+        ...(opts.agentArgs ?? []),
+        ...prepared,
+      ]),
     );
-    await agent.start();
+    if (config.bootstrapKubeconfig) {
+      await bootstrapClientCertificate({
+        kubeconfig: config.kubeconfig,
+        bootstrapKubeconfig: config.bootstrapKubeconfig,
+        certDir: config.certDir,
+        nodeName: opts.node,
+        timeoutMs: 60_000,
+      });
+    }
+    let current = new Agent(config, opts.extras);
+    agent = current;
+    await current.start();
     const kubectl = (...args: string[]): Promise<string> => kubectlOutput('1.33', args, srv.kubeconfigPath);
     return {
       node: opts.node,
       dir,
       ctrd,
       server: srv,
-      agent,
+      get agent() {
+        return current;
+      },
       kubectl,
+      async restartAgent() {
+        await current.stop();
+        current = new Agent(config, opts.extras);
+        agent = current;
+        await current.start();
+      },
       async applyPod(name, container, spec = {}) {
         const file = join(dir, `${name}.json`);
         const pod = {

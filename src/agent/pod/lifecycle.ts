@@ -145,6 +145,11 @@ export interface KillOptions {
   readonly probe?: 'liveness' | 'startup';
   /** A grace period fixed by the caller (a pod's deletion): used as is. */
   readonly graceOverride?: number;
+  /**
+   * A sidecar's turn (kube's termination ordering): after its preStop hook, the stop waits for
+   * this (the containers that stop before it) within what is left of the grace period.
+   */
+  readonly turn?: Promise<unknown>;
 }
 
 /** The grace period of a container's kill before its preStop hook (kube's rules). */
@@ -198,6 +203,13 @@ export async function killContainer(
       );
     });
     await Promise.race([hook, new Promise((r) => (timer = setTimeout(r, grace * 1000)))]);
+    clearTimeout(timer);
+    grace -= Math.floor((Date.now() - started) / 1000);
+  }
+  if (opts.turn && grace > 0) {
+    const started = Date.now();
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([opts.turn, new Promise((r) => (timer = setTimeout(r, grace * 1000)))]);
     clearTimeout(timer);
     grace -= Math.floor((Date.now() - started) / 1000);
   }

@@ -6,7 +6,8 @@
  * - `conditions`: PodReadyToStartContainers, Initialized, Ready, ContainersReady (PodScheduled
  *   kept from the scheduler), each keeping its lastTransitionTime while its status holds;
  * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
- *   imageID, containerID, started;
+ *   imageID, containerID, started; a sidecar (an init container with `restartPolicy: Always`) is
+ *   started and ready by its probes like an app container, and counts for the Ready conditions;
  * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`;
  * - with probes ({@link ContainerHealth}): `started` by the startup probe, `ready` by the
  *   readiness probe; a pod failed on the node (activeDeadlineSeconds) is Failed with its reason
@@ -23,6 +24,7 @@ import type {
 import { qosClass } from '../runtime/resources.js';
 import type { ContainerHealth } from '../probe/manager.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
+import { isSidecar } from './sidecar.js';
 import type { PodRecord } from './sync.js';
 
 /** kube's time format in status: RFC 3339 in whole seconds, UTC. */
@@ -49,11 +51,13 @@ function containerStatus(
   spec: Container,
   state: PodRuntimeState | undefined,
   record: PodRecord,
-  init: boolean,
+  type: 'init' | 'sidecar' | 'app',
   initPending: boolean,
   health: ContainerHealth | undefined,
 ): ContainerStatus {
   const name = spec.name ?? '';
+  const init = type === 'init';
+  const probed = type !== 'init';
   const [last, prev] = instancesOf(state, name);
   const waiting = record.waiting.get(name);
   const status: ContainerStatus = {
@@ -69,7 +73,7 @@ function containerStatus(
     status.state = {
       waiting: waiting
         ? { reason: waiting.reason, message: waiting.message }
-        : { reason: init || initPending ? 'PodInitializing' : 'ContainerCreating' },
+        : { reason: type !== 'app' || initPending ? 'PodInitializing' : 'ContainerCreating' },
     };
     status.started = false;
     return status;
@@ -81,8 +85,8 @@ function containerStatus(
   if (last.state === 'CONTAINER_RUNNING') {
     status.state = { running: { startedAt: kubeTime(last.startedAt) } };
     const uid = record.pod.metadata.uid ?? '';
-    status.started = init || !health || health.started(uid, name, last.id);
-    status.ready = !init && (health ? health.ready(uid, name, last.id) : !spec.readinessProbe);
+    status.started = !probed || !health || health.started(uid, name, last.id);
+    status.ready = probed && (health ? health.ready(uid, name, last.id) : !spec.readinessProbe);
     if (prev) status.lastState = { terminated: terminated(prev) };
     return status;
   }
@@ -130,35 +134,63 @@ function isWaitingWithHistory(s: ContainerStatus): boolean {
   return !!s.state?.waiting && !!s.lastState?.terminated;
 }
 
-/** The phase, by kubelet's getPhase rules. */
+/** A container of `spec.containers` is running or terminated (kube's HasAnyRegularContainerStarted). */
+function anyAppStarted(apps: readonly ContainerStatus[]): boolean {
+  return apps.some((s) => !!s.state?.running || !!s.state?.terminated);
+}
+
+/**
+ * The phase, by kubelet's getPhase rules (v1.33): a regular init container not done, or a
+ * sidecar not yet started, keeps the pod Pending until an app container has run; a running
+ * sidecar counts as a running container, a stopped one is not counted (the pod can succeed once
+ * its sidecars were stopped).
+ */
 export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatus[]): string {
   const policy = pod.spec?.restartPolicy ?? 'Always';
+  const byName = new Map(init.map((s) => [s.name, s]));
   let pendingInit = 0;
-  let failedInit = false;
-  for (const s of init) {
-    if (s.state?.terminated?.exitCode === 0) continue;
-    if (s.state?.terminated || isWaitingWithHistory(s)) {
-      if (policy === 'Never') failedInit = true;
-    }
-    pendingInit++;
-  }
-  if (failedInit) return 'Failed';
+  let failedInit = 0;
+  let unknown = 0;
   let running = 0;
   let waiting = 0;
   let stopped = 0;
   let succeeded = 0;
+  for (const c of pod.spec?.initContainers ?? []) {
+    const s = byName.get(c.name ?? '');
+    if (isSidecar(c)) {
+      if (!s) unknown++;
+      else if (s.state?.running) {
+        running++;
+        if (!s.started) pendingInit++;
+      } else if (s.state?.waiting && !s.lastState?.terminated) {
+        pendingInit++;
+        waiting++;
+      } else if (!s.state?.terminated && !s.state?.waiting) {
+        pendingInit++;
+        unknown++;
+      }
+      continue;
+    }
+    if (!s || s.state?.running) pendingInit++;
+    else if (s.state?.terminated) {
+      if (s.state.terminated.exitCode !== 0) failedInit++;
+    } else if (s.state?.waiting && s.lastState?.terminated) {
+      if (s.lastState.terminated.exitCode !== 0) failedInit++;
+    } else pendingInit++;
+  }
   for (const s of apps) {
     if (s.state?.running) running++;
     else if (s.state?.terminated) {
       stopped++;
       if (s.state.terminated.exitCode === 0) succeeded++;
     } else if (isWaitingWithHistory(s)) stopped++;
-    else waiting++;
+    else if (s.state?.waiting) waiting++;
+    else unknown++;
   }
-  if (pendingInit > 0) return 'Pending';
-  if (waiting > 0) return 'Pending';
-  if (running > 0) return 'Running';
-  if (stopped > 0) {
+  if (failedInit > 0 && policy === 'Never') return 'Failed';
+  if ((pendingInit > 0 && !anyAppStarted(apps)) || waiting > 0) return 'Pending';
+  if (running > 0 && unknown === 0) return 'Running';
+  if (running === 0 && stopped > 0 && unknown === 0) {
     if (policy === 'Always') return 'Running';
     if (stopped === succeeded) return 'Succeeded';
     if (policy === 'Never') return 'Failed';
@@ -184,11 +216,19 @@ export function generatePodStatus(
   const oldConditions = old.conditions ?? [];
   const nowText = kubeTime(now);
   const initSpecs = pod.spec?.initContainers ?? [];
-  const initStatuses = initSpecs.map((c) => containerStatus(c, state, record, true, false, health));
-  const initDone = initStatuses.every((s) => s.state?.terminated?.exitCode === 0);
-  const appStatuses = (pod.spec?.containers ?? []).map((c) =>
-    containerStatus(c, state, record, false, !initDone, health),
+  const initStatuses = initSpecs.map((c) =>
+    containerStatus(c, state, record, isSidecar(c) ? 'sidecar' : 'init', false, health),
   );
+  const incomplete = initSpecs
+    .filter((c, i) => {
+      const s = initStatuses[i];
+      return isSidecar(c) ? !s?.started : s?.state?.terminated?.exitCode !== 0;
+    })
+    .map((c) => c.name ?? '');
+  const appStatuses = (pod.spec?.containers ?? []).map((c) =>
+    containerStatus(c, state, record, 'app', incomplete.length > 0, health),
+  );
+  if (anyAppStarted(appStatuses)) incomplete.length = 0;
   const phase = record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses);
   const sandbox = state?.sandboxes[0];
   const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
@@ -198,8 +238,10 @@ export function generatePodStatus(
       ? [...sandbox.ips]
       : (old.podIPs ?? []).map((p) => p.ip ?? '');
   const failed = phase === 'Failed';
-  const unready = appStatuses.filter((s) => !s.ready || failed).map((s) => s.name ?? '');
-  const incomplete = initStatuses.filter((s) => s.state?.terminated?.exitCode !== 0).map((s) => s.name ?? '');
+  const sidecarStatuses = initStatuses.filter((_, i) => initSpecs[i] && isSidecar(initSpecs[i]));
+  const unready = [...sidecarStatuses, ...appStatuses]
+    .filter((s) => !s.ready || failed)
+    .map((s) => s.name ?? '');
   const completed = phase === 'Succeeded';
   const readyReason = completed ? 'PodCompleted' : failed ? 'PodFailed' : 'ContainersNotReady';
   const readyMessage =

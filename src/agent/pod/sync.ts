@@ -3,11 +3,13 @@
  * holds for it, compute what to do and do it.
  *
  * 1. No ready sandbox: stop what is left, create a new sandbox (attempt + 1).
- * 2. Init containers in order: a running one is waited for; a failed one is restarted (with
- *    back-off) unless the restart policy is Never, which fails the pod; one missing is started.
- *    App containers start only after every init container succeeded.
+ * 2. Init containers in order, sidecars kept running ({@link syncInitContainers}); app containers
+ *    start only once the pod has initialized.
  * 3. App containers: missing ones start; exited ones restart by the restart policy (Always,
  *    OnFailure when the exit code is not 0, Never) after the CrashLoopBackOff wait.
+ * 4. A pod whose app containers are all done for good stops its sidecars (last to first) and
+ *    its sandbox; a pod being deleted stops everything, sidecars last
+ *    ({@link killContainersInOrder}).
  *
  * Why a container is not running (ErrImagePull, CrashLoopBackOff, CreateContainerConfigError...)
  * is kept on the {@link PodRecord} for the status. The sync answers when it wants to run again
@@ -16,25 +18,22 @@
 import { rmdir } from 'node:fs/promises';
 import { readdirSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Container, Pod } from '../../api/types/core-v1.js';
-import type * as CRI from '../cri/types.js';
-import { buildEnv, EnvError, expandVars, type EnvContext } from '../runtime/env.js';
-import { ImageError, type ImageManager } from '../runtime/images.js';
-import {
-  podCgroup,
-  type ContainerInstance,
-  type PodRuntime,
-  type PodRuntimeState,
-} from '../runtime/runtime.js';
+import type { Pod } from '../../api/types/core-v1.js';
+import type { EnvContext } from '../runtime/env.js';
+import type { ImageManager } from '../runtime/images.js';
+import { podCgroup, type PodRuntime, type PodRuntimeState } from '../runtime/runtime.js';
 import type { ProbeManager } from '../probe/manager.js';
-import { MountConfigError } from '../volumes/errors.js';
 import type { VolumeManager } from '../volumes/manager.js';
-import { makeMounts, type MountedVolume } from '../volumes/mounts.js';
+import type { MountedVolume } from '../volumes/mounts.js';
 import { mountPodVolumes } from '../volumes/pod-volumes.js';
 import type { Backoff } from './backoff.js';
 import { enforceActiveDeadline } from './deadline.js';
-import { containerFieldPath, Reasons, type EventSink } from './events.js';
-import { containerSpec, killContainer, killUnhealthy, runPostStart } from './lifecycle.js';
+import { Reasons, type EventSink } from './events.js';
+import { syncInitContainers } from './init-containers.js';
+import { killUnhealthy } from './lifecycle.js';
+import { isSidecar } from './sidecar.js';
+import { latestOf, startOrRestart } from './start.js';
+import { killContainersInOrder } from './termination.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -83,21 +82,6 @@ export interface SyncResult {
 
 const CGROUP_FS = '/sys/fs/cgroup';
 
-function podRef(pod: Pod): string {
-  return `${pod.metadata.name ?? ''}_${pod.metadata.namespace ?? ''}(${pod.metadata.uid ?? ''})`;
-}
-
-/** The newest instance of a container name (in a sandbox when given). */
-export function latestOf(
-  state: PodRuntimeState | undefined,
-  name: string,
-  sandboxId?: string,
-): ContainerInstance | undefined {
-  return state?.containers.find(
-    (c) => c.name === name && (sandboxId === undefined || c.sandboxId === sandboxId),
-  );
-}
-
 /** The grace period for killing a pod's containers. */
 export function gracePeriodOf(pod: Pod): number {
   return pod.metadata.deletionGracePeriodSeconds ?? pod.spec?.terminationGracePeriodSeconds ?? 30;
@@ -108,6 +92,7 @@ export function podIsDone(pod: Pod, state: PodRuntimeState | undefined): 'Succee
   const policy = pod.spec?.restartPolicy ?? 'Always';
   if (policy === 'Never') {
     for (const c of pod.spec?.initContainers ?? []) {
+      if (isSidecar(c)) continue;
       const l = latestOf(state, c.name ?? '');
       if (l && l.state === 'CONTAINER_EXITED' && l.exitCode !== 0) return 'Failed';
     }
@@ -143,140 +128,13 @@ export async function killPod(
   graceSeconds: number,
 ): Promise<void> {
   if (state) {
-    await Promise.all(
-      state.containers
-        .filter((c) => c.state === 'CONTAINER_RUNNING')
-        .map((c) =>
-          killContainer(deps, pod, containerSpec(pod, c.name), c, state.sandboxes[0]?.ips[0] ?? '', {
-            graceOverride: graceSeconds,
-          }),
-        ),
-    );
+    await killContainersInOrder(deps, pod, state.containers, state.sandboxes[0]?.ips[0] ?? '', graceSeconds);
     for (const c of state.containers) await deps.runtime.removeContainer(c.id);
     for (const sb of state.sandboxes) await deps.runtime.removeSandbox(sb.id);
   }
   await removePodCgroup(podCgroup(deps.runtime.options.cgroupRoot, pod));
   deps.backoff.forgetPrefix(`${pod.metadata.uid ?? ''}/`);
   await deps.volumes?.tearDown(pod.metadata.uid ?? '');
-}
-
-/** Starts one container; records why not on failure. Answers a requeue delay on failure. */
-async function startContainer(
-  deps: SyncDeps,
-  record: PodRecord,
-  sandbox: PodRuntimeState['sandboxes'][number],
-  spec: Container,
-  type: 'init' | 'regular',
-  restartCount: number,
-): Promise<number | undefined> {
-  const pod = record.pod;
-  const name = spec.name ?? '';
-  const fieldPath = containerFieldPath(pod, name);
-  let image: string;
-  try {
-    image = await deps.images.ensure(pod, spec);
-  } catch (err) {
-    if (!(err instanceof ImageError)) throw err;
-    record.waiting.set(name, { reason: err.reason, message: err.message });
-    if (err.reason === 'ErrImagePull' || err.reason === 'ImagePullBackOff') {
-      // kubelet shows ErrImagePull for a while, then ImagePullBackOff until the back-off ends.
-      const wait = deps.images.backoffRemaining(spec.image ?? '');
-      if (err.reason === 'ErrImagePull') return 3000;
-      return Math.max(wait, 1000);
-    }
-    return 10_000;
-  }
-  let env: { key: string; value: string }[];
-  try {
-    env = await buildEnv(pod, spec, deps.envContext(pod, sandbox.ips));
-  } catch (err) {
-    if (!(err instanceof EnvError)) throw err;
-    record.waiting.set(name, { reason: 'CreateContainerConfigError', message: err.message });
-    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${err.message}`, fieldPath);
-    return 10_000;
-  }
-  const vars = new Map(env.map((e) => [e.key, e.value]));
-  let mounts: CRI.Mount[] = [];
-  try {
-    if (record.volumes) mounts = await makeMounts(spec, record.volumes, vars);
-  } catch (err) {
-    if (!(err instanceof MountConfigError)) throw err;
-    record.waiting.set(name, { reason: 'CreateContainerConfigError', message: err.message });
-    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${err.message}`, fieldPath);
-    return 10_000;
-  }
-  const command = (spec.command ?? []).map((s) => expandVars(s, vars));
-  const args = (spec.args ?? []).map((s) => expandVars(s, vars));
-  let id: string;
-  try {
-    id = await deps.runtime.createContainer(pod, sandbox, spec, {
-      type,
-      restartCount,
-      env,
-      command,
-      args,
-      image: spec.image ?? image,
-      mounts,
-    });
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    record.waiting.set(name, { reason: 'CreateContainerError', message: msg });
-    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${msg}`, fieldPath);
-    return 10_000;
-  }
-  deps.events.event(pod, 'Normal', Reasons.Created, `Created container: ${name}`, fieldPath);
-  try {
-    await deps.runtime.cri.startContainer(id);
-  } catch (err) {
-    const msg = err instanceof Error ? err.message : String(err);
-    record.waiting.set(name, { reason: 'RunContainerError', message: msg });
-    deps.events.event(pod, 'Warning', Reasons.Failed, `Error: ${msg}`, fieldPath);
-    return 1000;
-  }
-  deps.events.event(pod, 'Normal', Reasons.Started, `Started container ${name}`, fieldPath);
-  record.waiting.delete(name);
-  const hookError = await runPostStart(deps, pod, spec, id, sandbox.ips[0] ?? '');
-  if (hookError !== undefined) {
-    record.waiting.set(name, { reason: 'PostStartHookError', message: hookError });
-    return 1000;
-  }
-  return undefined;
-}
-
-/** Restart (with back-off) or start fresh; answers a requeue delay or undefined. */
-async function startOrRestart(
-  deps: SyncDeps,
-  record: PodRecord,
-  state: PodRuntimeState,
-  spec: Container,
-  type: 'init' | 'regular',
-): Promise<number | undefined> {
-  const pod = record.pod;
-  const name = spec.name ?? '';
-  const sandbox = state.sandboxes[0];
-  if (!sandbox) return 1000;
-  const last = latestOf(state, name);
-  if (last && last.state !== 'CONTAINER_RUNNING') {
-    const key = `${pod.metadata.uid ?? ''}/${name}`;
-    const failedAt = last.finishedAt || last.createdAt;
-    const wait = deps.backoff.remaining(key, failedAt);
-    if (wait > 0) {
-      const secs = Math.round(deps.backoff.current(key) / 1000);
-      const message = `back-off ${secs >= 60 ? `${Math.floor(secs / 60)}m${secs % 60}s` : `${secs}s`} restarting failed container=${name} pod=${podRef(pod)}`;
-      record.waiting.set(name, { reason: 'CrashLoopBackOff', message });
-      deps.events.event(
-        pod,
-        'Warning',
-        Reasons.BackOff,
-        `Back-off restarting failed container ${name} in pod ${podRef(pod)}`,
-        containerFieldPath(pod, name),
-      );
-      return wait;
-    }
-    deps.backoff.next(key, failedAt);
-  }
-  const restartCount = last ? last.restartCount + 1 : 0;
-  return startContainer(deps, record, sandbox, spec, type, restartCount);
 }
 
 function minDelay(a: number | undefined, b: number | undefined): number | undefined {
@@ -303,7 +161,9 @@ export async function syncPod(
   if (record.failure) return {};
   const done = podIsDone(pod, state);
   if (done) {
-    // A finished pod keeps its exited containers (for logs) but not its sandbox.
+    // A finished pod keeps its exited containers (for logs) but not its sandbox; its sidecars
+    // stop, last to first.
+    await killContainersInOrder(deps, pod, state?.containers ?? [], state?.sandboxes[0]?.ips[0] ?? '');
     for (const sb of state?.sandboxes ?? []) if (sb.ready) await deps.runtime.cri.stopPodSandbox(sb.id);
     return {};
   }
@@ -341,16 +201,11 @@ export async function syncPod(
   if (!state?.sandboxes[0]?.ready) return { requeueAfterMs: 1000 };
   const sandboxId = state.sandboxes[0]?.id ?? '';
   const policy = pod.spec?.restartPolicy ?? 'Always';
-  for (const init of pod.spec?.initContainers ?? []) {
-    const name = init.name ?? '';
-    const last = latestOf(state, name, sandboxId) ?? latestOf(state, name);
-    if (last?.state === 'CONTAINER_RUNNING') return {};
-    if (last && last.state === 'CONTAINER_EXITED' && last.exitCode === 0) continue;
-    if (last && policy === 'Never') return {};
-    const delay = await startOrRestart(deps, record, state, init, 'init');
-    return delay === undefined ? {} : { requeueAfterMs: delay };
-  }
-  let requeue: number | undefined;
+  const init = await syncInitContainers(deps, record, state, sandboxId);
+  if (!init.initialized)
+    return init.requeueAfterMs === undefined ? {} : { requeueAfterMs: init.requeueAfterMs };
+  state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
+  let requeue = init.requeueAfterMs;
   for (const c of pod.spec?.containers ?? []) {
     const name = c.name ?? '';
     const last = latestOf(state, name);

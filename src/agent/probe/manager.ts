@@ -5,11 +5,13 @@
  * container started, is it ready, must it be killed (liveness or startup failure). A change of
  * any result calls `changed(uid)`, so the pod syncs and its status goes out at once.
  *
- * Probes cover the pod's app containers (init containers run to completion and have none).
+ * Probes cover the pod's app containers and its sidecars (regular init containers run to
+ * completion and have none).
  */
 import type { Container, Pod } from '../../api/types/core-v1.js';
 import type { CriClient } from '../cri/client.js';
 import type { EventSink } from '../pod/events.js';
+import { sidecarsOf } from '../pod/sidecar.js';
 import type { PodRuntimeState } from '../runtime/runtime.js';
 import { runProbe, type ProbeType } from './prober.js';
 import { ProbeWorker, type ProbeResult } from './worker.js';
@@ -71,6 +73,11 @@ export class ProbeManager implements ContainerHealth {
     return r === 'none' || r === 'success';
   }
 
+  /** The container's startup probe succeeded (false without one or before its first result). */
+  startupSucceeded(uid: string, name: string, containerId: string): boolean {
+    return this.#worker(uid, name, 'startup')?.resultFor(containerId) === 'success';
+  }
+
   mustKill(uid: string, name: string, containerId: string): KillVerdict | undefined {
     if (this.#result(uid, name, 'liveness', containerId) === 'failure')
       return { reason: 'liveness', message: `Container ${name} failed liveness probe` };
@@ -92,7 +99,7 @@ export class ProbeManager implements ContainerHealth {
     }
     let workers = this.#pods.get(uid);
     const wanted = new Set<string>();
-    for (const c of pod.spec?.containers ?? []) {
+    for (const c of [...sidecarsOf(pod), ...(pod.spec?.containers ?? [])]) {
       const name = c.name ?? '';
       for (const type of TYPES) {
         if (!probeOf(c, type)) continue;

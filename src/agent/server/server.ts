@@ -11,7 +11,8 @@
  *   refused;
  * - `/portForward/{namespace}/{pod}[?port=...]`: the same, to the URL of CRI's PortForward for
  *   the pod's sandbox (the ports are named by the client per stream; `port` only restricts).
- * With `--enable-debugging-handlers=false` logs, exec, attach and port-forward answer 404. Every
+ * - `/manifests[/<name>]`: pods submitted to the agent (manifests.ts).
+ * With `--enable-debugging-handlers=false` logs, exec, attach, port-forward and manifests answer 404. Every
  * request is authenticated and authorized (`auth.ts`).
  */
 import { createServer as createHttpsServer, type Server } from 'node:https';
@@ -23,6 +24,8 @@ import type { CriClient } from '../cri/client.js';
 import type { ContainerInstance } from '../runtime/runtime.js';
 import { AgentAuthorizer, authenticate, type AgentAuthOptions } from './auth.js';
 import { writeLogs } from './logs.js';
+import { serveManifests } from './manifests.js';
+import type { SubmissionSource } from '../sources/submissions.js';
 
 /** What the server reads of the agent. */
 export interface AgentView {
@@ -33,6 +36,8 @@ export interface AgentView {
   /** The id of a pod's ready sandbox; undefined when the pod is not here or has none ready. */
   sandbox(namespace: string, pod: string): Promise<string | undefined>;
   readonly cri: CriClient;
+  /** The manifest submission source (`/manifests`, see manifests.ts); absent: not served. */
+  readonly submissions?: SubmissionSource;
 }
 
 /** Server settings. */
@@ -124,6 +129,12 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
           'application/json',
         );
       }
+      if (
+        opts.debuggingHandlers &&
+        view.submissions &&
+        (await serveManifests(view.submissions, req, res, path))
+      )
+        return;
       if (opts.debuggingHandlers && path.startsWith('/containerLogs/')) {
         const parts = splitPath(path, '/containerLogs/');
         if (!parts) return send(res, 400, 'expected /containerLogs/{namespace}/{pod}/{container}');

@@ -1,60 +1,40 @@
 /**
- * Static pods from `staticPodPath`: every `.yaml`, `.yml` or `.json` file of the directory (or
- * the one file) holding a Pod, read every `fileCheckFrequency`. As kubelet does, each pod is
- * named `<name>-<nodeName>`, defaults to namespace `default`, gets a uid hashed from its content,
- * the node and the file, and the `kubernetes.io/config.*` annotations. A file that does not parse
- * is logged (with its path and the error) and skipped; the other pods keep running.
+ * Static pods from `staticPodPath`: every `.yaml`, `.yml` or `.json` file of the directory (not
+ * hidden), or the one file, each holding a Pod or a PodList ({@link decodeManifest}). The path is
+ * read every `fileCheckFrequency` and, between those, soon after a change (an `fs.watch` on it,
+ * debounced). A file that does not parse, or that kube refuses, is logged once with its path and
+ * the reason, and skipped (as kubelet's periodic read does, its pods go); the other pods keep
+ * running. A missing path is no error (kubelet waits
+ * for it to appear).
  */
-import { createHash } from 'node:crypto';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types/core-v1.js';
+import { decodeManifest } from './manifest.js';
 
-/** What the source reports. */
+/** What a pod source reports. */
 export interface StaticPodHandlers {
   update(pod: Pod): void;
   removed(uid: string): void;
   synced(): void;
 }
 
-/** Turns a manifest into the static pod kubelet would run. */
-export function staticPod(manifest: Pod, nodeName: string, source: string): Pod {
-  const hash = createHash('md5')
-    .update(JSON.stringify(manifest))
-    .update(nodeName)
-    .update(source)
-    .digest('hex');
-  const ns = manifest.metadata.namespace || 'default';
-  return {
-    ...manifest,
-    apiVersion: 'v1',
-    kind: 'Pod',
-    metadata: {
-      ...manifest.metadata,
-      name: `${manifest.metadata.name ?? ''}-${nodeName}`,
-      namespace: ns,
-      uid: hash,
-      annotations: {
-        ...(manifest.metadata.annotations ?? {}),
-        'kubernetes.io/config.hash': hash,
-        'kubernetes.io/config.seen': new Date().toISOString(),
-        'kubernetes.io/config.source': 'file',
-      },
-    },
-    spec: { ...manifest.spec, nodeName, restartPolicy: manifest.spec?.restartPolicy ?? 'Always' },
-  };
-}
+/** How long after a change event the path is read (editors write in several steps). */
+const DEBOUNCE_MS = 100;
 
-/** Polls a static pod path. */
+/** Reads a static pod path (see the module comment). */
 export class StaticFileSource {
   readonly #path: string;
   readonly #node: string;
   readonly #everyMs: number;
   readonly #handlers: StaticPodHandlers;
+  /** uid → the file it came from. */
   readonly #known = new Map<string, string>();
-  readonly #warned = new Set<string>();
+  /** file → the error last logged for it. */
+  readonly #warned = new Map<string, string>();
   #timer: NodeJS.Timeout | undefined;
+  #debounce: NodeJS.Timeout | undefined;
+  #watcher: FSWatcher | undefined;
 
   constructor(path: string, nodeName: string, everyMs: number, handlers: StaticPodHandlers) {
     this.#path = path;
@@ -67,10 +47,30 @@ export class StaticFileSource {
     this.#scan();
     this.#handlers.synced();
     this.#timer = setInterval(() => this.#scan(), this.#everyMs);
+    this.#watch();
   }
 
   stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
+    clearInterval(this.#timer);
+    clearTimeout(this.#debounce);
+    this.#watcher?.close();
+  }
+
+  /** Watches the path once it exists (the periodic scan retries). */
+  #watch(): void {
+    if (this.#watcher || !existsSync(this.#path)) return;
+    try {
+      this.#watcher = watch(this.#path, () => {
+        clearTimeout(this.#debounce);
+        this.#debounce = setTimeout(() => this.#scan(), DEBOUNCE_MS);
+      });
+      this.#watcher.on('error', () => {
+        this.#watcher?.close();
+        this.#watcher = undefined;
+      });
+    } catch (err) {
+      console.error(`agent: watching static pod path ${this.#path}: ${(err as Error).message}`);
+    }
   }
 
   #files(): string[] {
@@ -83,26 +83,32 @@ export class StaticFileSource {
   }
 
   #scan(): void {
-    const { parse } = createRequire(import.meta.url)('yaml') as typeof import('yaml');
+    this.#watch();
     const seen = new Map<string, string>();
-    for (const file of this.#files()) {
+    let files: string[] = [];
+    try {
+      files = this.#files();
+    } catch (err) {
+      console.error(`agent: reading static pod path ${this.#path}: ${(err as Error).message}`);
+      return;
+    }
+    for (const file of files) {
       try {
-        const manifest = parse(readFileSync(file, 'utf8')) as Pod | null;
-        if (!manifest || manifest.kind !== 'Pod' || !manifest.metadata?.name)
-          throw new Error('not a Pod with a name');
-        const pod = staticPod(manifest, this.#node, file);
-        const uid = pod.metadata.uid ?? '';
-        seen.set(uid, file);
+        for (const pod of decodeManifest(readFileSync(file, 'utf8'), this.#node, file, 'file')) {
+          const uid = pod.metadata.uid ?? '';
+          seen.set(uid, file);
+          if (!this.#known.has(uid)) this.#handlers.update(pod);
+        }
         this.#warned.delete(file);
-        if (!this.#known.has(uid)) this.#handlers.update(pod);
       } catch (err) {
-        if (!this.#warned.has(file))
-          console.error(`agent: static pod file ${file}: ${(err as Error).message}; skipped`);
-        this.#warned.add(file);
+        const msg = (err as Error).message.split('\n')[0] ?? '';
+        if (this.#warned.get(file) !== msg)
+          console.error(`agent: could not process static pod manifest file ${file}: ${msg}; skipped`);
+        this.#warned.set(file, msg);
       }
     }
     for (const uid of this.#known.keys()) if (!seen.has(uid)) this.#handlers.removed(uid);
     this.#known.clear();
-    for (const [k, val] of seen) this.#known.set(k, val);
+    for (const [k, v] of seen) this.#known.set(k, v);
   }
 }
