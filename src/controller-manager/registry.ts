@@ -39,6 +39,10 @@ import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publi
 import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
 import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
 import { tokenCleanerController } from '../controllers/token-cleaner/index.js';
+import { persistentVolumeBinderController } from '../controllers/persistentvolume/index.js';
+import { pvProtectionController } from '../controllers/pv-protection/index.js';
+import { pvcProtectionController } from '../controllers/pvc-protection/index.js';
+import { localPathProvisionerController } from '../controllers/local-path/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -66,6 +70,10 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   disruptionController,
   csrApprovingController,
   csrSigningController,
+  persistentVolumeBinderController,
+  pvcProtectionController,
+  pvProtectionController,
+  localPathProvisionerController,
 ];
 
 /** The names `--controllers` accepts. */
