@@ -43,6 +43,7 @@ import { persistentVolumeBinderController } from '../controllers/persistentvolum
 import { pvProtectionController } from '../controllers/pv-protection/index.js';
 import { pvcProtectionController } from '../controllers/pvc-protection/index.js';
 import { localPathProvisionerController } from '../controllers/local-path/index.js';
+import { resourceQuotaController } from '../controllers/resourcequota/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -51,6 +52,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   serviceAccountController,
   rootCaCertPublisherController,
   clusterRoleAggregationController,
+  resourceQuotaController,
   tokenCleanerController,
   garbageCollectorController,
   replicaSetController,
