@@ -62,8 +62,6 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
   readonly #objects: AdmissionObjects;
   readonly queue = new KeyedQueue();
   readonly #liveLookups = new Map<string, { expiry: number; any: boolean }>();
-  /** Namespaces whose quotas a delete may have freed (the controller recounts them). */
-  readonly dirty = new Set<string>();
 
   constructor(objects: AdmissionObjects) {
     this.#objects = objects;
@@ -74,10 +72,7 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {
-    if (a.operation === 'DELETE') {
-      this.dirty.add(a.namespace);
-      return;
-    }
+    // Deletes free usage: the resourcequota controller recounts on the object's watch event.
     if ((a.operation !== 'CREATE' && a.operation !== 'UPDATE') || a.object === undefined) return;
     const kind: UsageKind = a.type;
     // Fast path: most namespaces have no quota.
@@ -153,8 +148,8 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
           if (compareQuantities(total, hard.get(r) ?? ZERO) > 0) exceeded.push(r);
         }
         if (exceeded.length > 0) {
-          // An earlier attempt charged other quotas for this refused object: recount them.
-          if (charged.size > 0) this.dirty.add(a.namespace);
+          // An earlier attempt may have charged other quotas for this refused object: the
+          // resourcequota controller recounts them on their update events.
           const mask = (res: Resources): Resources => new Map([...res].filter(([r]) => exceeded.includes(r)));
           const usedShown: Resources = new Map(exceeded.map((r) => [r, used.get(r) ?? ZERO]));
           throw admissionForbidden(
@@ -178,7 +173,6 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
       }
       if (!lost) return;
     }
-    this.dirty.add(a.namespace);
     throw admissionForbidden(a, 'status unknown for quota: too many concurrent updates, please retry');
   }
 }

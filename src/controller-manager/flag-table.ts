@@ -16,6 +16,8 @@ const GC = 'Garbage collector';
 const POD_GC = 'Pod GC controller';
 const ENDPOINT_SLICE = 'EndpointSlice controller';
 const MIRRORING = 'EndpointSliceMirroring controller';
+const PV_BINDER = 'Persistent volume binder controller';
+const QUOTA = 'Resource quota controller';
 const SYNCS = 'Concurrency';
 const later = { notImplemented: true } as const;
 
@@ -112,6 +114,9 @@ const BASE_FLAGS: readonly FlagSpec[] = [
   { section: MIRRORING, name: 'mirroring-concurrent-service-endpoint-syncs', type: 'int', default: 5, usage: 'Endpoints mirrored to EndpointSlices at once.' },
   { section: MIRRORING, name: 'mirroring-max-endpoints-per-subset', type: 'int', default: 1000, usage: 'Most addresses of one Endpoints subset mirrored to an EndpointSlice (1 to 1000).' },
   { section: MIRRORING, name: 'mirroring-endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before the Endpoints are mirrored again.' },
+  { section: PV_BINDER, name: 'pvclaimbinder-sync-period', type: 'duration', default: 15_000, usage: 'Period of the full resync of persistent volumes and claims.' },
+  { section: PV_BINDER, name: 'enable-dynamic-provisioning', type: 'bool', default: true, usage: 'Provision claims of classes with a provisioner (external provisioners are asked through the claim\'s annotation).' },
+  { section: QUOTA, name: 'resource-quota-sync-period', type: 'duration', default: 300_000, usage: 'Period of the full recalculation of every quota\'s usage.' },
   { section: ENDPOINT_SLICE, name: 'endpointslice-updates-batch-period', type: 'duration', default: 0, usage: 'How long EndpointSlice changes are batched before a sync.', ...later },
 ];
 

@@ -39,6 +39,11 @@ import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publi
 import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
 import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
 import { tokenCleanerController } from '../controllers/token-cleaner/index.js';
+import { persistentVolumeBinderController } from '../controllers/persistentvolume/index.js';
+import { pvProtectionController } from '../controllers/pv-protection/index.js';
+import { pvcProtectionController } from '../controllers/pvc-protection/index.js';
+import { localPathProvisionerController } from '../controllers/local-path/index.js';
+import { resourceQuotaController } from '../controllers/resourcequota/index.js';
 
 /** The known controllers. */
 export const CONTROLLERS: readonly ControllerDescriptor[] = [
@@ -47,6 +52,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   serviceAccountController,
   rootCaCertPublisherController,
   clusterRoleAggregationController,
+  resourceQuotaController,
   tokenCleanerController,
   garbageCollectorController,
   replicaSetController,
@@ -66,6 +72,10 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   disruptionController,
   csrApprovingController,
   csrSigningController,
+  persistentVolumeBinderController,
+  pvcProtectionController,
+  pvProtectionController,
+  localPathProvisionerController,
 ];
 
 /** The names `--controllers` accepts. */

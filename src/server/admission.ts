@@ -20,8 +20,6 @@ import {
   type Authorize,
 } from '../admission/plugins.js';
 import { ensureSystemPriorityClasses } from '../admission/priority.js';
-import { startQuotaController } from '../admission/quota/controller.js';
-import { ResourceQuotaAdmission } from '../admission/resource-quota.js';
 import {
   decodeStored,
   encodeForStorage,
@@ -215,8 +213,6 @@ export interface AdmissionDeps {
   readonly authorize: Authorize | undefined;
   readonly tolerationSeconds: { readonly notReady: number; readonly unreachable: number };
   readonly logError: (message: string, err: unknown) => void;
-  /** Run the quota status controller with the ResourceQuota plugin (`--controllers`); default true. */
-  readonly quotaController?: boolean;
 }
 
 /** The admission of one server. */
@@ -244,14 +240,6 @@ export function buildAdmission(deps: AdmissionDeps): Admission {
     deps.external,
   );
   const controllers: ControllerFactory[] = [];
-  const quota = plugins.find((p): p is ResourceQuotaAdmission => p instanceof ResourceQuotaAdmission);
-  if (quota !== undefined && deps.quotaController !== false) {
-    controllers.push(() =>
-      startQuotaController(objects, quota, {
-        onError: (err) => deps.logError('resource quota controller', err),
-      }),
-    );
-  }
   if (names.includes('Priority')) {
     controllers.push(() => {
       void ensureSystemPriorityClasses(objects).catch((err: unknown) =>

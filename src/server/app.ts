@@ -43,7 +43,6 @@ import { loadSchemas } from '../registry/schema.js';
 import { patchSchemaFrom } from '../resource/patch/schema-adapter.js';
 import { anonymousExposureWarning, buildAuthentication } from '../authn/config.js';
 import type { SecretLike } from '../authn/bootstrap-token.js';
-import { CONTROLLER } from './controllers.js';
 import { compileOrigins, hstsHeaderValue, installCorsAndHsts } from '../http/cors.js';
 import { opensslCiphers } from '../tls/cipher-suites.js';
 import { ServingTls } from '../tls/serving.js';
@@ -329,7 +328,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     },
     tolerationSeconds: { notReady: 300, unreachable: 300 },
     logError: (message, err) => deps.log.error(message, err),
-    quotaController: options.controllers.enabled(CONTROLLER.resourceQuota),
   });
   const webhooksEnabled =
     admission.chain.plugins.includes(webhooks.mutating) ||

@@ -3,9 +3,7 @@
  * `*`, `foo`, `-foo`; default `*`; empty runs none), under kube v1.33's names (canonical, with
  * the older short names as aliases): the in-process controller manager's (every controller of
  * `src/controller-manager/registry.ts`, namespace, service accounts, tokens, root CA, ClusterRole
- * aggregation and token cleaner included), the scheduler, and two loops still inside the server:
- * the resource quota status controller (src/admission/quota) and CSR signing
- * (src/certificates). kube-apiserver's own start-up work (system namespaces, bootstrap RBAC
+ * aggregation, token cleaner and resource quota included) and the scheduler. kube-apiserver's own start-up work (system namespaces, bootstrap RBAC
  * policy, API Priority and Fairness, the `kubernetes` Service, cluster IP repair, CRD and
  * APIService handling, system PriorityClasses) is not listed: it always runs.
  *
@@ -14,22 +12,11 @@
 import type { ControllerSelection, KnownController } from '../flags/controllers.js';
 import { CONTROLLERS } from '../controller-manager/registry.js';
 
-/** Canonical names of the server's controllers. */
-export const CONTROLLER = {
-  resourceQuota: 'resourcequota-controller',
-} as const;
-
-/** The loops still in the server (the rest of `--controllers` is the in-process controller manager's). */
-const SERVER_LOOPS: readonly KnownController[] = [
-  { name: CONTROLLER.resourceQuota, aliases: ['resourcequota'] },
-];
-
 /**
- * The controllers `capstan server --controllers` selects among: the server's loops, then the
+ * The controllers `capstan server --controllers` selects among: the scheduler, then the
  * controller manager's (`src/controller-manager/registry.ts`), which it runs in-process.
  */
 export const SERVER_CONTROLLERS: readonly KnownController[] = [
-  ...SERVER_LOOPS,
   // Not a controller in kube (its own binary); here `--controllers=-scheduler` turns it off.
   { name: 'scheduler' },
   ...CONTROLLERS.map((c) => ({

@@ -40,7 +40,8 @@ async function until<T>(f: () => Promise<T | undefined>, ms = 10_000): Promise<T
 }
 
 beforeAll(async () => {
-  server = await startTestServer();
+  // Quota usage is recounted by the client-side resourcequota controller (in-process here).
+  server = await startTestServer({ controllers: ['resourcequota-controller'] });
   tls = adminTls(server.kubeconfigPath);
   for (const ns of ['q', 'pods']) {
     expect((await call('POST', '/api/v1/namespaces', { metadata: { name: ns } })).status).toBe(201);

@@ -2,7 +2,7 @@
  * The environment of the infrastructure controllers' tests: a bare Capstan server (no
  * in-process controllers) and a controller manager started beside it with the flags a test
  * gives (short grace periods, CIDR flags) and only the controllers it names, acting as the
- * admin; a client of the server to play users and kubelets; kubectl 1.33; polling.
+ * admin (the server may run some in-process ones too, such as its scheduler); a client of the server to play users and kubelets; kubectl 1.33; polling.
  */
 import { expect } from 'vitest';
 import { Client, loadKubeconfig } from '../../src/client/index.js';
@@ -27,9 +27,10 @@ export async function startInfraEnv(
   controllers: readonly ControllerDescriptor[],
   flags: readonly string[] = [],
   serverArgs: readonly string[] = [],
+  serverControllers: readonly string[] = [],
 ): Promise<InfraEnv> {
   expect(kubectlPath('1.33'), 'kubectl 1.33 is required').toBeDefined();
-  const server = await startTestServer({ args: serverArgs });
+  const server = await startTestServer({ args: serverArgs, controllers: serverControllers });
   const parsed = parseControllerManagerArgs(['--leader-elect=false', '--secure-port=0', ...flags]);
   if (parsed.help) throw new Error('unexpected --help');
   const config = loadKubeconfig(server.kubeconfigPath);
