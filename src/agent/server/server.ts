@@ -11,6 +11,8 @@
  *   refused;
  * - `/portForward/{namespace}/{pod}[?port=...]`: the same, to the URL of CRI's PortForward for
  *   the pod's sandbox (the ports are named by the client per stream; `port` only restricts).
+ * - `/stats/summary`, `/metrics`, `/metrics/resource`, `/metrics/probes`, `/configz`, `/spec`
+ *   (`stats-routes.ts`).
  * With `--enable-debugging-handlers=false` logs, exec, attach and port-forward answer 404. Every
  * request is authenticated and authorized (`auth.ts`).
  */
@@ -23,6 +25,7 @@ import type { CriClient } from '../cri/client.js';
 import type { ContainerInstance } from '../runtime/runtime.js';
 import { AgentAuthorizer, authenticate, type AgentAuthOptions } from './auth.js';
 import { writeLogs } from './logs.js';
+import { monitoringRoute, type MonitoringView } from './stats-routes.js';
 
 /** What the server reads of the agent. */
 export interface AgentView {
@@ -33,6 +36,8 @@ export interface AgentView {
   /** The id of a pod's ready sandbox; undefined when the pod is not here or has none ready. */
   sandbox(namespace: string, pod: string): Promise<string | undefined>;
   readonly cri: CriClient;
+  /** The monitoring endpoints' view (`/stats/summary`, `/metrics...`, `/configz`, `/spec`). */
+  readonly monitoring?: MonitoringView;
 }
 
 /** Server settings. */
@@ -166,6 +171,10 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
         );
         res.end();
         return;
+      }
+      if (view.monitoring) {
+        const answer = await monitoringRoute(req.method ?? 'GET', path, url.searchParams, view.monitoring);
+        if (answer) return send(res, answer.code, req.method === 'HEAD' ? '' : answer.body, answer.type);
       }
       if (opts.debuggingHandlers && streamKind(path) !== undefined) {
         return send(res, 400, 'Upgrade request required');
