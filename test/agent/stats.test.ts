@@ -163,4 +163,41 @@ describe.runIf(enabled)('agent monitoring endpoints on containerd', () => {
     ) as SummaryJson;
     expect(summary.pods.map((p) => p.podRef.name).sort()).toEqual(['burn', 'idle']);
   });
+
+  it('answers kubectl top node and top pod through metrics.k8s.io, without metrics-server', async () => {
+    const groups = await node.kubectl('api-versions');
+    expect(groups.split('\n')).toContain('metrics.k8s.io/v1beta1');
+    const resources = await node.kubectl('api-resources', '--api-group=metrics.k8s.io', '-o', 'name');
+    expect(resources.trim().split('\n').sort()).toEqual(['nodes.metrics.k8s.io', 'pods.metrics.k8s.io']);
+    const top = await node.kubectl('top', 'node');
+    const row = top.split('\n').find((l) => l.startsWith(NODE));
+    expect(top).toMatch(/^NAME\s+CPU\(cores\)\s+CPU\(%\)\s+MEMORY\(bytes\)\s+MEMORY\(%\)/);
+    expect(row).toMatch(/^stats-node\s+\d+m\s+\d+%\s+\d+Mi\s+\d+%\s*$/);
+    const pods = await node.kubectl('top', 'pod', '--containers');
+    const burn = /^burn\s+c\s+(\d+)m\s+(\d+)Mi/m.exec(pods);
+    expect(Number(burn?.[1])).toBeGreaterThan(30);
+    expect(Number(burn?.[1])).toBeLessThan(150);
+    expect(pods).toMatch(/^idle\s+c\s+\d+m\s+\d+Mi/m);
+    const one = JSON.parse(
+      await node.kubectl('get', '--raw', '/apis/metrics.k8s.io/v1beta1/namespaces/default/pods/burn'),
+    ) as {
+      kind: string;
+      window: string;
+      timestamp: string;
+      containers: { name: string; usage: { cpu: string; memory: string } }[];
+    };
+    expect(one.kind).toBe('PodMetrics');
+    expect(one.window).toMatch(/^\d+(\.\d+)?m?s$/);
+    expect(one.timestamp).toMatch(/Z$/);
+    expect(one.containers.map((c) => c.name)).toEqual(['c']);
+    const sel = JSON.parse(
+      await node.kubectl('get', '--raw', '/apis/metrics.k8s.io/v1beta1/pods?labelSelector=app%3Dnone'),
+    ) as { kind: string; items: unknown[] };
+    expect(sel).toMatchObject({ kind: 'PodMetricsList', items: [] });
+    const missing = await node.kubectl('top', 'pod', 'nope').then(
+      () => 'ok',
+      (err: Error) => err.message,
+    );
+    expect(missing).toContain('not found');
+  }, 60_000);
 });
