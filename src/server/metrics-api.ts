@@ -25,7 +25,7 @@ export async function agentGet(
   nodeName: string,
   path: string,
 ): Promise<string> {
-  const { host, port } = await agentOf(ctx, nodeName);
+  const { host, port } = await agentOf(ctx, nodeName, opts.addressTypes);
   return new Promise<string>((resolve, reject) => {
     const req = httpsRequest({ host, port, path, method: 'GET', ...agentTls(opts, nodeName) }, (res) => {
       const chunks: Buffer[] = [];

@@ -195,7 +195,7 @@ export function podStreamEndpoint(
       const path = agentPath(kind, pod, q);
       const nodeName = pod.spec?.nodeName ?? '';
       if (nodeName === '') throw badRequest(`pod ${name} does not have a host assigned`);
-      const { host, port } = await agentOf(ctx, nodeName);
+      const { host, port } = await agentOf(ctx, nodeName, opts.addressTypes);
       const upstream: UpstreamTarget = { host, port, tls: agentTls(opts, nodeName) };
       const client = takeUpgrade(request, reply);
       if (client === undefined) throw badRequest('Upgrade request required');
