@@ -57,6 +57,7 @@ export const LAYERS: readonly (readonly string[])[] = [
     'src/aggregation',
     'src/audit',
     'src/flowcontrol',
+    'src/metrics-api',
   ],
   // Wiring: the server, its metrics, the load generator, the semantics checker.
   ['src/server', 'src/metrics', 'src/bench', 'src/verify'],

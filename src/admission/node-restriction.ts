@@ -4,9 +4,11 @@
  * - create mirror pods bound to itself (owned by its Node, referencing no other objects), delete
  *   and evict pods bound to itself, and update the status of pods bound to itself;
  * - modify its own Node, without changing its taints or setting labels outside the kubelet's set;
- * - use its own Lease in `kube-node-lease` and its own CSINode; update only PVC status.
+ * - use its own Lease in `kube-node-lease` and its own CSINode; update only PVC status;
+ * - request service-account tokens (`serviceaccounts/token`) only bound to pods on itself.
  * The node authorizer (src/authz/node-graph.ts) decides what a node may read.
  */
+import { notFound } from '../api/errors.js';
 import { isJsonObject, jsonEqual, type JsonObject, type KubeObject } from '../api/object.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.js';
 import { KINDS, type AdmissionObjects } from './objects.js';
@@ -192,6 +194,31 @@ export function nodeRestriction(objects: AdmissionObjects): AdmissionPlugin {
     }
   };
 
+  /**
+   * kube's rule for `serviceaccounts/token`: a node may only request tokens bound to a pod (by
+   * name and uid) that is scheduled on itself.
+   */
+  const serviceAccountToken = async (node: string, a: AdmissionAttributes): Promise<void> => {
+    if (a.operation !== 'CREATE' || a.subresource !== 'token') return;
+    const spec = a.object ? specOf(a.object) : {};
+    const ref = isJsonObject(spec['boundObjectRef']) ? spec['boundObjectRef'] : undefined;
+    const name = typeof ref?.['name'] === 'string' ? ref['name'] : '';
+    const uid = typeof ref?.['uid'] === 'string' ? ref['uid'] : '';
+    if (ref === undefined || ref['apiVersion'] !== 'v1' || ref['kind'] !== 'Pod' || name === '')
+      throw refuse(a, 'node requested token not bound to a pod');
+    if (uid === '') throw refuse(a, 'node requested token with a pod binding without a uid');
+    const pod = await objects.get(KINDS.pod, a.namespace, name);
+    if (pod === undefined) throw notFound({ resource: 'pods', group: '', name });
+    if (uid !== pod.metadata.uid) {
+      throw refuse(
+        a,
+        `the UID in the bound object reference (${uid}) does not match the UID in record. The object might have been deleted and then recreated`,
+      );
+    }
+    if (specOf(pod)['nodeName'] !== node)
+      throw refuse(a, 'node requested token bound to a pod scheduled on a different node');
+  };
+
   return {
     name: 'NodeRestriction',
     handles: (a) => nodeNameOf(a.user) !== undefined,
@@ -200,6 +227,7 @@ export function nodeRestriction(objects: AdmissionObjects): AdmissionPlugin {
       const { group, kind } = a.type;
       if (group === '' && kind === 'Pod') return pod(node, a);
       if (group === '' && kind === 'Node') return nodeObject(node, a);
+      if (group === '' && kind === 'ServiceAccount') return serviceAccountToken(node, a);
       if (group === '' && kind === 'PersistentVolumeClaim' && a.subresource !== 'status') {
         throw refuse(a, 'may only update PVC status');
       }

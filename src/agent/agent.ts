@@ -31,7 +31,12 @@ import { parseQuantity } from './runtime/resources.js';
 import { ImageManager } from './runtime/images.js';
 import { PodRuntime, type PodRuntimeState } from './runtime/runtime.js';
 import { RuntimeWatcher } from './runtime/watcher.js';
+import { isOurs } from './runtime/labels.js';
+import { configzOf } from './server/configz.js';
 import { startAgentServer, startHealthServer } from './server/server.js';
+import type { AgentCounts } from './stats/agent-metrics.js';
+import { ProbeMetrics } from './stats/probe-metrics.js';
+import { StatsProvider } from './stats/provider.js';
 import { servingCertificate } from './serving-cert.js';
 import { StaticFileSource } from './sources/static-files.js';
 import { SubmissionSource } from './sources/submissions.js';
@@ -85,6 +90,10 @@ export class Agent {
   #submissions: SubmissionSource | undefined;
   #watcher: RuntimeWatcher | undefined;
   #runtimeOk = false;
+  /** Probe counts of `/metrics/probes`. */
+  readonly probeMetrics = new ProbeMetrics();
+  /** The Summary API's figures (`/stats/summary`, `/metrics/resource`). */
+  readonly stats: StatsProvider;
   /** The agent server's port once started. */
   port = 0;
 
@@ -131,7 +140,12 @@ export class Agent {
         images: new ImageManager(this.cri, events),
         events,
         backoff: new Backoff(),
-        probes: new ProbeManager(this.cri, events, (uid) => this.#workers.wake(uid)),
+        probes: new ProbeManager(
+          this.cri,
+          events,
+          (uid) => this.#workers.wake(uid),
+          (run) => this.probeMetrics.observe(run),
+        ),
         envContext: (_pod, podIPs) => ({ lookup, hostIPs: [this.nodeIP], podIPs, nodeAllocatable }),
       },
       {
@@ -147,6 +161,14 @@ export class Agent {
         hostIPs: () => [this.nodeIP],
       },
     );
+    this.stats = new StatsProvider({
+      nodeName: this.nodeName,
+      cri: this.cri,
+      pods: () => this.pods(),
+      rootDir: config.rootDir,
+      podLogsDir: config.podLogsDir,
+      cgroupRoot: config.cgroupRoot,
+    });
   }
 
   /** The pods the agent runs, with their latest statuses (the server's `/pods`). */
@@ -154,6 +176,23 @@ export class Agent {
     return this.#workers
       .records()
       .map((r) => ({ ...r.pod, status: this.#statuses.get(r.pod.metadata.uid ?? '') ?? r.pod.status ?? {} }));
+  }
+
+  /** The gauges of `/metrics`: this agent's pods with a ready sandbox, its containers by state. */
+  async #counts(): Promise<AgentCounts> {
+    const uids = new Set(this.#workers.records().map((r) => r.pod.metadata.uid ?? ''));
+    this.probeMetrics.retain(uids);
+    const [sandboxes, containers] = await Promise.all([this.cri.listPodSandbox(), this.cri.listContainers()]);
+    const states: Record<string, number> = { running: 0, exited: 0, created: 0, unknown: 0 };
+    for (const x of containers.filter((x) => isOurs(x.labels))) {
+      const state = x.state.replace('CONTAINER_', '').toLowerCase();
+      states[state] = (states[state] ?? 0) + 1;
+    }
+    return {
+      nodeName: this.nodeName,
+      runningPods: sandboxes.filter((x) => isOurs(x.labels) && x.state === 'SANDBOX_READY').length,
+      containers: states,
+    };
   }
 
   /** Kills runtime pods no source wants, then removes the volumes of pods neither holds. */
@@ -228,6 +267,13 @@ export class Agent {
             this.nodeName,
             this.#staticHandlers('submission'),
           )),
+          monitoring: {
+            stats: this.stats,
+            probes: this.probeMetrics,
+            configz: () => configzOf(c),
+            counts: () => this.#counts(),
+            version: 'v1.33.0-capstan',
+          },
         },
         {
           address: c.address,

@@ -69,6 +69,7 @@ import { bindingEndpoints } from './binding-endpoints.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
+import { serverMetricsApi } from './metrics-api.js';
 import { podStreamEndpoint, podStreamMetrics } from './pod-streams.js';
 import { proxySubresources } from './proxy-subresources.js';
 import { installUpgrades } from '../http/upgrade.js';
@@ -488,6 +489,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onRequest', (request, reply, done) => {
     if (!proxySubresource(request, reply)) done();
   });
+  // metrics.k8s.io from the agents' resource metrics (unless an APIService serves it).
+  const metricsApi = serverMetricsApi(
+    () => layer.ctx,
+    kubeletClient,
+    aggregator,
+    (m) => deps.log.warn(m),
+  );
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!metricsApi.step(request, reply)) done();
+  });
   const escalation = authz.escalation;
   if (escalation !== undefined) {
     app.addHook('preHandler', (request, reply, done) => {
@@ -558,7 +569,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   if (options.flags.get('profiling') !== false) registerProfilingRoutes(app);
   installDiscoveryRoutes(app, registry, {
     serverAddress: deps.serverAddress,
-    remote: remoteDiscovery(aggregator),
+    remote: metricsApi.discovery(remoteDiscovery(aggregator)),
   });
   registerOpenApiRoutes(app, { registry: deps.registry, schemas, custom: published });
   serviceAccounts?.installRoutes(app);

@@ -21,6 +21,32 @@ export interface KubeletClientOptions {
   readonly cert?: string;
   readonly key?: string;
   readonly ca?: string;
+  /** `--kubelet-preferred-address-types`, in order (default {@link DEFAULT_ADDRESS_TYPES}). */
+  readonly addressTypes?: readonly string[];
+}
+
+/** The node address types tried when none are configured, in order. */
+export const DEFAULT_ADDRESS_TYPES: readonly string[] = [
+  'InternalIP',
+  'Hostname',
+  'InternalDNS',
+  'ExternalDNS',
+  'ExternalIP',
+];
+
+const ADDRESS_TYPES = new Set(['Hostname', 'InternalIP', 'ExternalIP', 'InternalDNS', 'ExternalDNS']);
+
+/**
+ * Checks `--kubelet-preferred-address-types` as kube-apiserver does (a known NodeAddressType
+ * each, at least one). @throws Error naming the bad entry
+ */
+export function addressTypesOf(value: unknown): readonly string[] {
+  const list = Array.isArray(value) ? value.map(String) : DEFAULT_ADDRESS_TYPES;
+  if (list.length === 0) throw new Error('--kubelet-preferred-address-types must not be empty');
+  for (const t of list)
+    if (!ADDRESS_TYPES.has(t))
+      throw new Error(`--kubelet-preferred-address-types: unknown NodeAddressType ${JSON.stringify(t)}`);
+  return list;
 }
 
 /** The options from the server's `--kubelet-*` flags (files read once, at start). */
@@ -32,7 +58,12 @@ export function kubeletClientOptions(flags: ReadonlyMap<string, unknown>): Kubel
   const cert = file('kubelet-client-certificate');
   const key = file('kubelet-client-key');
   const ca = file('kubelet-certificate-authority');
-  return { ...(cert ? { cert } : {}), ...(key ? { key } : {}), ...(ca ? { ca } : {}) };
+  return {
+    ...(cert ? { cert } : {}),
+    ...(key ? { key } : {}),
+    ...(ca ? { ca } : {}),
+    addressTypes: addressTypesOf(flags.get('kubelet-preferred-address-types')),
+  };
 }
 
 /** An object from storage (undefined when absent or its kind is not served). */
@@ -49,20 +80,28 @@ export async function readObject<T>(
   return kv === undefined ? undefined : (decodeStored(kv.value, kv.modRevision) as T);
 }
 
-/** The agent's address and port of a node. */
+/**
+ * The agent's address and port of a node: the first address of the first preferred type that
+ * the node has (kube's `GetPreferredNodeAddress`), the port of its `kubeletEndpoint`.
+ * @throws ApiError 404 for a missing node, 500 when it has no address of a preferred type
+ */
 export async function agentOf(
   ctx: ResourceContext,
   nodeName: string,
+  addressTypes: readonly string[] = DEFAULT_ADDRESS_TYPES,
 ): Promise<{ host: string; port: number }> {
   const node = await readObject<Node>(ctx, '', 'nodes', undefined, nodeName);
   if (!node) throw notFound({ resource: 'nodes', group: '', name: nodeName });
   const addrs = node.status?.addresses ?? [];
-  const host = (
-    addrs.find((a) => a.type === 'InternalIP') ??
-    addrs.find((a) => a.type === 'Hostname') ??
-    addrs[0]
-  )?.address;
-  if (!host) throw new ApiError('InternalError', `node ${nodeName} has no address`, {});
+  let host: string | undefined;
+  for (const type of addressTypes) {
+    host = addrs.find((a) => a.type === type && a.address)?.address;
+    if (host) break;
+  }
+  if (!host) {
+    const known = addrs.map((a) => `${a.type}:${a.address}`).join(' ');
+    throw new ApiError('InternalError', `no preferred addresses found; known addresses: [${known}]`, {});
+  }
   return { host, port: node.status?.daemonEndpoints?.kubeletEndpoint?.Port ?? 10250 };
 }
 
@@ -111,7 +150,7 @@ export function podLogEndpoint(opts: KubeletClientOptions): CustomEndpoint {
       }
       const nodeName = pod.spec?.nodeName;
       if (!nodeName) throw badRequest(`pod ${name} does not have a host assigned`);
-      const { host, port } = await agentOf(ctx, nodeName);
+      const { host, port } = await agentOf(ctx, nodeName, opts.addressTypes);
       const q = new URLSearchParams();
       for (const p of LOG_PARAMS) if (query[p] !== undefined) q.set(p, query[p] ?? '');
       const path = `/containerLogs/${encodeURIComponent(ns)}/${encodeURIComponent(name)}/${encodeURIComponent(container)}?${q.toString()}`;

@@ -24,6 +24,8 @@ import type { Pod } from '../api/types/core-v1.js';
 import { attributesOf } from '../authz/attributes.js';
 import { forbiddenError, type AuthorizerChain } from '../authz/authorizer.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
+import { admissionAttributes } from '../resource/admission.js';
+import type { ResourceContext } from '../resource/context.js';
 import type { MetricsRegistry } from '../metrics/registry.js';
 import { takeUpgrade } from '../http/upgrade.js';
 import { translateStream, wantsStreamTranslation } from '../http/stream/translator.js';
@@ -174,6 +176,33 @@ async function passThrough(
 }
 
 /**
+ * Admission of the CONNECT, as kube-apiserver runs it before connecting (webhooks and policies
+ * whose rules name CONNECT of `pods/exec`, `pods/attach` or `pods/portforward` see it).
+ */
+async function admitConnect(
+  ctx: ResourceContext,
+  kind: PodStream,
+  namespace: string,
+  name: string,
+  request: FastifyRequest,
+): Promise<void> {
+  const type = ctx.registry.byResource('', 'v1', 'pods');
+  if (type === undefined) return;
+  const attrs = admissionAttributes({
+    operation: 'CONNECT',
+    type,
+    subresource: kind,
+    namespace,
+    name,
+    object: undefined,
+    oldObject: undefined,
+    requester: { user: request.user, dryRun: false, warnings: [], auditAnnotations: {} },
+  });
+  await ctx.admission.admit(attrs);
+  await ctx.admission.validate(attrs);
+}
+
+/**
  * The endpoint of one streaming subresource. `authorizer` is the server's chain (for the
  * `create` check of GET requests; undefined when the server authorizes everything).
  */
@@ -189,13 +218,14 @@ export function podStreamEndpoint(
     async handle({ ctx, target, request, reply }) {
       await requireCreate(authorizer(), request);
       const name = target.name ?? '';
+      await admitConnect(ctx, kind, target.namespace ?? '', name, request);
       const pod = await readObject<Pod>(ctx, '', 'pods', target.namespace, name);
       if (!pod) throw notFound({ resource: 'pods', group: '', name });
       const q = (request.query ?? {}) as Query;
       const path = agentPath(kind, pod, q);
       const nodeName = pod.spec?.nodeName ?? '';
       if (nodeName === '') throw badRequest(`pod ${name} does not have a host assigned`);
-      const { host, port } = await agentOf(ctx, nodeName);
+      const { host, port } = await agentOf(ctx, nodeName, opts.addressTypes);
       const upstream: UpstreamTarget = { host, port, tls: agentTls(opts, nodeName) };
       const client = takeUpgrade(request, reply);
       if (client === undefined) throw badRequest('Upgrade request required');

@@ -70,7 +70,7 @@ function portNumber(p: string, what: string): number {
 
 async function nodeLocation(ctx: ResourceContext, id: string, opts: KubeletClientOptions): Promise<Location> {
   const { name, port } = splitName(id);
-  const agent = await agentOf(ctx, name);
+  const agent = await agentOf(ctx, name, opts.addressTypes);
   return {
     scheme: 'https',
     host: agent.host,

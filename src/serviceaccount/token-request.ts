@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError, badRequest, conflict, invalid, notFound } from '../api/errors.js';
 import type { CustomEndpoint, EndpointCall } from '../http/resource-routes.js';
+import { admissionAttributes } from '../resource/admission.js';
 import type { ResourceReply } from '../resource/context.js';
 import { isJsonObject, rfc3339Seconds, type JsonObject, type KubeObject } from '../api/object.js';
 import { boundClaims, type ObjectRefClaim } from './claims.js';
@@ -118,6 +119,7 @@ async function createToken(
       'may not specify a duration larger than 2^32 seconds',
     );
   }
+  await admit(call, namespace, name, body);
   const bound = await resolveBound(o, namespace, name, spec['boundObjectRef']);
   if (o.maxExpirationSeconds > 0 && expirationSeconds > o.maxExpirationSeconds) {
     expirationSeconds = o.maxExpirationSeconds;
@@ -166,6 +168,28 @@ interface Bound {
   pod?: ObjectRefClaim;
   secret?: ObjectRefClaim;
   node?: ObjectRefClaim;
+}
+
+/**
+ * Runs admission on the request as kube does for `serviceaccounts/token` creates: the mutating
+ * and validating plugins (NodeRestriction, webhooks and policies matching the subresource) see
+ * a CREATE of the TokenRequest.
+ */
+async function admit(call: EndpointCall, namespace: string, name: string, body: JsonObject): Promise<void> {
+  const type = call.ctx.registry.byResource('', 'v1', 'serviceaccounts');
+  if (type === undefined) return;
+  const attrs = admissionAttributes({
+    operation: 'CREATE',
+    type,
+    subresource: 'token',
+    namespace,
+    name,
+    object: { metadata: {}, ...body },
+    oldObject: undefined,
+    requester: { user: call.request.user, dryRun: false, warnings: [], auditAnnotations: {} },
+  });
+  await call.ctx.admission.admit(attrs);
+  await call.ctx.admission.validate(attrs);
 }
 
 async function resolveBound(

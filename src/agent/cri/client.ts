@@ -20,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import type * as T from './types.js';
+import type { CriContainerStats, CriPodSandboxStats } from './stats-types.js';
 
 /** An error from the runtime: the call, the gRPC status code and the runtime's message. */
 export class CriError extends Error {
@@ -228,6 +229,27 @@ export class CriClient {
   /** Prepares a port-forward session to a sandbox; answers the streaming server's URL. */
   async portForward(podSandboxId: string, port: number[] = []): Promise<string> {
     return (await this.#rt<{ url: string }>('PortForward', { podSandboxId, port })).url;
+  }
+
+  /** Stats of the running containers (CRI `ListContainerStats`), by filter. */
+  async listContainerStats(filter?: {
+    podSandboxId?: string;
+    labelSelector?: Record<string, string>;
+  }): Promise<CriContainerStats[]> {
+    const r = await this.#rt<{ stats: CriContainerStats[] }>('ListContainerStats', filter ? { filter } : {});
+    return r.stats;
+  }
+
+  /** Stats of the pod sandboxes (CRI `ListPodSandboxStats`), by filter. */
+  async listPodSandboxStats(filter?: {
+    id?: string;
+    labelSelector?: Record<string, string>;
+  }): Promise<CriPodSandboxStats[]> {
+    const r = await this.#rt<{ stats: CriPodSandboxStats[] }>(
+      'ListPodSandboxStats',
+      filter ? { filter } : {},
+    );
+    return r.stats;
   }
 
   async listImages(): Promise<T.Image[]> {

@@ -13,6 +13,7 @@ import type { CriClient } from '../cri/client.js';
 import type { EventSink } from '../pod/events.js';
 import { sidecarsOf } from '../pod/sidecar.js';
 import type { PodRuntimeState } from '../runtime/runtime.js';
+import type { ProbeRun } from '../stats/probe-metrics.js';
 import { runProbe, type ProbeType } from './prober.js';
 import { ProbeWorker, type ProbeResult } from './worker.js';
 
@@ -47,10 +48,19 @@ export class ProbeManager implements ContainerHealth {
   /** uid → `${container}/${type}` → worker. */
   readonly #pods = new Map<string, Map<string, ProbeWorker>>();
 
-  constructor(cri: CriClient, events: EventSink, changed: (uid: string) => void) {
+  readonly #observe: ((run: ProbeRun) => void) | undefined;
+
+  /** `observe` sees every probe run and its result (the agent's `/metrics/probes`). */
+  constructor(
+    cri: CriClient,
+    events: EventSink,
+    changed: (uid: string) => void,
+    observe?: (run: ProbeRun) => void,
+  ) {
     this.#cri = cri;
     this.#events = events;
     this.#changed = changed;
+    this.#observe = observe;
   }
 
   #worker(uid: string, name: string, type: ProbeType): ProbeWorker | undefined {
@@ -112,13 +122,23 @@ export class ProbeManager implements ContainerHealth {
         let w = workers.get(key);
         if (!w) {
           w = new ProbeWorker(type, pod, c, {
-            run: (x) =>
-              runProbe(this.#cri, this.#events, x.type, x.spec, {
+            run: async (x) => {
+              const ok = await runProbe(this.#cri, this.#events, x.type, x.spec, {
                 pod: x.pod,
                 container: x.container,
                 containerId: x.target?.id ?? '',
                 podIP: x.podIP,
-              }),
+              });
+              this.#observe?.({
+                type: x.type,
+                namespace: x.pod.metadata.namespace ?? '',
+                pod: x.pod.metadata.name ?? '',
+                podUID: uid,
+                container: name,
+                ok,
+              });
+              return ok;
+            },
             started: (x) => this.started(uid, name, x.target?.id ?? ''),
             changed: (x) => this.#onChange(uid, name, x),
           });

@@ -4,9 +4,8 @@
  *   groups = O), else anonymous (`system:anonymous`, group `system:unauthenticated`) when
  *   `--anonymous-auth` is true (the default), else 401;
  * - authorization: `AlwaysAllow`, or `Webhook`: a SubjectAccessReview for the node's resource
- *   (`nodes`, name = the node) with kubelet's subresource by path (`stats`, `metrics`, `log`,
- *   `spec`, `proxy` for everything else), verb from the method; answers are cached 5 min when
- *   allowed and 30 s when denied.
+ *   (`nodes`, name = the node) with kubelet's subresources by path ({@link subresourcesOf}),
+ *   verb from the method; answers are cached 5 min when allowed and 30 s when denied.
  */
 import type { IncomingMessage } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -44,16 +43,32 @@ export function authenticate(req: IncomingMessage, opts: AgentAuthOptions): Agen
   return undefined;
 }
 
-/** kubelet's subresource for a path. */
+function isSubpath(path: string, prefix: string): boolean {
+  return path === prefix || path.startsWith(`${prefix}/`);
+}
+
+/**
+ * kubelet's subresources for a path, in the order they are asked (v1.33, with its default
+ * `KubeletFineGrainedAuthz`): `/pods`, `/runningpods`, `/healthz` and `/configz` try their own
+ * subresource and then `proxy`; `/stats` → `stats`, `/metrics` → `metrics`, `/logs` → `log`,
+ * `/checkpoint` → `checkpoint`; everything else (`/spec`, `/exec`, `/containerLogs`...) → `proxy`.
+ */
+export function subresourcesOf(path: string): string[] {
+  const out: string[] = [];
+  if (isSubpath(path, '/pods') || isSubpath(path, '/runningpods')) out.push('pods');
+  else if (isSubpath(path, '/healthz')) out.push('healthz');
+  else if (isSubpath(path, '/configz')) out.push('configz');
+  if (isSubpath(path, '/stats')) out.push('stats');
+  else if (isSubpath(path, '/metrics')) out.push('metrics');
+  else if (isSubpath(path, '/logs')) out.push('log');
+  else if (isSubpath(path, '/checkpoint')) out.push('checkpoint');
+  else out.push('proxy');
+  return out;
+}
+
+/** kubelet's first subresource for a path (see {@link subresourcesOf}). */
 export function subresourceOf(path: string): string {
-  if (path.startsWith('/stats')) return 'stats';
-  if (path.startsWith('/metrics')) return 'metrics';
-  if (path.startsWith('/logs')) return 'log';
-  if (path.startsWith('/spec')) return 'spec';
-  if (path.startsWith('/configz')) return 'configz';
-  if (path.startsWith('/healthz')) return 'healthz';
-  if (path.startsWith('/pods')) return 'pods';
-  return 'proxy';
+  return subresourcesOf(path)[0] ?? 'proxy';
 }
 
 const VERBS: Record<string, string> = {
@@ -74,12 +89,18 @@ export class AgentAuthorizer {
     this.#opts = opts;
   }
 
+  /** True when any of the path's subresources is allowed (kubelet asks them in order). */
   async allowed(user: AgentUser, method: string, path: string): Promise<boolean> {
     if (this.#opts.mode === 'AlwaysAllow') return true;
+    for (const subresource of subresourcesOf(path))
+      if (await this.#allowed(user, method, subresource)) return true;
+    return false;
+  }
+
+  async #allowed(user: AgentUser, method: string, subresource: string): Promise<boolean> {
     const client = this.#opts.client;
     if (!client) return false;
     const verb = VERBS[method] ?? method.toLowerCase();
-    const subresource = subresourceOf(path);
     const key = [user.name, user.groups.join(','), verb, subresource].join('\0');
     const hit = this.#cache.get(key);
     if (hit && hit.until > Date.now()) return hit.allowed;

@@ -11,7 +11,9 @@
  *   refused;
  * - `/portForward/{namespace}/{pod}[?port=...]`: the same, to the URL of CRI's PortForward for
  *   the pod's sandbox (the ports are named by the client per stream; `port` only restricts).
- * - `/manifests[/<name>]`: pods submitted to the agent (manifests.ts).
+ * - `/manifests[/<name>]`: pods submitted to the agent (manifests.ts);
+ * - `/stats/summary`, `/metrics`, `/metrics/resource`, `/metrics/probes`, `/configz`, `/spec`
+ *   (`stats-routes.ts`).
  * With `--enable-debugging-handlers=false` logs, exec, attach, port-forward and manifests answer 404. Every
  * request is authenticated and authorized (`auth.ts`).
  */
@@ -26,6 +28,7 @@ import { AgentAuthorizer, authenticate, type AgentAuthOptions } from './auth.js'
 import { writeLogs } from './logs.js';
 import { serveManifests } from './manifests.js';
 import type { SubmissionSource } from '../sources/submissions.js';
+import { monitoringRoute, type MonitoringView } from './stats-routes.js';
 
 /** What the server reads of the agent. */
 export interface AgentView {
@@ -38,6 +41,8 @@ export interface AgentView {
   readonly cri: CriClient;
   /** The manifest submission source (`/manifests`, see manifests.ts); absent: not served. */
   readonly submissions?: SubmissionSource;
+  /** The monitoring endpoints' view (`/stats/summary`, `/metrics...`, `/configz`, `/spec`). */
+  readonly monitoring?: MonitoringView;
 }
 
 /** Server settings. */
@@ -177,6 +182,10 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
         );
         res.end();
         return;
+      }
+      if (view.monitoring) {
+        const answer = await monitoringRoute(req.method ?? 'GET', path, url.searchParams, view.monitoring);
+        if (answer) return send(res, answer.code, req.method === 'HEAD' ? '' : answer.body, answer.type);
       }
       if (opts.debuggingHandlers && streamKind(path) !== undefined) {
         return send(res, 400, 'Upgrade request required');
