@@ -173,6 +173,11 @@ export async function runClusterCommand(
     return runServerCommand(args.serverArgs, io); // it reports the bad flag
   }
   if (args.reset) return resetCluster(options.dataDir, options.certDir, io);
+  // The node registers as capstan-node-0, a name that need not resolve: the server reaches it at
+  // its InternalIP first, as kubeadm configures kube-apiserver (kube's default puts Hostname first).
+  if (!args.serverArgs.some((a) => a.startsWith('--kubelet-preferred-address-types'))) {
+    args.serverArgs.push('--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname');
+  }
 
   const layout = nodeLayout(options.dataDir);
   const other = runningClusterPid(layout);

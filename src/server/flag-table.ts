@@ -168,7 +168,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
   { section: MISC, name: 'kubelet-client-certificate', type: 'string', default: '', usage: 'Client certificate file for TLS connections to kubelets.' },
   { section: MISC, name: 'kubelet-client-key', type: 'string', default: '', usage: 'Client key file for TLS connections to kubelets.' },
   { section: MISC, name: 'kubelet-certificate-authority', type: 'string', default: '', usage: 'CA certificate file for verifying kubelets.' },
-  { section: MISC, name: 'kubelet-preferred-address-types', type: 'stringSlice', default: ['InternalIP', 'Hostname', 'InternalDNS', 'ExternalDNS', 'ExternalIP'], usage: 'List of the preferred NodeAddressTypes to use for kubelet connections. kube-apiserver\'s default puts Hostname first; Capstan\'s puts InternalIP first, as kubeadm sets it, since agents registered under --hostname-override names that do not resolve would be unreachable.' },
+  { section: MISC, name: 'kubelet-preferred-address-types', type: 'stringSlice', default: ['Hostname', 'InternalDNS', 'InternalIP', 'ExternalDNS', 'ExternalIP'], usage: 'List of the preferred NodeAddressTypes to use for kubelet connections. `capstan cluster` puts InternalIP first, as kubeadm does: its node registers under a name that need not resolve.' },
   { section: MISC, name: 'enable-garbage-collector', type: 'bool', default: true, usage: 'Turns on the generic garbage collector.', ...later },
   { section: MISC, name: 'profiling', type: 'bool', default: true, usage: 'Serves profiling data over HTTP at host:port/debug/pprof/.' },
 

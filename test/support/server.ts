@@ -59,6 +59,9 @@ export interface TestServerOptions {
   readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
 
+/** kubeadm's `--kubelet-preferred-address-types`. */
+export const INTERNAL_IP_FIRST = 'InternalIP,ExternalIP,Hostname';
+
 /**
  * Controllers every harness server runs unless `startControllers: false` or a `--controllers`
  * flag in `args` leaves them out (`--controllers=` gives a bare API server): without them no
@@ -114,6 +117,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     if (kind === 'etcd') {
       etcd = opts.etcd ?? (await startEtcd());
       args.push(`--etcd-servers=${etcd.endpoints.join(',')}`);
+    }
+    // Test nodes register under names that do not resolve: reach agents at their InternalIP (as
+    // kubeadm configures kube-apiserver), unless a test chooses.
+    if (!(opts.args ?? []).some((a) => a.startsWith('--kubelet-preferred-address-types'))) {
+      args.push(`--kubelet-preferred-address-types=${INTERNAL_IP_FIRST}`);
     }
     const parsed = parseServerArgs([...args, ...(opts.args ?? [])]);
     if (parsed.help) throw new Error('startTestServer: --help is not a server');
