@@ -22,6 +22,7 @@ import { containerdMissing, INSTALL_COMMAND } from './containerd.js';
 import { nodeLayout } from './node-state.js';
 import { realNode, startNodeRuntime, type NodeRuntime, type RealNodeOptions } from './real-node.js';
 import { resetCluster, runningClusterPid } from './reset.js';
+import { withLocalPathClass, withLocalPathController } from './storage.js';
 
 /** The node name prefix: nodes are `capstan-node-0`, `capstan-node-1`, ... */
 export const NODE_PREFIX = 'capstan-node-';
@@ -191,7 +192,11 @@ export async function runClusterCommand(
   try {
     const why = simulatedBecause(args, containerdMissing());
     if (why !== undefined) {
-      return await runServerCommand(args.serverArgs, io, simulatedNodes(args.simulatedNodes ?? 1, why));
+      return await runServerCommand(
+        withLocalPathController(args.serverArgs),
+        io,
+        withLocalPathClass(simulatedNodes(args.simulatedNodes ?? 1, why)),
+      );
     }
     const nodeOptions: RealNodeOptions = {
       dataDir: options.dataDir,
@@ -208,7 +213,11 @@ export async function runClusterCommand(
       );
     });
     runtime.catch(() => undefined); // reported by the companion
-    return await runServerCommand(args.serverArgs, io, realNode(runtime, nodeOptions));
+    return await runServerCommand(
+      withLocalPathController(args.serverArgs),
+      io,
+      withLocalPathClass(realNode(runtime, nodeOptions)),
+    );
   } finally {
     // When the server failed before the node started, containerd may still run: stop it.
     await runtime?.then(

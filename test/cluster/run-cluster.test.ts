@@ -8,10 +8,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, statSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simulatedBecause, splitClusterArgs } from '../../src/cluster/command.js';
 import { kubectlOutput, runKubectl } from '../support/kubectl.js';
@@ -142,6 +142,37 @@ describe('bash tools/run.sh: one command, one cluster', () => {
       )
       .toBe(2);
   }, 150_000);
+
+  it('has a default local-path StorageClass whose claims the provisioner binds once a pod uses them', async () => {
+    expect((await k('get', 'storageclass')).stdout).toMatch(
+      /local-path \(default\)\s+capstan\.dev\/local-path/,
+    );
+    const manifest = join(dirname(kubeconfig), 'claim.yaml');
+    await writeFile(
+      manifest,
+      [
+        'apiVersion: v1',
+        'kind: PersistentVolumeClaim',
+        'metadata: {name: data}',
+        'spec: {accessModes: [ReadWriteOnce], resources: {requests: {storage: 1Gi}}}',
+        '---',
+        'apiVersion: v1',
+        'kind: Pod',
+        'metadata: {name: uses-data}',
+        'spec:',
+        '  containers: [{name: c, image: busybox, volumeMounts: [{name: d, mountPath: /data}]}]',
+        '  volumes: [{name: d, persistentVolumeClaim: {claimName: data}}]',
+        '',
+      ].join('\n'),
+    );
+    expect((await k('apply', '-f', manifest)).code).toBe(0);
+    await expect
+      .poll(async () => (await k('get', 'pvc', 'data', '-o', 'jsonpath={.status.phase}')).stdout, {
+        timeout: 60_000,
+        interval: 500,
+      })
+      .toBe('Bound');
+  }, 90_000);
 
   it('stops on SIGTERM and, run again on the same state, keeps the pods running', async () => {
     const before = (
