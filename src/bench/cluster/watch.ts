@@ -15,17 +15,10 @@ interface WatchObject {
   status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
 }
 
-/** A waiter on a tracker's counters. */
-interface Waiter {
-  readonly done: () => boolean;
-  readonly resolve: () => void;
-}
-
 /** One watch stream of JSON events, handed to `onEvent` line by line. */
 abstract class Tracker {
   readonly #stream: BenchStream;
   #pending = '';
-  readonly #waiters = new Set<Waiter>();
 
   protected constructor(client: BenchClient, path: string) {
     this.#stream = client.stream(path, (chunk) => this.#take(chunk));
@@ -58,32 +51,9 @@ abstract class Tracker {
         this.onEvent(ev.type, name, ev.object, now);
     }
     if (this.#pending.length > MAX_LINE) this.#pending = '';
-    for (const w of this.#waiters)
-      if (w.done()) {
-        this.#waiters.delete(w);
-        w.resolve();
-      }
   }
 
   protected abstract onEvent(type: string, name: string, object: WatchObject, at: bigint): void;
-
-  /**
-   * Resolves once `done()` holds (checked after every chunk); rejects when `abort` rejects first
-   * or the watch ends.
-   */
-  async until(done: () => boolean, abort: Promise<never>): Promise<void> {
-    if (done()) return;
-    let waiter: Waiter | undefined;
-    const reached = new Promise<void>((resolve) => this.#waiters.add((waiter = { done, resolve })));
-    const ended = this.#stream.ended.then(() => {
-      throw new Error('the watch ended');
-    });
-    try {
-      await Promise.race([reached, abort, ended]);
-    } finally {
-      if (waiter !== undefined) this.#waiters.delete(waiter);
-    }
-  }
 
   close(): void {
     this.#stream.close();
@@ -96,9 +66,6 @@ export class PodTracker extends Tracker {
   readonly #seen = new Map<string, bigint>();
   /** Pod → when first seen Running (or Succeeded / Failed: started and done). */
   readonly #started = new Map<string, bigint>();
-  /** Live pods → their last phase. */
-  readonly #phase = new Map<string, string>();
-  #running = 0;
 
   private constructor(client: BenchClient, path: string) {
     super(client, path);
@@ -113,49 +80,11 @@ export class PodTracker extends Tracker {
   }
 
   protected onEvent(type: string, name: string, object: WatchObject, at: bigint): void {
-    const before = this.#phase.get(name);
-    if (before === 'Running') this.#running--;
-    if (type === 'DELETED') {
-      this.#phase.delete(name);
-      return;
-    }
+    if (type === 'DELETED') return;
     const phase = object.status?.phase ?? 'Pending';
-    this.#phase.set(name, phase);
-    if (phase === 'Running') this.#running++;
     if (!this.#seen.has(name)) this.#seen.set(name, at);
     if ((phase === 'Running' || phase === 'Succeeded' || phase === 'Failed') && !this.#started.has(name))
       this.#started.set(name, at);
-  }
-
-  /** Live pods whose phase is Running. */
-  get running(): number {
-    return this.#running;
-  }
-
-  /** Pods that exist (not yet seen DELETED). */
-  get live(): number {
-    return this.#phase.size;
-  }
-
-  /** Up to `k` live pods as `name (phase)`, for an error message. */
-  liveSample(k = 3): string {
-    return [...this.#phase]
-      .slice(0, k)
-      .map(([name, phase]) => `${name} (${phase})`)
-      .join(', ');
-  }
-
-  /** Pods seen at all (created). */
-  get created(): number {
-    return this.#seen.size;
-  }
-
-  /** When the `n`-th pod (1-based, by first sight) was first seen; undefined before. */
-  nthSeen(n: number): bigint | undefined {
-    if (n < 1 || n > this.#seen.size) return undefined;
-    let i = 0;
-    for (const at of this.#seen.values()) if (++i === n) return at;
-    return undefined;
   }
 
   /** Milliseconds from first sight to started of every pod first seen at or after `since`. */
