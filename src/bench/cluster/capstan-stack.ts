@@ -31,11 +31,11 @@ export interface CapstanStackOptions {
 export async function startCapstanStack(options: CapstanStackOptions): Promise<Stack> {
   const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-cluster-'));
   const children = new Children();
+  children.addCleanup(() => rm(dir, { recursive: true, force: true }));
   let client: BenchClient | undefined;
   const stop = async (): Promise<void> => {
     client?.close();
     await children.stopAll();
-    await rm(dir, { recursive: true, force: true });
   };
   try {
     options.progress(`capstan: starting capstan server ${options.serverArgs.join(' ')}`.trim());

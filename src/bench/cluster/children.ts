@@ -2,7 +2,8 @@
  * The child processes of a cluster bench: every one is started through `setpriv --pdeathsig
  * SIGKILL` where that exists (so it dies even when the bench is killed with SIGKILL), killed by
  * an `exit` hook otherwise, and stopped (SIGTERM, then SIGKILL) by {@link Children.stopAll}. A
- * SIGINT or SIGTERM of the bench stops them all before the bench exits.
+ * SIGINT or SIGTERM of the bench stops them all and runs the cleanups (temporary directories)
+ * before the bench exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -60,6 +61,7 @@ export class Children {
     void this.stopAll().finally(() => process.exit(signal === 'SIGINT' ? 130 : 143));
   };
   #hooked = false;
+  readonly #cleanups: (() => Promise<void>)[] = [];
 
   /** Starts `file args`; it runs until {@link stopAll} (or its own exit). */
   spawn(name: string, file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Child {
@@ -124,10 +126,19 @@ export class Children {
     return this.#children.filter((c) => !c.gone());
   }
 
-  /** Stops every child, the last started first; unhooks the signal handlers. */
+  /** Registers a cleanup (a temporary directory's removal) run by {@link stopAll} after the children. */
+  addCleanup(step: () => Promise<void>): void {
+    this.#cleanups.push(step);
+  }
+
+  /**
+   * Stops every child, the last started first, then runs the cleanups (failures ignored);
+   * unhooks the signal handlers.
+   */
   async stopAll(): Promise<void> {
     for (const c of [...this.#children].reverse()) await c.stop();
     this.#children.length = 0;
+    for (const step of this.#cleanups.splice(0)) await step().catch(() => undefined);
     if (this.#hooked) {
       process.off('exit', this.#kill);
       process.off('SIGINT', this.#interrupt);

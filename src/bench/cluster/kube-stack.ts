@@ -128,13 +128,13 @@ export async function startKubeStack(options: KubeStackOptions): Promise<Stack> 
   const bin = (b: string): string => join(options.binDir, b);
   const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-kube-'));
   const children = new Children();
+  children.addCleanup(() => rm(dir, { recursive: true, force: true }));
   let client: BenchClient | undefined;
   let stopped = false;
   const stop = async (): Promise<void> => {
     stopped = true;
     client?.close();
     await children.stopAll();
-    await rm(dir, { recursive: true, force: true });
   };
   try {
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];

@@ -159,6 +159,7 @@ export async function runClusterBench(
   } else {
     const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-controllers-'));
     const children = new Children();
+    children.addCleanup(() => rm(dir, { recursive: true, force: true }));
     let client: BenchClient | undefined;
     try {
       const m = await managerSubjects(options, progress, dir, children);
@@ -168,7 +169,6 @@ export async function runClusterBench(
     } finally {
       client?.close();
       await children.stopAll();
-      await rm(dir, { recursive: true, force: true });
     }
   }
   const infos: SubjectInfo[] = subjects.map((s) => ({
