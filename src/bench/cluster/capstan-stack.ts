@@ -39,7 +39,11 @@ export async function startCapstanStack(options: CapstanStackOptions): Promise<S
   };
   try {
     options.progress(`capstan: starting capstan server ${options.serverArgs.join(' ')}`.trim());
-    const server = await spawnServer({ dataDir: join(dir, 'data'), extraArgs: options.serverArgs });
+    const server = await spawnServer({
+      dataDir: join(dir, 'data'),
+      extraArgs: options.serverArgs,
+      main: capstanEntry(),
+    });
     children.adopt('capstan server', server.pid, new Promise(() => undefined), () => server.stop());
     const kubeconfig = server.kubeconfigPath;
     client = new BenchClient(readKubeconfigCredentials(kubeconfig), 2);

@@ -13,6 +13,7 @@ import { BenchClient } from '../client.js';
 import type { Comparison, Row, RunReport, SubjectInfo } from '../report.js';
 import { compareRounds, mergeRounds } from '../rounds.js';
 import { spawnServer } from '../server-process.js';
+import { capstanEntry } from '../scheduler/process.js';
 import { startCapstanStack } from './capstan-stack.js';
 import { Children } from './children.js';
 import { capstanManager, kubeManager, measureManager, type ManagerKind } from './controllers.js';
@@ -112,6 +113,7 @@ async function managerSubjects(
   const server = await spawnServer({
     dataDir: join(dir, 'data'),
     extraArgs: ['--controllers=', ...options.serverArgs],
+    main: capstanEntry(),
   });
   children.adopt('capstan server', server.pid, new Promise(() => undefined), () => server.stop());
   const client = new BenchClient(readKubeconfigCredentials(server.kubeconfigPath), 2);

@@ -114,6 +114,36 @@ async function rolledOut(client: BenchClient, replicas: number, abort: Promise<n
   }
 }
 
+/** Pods of `namespace` whose phase is Running, from a whole list. */
+async function runningPods(client: BenchClient, namespace: string): Promise<number> {
+  const r = await client.expect('GET', `/api/v1/namespaces/${namespace}/pods`, 200);
+  return (JSON.parse(r.body.toString('utf8')) as { items: PodView[] }).items.filter(
+    (p) => p.status?.phase === 'Running' && p.metadata.deletionTimestamp === undefined,
+  ).length;
+}
+
+/**
+ * Waits until `replicas` pods of the Deployment's namespace are Running: when the watch says so
+ * (checked every 100 ms), confirmed by a list (at most one a second); and, in case the watch
+ * holds events back, by a list every 5 s anyway.
+ */
+async function allRunning(
+  client: BenchClient,
+  pods: PodTracker,
+  replicas: number,
+  abort: Promise<never>,
+): Promise<void> {
+  let listedAt = 0;
+  for (;;) {
+    const since = Date.now() - listedAt;
+    if ((pods.running >= replicas && since >= 1000) || since >= 5000) {
+      listedAt = Date.now();
+      if ((await Promise.race([runningPods(client, DEPLOY_NAMESPACE), abort])) >= replicas) return;
+    }
+    await Promise.race([sleep(100), abort]);
+  }
+}
+
 /** Polls until `namespace` has no pod left; a timeout names a few pods that stayed. */
 async function podsGone(client: BenchClient, namespace: string, abort: Promise<never>): Promise<void> {
   try {
@@ -270,7 +300,7 @@ export async function runClusterSteps(
                 contentType: 'application/json',
                 discardBody: true,
               });
-              await rolledOut(client, r, limit('deployment'));
+              await allRunning(client, pods, r, limit('deployment'));
               deployed = true;
               return { startups: pods.startupLatencies(since) };
             }),

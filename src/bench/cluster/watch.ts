@@ -66,6 +66,8 @@ export class PodTracker extends Tracker {
   readonly #seen = new Map<string, bigint>();
   /** Pod → when first seen Running (or Succeeded / Failed: started and done). */
   readonly #started = new Map<string, bigint>();
+  /** Live pods last seen Running. */
+  readonly #running = new Set<string>();
 
   private constructor(client: BenchClient, path: string) {
     super(client, path);
@@ -80,11 +82,21 @@ export class PodTracker extends Tracker {
   }
 
   protected onEvent(type: string, name: string, object: WatchObject, at: bigint): void {
-    if (type === 'DELETED') return;
+    if (type === 'DELETED') {
+      this.#running.delete(name);
+      return;
+    }
     const phase = object.status?.phase ?? 'Pending';
+    if (phase === 'Running') this.#running.add(name);
+    else this.#running.delete(name);
     if (!this.#seen.has(name)) this.#seen.set(name, at);
     if ((phase === 'Running' || phase === 'Succeeded' || phase === 'Failed') && !this.#started.has(name))
       this.#started.set(name, at);
+  }
+
+  /** Live pods last seen Running on the watch. */
+  get running(): number {
+    return this.#running.size;
   }
 
   /** Milliseconds from first sight to started of every pod first seen at or after `since`. */
