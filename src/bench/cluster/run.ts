@@ -35,6 +35,7 @@ function message(err: unknown): string {
 
 /** Runs every subject `rounds` times, interleaved; merges and compares. */
 async function interleave(
+  scenario: string,
   subjects: readonly Subject[],
   rounds: number,
   progress: (line: string) => void,
@@ -52,9 +53,7 @@ async function interleave(
         rows = await s.once(round);
       } catch (err) {
         failures.push(`${s.label}: ${message(err)}`);
-        rows = [
-          { scenario: 'cluster', case: 'start: failed', subject: s.label, figures: {}, note: message(err) },
-        ];
+        rows = [{ scenario, case: 'run: failed', subject: s.label, figures: {}, note: message(err) }];
       }
       (perSubject[i] as Row[][])[round] = rows;
     }
@@ -157,7 +156,7 @@ export async function runClusterBench(
   let result: { rows: Row[]; comparisons: Comparison[] };
   if (options.mode === 'cluster') {
     subjects = stackSubjects(options, progress, failures);
-    result = await interleave(subjects, options.rounds, progress, failures);
+    result = await interleave(options.mode, subjects, options.rounds, progress, failures);
   } else {
     const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-controllers-'));
     const children = new Children();
@@ -167,7 +166,7 @@ export async function runClusterBench(
       const m = await managerSubjects(options, progress, dir, children);
       client = m.client;
       subjects = m.subjects;
-      result = await interleave(subjects, options.rounds, progress, failures);
+      result = await interleave(options.mode, subjects, options.rounds, progress, failures);
     } finally {
       client?.close();
       await children.stopAll();
