@@ -6,6 +6,7 @@
  */
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { FlagError } from '../flags/flags.js';
+import { runClusterCommand } from './cluster/command.js';
 import { BenchError } from './errors.js';
 import { benchHelp, parseBenchArgs } from './options.js';
 import { comparisonText, markdownReport, textTables, type RunReport } from './report.js';
@@ -41,6 +42,8 @@ function previousReport(path: string): RunReport | undefined {
 
 /** Runs `capstan bench <argv>`; resolves with the exit status. */
 export async function runBenchCommand(argv: readonly string[], io: BenchIo = PROCESS_IO): Promise<number> {
+  const first = argv[0];
+  if (first === 'cluster' || first === 'controllers') return runClusterCommand(first, argv.slice(1), io);
   let options;
   try {
     options = parseBenchArgs(argv);

@@ -1,0 +1,249 @@
+/**
+ * The reference stack of the cluster bench, from binaries built outside the repository
+ * (`--kube-bin-dir`): etcd, kube-apiserver (an admin token from a token file, service-account
+ * keys made with openssl), kube-controller-manager, kube-scheduler and kwok (its default stages:
+ * pods turn Running at once, Job pods then Succeeded). Everything on 127.0.0.1, free ports, one
+ * temporary directory removed at stop. The Nodes are objects the bench creates with kwok's
+ * annotation, as `kwokctl scale node` does.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Node } from '../../api/types/core-v1.js';
+import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
+import { BenchClient } from '../client.js';
+import { BenchError } from '../errors.js';
+import { closedLoop } from '../load.js';
+import { spawnScheduler } from '../scheduler/process.js';
+import { Children, freePort, type Child } from './children.js';
+import { KWOK_NODE_ANNOTATION, type ClientSettings, type Stack } from './stack.js';
+
+const run = promisify(execFile);
+/** The binaries the stack needs in `--kube-bin-dir`. */
+export const KUBE_BINARIES = ['etcd', 'kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kwok'];
+const START_TIMEOUT_MS = 120_000;
+/** Concurrent Node creations (the bench's own client). */
+const NODE_WRITERS = 16;
+
+/** Options of {@link startKubeStack}. */
+export interface KubeStackOptions {
+  readonly binDir: string;
+  /** QPS and burst of kube-controller-manager and kube-scheduler. */
+  readonly client: ClientSettings;
+  readonly progress: (line: string) => void;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** A Node kwok manages: Capstan's simulated node's capacity, kwok's annotation and label. */
+export function kwokNode(name: string): Node {
+  const resources = { cpu: '32', memory: '256Gi', 'ephemeral-storage': '100Gi', pods: '110' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: {
+      name,
+      annotations: { [KWOK_NODE_ANNOTATION]: 'fake', 'node.alpha.kubernetes.io/ttl': '0' },
+      labels: {
+        type: 'kwok',
+        'kubernetes.io/hostname': name,
+        'kubernetes.io/os': 'linux',
+        'kubernetes.io/arch': 'amd64',
+      },
+    },
+    status: { capacity: resources, allocatable: resources },
+  };
+}
+
+/** Writes the keys, the token file and the admin kubeconfig into `dir`. */
+async function writeCredentials(dir: string, port: number): Promise<{ token: string; kubeconfig: string }> {
+  await run('openssl', ['genrsa', '-out', join(dir, 'sa.key'), '2048']);
+  await run('openssl', [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    join(dir, 'ca.key'),
+    '-out',
+    join(dir, 'ca.crt'),
+    '-subj',
+    '/CN=capstan-bench-ca',
+    '-days',
+    '2',
+  ]);
+  const token = randomBytes(24).toString('hex');
+  await writeFile(join(dir, 'tokens.csv'), `${token},bench-admin,bench-admin,system:masters\n`);
+  const kubeconfig = join(dir, 'admin.kubeconfig');
+  await writeFile(
+    kubeconfig,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: kube',
+      '  cluster:',
+      `    server: https://127.0.0.1:${port}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: admin',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: kube',
+      '  context: {cluster: kube, user: admin}',
+      'current-context: kube',
+      '',
+    ].join('\n'),
+  );
+  return { token, kubeconfig };
+}
+
+/** Resolves once `probe` does, rejects when `child` exits or the timeout passes. */
+async function waitFor(child: Child, what: string, probe: () => Promise<boolean>): Promise<void> {
+  const deadline = Date.now() + START_TIMEOUT_MS;
+  for (;;) {
+    if (child.gone()) throw new BenchError('BENCH_SERVER_START', await child.exited);
+    if (await probe().catch(() => false)) return;
+    if (Date.now() > deadline) throw new BenchError('BENCH_SERVER_START', `${what} did not come up in time`);
+    await sleep(100);
+  }
+}
+
+/**
+ * Starts etcd, kube-apiserver, kube-controller-manager and kube-scheduler; kwok starts with the
+ * nodes.
+ * @throws BenchError BENCH_USAGE when a binary is missing, BENCH_SERVER_START when a process
+ *   does not come up (nothing is left running).
+ */
+export async function startKubeStack(options: KubeStackOptions): Promise<Stack> {
+  for (const b of KUBE_BINARIES)
+    if (!existsSync(join(options.binDir, b)))
+      throw new BenchError('BENCH_USAGE', `no ${b} in --kube-bin-dir ${options.binDir}`);
+  const bin = (b: string): string => join(options.binDir, b);
+  const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-kube-'));
+  const children = new Children();
+  children.addCleanup(() => rm(dir, { recursive: true, force: true }));
+  let client: BenchClient | undefined;
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    stopped = true;
+    client?.close();
+    await children.stopAll();
+  };
+  try {
+    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+    const { kubeconfig } = await writeCredentials(dir, apiPort);
+    options.progress('kube: starting etcd');
+    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+    const peerUrl = `http://127.0.0.1:${peerPort}`;
+    const etcd = children.spawn('etcd', bin('etcd'), [
+      `--data-dir=${join(dir, 'etcd')}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=${peerUrl}`,
+      `--initial-advertise-peer-urls=${peerUrl}`,
+      `--initial-cluster=default=${peerUrl}`,
+      '--quota-backend-bytes=8589934592',
+    ]);
+    await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
+    options.progress('kube: starting kube-apiserver');
+    await mkdir(join(dir, 'apiserver'));
+    const apiserver = children.spawn('kube-apiserver', bin('kube-apiserver'), [
+      `--etcd-servers=${etcdUrl}`,
+      `--secure-port=${apiPort}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--cert-dir=${join(dir, 'apiserver')}`,
+      `--token-auth-file=${join(dir, 'tokens.csv')}`,
+      '--authorization-mode=Node,RBAC',
+      `--client-ca-file=${join(dir, 'ca.crt')}`,
+      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+      `--service-account-key-file=${join(dir, 'sa.key')}`,
+      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
+      '--service-cluster-ip-range=10.0.0.0/24',
+    ]);
+    const creds = readKubeconfigCredentials(kubeconfig);
+    await waitFor(apiserver, 'kube-apiserver', async () => {
+      client ??= new BenchClient(creds, 2);
+      try {
+        return (await client.request('GET', '/readyz')).status === 200;
+      } catch (err) {
+        client.close();
+        client = undefined;
+        throw err;
+      }
+    });
+    const c = client as unknown as BenchClient;
+    options.progress('kube: starting kube-controller-manager and kube-scheduler');
+    children.spawn('kube-controller-manager', bin('kube-controller-manager'), [
+      `--kubeconfig=${kubeconfig}`,
+      `--authentication-kubeconfig=${kubeconfig}`,
+      `--authorization-kubeconfig=${kubeconfig}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--controllers=*',
+      '--allocate-node-cidrs',
+      // Room for 16,384 nodes' /24s (10.244.0.0/16 holds only 256).
+      '--cluster-cidr=10.64.0.0/10',
+      '--service-cluster-ip-range=10.0.0.0/24',
+      '--use-service-account-credentials',
+      `--service-account-private-key-file=${join(dir, 'sa.key')}`,
+      `--root-ca-file=${join(dir, 'ca.crt')}`,
+      `--kube-api-qps=${options.client.qps}`,
+      `--kube-api-burst=${options.client.burst}`,
+    ]);
+    const scheduler = await spawnScheduler(
+      { kind: 'binary', binary: bin('kube-scheduler') },
+      { kubeconfig, qps: options.client.qps, burst: options.client.burst, dir },
+    );
+    children.adopt('kube-scheduler', scheduler.pid, scheduler.exited, () => scheduler.stop());
+    let lostWhy: ((why: string) => void) | undefined;
+    const lost = new Promise<never>((_, reject) => (lostWhy = (why) => reject(new Error(why))));
+    lost.catch(() => undefined);
+    for (const child of children.running())
+      void child.exited.then((why) => {
+        if (!stopped) lostWhy?.(why);
+      });
+    let kwokPid: number | undefined;
+    return {
+      label: `kube v1.33 stack (etcd + kube-apiserver + kcm + kube-scheduler + kwok)`,
+      target: `${options.binDir}: etcd, kube-apiserver, kube-controller-manager and kube-scheduler (--kube-api-qps=${options.client.qps} --kube-api-burst=${options.client.burst}), kwok (default stages)`,
+      kubeconfig,
+      client: c,
+      children,
+      nodeSelector: 'type=kwok',
+      lost,
+      nodesPid: () => kwokPid,
+      startNodes: async (n) => {
+        await writeFile(join(dir, 'kwok.yaml'), '');
+        const kwok = children.spawn('kwok', bin('kwok'), [
+          `--kubeconfig=${kubeconfig}`,
+          '--manage-all-nodes=false',
+          `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
+          `--config=${join(dir, 'kwok.yaml')}`,
+        ]);
+        kwokPid = kwok.pid;
+        void kwok.exited.then((why) => {
+          if (!stopped) lostWhy?.(why);
+        });
+        await closedLoop(NODE_WRITERS, { maxOps: n }, async (i) => {
+          await c.expect('POST', '/api/v1/nodes', 201, {
+            body: JSON.stringify(kwokNode(`kwok-node-${i}`)),
+            contentType: 'application/json',
+            discardBody: true,
+          });
+        });
+      },
+      stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
