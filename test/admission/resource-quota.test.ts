@@ -56,9 +56,17 @@ describe('ResourceQuota', () => {
       spec: { hard: { 'count/configmaps': '10', secrets: '3' } },
     });
     expect(created.status).toBe(201);
+    // The namespace gets its kube-root-ca.crt from the root CA publisher (it runs too): wait for
+    // it, then for a status that counts every ConfigMap stored.
+    await until(async () =>
+      (await call('GET', '/api/v1/namespaces/q/configmaps/kube-root-ca.crt')).status === 200
+        ? true
+        : undefined,
+    );
     const before = await until(async () => {
       const used = await quotaStatus('q', 'cm');
-      return used?.['count/configmaps'] === undefined ? undefined : used;
+      const stored = (await call('GET', '/api/v1/namespaces/q/configmaps')).json['items'] as unknown[];
+      return used?.['count/configmaps'] === String(stored.length) ? used : undefined;
     });
     expect(before['secrets']).toBe('0');
     const already = Number(before['count/configmaps']);

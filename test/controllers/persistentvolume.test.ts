@@ -100,7 +100,7 @@ beforeAll(async () => {
       pvProtectionController,
       localPathProvisionerController,
     ],
-    ['--pvclaimbinder-sync-period=1s'],
+    ['--pvclaimbinder-sync-period=1s', '--controllers=*,local-path-provisioner'],
     [],
     ['scheduler'],
   );

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { negotiateDiscovery } from '../../src/http/discovery.js';
 import { loadRegistry } from '../../src/registry/registry.js';
 import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import { METRICS_GROUP, METRICS_RESOURCES, METRICS_VERSION } from '../../src/metrics-api/handler.js';
 
 const ACCEPT_CLIENT_GO =
   'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json';
@@ -181,9 +182,13 @@ describe('raw HTTPS', () => {
         v.resources.map((r) => `${i.metadata.name ?? ''}/${v.version}/${r.resource}`),
       ),
     );
-    const expected = loadRegistry()
-      .all()
-      .map((t) => `${t.group}/${t.version}/${t.plural}`);
+    const expected = [
+      ...loadRegistry()
+        .all()
+        .map((t) => `${t.group}/${t.version}/${t.plural}`),
+      // Served by src/metrics-api, outside the registry.
+      ...METRICS_RESOURCES.map((r) => `${METRICS_GROUP}/${METRICS_VERSION}/${String(r['name'])}`),
+    ];
     expect(seen.sort()).toEqual(expected.sort());
   });
 

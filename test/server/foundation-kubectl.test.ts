@@ -12,6 +12,7 @@ import {
   type KubectlVersion,
   type TestServer,
 } from '../support/server.js';
+import { METRICS_API_ROWS } from '../kubectl/support/api-resources.js';
 
 const VERSIONS: readonly KubectlVersion[] = ['1.27', '1.33'];
 let server: TestServer;
@@ -61,7 +62,9 @@ describe.each(VERSIONS)('kubectl %s', (version) => {
     const registry = loadRegistry();
     // kubectl shows each resource once, at its group's preferred version.
     const expected = registry.all().filter((t) => registry.group(t.group)?.preferredVersion === t.version);
-    expect(rows).toHaveLength(expected.length);
+    // Plus metrics.k8s.io, served by src/metrics-api outside the registry.
+    expect(rows).toHaveLength(expected.length + METRICS_API_ROWS.length);
+    for (const row of METRICS_API_ROWS) expect(rows).toContainEqual(row);
     for (const t of expected) {
       const row = rows.find((r) => r.name === t.plural && r.apiVersion === t.apiVersion);
       expect(row, `${t.plural} ${t.apiVersion}`).toEqual({

@@ -4,6 +4,7 @@
  */
 import { loadRegistry } from '../../../src/registry/registry.js';
 import { lines } from './kubectl.js';
+import { METRICS_GROUP, METRICS_RESOURCES, METRICS_VERSION } from '../../../src/metrics-api/handler.js';
 
 /** One row of `kubectl api-resources`. */
 export interface ApiResourceRow {
@@ -37,17 +38,32 @@ export function parseApiResources(text: string): ApiResourceRow[] {
 /** The rows the registry promises, one per type at its group's preferred version. */
 export function expectedApiResources(): ApiResourceRow[] {
   const registry = loadRegistry();
-  return registry
-    .all()
-    .filter((t) => registry.group(t.group)?.preferredVersion === t.version)
-    .map((t) => ({
-      name: t.plural,
-      shortNames: t.shortNames.join(','),
-      apiVersion: t.apiVersion,
-      namespaced: String(t.namespaced),
-      kind: t.kind,
-    }));
+  return [
+    ...registry
+      .all()
+      .filter((t) => registry.group(t.group)?.preferredVersion === t.version)
+      .map((t) => ({
+        name: t.plural,
+        shortNames: t.shortNames.join(','),
+        apiVersion: t.apiVersion,
+        namespaced: String(t.namespaced),
+        kind: t.kind,
+      })),
+    ...METRICS_API_ROWS,
+  ];
 }
+
+/**
+ * `metrics.k8s.io/v1beta1`, which Capstan serves itself (src/metrics-api: `kubectl top` without
+ * metrics-server), outside the registry of stored kinds.
+ */
+export const METRICS_API_ROWS: readonly ApiResourceRow[] = METRICS_RESOURCES.map((r) => ({
+  name: String(r['name']),
+  shortNames: '',
+  apiVersion: `${METRICS_GROUP}/${METRICS_VERSION}`,
+  namespaced: String(r['namespaced']),
+  kind: String(r['kind']),
+}));
 
 /**
  * Rows as kube-apiserver 1.33 lists them, written down independently of the registry: the kinds
