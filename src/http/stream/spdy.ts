@@ -22,7 +22,7 @@
  * data `0|stream-id(31) flags(8) length(24) data`.
  */
 import type { Duplex } from 'node:stream';
-import { whenDrained } from './drain.js';
+import { attachConnection, whenDrained } from './drain.js';
 
 const VERSION = 3;
 const TYPE = { synStream: 1, synReply: 2, rstStream: 3, settings: 4, ping: 6, goAway: 7, headers: 8 };
@@ -170,13 +170,12 @@ export class SpdySession {
   constructor(conn: Duplex, head: Buffer, onClose: () => void) {
     this.#conn = conn;
     this.#onClose = onClose;
-    conn.on('data', (chunk: Buffer) => this.#receive(chunk));
-    conn.on('close', () => this.#gone());
-    conn.on('end', () => this.#gone());
-    conn.on('error', () => this.#gone());
-    if (head.length > 0) this.#receive(head);
-    // A connection paused by whoever read the HTTP head does not flow by itself.
-    conn.resume();
+    attachConnection(
+      conn,
+      head,
+      (chunk) => this.#receive(chunk),
+      () => this.#gone(),
+    );
   }
 
   /** True once the connection is gone. */

@@ -18,7 +18,7 @@
 import { createHash } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { whenDrained } from './drain.js';
+import { attachConnection, whenDrained } from './drain.js';
 
 const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
@@ -122,13 +122,12 @@ export class WebSocketConnection {
   constructor(conn: Duplex, events: WebSocketEvents, head: Buffer = Buffer.alloc(0)) {
     this.#conn = conn;
     this.#events = events;
-    conn.on('data', (chunk: Buffer) => this.#receive(chunk));
-    conn.on('close', () => this.#gone());
-    conn.on('end', () => this.#gone());
-    conn.on('error', () => this.#gone());
-    if (head.length > 0) this.#receive(head);
-    // A connection paused by whoever read the HTTP head does not flow by itself.
-    conn.resume();
+    attachConnection(
+      conn,
+      head,
+      (chunk) => this.#receive(chunk),
+      () => this.#gone(),
+    );
   }
 
   /** True once the connection is gone or our close frame went out. */
