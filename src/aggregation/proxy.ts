@@ -32,7 +32,7 @@ export const DEFAULT_IDENTITY_HEADERS: IdentityHeaders = {
 };
 
 /** Headers never passed on: hop-by-hop ones, HTTP/2 pseudo-headers, the client's credentials. */
-const DROPPED = new Set([
+export const DROPPED_HEADERS: ReadonlySet<string> = new Set([
   'connection',
   'keep-alive',
   'proxy-connection',
@@ -50,7 +50,7 @@ function forwardedHeaders(incoming: IncomingHttpHeaders, names: IdentityHeaders)
   const out: OutgoingHttpHeaders = {};
   for (const [key, value] of Object.entries(incoming)) {
     const k = key.toLowerCase();
-    if (value === undefined || k.startsWith(':') || DROPPED.has(k)) continue;
+    if (value === undefined || k.startsWith(':') || DROPPED_HEADERS.has(k)) continue;
     if (k.startsWith('impersonate-') || identity.includes(k) || k.startsWith(extra)) continue;
     out[k] = value;
   }
@@ -133,7 +133,7 @@ async function proxy(
     (res) => {
       void reply.code(res.statusCode ?? 502);
       for (const [key, value] of Object.entries(res.headers)) {
-        if (value === undefined || DROPPED.has(key.toLowerCase())) continue;
+        if (value === undefined || DROPPED_HEADERS.has(key.toLowerCase())) continue;
         void reply.header(key, value);
       }
       void reply.send(res);

@@ -23,6 +23,7 @@ import { nodeLayout } from './node-state.js';
 import { realNode, startNodeRuntime, type NodeRuntime, type RealNodeOptions } from './real-node.js';
 import { resetCluster, runningClusterPid } from './reset.js';
 import { withLocalPathClass, withLocalPathController } from './storage.js';
+import { KUBEADM_ADDRESS_TYPES } from '../server/flag-table.js';
 
 /** The node name prefix: nodes are `capstan-node-0`, `capstan-node-1`, ... */
 export const NODE_PREFIX = 'capstan-node-';
@@ -177,7 +178,7 @@ export async function runClusterCommand(
   // The node registers as capstan-node-0, a name that need not resolve: the server reaches it at
   // its InternalIP first, as kubeadm configures kube-apiserver (kube's default puts Hostname first).
   if (!args.serverArgs.some((a) => a.startsWith('--kubelet-preferred-address-types'))) {
-    args.serverArgs.push('--kubelet-preferred-address-types=InternalIP,ExternalIP,Hostname');
+    args.serverArgs.push(`--kubelet-preferred-address-types=${KUBEADM_ADDRESS_TYPES}`);
   }
 
   const layout = nodeLayout(options.dataDir);

@@ -22,19 +22,7 @@ import { ApiError, badRequest, notFound, serviceUnavailable } from '../api/error
 import type { Endpoints, Pod, Service } from '../api/types/core-v1.js';
 import type { ResourceContext } from '../resource/context.js';
 import { agentOf, agentTls, readObject, type KubeletClientOptions } from './kubelet-proxy.js';
-
-/** Headers never passed on in either direction. */
-const DROPPED = new Set([
-  'connection',
-  'keep-alive',
-  'proxy-connection',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'host',
-  'authorization',
-]);
+import { DROPPED_HEADERS } from '../aggregation/proxy.js';
 
 const PROXIED = new Set(['nodes', 'pods', 'services']);
 
@@ -125,7 +113,8 @@ function forwarded(headers: IncomingMessage['headers']): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};
   for (const [key, value] of Object.entries(headers)) {
     const k = key.toLowerCase();
-    if (value === undefined || k.startsWith(':') || DROPPED.has(k) || k.startsWith('impersonate-')) continue;
+    if (value === undefined || k.startsWith(':') || DROPPED_HEADERS.has(k) || k.startsWith('impersonate-'))
+      continue;
     out[k] = value;
   }
   return out;
@@ -176,7 +165,7 @@ async function serve(
       (res) => {
         void reply.code(res.statusCode ?? 502);
         for (const [key, value] of Object.entries(res.headers)) {
-          if (value === undefined || DROPPED.has(key.toLowerCase())) continue;
+          if (value === undefined || DROPPED_HEADERS.has(key.toLowerCase())) continue;
           void reply.header(key, value);
         }
         void reply.send(res);

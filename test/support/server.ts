@@ -31,6 +31,7 @@ export {
   type FetchResult,
   type JsonResult,
 } from './https.js';
+import { KUBEADM_ADDRESS_TYPES } from '../../src/server/flag-table.js';
 
 /** Options of {@link startTestServer}. */
 export interface TestServerOptions {
@@ -58,9 +59,6 @@ export interface TestServerOptions {
   /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s. */
   readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
 }
-
-/** kubeadm's `--kubelet-preferred-address-types`. */
-export const INTERNAL_IP_FIRST = 'InternalIP,ExternalIP,Hostname';
 
 /**
  * Controllers every harness server runs unless `startControllers: false` or a `--controllers`
@@ -121,7 +119,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     // Test nodes register under names that do not resolve: reach agents at their InternalIP (as
     // kubeadm configures kube-apiserver), unless a test chooses.
     if (!(opts.args ?? []).some((a) => a.startsWith('--kubelet-preferred-address-types'))) {
-      args.push(`--kubelet-preferred-address-types=${INTERNAL_IP_FIRST}`);
+      args.push(`--kubelet-preferred-address-types=${KUBEADM_ADDRESS_TYPES}`);
     }
     const parsed = parseServerArgs([...args, ...(opts.args ?? [])]);
     if (parsed.help) throw new Error('startTestServer: --help is not a server');
