@@ -1,0 +1,275 @@
+/**
+ * The fault test (issue 34): three etcd members and three Capstan servers, each a host in its own
+ * network namespace on one bridge; writers create through every server and watchers follow,
+ * while the test kill -9s servers and etcd members, partitions a member from its peers (nftables
+ * in its namespace) and brings them back. Then: every acknowledged write is stored, no refused
+ * write is, every stored write was acknowledged or uncertain, every watcher saw every create
+ * once, in revision order, across its reconnects to other servers, cluster IPs are unique, and
+ * at most one controller manager led at any time (from the servers' logs and the kill times).
+ *
+ * The suite runs a short schedule (five faults). `CAPSTAN_FAULT_LONG=1` runs random faults until
+ * `CAPSTAN_FAULT_KILLS` (default 100) processes were killed, and prints the figures as JSON.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { existsSync } from 'node:fs';
+import { haHostsUnavailable } from '../support/ha-hosts.js';
+import {
+  ETCD_BINARY,
+  FaultCluster,
+  hold,
+  leaderTerms,
+  overlappingTerms,
+  until,
+  type EtcdHost,
+  type ServerHost,
+} from './fault-cluster.js';
+import { NS, Watcher, Writers } from './fault-workload.js';
+
+const LONG = process.env['CAPSTAN_FAULT_LONG'] === '1';
+const KILLS = Number(process.env['CAPSTAN_FAULT_KILLS'] ?? 100);
+const why = haHostsUnavailable() ?? (existsSync(ETCD_BINARY) ? undefined : `${ETCD_BINARY} missing`);
+if (why !== undefined && (process.env['CI'] === 'true' || process.env['CAPSTAN_REQUIRE_ETCD'] === '1'))
+  throw new Error(`the HA fault test cannot run: ${why}`);
+
+/** What happened, for the report. */
+interface Figures {
+  serverKills: number;
+  etcdKills: number;
+  etcdLeaderKills: number;
+  partitions: number;
+  /** Per fault: ms from the fault to the next acknowledged write anywhere. */
+  writeGapMs: { fault: string; ms: number }[];
+  serverReadyMs: number[];
+  etcdHealthyMs: number[];
+  leaderFailoverMs: number[];
+}
+
+function rand(n: number): number {
+  return Math.floor(Math.random() * n);
+}
+
+function quantiles(xs: readonly number[]): string {
+  if (xs.length === 0) return '-';
+  const s = [...xs].sort((a, b) => a - b);
+  const q = (p: number): number => s[Math.min(s.length - 1, Math.floor(p * s.length))]!;
+  return `n=${s.length} median=${q(0.5)} p90=${q(0.9)} max=${s[s.length - 1]}`;
+}
+
+describe.skipIf(why !== undefined)('three servers on three etcd members under faults', () => {
+  let c: FaultCluster;
+  let writers: Writers;
+  let watchers: Watcher[] = [];
+  let startRv = 0;
+  const fig: Figures = {
+    serverKills: 0,
+    etcdKills: 0,
+    etcdLeaderKills: 0,
+    partitions: 0,
+    writeGapMs: [],
+    serverReadyMs: [],
+    etcdHealthyMs: [],
+    leaderFailoverMs: [],
+  };
+
+  beforeAll(async () => {
+    c = await FaultCluster.start(['--request-timeout=20s']);
+    const s0 = c.servers[0]!;
+    const ns = await s0.call('POST', '/api/v1/namespaces', { metadata: { name: NS } });
+    expect(ns.status, JSON.stringify(ns.json)).toBe(201);
+    // The root CA publisher adds kube-root-ca.crt; take the watch start after it.
+    await until('kube-root-ca.crt', async () => {
+      const a = await s0.call('GET', `/api/v1/namespaces/${NS}/configmaps/kube-root-ca.crt`);
+      return a.status === 200;
+    });
+    const list = await s0.call('GET', `/api/v1/namespaces/${NS}/configmaps`);
+    startRv = Number((list.json['metadata'] as { resourceVersion: string }).resourceVersion);
+  }, 300_000);
+
+  afterAll(async () => {
+    await writers?.stop();
+    for (const w of watchers) await w.stop();
+    await c?.destroy();
+  }, 120_000);
+
+  /** Waits until `n` more writes were acknowledged than now. */
+  async function progress(n = 10): Promise<void> {
+    const base = writers.log.ackTimes.length;
+    await until(`${n} writes acknowledged`, () => writers.log.ackTimes.length >= base + n, 120_000);
+  }
+
+  function gapAfter(fault: string, t: number): void {
+    const next = writers.log.ackTimes.find((a) => a > t);
+    if (next !== undefined) fig.writeGapMs.push({ fault, ms: next - t });
+  }
+
+  async function killServer(s: ServerHost): Promise<void> {
+    const t = Date.now();
+    await s.kill();
+    fig.serverKills += 1;
+    await hold(500 + rand(2_500));
+    const r = Date.now();
+    await s.restart();
+    fig.serverReadyMs.push(Date.now() - r);
+    await progress();
+    gapAfter(`kill ${s.host.name}`, t);
+  }
+
+  async function killMember(e: EtcdHost): Promise<void> {
+    const wasLeader = (await c.etcdLeader()) === e;
+    const t = Date.now();
+    await e.proc.kill('SIGKILL');
+    fig.etcdKills += 1;
+    if (wasLeader) fig.etcdLeaderKills += 1;
+    await progress(5);
+    gapAfter(`kill ${wasLeader ? 'leader ' : ''}${e.host.name}`, t);
+    await hold(rand(2_000));
+    const r = Date.now();
+    e.proc.start();
+    await e.waitHealthy();
+    fig.etcdHealthyMs.push(Date.now() - r);
+    await progress();
+  }
+
+  async function partitionMember(e: EtcdHost): Promise<void> {
+    const peers = c.etcd.filter((o) => o !== e).map((o) => o.host);
+    const t = Date.now();
+    c.net.partition(e.host, peers);
+    fig.partitions += 1;
+    await progress(5);
+    gapAfter(`partition ${e.host.name}`, t);
+    await hold(3_000 + rand(3_000));
+    c.net.heal(e.host);
+    await e.waitHealthy();
+    await progress();
+  }
+
+  it(
+    'keeps every acknowledged write, orders every watch, and leads with one controller manager',
+    async () => {
+      writers = new Writers(c.servers, 6);
+      watchers = [0, 1, 2].map((i) => new Watcher(c.servers, i, startRv));
+      await progress(20);
+
+      if (!LONG) {
+        await killServer(c.controllerLeader() ?? c.servers[0]!);
+        await killMember((await c.etcdLeader()) ?? c.etcd[0]!);
+        await partitionMember(c.etcd[rand(3)]!);
+        await killServer(c.servers[rand(3)]!);
+        await killMember(c.etcd[rand(3)]!);
+      } else {
+        while (fig.serverKills + fig.etcdKills < KILLS) {
+          const dice = rand(10);
+          if (dice < 3)
+            await killServer(dice === 0 ? (c.controllerLeader() ?? c.servers[0]!) : c.servers[rand(3)]!);
+          else if (dice < 8)
+            await killMember(dice === 3 ? ((await c.etcdLeader()) ?? c.etcd[0]!) : c.etcd[rand(3)]!);
+          else await partitionMember(c.etcd[rand(3)]!);
+        }
+      }
+      await writers.stop();
+
+      // A fence write after everything: every watcher must get to it.
+      let fence = 0;
+      for (let i = 0; fence === 0; i++) {
+        const a = await c.servers[i % 3]!.call('POST', `/api/v1/namespaces/${NS}/configmaps`, {
+          metadata: { name: `fence-${i}` },
+        });
+        if (a.status === 201)
+          fence = Number((a.json['metadata'] as { resourceVersion: string }).resourceVersion);
+        else if (i > 50) throw new Error(`no fence write: ${JSON.stringify(a)}`);
+      }
+      await until('every watcher reached the fence', () => watchers.every((w) => w.lastRv >= fence), 180_000);
+      for (const w of watchers) await w.stop();
+
+      const list = await c.servers[1]!.call('GET', `/api/v1/namespaces/${NS}/configmaps`);
+      expect(list.status).toBe(200);
+      const stored = new Map(
+        (list.json['items'] as { metadata: { name: string; resourceVersion: string } }[]).map((o) => [
+          o.metadata.name,
+          o.metadata.resourceVersion,
+        ]),
+      );
+      const log = writers.log;
+      const lost = [...log.acknowledged].filter(([n, rv]) => stored.get(n) !== rv);
+      const refusedPresent = [...log.refused].filter((n) => stored.has(n));
+      const unexplained = [...stored.keys()].filter(
+        (n) => n.startsWith('w') && !log.acknowledged.has(n) && !log.uncertain.has(n),
+      );
+      const uncertainPresent = [...log.uncertain.keys()].filter((n) => stored.has(n)).length;
+
+      // Services: the acknowledged ones are stored with their cluster IPs, all IPs unique.
+      const svcs = await c.servers[2]!.call('GET', '/api/v1/services');
+      const items = svcs.json['items'] as {
+        metadata: { name: string; namespace: string };
+        spec: { clusterIP: string };
+      }[];
+      const ips = items.map((s) => s.spec.clusterIP).filter((ip) => ip !== 'None');
+      const svcLost = [...log.serviceIps].filter(
+        ([n, ip]) =>
+          !items.some((s) => s.metadata.namespace === NS && s.metadata.name === n && s.spec.clusterIP === ip),
+      );
+
+      const terms = leaderTerms(c.servers);
+      for (const s of c.servers) {
+        for (const k of s.kills) {
+          const held = terms.find((t) => t.server === s && t.start <= k && (t.end ?? Infinity) >= k);
+          const next = terms.find((t) => t.server !== s && t.start > k);
+          if (held !== undefined && next !== undefined) fig.leaderFailoverMs.push(next.start - k);
+        }
+      }
+
+      const report = {
+        kills: fig.serverKills + fig.etcdKills,
+        serverKills: fig.serverKills,
+        etcdKills: fig.etcdKills,
+        etcdLeaderKills: fig.etcdLeaderKills,
+        partitions: fig.partitions,
+        acknowledged: log.acknowledged.size + log.serviceIps.size,
+        lost: lost.length + svcLost.length,
+        refused: log.refused.size,
+        uncertain: log.uncertain.size,
+        uncertainPresent,
+        watchEvents: watchers.map((w) => w.events.length),
+        watchReconnects: watchers.map((w) => w.reconnects),
+        leaderTerms: terms.length,
+        writeGapMs: quantiles(fig.writeGapMs.map((g) => g.ms)),
+        writeGapServerKillMs: quantiles(
+          fig.writeGapMs.filter((g) => g.fault.startsWith('kill s')).map((g) => g.ms),
+        ),
+        writeGapEtcdKillMs: quantiles(
+          fig.writeGapMs.filter((g) => /^kill (leader )?e/.test(g.fault)).map((g) => g.ms),
+        ),
+        writeGapEtcdLeaderKillMs: quantiles(
+          fig.writeGapMs.filter((g) => g.fault.startsWith('kill leader')).map((g) => g.ms),
+        ),
+        writeGapPartitionMs: quantiles(
+          fig.writeGapMs.filter((g) => g.fault.startsWith('partition')).map((g) => g.ms),
+        ),
+        serverReadyMs: quantiles(fig.serverReadyMs),
+        etcdHealthyMs: quantiles(fig.etcdHealthyMs),
+        leaderFailoverMs: quantiles(fig.leaderFailoverMs),
+        uncertainSamples: [...log.uncertain.values()].slice(0, 5),
+      };
+      console.log(`HA fault run: ${JSON.stringify(report, null, 2)}`);
+
+      expect(lost).toEqual([]);
+      expect(svcLost).toEqual([]);
+      expect(refusedPresent).toEqual([]);
+      expect(unexplained).toEqual([]);
+      expect(new Set(ips).size).toBe(ips.length);
+      expect(overlappingTerms(terms)).toEqual([]);
+      expect(terms.length).toBeGreaterThan(0);
+      const created = [...stored.keys()].filter((n) => n.startsWith('w') || n.startsWith('fence')).sort();
+      for (const w of watchers) {
+        expect(w.problems).toEqual([]);
+        const added = w.events.filter((e) => e.type === 'ADDED').map((e) => e.name);
+        expect(new Set(added).size).toBe(added.length);
+        expect(added.filter((n) => n.startsWith('w') || n.startsWith('fence')).sort()).toEqual(created);
+        expect(w.events.filter((e) => e.type === 'DELETED')).toEqual([]);
+      }
+      // Writes went on through the faults: most were acknowledged.
+      expect(log.acknowledged.size).toBeGreaterThan(50);
+    },
+    LONG ? 4 * 3_600_000 : 600_000,
+  );
+});
