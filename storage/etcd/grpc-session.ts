@@ -326,20 +326,20 @@ export class GrpcSession {
     let cancel = (): void => {};
     const done = new Promise<Buffer>((resolve, reject) => {
       const sink = unarySink(resolve, reject);
-      cancel = this.#open(path, sink, timeoutMs, (call) => this.#write(call, grpcFrame(message), true));
+      cancel = this.#open(path, sink, timeoutMs, [], (call) => this.#write(call, grpcFrame(message), true));
     });
     return { done, cancel: () => cancel() };
   }
 
   /**
-   * Opens a streaming call (a bidirectional gRPC stream) on `path`. A connection failure ends it
-   * with UNAVAILABLE through `handlers.end`.
+   * Opens a streaming call (a bidirectional gRPC stream) on `path`, with `metadata` as extra
+   * request headers. A connection failure ends it with UNAVAILABLE through `handlers.end`.
    */
-  stream(path: string, handlers: StreamHandlers): StreamCall {
+  stream(path: string, handlers: StreamHandlers, metadata: HeaderList = []): StreamCall {
     const sink = streamSink(handlers);
     let call: Call | undefined;
     const early: Buffer[] = [];
-    const cancelOpen = this.#open(path, sink, undefined, (started) => {
+    const cancelOpen = this.#open(path, sink, undefined, metadata, (started) => {
       call = started;
       for (const bytes of early.splice(0)) this.#write(started, bytes, false);
     });
@@ -371,6 +371,7 @@ export class GrpcSession {
     path: string,
     sink: CallSink,
     timeoutMs: number | undefined,
+    metadata: HeaderList,
     started: (call: Call) => void,
   ): () => void {
     let call: Call | undefined;
@@ -379,7 +380,7 @@ export class GrpcSession {
         sink.end(new GrpcFailure(GRPC_UNAVAILABLE, this.#ended, true));
         return;
       }
-      call = this.#start(path, sink, timeoutMs);
+      call = this.#start(path, sink, timeoutMs, metadata);
       started(call);
     };
     if (this.#ended === undefined && this.#calls.size >= this.#peerMaxStreams) this.#queued.push(start);
@@ -395,7 +396,7 @@ export class GrpcSession {
     };
   }
 
-  #start(path: string, sink: CallSink, timeoutMs: number | undefined): Call {
+  #start(path: string, sink: CallSink, timeoutMs: number | undefined, metadata: HeaderList): Call {
     const id = this.#nextId;
     this.#nextId += 2;
     if (this.#nextId > MAX_STREAM_ID) this.#ended = 'stream ids used up';
@@ -416,6 +417,7 @@ export class GrpcSession {
     if (timeoutMs !== undefined) {
       block = Buffer.concat([block, encodeHeaders([['grpc-timeout', `${timeoutMs}m`]])]);
     }
+    if (metadata.length > 0) block = Buffer.concat([block, encodeHeaders(metadata)]);
     this.#frame(HEADERS, END_HEADERS, id, block);
     return call;
   }

@@ -54,6 +54,14 @@ import {
 import { MemberSkippedError, type HostGates } from './host-gate.js';
 import type { WatchStream } from './watch.js';
 
+/**
+ * gRPC metadata asking etcd to end a watch stream (UNAVAILABLE, "no leader") once its member has
+ * had no leader for a while, as kube's watches do (clientv3.WithRequireLeader). Without it, a
+ * member cut off from its peers keeps the stream open and silent, and the watch misses every
+ * write the quorum makes meanwhile; with it, the stream fails and is re-opened on another member.
+ */
+const REQUIRE_LEADER: [string, string][] = [['hasleader', 'true']];
+
 /** clientv3's default number of attempts of a unary call. */
 const MAX_ATTEMPTS = 100;
 /** clientv3's pause between rounds over the members (roundRobinQuorumBackoff's 25 ms). */
@@ -348,24 +356,28 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
       return;
     }
     const { watchResponse } = codecs;
-    this.#call = member.session().stream('/etcdserverpb.Watch/Watch', {
-      message: (bytes) => {
-        let response: IWatchResponse;
-        try {
-          response = watchResponse.toObject(watchResponse.decode(bytes), TO_OBJECT) as IWatchResponse;
-        } catch (err) {
-          this.#call?.cancel();
-          this.#later(grpcError(GRPC_INTERNAL, `malformed watch response: ${(err as Error).message}`));
-          return;
-        }
-        this.emit('data', response);
+    this.#call = member.session().stream(
+      '/etcdserverpb.Watch/Watch',
+      {
+        message: (bytes) => {
+          let response: IWatchResponse;
+          try {
+            response = watchResponse.toObject(watchResponse.decode(bytes), TO_OBJECT) as IWatchResponse;
+          } catch (err) {
+            this.#call?.cancel();
+            this.#later(grpcError(GRPC_INTERNAL, `malformed watch response: ${(err as Error).message}`));
+            return;
+          }
+          this.emit('data', response);
+        },
+        end: (failure) => {
+          const err = failure === undefined ? undefined : toEtcdError(failure);
+          if (err !== undefined && !this.#cancelled) onFailure(err);
+          this.#later(err);
+        },
       },
-      end: (failure) => {
-        const err = failure === undefined ? undefined : toEtcdError(failure);
-        if (err !== undefined && !this.#cancelled) onFailure(err);
-        this.#later(err);
-      },
-    });
+      REQUIRE_LEADER,
+    );
   }
 
   write(request: IWatchRequest): void {
