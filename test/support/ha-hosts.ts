@@ -2,7 +2,7 @@
  * Hosts for the HA fault tests: each etcd member and each Capstan server runs in its own network
  * namespace, wired by a veth pair to one bridge this harness creates in the root namespace (so
  * the test process, the clients, reach every host). Names start with `ha` and a random tag, the
- * subnet is a random 10.213.x.0/24, and `destroy()` kills every process and deletes every
+ * subnet is a random unused 10.213.x.0/24, and `destroy()` kills every process and deletes every
  * namespace and the bridge it made, even after a failure. Processes run under `setpriv
  * --pdeathsig SIGKILL`, so they die with the test process too.
  *
@@ -26,6 +26,15 @@ export function haHostsUnavailable(): string | undefined {
     }
   }
   return undefined;
+}
+
+/** A 10.213.x /24 that no route of this machine covers yet (another run's bridge, say). */
+function freeSubnet(): string {
+  const routes = execFileSync('ip', ['-4', 'route', 'show'], { encoding: 'utf8' });
+  for (;;) {
+    const subnet = `10.213.${randomInt(0, 250)}`;
+    if (!routes.includes(`${subnet}.0/24`)) return subnet;
+  }
 }
 
 /** One host: a namespace with one address on the bridge. */
@@ -118,7 +127,7 @@ export class HostProcess {
 export class HostNet {
   readonly tag = randomBytes(2).toString('hex');
   readonly bridge = `ha${this.tag}br`;
-  readonly subnet = `10.213.${randomInt(0, 250)}`;
+  readonly subnet = freeSubnet();
   readonly gateway = `${this.subnet}.1`;
   readonly dir = mkdtempSync(join(tmpdir(), 'capstan-ha-'));
   readonly #hosts: Host[] = [];
