@@ -3,7 +3,8 @@
  *
  * - proxy: `capstan proxy` and kube-proxy v1.33 (`--proxy-mode=nftables`) in turn, each syncing
  *   N Services with M endpoints each (selectorless, one EndpointSlice per Service); the figures
- *   are each one's own `kubeproxy_sync_proxy_rules_duration_seconds` (first full sync, then the
+ *   are each one's own `kubeproxy_sync_full_proxy_rules_duration_seconds` (the first full sync) and
+ *   `kubeproxy_sync_partial_proxy_rules_duration_seconds` (the
  *   mean of incremental syncs after single-endpoint changes), and its resident memory;
  * - DNS: the Capstan cluster DNS and CoreDNS (kubernetes plugin, no cache plugin) in turn,
  *   answering A queries for random Services from one UDP client with a fixed number of queries
@@ -19,8 +20,8 @@
  *     --coredns /work/refbuild/bin/coredns [--services 1000] [--endpoints 10] [--queries 20000]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { openMemoryStore } from '../storage/mvcc/index.js';
@@ -45,6 +46,13 @@ const COREDNS = arg('coredns', '/work/refbuild/bin/coredns');
 const NODE = 'bench-node';
 const NS = 'bench';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+
+/** Whether a reference binary is there; when not, says so, and that part of the run is skipped. */
+function haveBinary(what: string, path: string): boolean {
+  if (existsSync(path)) return true;
+  console.log(`${what} not run: ${path} does not exist`);
+  return false;
+}
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -152,17 +160,17 @@ async function benchProxy(
   client: Client,
   changes: number,
 ): Promise<ProxyFigures> {
-  const count = (): Promise<number | undefined> =>
-    metric(metricsUrl, 'kubeproxy_sync_proxy_rules_duration_seconds_count');
-  const sum = (): Promise<number | undefined> =>
-    metric(metricsUrl, 'kubeproxy_sync_proxy_rules_duration_seconds_sum');
+  const m = (kind: 'full' | 'partial', what: 'count' | 'sum'): Promise<number | undefined> =>
+    metric(metricsUrl, `kubeproxy_sync_${kind}_proxy_rules_duration_seconds_${what}`);
+  const count = (): Promise<number | undefined> => m('partial', 'count');
+  const sum = (): Promise<number | undefined> => m('partial', 'sum');
   const deadline = Date.now() + Number(arg('sync-timeout', '300')) * 1000;
-  while (((await count()) ?? 0) < 1) {
+  while (((await m('full', 'count')) ?? 0) < 1) {
     if (child.exitCode !== null) throw new Error(`${name} exited before its first sync`);
     if (Date.now() > deadline) throw new Error(`${name}: no sync after 300 s: ${stderrTail(child)}`);
     await sleep(200);
   }
-  const firstSyncMs = ((await sum()) ?? 0) * 1000;
+  const firstSyncMs = ((await m('full', 'sum')) ?? 0) * 1000;
   await sleep(2000);
   const slices = client.resource<EndpointSlice>(ENDPOINT_SLICES);
   let total = 0;
@@ -260,6 +268,7 @@ async function inside(): Promise<void> {
         `--hostname-override=${NODE}`,
         '--metrics-bind-address=127.0.0.1:10349',
         '--healthz-bind-address=127.0.0.1:10356',
+        '--cluster-cidr=10.250.0.0/16',
       ],
       'capstan proxy',
     );
@@ -274,27 +283,30 @@ async function inside(): Promise<void> {
     await stopChild(capstanProxy);
     nft('add table ip capstan-proxy\ndelete table ip capstan-proxy\n');
 
-    const kubeProxy = startChild(
-      KUBE_PROXY,
-      [
-        '--proxy-mode=nftables',
-        `--kubeconfig=${kubeconfig}`,
-        `--hostname-override=${NODE}`,
-        '--metrics-bind-address=127.0.0.1:10249',
-        '--healthz-bind-address=127.0.0.1:10256',
-        '--conntrack-max-per-core=0',
-        '--conntrack-tcp-timeout-established=0',
-        '--conntrack-tcp-timeout-close-wait=0',
-        '--cluster-cidr=10.250.0.0/16',
-      ],
-      'kube-proxy',
-    );
-    children.push(kubeProxy);
-    const kube = await benchProxy('kube-proxy', kubeProxy, 'http://127.0.0.1:10249/metrics', client, 5);
-    await stopChild(kubeProxy);
-    nft(
-      'add table ip kube-proxy\ndelete table ip kube-proxy\nadd table ip6 kube-proxy\ndelete table ip6 kube-proxy\n',
-    );
+    let kube: ProxyFigures | undefined;
+    if (haveBinary('kube-proxy', KUBE_PROXY)) {
+      const kubeProxy = startChild(
+        KUBE_PROXY,
+        [
+          '--proxy-mode=nftables',
+          `--kubeconfig=${kubeconfig}`,
+          `--hostname-override=${NODE}`,
+          '--metrics-bind-address=127.0.0.1:10249',
+          '--healthz-bind-address=127.0.0.1:10256',
+          '--conntrack-max-per-core=0',
+          '--conntrack-tcp-timeout-established=0',
+          '--conntrack-tcp-timeout-close-wait=0',
+          '--cluster-cidr=10.250.0.0/16',
+        ],
+        'kube-proxy',
+      );
+      children.push(kubeProxy);
+      kube = await benchProxy('kube-proxy', kubeProxy, 'http://127.0.0.1:10249/metrics', client, 5);
+      await stopChild(kubeProxy);
+      nft(
+        'add table ip kube-proxy\ndelete table ip kube-proxy\nadd table ip6 kube-proxy\ndelete table ip6 kube-proxy\n',
+      );
+    }
 
     const row = (n: string, f: ProxyFigures): string =>
       `| ${n} | ${f.firstSyncMs.toFixed(0)} | ${f.incrementalMs.toFixed(1)} | ${f.rssMiB.toFixed(0)} (peak ${f.peakMiB.toFixed(0)}) |`;
@@ -302,7 +314,12 @@ async function inside(): Promise<void> {
     console.log('| proxy | first (full) sync ms | incremental sync ms (mean of 5) | RSS MiB |');
     console.log('| --- | --- | --- | --- |');
     console.log(row('capstan proxy', capstan));
-    console.log(row('kube-proxy v1.33 nftables', kube));
+    if (kube !== undefined) console.log(row('kube-proxy v1.33 nftables', kube));
+    console.log(
+      `load average: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
 
     const capstanDns = startChild(
       process.execPath,
@@ -321,15 +338,18 @@ async function inside(): Promise<void> {
     const capDns = await benchDns(capstanDns, 10053);
     await stopChild(capstanDns);
 
-    const corefile = join(dir, 'Corefile');
-    writeFileSync(
-      corefile,
-      `.:10054 {\n  bind 127.0.0.1\n  errors\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    kubeconfig ${kubeconfig}\n  }\n}\n`,
-    );
-    const coredns = startChild(COREDNS, ['-conf', corefile], 'coredns');
-    children.push(coredns);
-    const core = await benchDns(coredns, 10054);
-    await stopChild(coredns);
+    let core: DnsFigures | undefined;
+    if (haveBinary('coredns', COREDNS)) {
+      const corefile = join(dir, 'Corefile');
+      writeFileSync(
+        corefile,
+        `.:10054 {\n  bind 127.0.0.1\n  errors\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    kubeconfig ${kubeconfig}\n  }\n}\n`,
+      );
+      const coredns = startChild(COREDNS, ['-conf', corefile], 'coredns');
+      children.push(coredns);
+      core = await benchDns(coredns, 10054);
+      await stopChild(coredns);
+    }
 
     const drow = (n: string, f: DnsFigures): string =>
       `| ${n} | ${f.qps.toFixed(0)} | ${f.p50Ms.toFixed(2)} | ${f.p99Ms.toFixed(2)} | ${f.answered}/${f.sent} | ${f.rssMiB.toFixed(0)} |`;
@@ -339,7 +359,12 @@ async function inside(): Promise<void> {
     console.log('| server | queries/s | p50 ms | p99 ms | answered | RSS MiB |');
     console.log('| --- | --- | --- | --- | --- | --- |');
     console.log(drow('capstan dns', capDns));
-    console.log(drow('CoreDNS 1.12 (kubernetes plugin)', core));
+    if (core !== undefined) console.log(drow('CoreDNS 1.12 (kubernetes plugin)', core));
+    console.log(
+      `load average: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     for (const c of children) await stopChild(c);
     await client.close();

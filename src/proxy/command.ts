@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { FlagError, FlagSet, flagsOfSection, type FlagSpec } from '../flags/flags.js';
 import { inClusterConfig, loadKubeconfig } from '../client/index.js';
 import { DEFAULT_TABLE } from './nftables.js';
-import { runNft, startProxy, type Proxy } from './proxier.js';
+import { runNft, startProxy, type Proxy, type SyncFigures } from './proxier.js';
 
 const f = flagsOfSection('Misc flags');
 const FLAGS: readonly FlagSpec[] = [
@@ -166,15 +166,26 @@ export async function runProxyCommand(argv: readonly string[]): Promise<number> 
     listen(opts.metrics, (path) => {
       if (!path.startsWith('/metrics')) return [404, 'not found'];
       const at = running.lastSync?.at ?? 0;
+      const { full, partial, ...all } = running.syncs;
+      const summary = (name: string, help: string, f: SyncFigures): string =>
+        `# HELP kubeproxy_${name} ${help}\n# TYPE kubeproxy_${name} summary\n` +
+        `kubeproxy_${name}_sum ${f.totalMs / 1000}\nkubeproxy_${name}_count ${f.count}\n`;
       return [
         200,
         '# HELP kubeproxy_sync_proxy_rules_last_timestamp_seconds The last time proxy rules were successfully synced\n' +
           '# TYPE kubeproxy_sync_proxy_rules_last_timestamp_seconds gauge\n' +
           `kubeproxy_sync_proxy_rules_last_timestamp_seconds ${at / 1000}\n` +
-          '# HELP kubeproxy_sync_proxy_rules_duration_seconds SyncProxyRules latency in seconds\n' +
-          '# TYPE kubeproxy_sync_proxy_rules_duration_seconds summary\n' +
-          `kubeproxy_sync_proxy_rules_duration_seconds_sum ${running.syncs.totalMs / 1000}\n` +
-          `kubeproxy_sync_proxy_rules_duration_seconds_count ${running.syncs.count}\n`,
+          summary('sync_proxy_rules_duration_seconds', 'SyncProxyRules latency in seconds', all) +
+          summary(
+            'sync_full_proxy_rules_duration_seconds',
+            'SyncProxyRules latency in seconds for full resyncs',
+            full,
+          ) +
+          summary(
+            'sync_partial_proxy_rules_duration_seconds',
+            'SyncProxyRules latency in seconds for partial resyncs',
+            partial,
+          ),
       ];
     }),
   ]);

@@ -1,10 +1,12 @@
 /**
  * The Service proxy as a client of the API: Services and EndpointSlices through shared
- * informers; every change marks the state dirty, and a sync (at most one per
- * `minSyncPeriodMs`, and at least every `syncPeriodMs`) renders the ruleset and applies the
- * difference from the last applied one with one `nft -f -` transaction. A failed apply makes
- * the next sync replace the whole table. `close()` removes the table when asked (test
- * clusters), so nothing the proxy wrote outlives it.
+ * informers. Every change marks its Service dirty; a sync (at most one per `minSyncPeriodMs`,
+ * and at least every `syncPeriodMs`) renders only the dirty Services and applies a partial
+ * `nft -f -` transaction that touches only their chains and map elements. A full sync, which
+ * lists the kernel's table and converges all of it, runs first, after any failed sync, at
+ * least every `fullSyncPeriodMs` (kube-proxy's hour) and on {@link Proxy.resync}; a failed
+ * full sync makes the next one rebuild the table from nothing. `close()` removes the table
+ * when asked (test clusters), so nothing the proxy wrote outlives it.
  */
 import { spawn } from 'node:child_process';
 import {
@@ -16,8 +18,17 @@ import {
 } from '../client/index.js';
 import type { Service } from '../api/types/core-v1.js';
 import type { EndpointSlice } from '../api/types/discovery-v1.js';
-import { proxiedPorts, serviceKeyOfSlice, type ProxiedPort } from './model.js';
-import { DEFAULT_TABLE, renderRuleset, transaction, type Ruleset, type RulesetOptions } from './nftables.js';
+import { proxiedPorts, serviceKeyOfSlice } from './model.js';
+import {
+  DEFAULT_TABLE,
+  ProxyTable,
+  parseListing,
+  renderService,
+  type Plan,
+  type RulesetOptions,
+  type ServiceRules,
+  type TableListing,
+} from './nftables.js';
 
 /** Options of {@link startProxy}. */
 export interface ProxyOptions extends RulesetOptions {
@@ -27,79 +38,142 @@ export interface ProxyOptions extends RulesetOptions {
   readonly nftCommand?: readonly string[];
   /** Least time between syncs (kube-proxy's `minSyncPeriod`, 1 s). */
   readonly minSyncPeriodMs?: number;
-  /** Full resync period (kube-proxy's `syncPeriod`, 30 s). */
+  /** Period of the sync that runs even without changes (kube-proxy's `syncPeriod`, 30 s). */
   readonly syncPeriodMs?: number;
+  /** Longest time between full syncs (kube-proxy's `FullSyncPeriod`, 1 h). */
+  readonly fullSyncPeriodMs?: number;
   readonly log?: (line: string) => void;
+}
+
+/** Count and total time (ms) of successful syncs of one kind. */
+export interface SyncFigures {
+  readonly count: number;
+  readonly totalMs: number;
 }
 
 /** A running proxy. */
 export interface Proxy {
   /** Resolves after the next sync that starts after this call (tests). */
   synced(): Promise<void>;
+  /** Runs a full sync now (or after the one under way), and resolves after it. */
+  resync(): Promise<void>;
   /** Figures of the last sync. */
-  readonly lastSync: { readonly at: number; readonly ms: number; readonly commands: number } | undefined;
-  /** Successful syncs so far, and their total time in ms (the sync-duration metric's count and sum). */
-  readonly syncs: { readonly count: number; readonly totalMs: number };
+  readonly lastSync:
+    | { readonly at: number; readonly ms: number; readonly commands: number; readonly full: boolean }
+    | undefined;
+  /** Successful syncs so far: all, full and partial (the sync-duration metrics' counts and sums). */
+  readonly syncs: SyncFigures & { readonly full: SyncFigures; readonly partial: SyncFigures };
   /** Stops; with `removeRules`, deletes the proxy's table. */
   close(opts?: { removeRules?: boolean }): Promise<void>;
 }
 
-/** Runs `cmd` with `input` on stdin; rejects with its stderr on a non-zero exit. */
-export function runNft(cmd: readonly string[], input: string): Promise<void> {
+/** Runs `cmd` with `input` on stdin (and `args` after `cmd`'s own); resolves with its stdout. */
+function runCommand(cmd: readonly string[], args: readonly string[], input: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const [bin = 'nft', ...args] = cmd;
-    const child = spawn(bin, [...args, '-f', '-'], { stdio: ['pipe', 'ignore', 'pipe'] });
+    const [bin = 'nft', ...pre] = cmd;
+    const child = spawn(bin, [...pre, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
     let err = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.stderr.on('data', (c: Buffer) => (err += c.toString()));
     child.on('error', reject);
     child.on('close', (code) =>
-      code === 0 ? resolve() : reject(new Error(`nft exited ${String(code)}: ${err.trim().slice(0, 2000)}`)),
+      code === 0
+        ? resolve(out)
+        : reject(new Error(`nft ${args.join(' ')} exited ${String(code)}: ${err.trim().slice(0, 2000)}`)),
     );
     child.stdin.end(input);
   });
 }
+
+/** Runs `cmd -f -` with `input` on stdin; rejects with its stderr on a non-zero exit. */
+export async function runNft(cmd: readonly string[], input: string): Promise<void> {
+  await runCommand(cmd, ['-f', '-'], input);
+}
+
+/** The chains and sets of the proxy's table in the kernel (undefined: no such table). */
+async function listTable(cmd: readonly string[], table: string): Promise<TableListing | undefined> {
+  const [chains, sets] = await Promise.all([
+    runCommand(cmd, ['-j', 'list', 'chains', 'ip'], ''),
+    runCommand(cmd, ['-j', '-t', 'list', 'sets', 'ip'], ''),
+  ]);
+  return parseListing(table, chains, sets);
+}
+
+const keyOf = (o: { metadata: { namespace?: string; name?: string } }): string =>
+  `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 
 /** Starts the informers and syncs once they are synced. */
 export async function startProxy(config: ClientConfig, opts: ProxyOptions): Promise<Proxy> {
   const log = opts.log ?? ((line: string) => console.error(line));
   const nft = opts.nftCommand ?? ['nft'];
   const minPeriod = opts.minSyncPeriodMs ?? 1000;
+  const fullPeriod = opts.fullSyncPeriodMs ?? 3_600_000;
   const client = new Client({ ...config, userAgent: config.userAgent ?? 'capstan-proxy' });
   const factory = new SharedInformerFactory(client, { log: (m, e) => log(`proxy: ${m}: ${String(e)}`) });
   const services = new Map<string, Service>();
   const slices = new Map<string, Map<string, EndpointSlice>>();
+  const table = new ProxyTable(opts.table ?? DEFAULT_TABLE);
 
-  let applied: Ruleset | undefined;
+  /** Every Service's rules as last rendered, and the Services changed since. */
+  const rendered = new Map<string, ServiceRules>();
+  let dirty = new Set<string>();
+  /** A full sync is due (first, after a failed partial one, asked for); a rebuild after a failed full one. */
+  let needFull = true;
+  let needRebuild = false;
+  let lastFull = 0;
   let lastSync: Proxy['lastSync'];
-  const syncs = { count: 0, totalMs: 0 };
+  const figures = { full: { count: 0, totalMs: 0 }, partial: { count: 0, totalMs: 0 } };
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let lastStart = 0;
   let closed = false;
   let waiters: (() => void)[] = [];
 
+  const render = (key: string): ServiceRules | undefined => {
+    const svc = services.get(key);
+    if (svc === undefined) return undefined;
+    const ports = proxiedPorts(svc, slices.get(key), opts.nodeName);
+    return ports.length === 0 ? undefined : renderService(ports, opts);
+  };
+
   const sync = async (): Promise<void> => {
     lastStart = Date.now();
     const done = waiters;
     waiters = [];
-    const ports: ProxiedPort[] = [];
-    for (const [key, svc] of services) ports.push(...proxiedPorts(svc, slices.get(key), opts.nodeName));
-    const next = renderRuleset(ports, opts);
-    const tx = transaction(applied, next);
+    const kind = needRebuild ? 'rebuild' : needFull || lastStart - lastFull > fullPeriod ? 'full' : 'partial';
+    needFull = needRebuild = false;
+    const changed = new Map<string, ServiceRules | undefined>();
+    for (const key of dirty) {
+      const r = render(key);
+      changed.set(key, r);
+      if (r === undefined) rendered.delete(key);
+      else rendered.set(key, r);
+    }
+    dirty = new Set();
+    let plan: Plan | undefined;
     try {
-      if (tx !== '') await runNft(nft, tx);
-      applied = next;
+      if (kind === 'partial') plan = table.partial(changed);
+      else plan = table.full(rendered, kind === 'rebuild' ? undefined : await listTable(nft, table.name));
+      if (plan.script !== '') await runNft(nft, plan.script);
+      plan.commit();
+      if (kind !== 'partial') lastFull = lastStart;
+      const ms = Date.now() - lastStart;
       lastSync = {
         at: Date.now(),
-        ms: Date.now() - lastStart,
-        commands: tx === '' ? 0 : tx.split('\n').length - 1,
+        ms,
+        commands: plan.script === '' ? 0 : plan.script.split('\n').length - 1,
+        full: kind !== 'partial',
       };
-      syncs.count++;
-      syncs.totalMs += lastSync.ms;
+      const f = kind === 'partial' ? figures.partial : figures.full;
+      f.count++;
+      f.totalMs += ms;
     } catch (err) {
-      applied = undefined; // the table's state is unknown: the next sync replaces it
+      // The table's state is unknown: the next sync converges all of it, or rebuilds it.
+      if (kind === 'partial') needFull = true;
+      else needRebuild = true;
       log(
-        `proxy: sync failed, retrying with a full sync: ${err instanceof Error ? err.message : String(err)}`,
+        `proxy: ${kind} sync failed, retrying with a ${needFull ? 'full' : 'rebuild'} sync: ${err instanceof Error ? err.message : String(err)}`,
       );
       schedule();
     } finally {
@@ -119,19 +193,23 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
       running = sync().finally(() => (running = undefined));
     }, wait);
   };
+  const changedService = (key: string): void => {
+    dirty.add(key);
+    schedule();
+  };
 
   factory.informer<Service>(SERVICES).addHandler({
     add: (s) => {
-      services.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, s);
-      schedule();
+      services.set(keyOf(s), s);
+      changedService(keyOf(s));
     },
     update: (_o, s) => {
-      services.set(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`, s);
-      schedule();
+      services.set(keyOf(s), s);
+      changedService(keyOf(s));
     },
     delete: (s) => {
-      services.delete(`${s.metadata.namespace ?? ''}/${s.metadata.name ?? ''}`);
-      schedule();
+      services.delete(keyOf(s));
+      changedService(keyOf(s));
     },
   });
   const setSlice = (s: EndpointSlice): void => {
@@ -140,7 +218,7 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
     let m = slices.get(key);
     if (m === undefined) slices.set(key, (m = new Map<string, EndpointSlice>()));
     m.set(s.metadata.name ?? '', s);
-    schedule();
+    changedService(key);
   };
   factory.informer<EndpointSlice>(ENDPOINT_SLICES).addHandler({
     add: setSlice,
@@ -150,19 +228,29 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
       if (key === undefined) return;
       slices.get(key)?.delete(s.metadata.name ?? '');
       if (slices.get(key)?.size === 0) slices.delete(key);
-      schedule();
+      changedService(key);
     },
   });
   factory.start();
   await factory.waitForSync();
   running = sync().finally(() => (running = undefined));
   await running;
-  // The periodic sync renders again; its transaction is empty unless something was missed.
-  const resync = setInterval(schedule, opts.syncPeriodMs ?? 30_000);
+  // The periodic sync: partial (empty unless a change is pending), or full when one is due.
+  const periodic = setInterval(schedule, opts.syncPeriodMs ?? 30_000);
 
+  const sum = (a: SyncFigures, b: SyncFigures): SyncFigures => ({
+    count: a.count + b.count,
+    totalMs: a.totalMs + b.totalMs,
+  });
   return {
     synced: () =>
       new Promise<void>((resolve) => {
+        waiters.push(resolve);
+        schedule();
+      }),
+    resync: () =>
+      new Promise<void>((resolve) => {
+        needFull = true;
         waiters.push(resolve);
         schedule();
       }),
@@ -170,19 +258,20 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
       return lastSync;
     },
     get syncs() {
-      return { ...syncs };
+      return {
+        ...sum(figures.full, figures.partial),
+        full: { ...figures.full },
+        partial: { ...figures.partial },
+      };
     },
     close: async ({ removeRules = false } = {}) => {
       closed = true;
-      clearInterval(resync);
+      clearInterval(periodic);
       if (timer !== undefined) clearTimeout(timer);
       await running;
       await factory.stop();
       await client.close();
-      if (removeRules) {
-        const t = opts.table ?? DEFAULT_TABLE;
-        await runNft(nft, `add table ip ${t}\ndelete table ip ${t}\n`);
-      }
+      if (removeRules) await runNft(nft, `add table ip ${table.name}\ndelete table ip ${table.name}\n`);
     },
   };
 }

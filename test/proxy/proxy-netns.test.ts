@@ -41,6 +41,25 @@ describe.skipIf(missing !== undefined)('service proxy on nftables', () => {
     conditions: { ready: true },
     nodeName,
   });
+  /** Each chain of the proxy's table → the kernel handles of its rules (new handles: rewritten). */
+  const ruleHandles = (): Map<string, string[]> => {
+    const text = execFileSync(
+      'ip',
+      ['netns', 'exec', node.ns, 'nft', '-a', 'list', 'table', 'ip', 'capstan-proxy'],
+      {
+        encoding: 'utf8',
+      },
+    );
+    const out = new Map<string, string[]>();
+    let chain: string[] | undefined;
+    for (const line of text.split('\n')) {
+      const c = /^\s*chain (\S+) \{/.exec(line);
+      if (c !== null) out.set(c[1] ?? '', (chain = []));
+      else if (/^\s*\}/.test(line)) chain = undefined;
+      else chain?.push(...(/# handle (\d+)$/.exec(line)?.slice(1) ?? []));
+    }
+    return out;
+  };
   const clusterIp = async (name: string): Promise<string> =>
     (await client.resource<Service>(SERVICES).get(name, { namespace: 'default' })).spec?.clusterIP ?? '';
 
@@ -142,6 +161,53 @@ describe.skipIf(missing !== undefined)('service proxy on nftables', () => {
       new Set(['pod1']),
     );
     expect(proxy.lastSync?.commands).toBeLessThan(10);
+  });
+
+  it('rewrites only the changed Service: a port change, a deletion; other chains keep their rule handles', async () => {
+    const services = client.resource<Service>(SERVICES);
+    const before = ruleHandles();
+    const stickyChains = [...before.keys()].filter((c) => c.includes('default/sticky/'));
+    expect(stickyChains.length).toBeGreaterThan(0);
+    const web = await services.get('web', { namespace: 'default' });
+    const webIp = web.spec?.clusterIP ?? '';
+    await services.update({
+      ...web,
+      spec: { ...web.spec, ports: [{ ...web.spec?.ports?.[0], port: 81 }] },
+    });
+    await expect
+      .poll(async () => {
+        await proxy.synced();
+        return node.fetch(node.ns, `http://${webIp}:81/`, 1);
+      })
+      .toBe('pod1');
+    expect(node.fetch(node.ns, `http://${webIp}:80/`, 1)).toMatch(/^error /);
+    expect(proxy.lastSync?.full).toBe(false);
+    await services.delete('self', { namespace: 'default' });
+    await expect
+      .poll(async () => {
+        await proxy.synced();
+        return node.ruleset();
+      })
+      .not.toMatch(/default\/self/);
+    const after = ruleHandles();
+    for (const c of stickyChains) expect(after.get(c)).toEqual(before.get(c));
+    expect(node.fetch(pod2.ns, `http://${await clusterIp('sticky')}/`)).toMatch(/^pod[12]$/);
+  });
+
+  it('repairs what others changed in its table on a full resync, keeping affinity', async () => {
+    const ip = await clusterIp('sticky');
+    const first = node.fetch(pod2.ns, `http://${ip}/`);
+    const svcChain = [...ruleHandles().keys()].find((c) => /^svc-.*default\/sticky\//.test(c));
+    const nft = (cmd: string): void => void execFileSync('ip', ['netns', 'exec', node.ns, 'nft', cmd]);
+    nft(`flush chain ip capstan-proxy ${svcChain}`);
+    nft('add chain ip capstan-proxy stray');
+    expect(node.fetch(pod2.ns, `http://${ip}/`, 1)).toMatch(/^error /);
+    await proxy.resync();
+    expect(proxy.lastSync?.full).toBe(true);
+    expect(node.ruleset()).not.toMatch(/chain stray/);
+    expect(new Set(Array.from({ length: 4 }, () => node.fetch(pod2.ns, `http://${ip}/`)))).toEqual(
+      new Set([first]),
+    );
   });
 
   it('reconciles on restart instead of duplicating, and leaves foreign tables alone', async () => {
