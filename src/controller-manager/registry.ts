@@ -6,8 +6,8 @@
  *    `ControllerDescriptor` (`src/controllers/context.ts`): `{ name, serviceAccount,
  *    disabledByDefault?, start(ctx) }`;
  * 2. in `start`, take informers from `ctx.informers.informer(REF)`, add handlers that only
- *    enqueue keys, start `concurrency(ctx.config, '<flag key>')` workers with the client's
- *    `runWorkers`, wait for `ctx.informers.waitForSync(ctx.signal)` before the first sync, write
+ *    enqueue keys, start `concurrency(ctx.config, '<flag key>')` workers with `startWorkers`
+ *    (`src/controllers/shared/workers.ts`: it waits for the caches before the first sync), write
  *    through `ctx.client`, report through `ctx.eventRecorder('<name>-controller')`, and stop when
  *    `ctx.signal` aborts;
  * 3. import it below and add it to {@link CONTROLLERS} (one line; keep kube's order loosely:
@@ -39,7 +39,9 @@ import { rootCaCertPublisherController } from '../controllers/root-ca-cert-publi
 import { serviceAccountTokenController } from '../controllers/serviceaccount-token/index.js';
 import { clusterRoleAggregationController } from '../controllers/clusterrole-aggregation/index.js';
 import { tokenCleanerController } from '../controllers/token-cleaner/index.js';
+import { bootstrapSignerController } from '../controllers/bootstrap-signer/index.js';
 import { persistentVolumeBinderController } from '../controllers/persistentvolume/index.js';
+import { persistentVolumeExpanderController } from '../controllers/persistentvolume-expander/index.js';
 import { pvProtectionController } from '../controllers/pv-protection/index.js';
 import { pvcProtectionController } from '../controllers/pvc-protection/index.js';
 import { localPathProvisionerController } from '../controllers/local-path/index.js';
@@ -54,6 +56,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   clusterRoleAggregationController,
   resourceQuotaController,
   tokenCleanerController,
+  bootstrapSignerController,
   garbageCollectorController,
   replicaSetController,
   replicationControllerController,
@@ -73,6 +76,7 @@ export const CONTROLLERS: readonly ControllerDescriptor[] = [
   csrApprovingController,
   csrSigningController,
   persistentVolumeBinderController,
+  persistentVolumeExpanderController,
   pvcProtectionController,
   pvProtectionController,
   localPathProvisionerController,

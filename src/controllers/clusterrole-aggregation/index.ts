@@ -13,12 +13,12 @@ import {
   ApiStatusError,
   CLUSTER_ROLES,
   defaultControllerRateLimiter,
-  runWorkers,
   WorkQueue,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { labelMatcher } from '../shared/label-selector.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** The field manager of the controller's writes. */
 export const FIELD_MANAGER = 'clusterrole-aggregation-controller';
@@ -88,21 +88,11 @@ export class ClusterRoleAggregationController {
 
   /** Starts the workers once the caches are synced (kube runs 5). */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          5,
-          (name) => this.sync(name),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the clusterrole aggregation workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'clusterrole aggregation', {
+      queue: this.#queue,
+      workers: 5,
+      sync: (name) => this.sync(name),
+    });
   }
 
   /** Fills ClusterRole `name`'s rules. */

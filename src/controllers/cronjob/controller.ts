@@ -11,7 +11,6 @@ import {
   defaultControllerRateLimiter,
   isAlreadyExists,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type ResourceClient,
   type SharedInformer,
@@ -21,6 +20,7 @@ import type { ControllerContext, EventSink } from '../context.js';
 import { controllerRefOf } from '../shared/controller-ref.js';
 import { keyOf, typed } from '../shared/meta.js';
 import { jobsToPrune, syncCronJob, type CronJobActions } from './sync.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Options a test may set. */
 export interface CronJobControllerOptions {
@@ -79,16 +79,11 @@ export class CronJobController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(this.#queue, concurrency(this.#ctx.config, 'cron-job', 5), (key) => this.sync(key)),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the cronjob workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'cronjob', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'cron-job', 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   /** Reconciles one CronJob key. */

@@ -13,7 +13,6 @@ import {
   SUBJECT_ACCESS_REVIEWS,
   WorkQueue,
   defaultControllerRateLimiter,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -21,6 +20,7 @@ import { CsrError, parseCsr, type ParsedCsr } from '../../pki/csr.js';
 import type { ControllerContext } from '../context.js';
 import { rfc3339 } from '../shared/meta.js';
 import { RECOGNIZERS, type Recognizer } from './recognize.js';
+import { startWorkers } from '../shared/workers.js';
 
 /**
  * A recognised request whose requester may not have it approved (yet): retried with backoff, as
@@ -60,23 +60,14 @@ export class CsrApprovingController {
 
   /** Starts the workers once the cache is synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          5,
-          (name) => this.sync(name),
-          (message, err) => {
-            if (!(err instanceof NotAuthorizedYet)) this.#ctx.log.error(message, err);
-          },
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'csrapproving', {
+      queue: this.#queue,
+      workers: 5,
+      sync: (name) => this.sync(name),
+      onError: (message, err) => {
+        if (!(err instanceof NotAuthorizedYet)) this.#ctx.log.error(message, err);
+      },
+    });
   }
 
   async #allowed(csr: CertificateSigningRequest, r: Recognizer): Promise<boolean> {

@@ -12,7 +12,6 @@ import {
   CERTIFICATE_SIGNING_REQUESTS,
   WorkQueue,
   defaultControllerRateLimiter,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -21,6 +20,7 @@ import type { ControllerContext } from '../context.js';
 import { rfc3339 } from '../shared/meta.js';
 import { Authority } from './authority.js';
 import { refusal } from './validate.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** kube's worker count per signer. */
 const WORKERS = 5;
@@ -65,21 +65,11 @@ export class CsrSigningController {
 
   /** Starts the workers once the cache is synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          WORKERS,
-          (name) => this.sync(name),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'csrsigning', {
+      queue: this.#queue,
+      workers: WORKERS,
+      sync: (name) => this.sync(name),
+    });
   }
 
   /** Signs, or fails, one request if it is this controller's to sign. */

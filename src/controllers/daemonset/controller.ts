@@ -14,7 +14,6 @@ import {
   PODS,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type ResourceClient,
   type SharedInformer,
@@ -37,6 +36,7 @@ import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { msUntilAvailable } from '../workload/pod.js';
 import { daemonRevision, podForNode } from './pods.js';
 import { daemonStatus, planDaemonPods } from './sync.js';
+import { startWorkers } from '../shared/workers.js';
 
 const BY_OWNER = 'daemonset-owner-uid';
 
@@ -121,14 +121,11 @@ export class DaemonSetController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, concurrency(this.#ctx.config, 'daemonset', 2), (k) => this.sync(k)))
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the daemonset workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'daemonset', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'daemonset', 2),
+      sync: (k) => this.sync(k),
+    });
   }
 
   /** Reconciles one DaemonSet key. */

@@ -14,7 +14,6 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -27,6 +26,7 @@ import { rolloutRecreate } from './recreate.js';
 import { rolloutRolling } from './rolling.js';
 import { DeploymentSync, type DeploymentOps } from './rollout.js';
 import { conditionOf, hasProgressDeadline, newCondition, REASONS, setCondition } from './status.js';
+import { startWorkers } from '../shared/workers.js';
 
 const COMPONENT = 'deployment-controller';
 
@@ -78,21 +78,11 @@ export class DeploymentController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          concurrency(this.#ctx.config, 'deployment', 5),
-          (key) => this.sync(key),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'deployment', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'deployment', 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   #ownerOf(rs: ReplicaSet): Deployment | undefined {

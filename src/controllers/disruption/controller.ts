@@ -17,7 +17,6 @@ import {
   STATEFUL_SETS,
   WorkQueue,
   defaultControllerRateLimiter,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -34,6 +33,7 @@ import {
   healthyStatus,
 } from './budget.js';
 import { expectedScale, type ScaleSources } from './scale.js';
+import { startWorkers } from '../shared/workers.js';
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -87,14 +87,7 @@ export class DisruptionController {
 
   /** Starts the workers once the caches are synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, 1, (key) => this.sync(key)))
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'disruption', { queue: this.#queue, workers: 1, sync: (key) => this.sync(key) });
   }
 
   /** Recomputes one budget's status (`namespace/name`). */

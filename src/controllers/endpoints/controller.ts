@@ -14,7 +14,6 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -24,6 +23,7 @@ import { keyOf, splitKey } from '../shared/meta.js';
 import { hasEndpointsFromSelector, podsOfService, servicesOfPod } from '../endpointslice/services.js';
 import { TriggerTimeTracker } from '../endpointslice/trigger-time.js';
 import { desiredEndpoints } from './desired.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** One running Endpoints controller. */
 export class EndpointsController {
@@ -69,15 +69,11 @@ export class EndpointsController {
 
   /** Starts the workers once the caches are synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    const workers = concurrency(this.#ctx.config, 'endpoint', 5);
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, workers, (key) => this.sync(key)))
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'endpoints', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'endpoint', 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   /** Reconciles the Endpoints of one Service (`namespace/name`). */

@@ -20,7 +20,6 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -32,6 +31,7 @@ import { desiredGroups } from './desired.js';
 import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, planSlices } from './plan.js';
 import { hasEndpointsFromSelector, podsOfService, servicesOfPod } from './services.js';
 import { TriggerTimeTracker } from './trigger-time.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** How soon a service is looked at again while the slice cache catches up (ms). */
 const CACHE_WAIT_MS = 100;
@@ -108,15 +108,11 @@ export class EndpointSliceController {
 
   /** Starts the workers once the caches are synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    const workers = concurrency(this.#ctx.config, 'service-endpoint', 5);
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, workers, (key) => this.sync(key)))
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'endpointslice', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'service-endpoint', 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   /** Reconciles the slices of one Service (`namespace/name`). */

@@ -21,7 +21,6 @@ import {
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -32,6 +31,7 @@ import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { WriteTracker, type Writes } from '../shared/write-tracker.js';
 import { desiredMirror } from './desired.js';
 import { MIRRORING_CONTROLLER_NAME, planMirror } from './plan.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Endpoints that take part in leader election (the old lock) are never mirrored. */
 const LEADER_ANNOTATION = 'control-plane.alpha.kubernetes.io/leader';
@@ -121,21 +121,11 @@ export class EndpointSliceMirroringController {
 
   /** Starts the workers once the caches are synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          this.#workers,
-          (key) => this.sync(key),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'endpointslice mirroring', {
+      queue: this.#queue,
+      workers: this.#workers,
+      sync: (key) => this.sync(key),
+    });
   }
 
   /** Mirrors one Endpoints (`namespace/name`), or removes its mirror. */

@@ -19,7 +19,6 @@ import {
   defaultControllerRateLimiter,
   isConflict,
   isNotFound,
-  runWorkers,
   type ResourceClient,
   type ResourceRef,
   type TypedObject,
@@ -35,6 +34,7 @@ import {
   type GraphNode,
   type NodeIdentity,
 } from './graph.js';
+import { startWorkers } from '../shared/workers.js';
 
 type Obj = TypedObject & { metadata: ObjectMeta };
 
@@ -71,13 +71,12 @@ export class GarbageCollector {
   /** Discovers and monitors, then starts the workers; re-discovers every `gcDiscoveryPeriodMs`. */
   async start(): Promise<void> {
     const { signal } = this.#ctx;
-    signal.addEventListener(
-      'abort',
-      () => {
-        this.#deleteQueue.shutDown();
-        this.#orphanQueue.shutDown();
-      },
-      { once: true },
+    const workers = concurrency(this.#ctx.config, 'gc', 20);
+    startWorkers(
+      this.#ctx,
+      'garbage collector',
+      { queue: this.#deleteQueue, workers, sync: (uid) => this.#attemptToDelete(uid) },
+      { queue: this.#orphanQueue, workers, sync: (uid) => this.#attemptToOrphan(uid) },
     );
     await this.#resync();
     // New custom resources are monitored soon after their CRD appears, not only at the next poll.
@@ -98,28 +97,6 @@ export class GarbageCollector {
     }, this.#ctx.config.gcDiscoveryPeriodMs);
     timer.unref();
     signal.addEventListener('abort', () => clearInterval(timer), { once: true });
-    const workers = concurrency(this.#ctx.config, 'gc', 20);
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        Promise.all([
-          runWorkers(
-            this.#deleteQueue,
-            workers,
-            (uid) => this.#attemptToDelete(uid),
-            (m, e) => this.#ctx.log.error(m, e),
-          ),
-          runWorkers(
-            this.#orphanQueue,
-            workers,
-            (uid) => this.#attemptToOrphan(uid),
-            (m, e) => this.#ctx.log.error(m, e),
-          ),
-        ]),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
   }
 
   /** Reads discovery and adds a monitor for each new deletable resource. */

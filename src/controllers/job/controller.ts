@@ -13,7 +13,6 @@ import {
   PODS,
   defaultControllerRateLimiter,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type ResourceClient,
   type SharedInformer,
@@ -28,6 +27,7 @@ import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { DEFAULT_BACKOFF, NO_BACKOFF, type BackoffDurations, type BackoffRecord } from './backoff.js';
 import { hasTrackingFinalizer, JOB_TRACKING_FINALIZER } from './pods.js';
 import { syncJob, type JobActions } from './sync.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Options a test may set. */
 export interface JobControllerOptions {
@@ -98,14 +98,11 @@ export class JobController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => runWorkers(this.#queue, concurrency(this.#ctx.config, 'job', 5), (key) => this.sync(key)))
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the job workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'job', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'job', 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   #jobOf(pod: Pod): Job | undefined {

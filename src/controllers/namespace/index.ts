@@ -14,12 +14,12 @@ import {
   MaxOfRateLimiter,
   NAMESPACES,
   TokenBucket,
-  runWorkers,
   WorkQueue,
 } from '../../client/index.js';
 import { concurrency } from '../config.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { NamespaceDeleter } from './deleter.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Options a test or the in-process server may set. */
 export interface NamespaceControllerOptions {
@@ -55,21 +55,11 @@ export class NamespaceController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          concurrency(this.#ctx.config, 'namespace', 10),
-          (name) => this.sync(name),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the namespace workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'namespace', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'namespace', 10),
+      sync: (name) => this.sync(name),
+    });
   }
 
   /** One pass over namespace `name`; content still going away requeues it after its estimate. */

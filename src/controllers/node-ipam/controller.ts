@@ -10,7 +10,6 @@ import {
   NODES,
   WorkQueue,
   defaultControllerRateLimiter,
-  runWorkers,
   type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
@@ -18,6 +17,7 @@ import type { ControllerContext, EventSink } from '../context.js';
 import type { ControllersConfig } from '../config.js';
 import { typed } from '../shared/meta.js';
 import { CidrError, CidrSet, formatNetwork, parseNetwork } from './cidr-set.js';
+import { startWorkers } from '../shared/workers.js';
 
 /**
  * The CIDR sets of the flags.
@@ -51,6 +51,8 @@ export class NodeIpamController {
   readonly #ctx: ControllerContext;
   readonly #sets: CidrSet[];
   readonly #queue: WorkQueue<string>;
+  /** Whether the CIDRs nodes had at start are marked used (done by the first sync). */
+  #occupied = false;
   readonly #nodes: SharedInformer<Node>;
   readonly #client: ResourceClient<Node>;
   readonly #recorder: EventSink;
@@ -80,20 +82,12 @@ export class NodeIpamController {
     });
   }
 
-  /** Marks the CIDRs in use, then starts the worker; it stops when `ctx.signal` aborts. */
+  /**
+   * Starts the worker once the caches are synced (one worker: allocations must not race); its
+   * first sync marks the CIDRs nodes already have. It stops when `ctx.signal` aborts.
+   */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() => {
-        for (const node of this.#nodes.store.list()) this.#occupy(node);
-        // One worker: allocations must not race.
-        return runWorkers(this.#queue, 1, (name) => this.sync(name));
-      })
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the worker stopped', err);
-      });
+    startWorkers(this.#ctx, 'node IPAM', { queue: this.#queue, workers: 1, sync: (name) => this.sync(name) });
   }
 
   #occupy(node: Node): void {
@@ -114,6 +108,10 @@ export class NodeIpamController {
 
   /** Gives one node its CIDRs if it has none. */
   async sync(name: string): Promise<void> {
+    if (!this.#occupied) {
+      for (const node of this.#nodes.store.list()) this.#occupy(node);
+      this.#occupied = true;
+    }
     const node = this.#nodes.store.get(name);
     if (node === undefined) return;
     const existing = node.spec?.podCIDRs ?? [];

@@ -10,7 +10,6 @@
 import type { Pod } from '../../api/types/core-v1.js';
 import {
   PODS,
-  runWorkers,
   WorkQueue,
   defaultControllerRateLimiter,
   isNotFound,
@@ -28,6 +27,7 @@ import { slowStartBatch } from '../shared/batch.js';
 import { podFromTemplate } from '../shared/pod-template.js';
 import type { ReplicaKind, ReplicatedObject } from './kind.js';
 import { calculateStatus, sameStatus, type ManageFailure } from './status.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Most pods created or deleted in one sync (kube's `BurstReplicas`). */
 export const BURST_REPLICAS = 500;
@@ -74,22 +74,11 @@ export class ReplicaSetController<T extends ReplicatedObject> {
 
   /** Starts the workers once the caches are synced; they stop when the context's signal aborts. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    const workers = concurrency(this.#ctx.config, this.#kind.concurrencyKey, 5);
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          workers,
-          (key) => this.sync(key),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the workers stopped', err);
-      });
+    startWorkers(this.#ctx, this.#ctx.name, {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, this.#kind.concurrencyKey, 5),
+      sync: (key) => this.sync(key),
+    });
   }
 
   #ownerDeleted(o: T): void {

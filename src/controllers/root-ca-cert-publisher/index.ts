@@ -15,13 +15,13 @@ import {
   CONFIG_MAPS,
   NAMESPACES,
   defaultControllerRateLimiter,
-  runWorkers,
   WorkQueue,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { namespaceGoneOrTerminating } from '../shared/namespaces.js';
 import { rootCaOf } from '../shared/root-ca.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** The ConfigMap's name. */
 export const ROOT_CA_CONFIGMAP = 'kube-root-ca.crt';
@@ -62,21 +62,11 @@ export class RootCaPublisher {
 
   /** Starts the worker once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          1,
-          (ns) => this.sync(ns),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the root CA publisher workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'root CA publisher', {
+      queue: this.#queue,
+      workers: 1,
+      sync: (ns) => this.sync(ns),
+    });
   }
 
   /** Publishes the CA in namespace `ns`. */

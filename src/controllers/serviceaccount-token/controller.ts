@@ -20,7 +20,6 @@ import {
   isConflict,
   isNotFound,
   NAMESPACE_INDEX,
-  runWorkers,
   WorkQueue,
   type SharedInformer,
 } from '../../client/index.js';
@@ -28,6 +27,7 @@ import { concurrency } from '../config.js';
 import type { ControllerContext } from '../context.js';
 import { keyOf, splitKey } from '../shared/meta.js';
 import type { LegacyTokenSigner } from './jwt.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** The Secret type of legacy tokens. */
 export const SERVICE_ACCOUNT_TOKEN_TYPE = 'kubernetes.io/service-account-token';
@@ -88,28 +88,13 @@ export class TokensController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener(
-      'abort',
-      () => {
-        this.#secretQueue.shutDown();
-        this.#accountQueue.shutDown();
-      },
-      { once: true },
-    );
     const n = concurrency(this.#ctx.config, 'serviceaccount-token', 5);
-    const log = (m: string, e: unknown): void => this.#ctx.log.error(m, e);
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        Promise.all([
-          runWorkers(this.#secretQueue, n, (k) => this.syncSecret(k), log),
-          runWorkers(this.#accountQueue, n, (k) => this.syncAccount(k), log),
-        ]),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the token workers stopped', err);
-      });
+    startWorkers(
+      this.#ctx,
+      'token',
+      { queue: this.#secretQueue, workers: n, sync: (k) => this.syncSecret(k) },
+      { queue: this.#accountQueue, workers: n, sync: (k) => this.syncAccount(k) },
+    );
   }
 
   /** A deleted account: its token Secrets go too. */

@@ -11,12 +11,12 @@ import {
   SERVICE_ACCOUNTS,
   defaultControllerRateLimiter,
   isAlreadyExists,
-  runWorkers,
   WorkQueue,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { namespaceActive, namespaceGoneOrTerminating } from '../shared/namespaces.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** The accounts kube's controller keeps in every namespace (`--service-account-...` has no flag). */
 export const SERVICE_ACCOUNTS_TO_ENSURE: readonly string[] = ['default'];
@@ -46,21 +46,11 @@ export class ServiceAccountsController {
 
   /** Starts the worker once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          1,
-          (ns) => this.sync(ns),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the serviceaccount workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'serviceaccount', {
+      queue: this.#queue,
+      workers: 1,
+      sync: (ns) => this.sync(ns),
+    });
   }
 
   /** Creates the missing accounts of namespace `name`. */

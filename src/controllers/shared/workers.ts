@@ -1,7 +1,8 @@
 /**
  * The start-up every queue-driven controller shares: shut the queues down when the controller
  * stops, wait for the shared informers to sync, then run each queue's workers, logging failures
- * through the controller's log (a failed key is retried by `runWorkers` with backoff).
+ * through the controller's log or the loop's own `onError` (a failed key is retried by
+ * `runWorkers` with backoff).
  */
 import { runWorkers, type WorkQueue } from '../../client/index.js';
 import type { ControllerContext } from '../context.js';
@@ -12,6 +13,8 @@ export interface WorkerLoop<K = string> {
   /** Workers on this queue (at least 1). */
   readonly workers: number;
   readonly sync: (key: K) => Promise<void>;
+  /** Reports a failed sync (retried with backoff either way); by default `ctx.log.error`. */
+  readonly onError?: (message: string, err: unknown) => void;
 }
 
 /**
@@ -30,7 +33,9 @@ export function startWorkers(ctx: ControllerContext, what: string, ...loops: rea
   const log = (message: string, err: unknown): void => ctx.log.error(message, err);
   ctx.informers
     .waitForSync(signal)
-    .then(() => Promise.all(loops.map((l) => runWorkers(l.queue, Math.max(1, l.workers), l.sync, log))))
+    .then(() =>
+      Promise.all(loops.map((l) => runWorkers(l.queue, Math.max(1, l.workers), l.sync, l.onError ?? log))),
+    )
     .catch((err: unknown) => {
       if (!signal.aborted) ctx.log.error(`the ${what} workers stopped`, err);
     });

@@ -14,7 +14,6 @@ import {
   defaultControllerRateLimiter,
   isAlreadyExists,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type ResourceClient,
   type SharedInformer,
@@ -34,6 +33,7 @@ import { keyOf, splitKey, typed } from '../shared/meta.js';
 import { msUntilAvailable } from '../workload/pod.js';
 import { claimsFor, ordinalOf, podOwnerRef, type TypedStatefulSet } from './identity.js';
 import { syncStatefulSetPods, type StatefulSetActions } from './sync.js';
+import { startWorkers } from '../shared/workers.js';
 
 const BY_OWNER = 'statefulset-owner-uid';
 
@@ -105,16 +105,11 @@ export class StatefulSetController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(this.#queue, concurrency(this.#ctx.config, 'statefulset', 5), (k) => this.sync(k)),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the statefulset workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'statefulset', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'statefulset', 5),
+      sync: (k) => this.sync(k),
+    });
   }
 
   /** Reconciles one StatefulSet key. */

@@ -11,12 +11,12 @@ import {
   defaultControllerRateLimiter,
   isConflict,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { keyOf, splitKey } from '../shared/meta.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** The Secret type of bootstrap tokens. */
 export const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.kubernetes.io/token';
@@ -60,21 +60,7 @@ export class TokenCleaner {
 
   /** Starts the worker once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(
-          this.#queue,
-          1,
-          (k) => this.sync(k),
-          (m, e) => this.#ctx.log.error(m, e),
-        ),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the token cleaner workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'token cleaner', { queue: this.#queue, workers: 1, sync: (k) => this.sync(k) });
   }
 
   /** Deletes the Secret if it has expired, else looks again when it will have. */

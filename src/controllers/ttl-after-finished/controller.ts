@@ -11,7 +11,6 @@ import {
   defaultControllerRateLimiter,
   isConflict,
   isNotFound,
-  runWorkers,
   WorkQueue,
   type ResourceClient,
   type SharedInformer,
@@ -20,6 +19,7 @@ import { concurrency } from '../config.js';
 import type { ControllerContext } from '../context.js';
 import { finishTime, isJobFinished } from '../job/conditions.js';
 import { keyOf, splitKey } from '../shared/meta.js';
+import { startWorkers } from '../shared/workers.js';
 
 /** Options a test may set. */
 export interface TtlControllerOptions {
@@ -66,16 +66,11 @@ export class TtlAfterFinishedController {
 
   /** Starts the workers once the caches are synced. */
   start(): void {
-    const { signal } = this.#ctx;
-    signal.addEventListener('abort', () => this.#queue.shutDown(), { once: true });
-    this.#ctx.informers
-      .waitForSync(signal)
-      .then(() =>
-        runWorkers(this.#queue, concurrency(this.#ctx.config, 'ttl-after-finished', 5), (k) => this.sync(k)),
-      )
-      .catch((err: unknown) => {
-        if (!signal.aborted) this.#ctx.log.error('the ttl-after-finished workers stopped', err);
-      });
+    startWorkers(this.#ctx, 'ttl-after-finished', {
+      queue: this.#queue,
+      workers: concurrency(this.#ctx.config, 'ttl-after-finished', 5),
+      sync: (k) => this.sync(k),
+    });
   }
 
   /** Deletes the Job if its TTL has passed, else looks again when it will have. */
