@@ -14,7 +14,9 @@ import { Client, loadKubeconfig, type ClientConfig } from '../client/index.js';
 import { ApiEventRecorder } from './api/event-recorder.js';
 import { isMirrorPod, isStaticPod, MirrorPods } from './api/mirror-pods.js';
 import { apiLookup } from './api/lookup.js';
-import { defaultNodeIP, nodeName as resolveNodeName } from './api/machine.js';
+import { defaultNodeIP, nodeAddresses, nodeName as resolveNodeName } from './api/machine.js';
+import { CertificateManager, KUBELET_SERVING_SIGNER, SERVING_USAGES } from './cert-manager.js';
+import { certValid, currentPairPath, loadCurrentPair } from './cert-store.js';
 import { NodeStatusManager } from './api/node-status.js';
 import { ApiPodSource } from './api/pod-source.js';
 import { StatusManager } from './api/status-manager.js';
@@ -38,6 +40,7 @@ import type { AgentCounts } from './stats/agent-metrics.js';
 import { ProbeMetrics } from './stats/probe-metrics.js';
 import { StatsProvider } from './stats/provider.js';
 import { servingCertificate } from './serving-cert.js';
+import { CLIENT_USAGES, KUBELET_CLIENT_SIGNER } from './tls-bootstrap.js';
 import { StaticFileSource } from './sources/static-files.js';
 import { SubmissionSource } from './sources/submissions.js';
 import { UrlSource } from './sources/url.js';
@@ -47,6 +50,24 @@ const STANDALONE_LOOKUP: ObjectLookup = {
   configMap: () => Promise.resolve(undefined),
   secret: () => Promise.resolve(undefined),
 };
+
+/**
+ * With `rotateCertificates`, a certificate identity uses `<cert-dir>/kubelet-client-current.pem`
+ * (when it holds a valid pair) and re-reads it after each rotation; other identities are kept.
+ */
+function rotatingClientConfig(config: AgentConfig, client: ClientConfig): ClientConfig {
+  if (!config.rotateCertificates || client.certData === undefined) return client;
+  const path = currentPairPath(config.certDir, 'kubelet-client');
+  const stored = loadCurrentPair(config.certDir, 'kubelet-client');
+  return {
+    ...client,
+    certFile: path,
+    keyFile: path,
+    ...(stored && certValid(stored.cert)
+      ? { certData: Buffer.from(stored.cert), keyData: Buffer.from(stored.key) }
+      : {}),
+  };
+}
 
 /**
  * What an in-process embedder (`capstan cluster`, tests) hands the agent beyond its flags: every
@@ -106,7 +127,7 @@ export class Agent {
     const clientConfig = wiring.client ?? (config.kubeconfig ? loadKubeconfig(config.kubeconfig) : undefined);
     this.#client = clientConfig
       ? new Client({
-          ...clientConfig,
+          ...rotatingClientConfig(config, clientConfig),
           userAgent: 'capstan-agent/v1.33 (linux)',
           qps: 50,
           burst: 100,
@@ -233,14 +254,27 @@ export class Agent {
         console.error(`agent: container runtime ${c.containerRuntimeEndpoint}: ${(err as Error).message}`),
     );
     let podCIDR = c.podCIDR;
+    if (this.#client && c.rotateCertificates) {
+      const client = this.#client;
+      this.#startCertificateManager('kubelet-client', KUBELET_CLIENT_SIGNER, CLIENT_USAGES, () =>
+        client.transport.reloadClientCertificate(),
+      );
+    }
     if (c.enableServer) {
-      const { cert, key } = await servingCertificate({
-        certFile: c.tlsCertFile,
-        keyFile: c.tlsPrivateKeyFile,
-        certDir: c.certDir,
-        nodeName: this.nodeName,
-        nodeIP: this.nodeIP,
-      });
+      const bootstrapServing = c.serverTLSBootstrap && !c.tlsCertFile && this.#client !== undefined;
+      if (c.serverTLSBootstrap && !bootstrapServing)
+        console.error(
+          'agent: --rotate-server-certificates needs an API server and no --tls-cert-file; serving with a self-signed certificate',
+        );
+      const { cert, key } = bootstrapServing
+        ? (loadCurrentPair(c.certDir, 'kubelet-server') ?? {})
+        : await servingCertificate({
+            certFile: c.tlsCertFile,
+            keyFile: c.tlsPrivateKeyFile,
+            certDir: c.certDir,
+            nodeName: this.nodeName,
+            nodeIP: this.nodeIP,
+          });
       const { readFileSync } = await import('node:fs');
       const server = await startAgentServer(
         {
@@ -278,8 +312,7 @@ export class Agent {
         {
           address: c.address,
           port: c.port,
-          cert,
-          key,
+          ...(cert !== undefined && key !== undefined ? { cert, key } : {}),
           ...(c.clientCAFile ? { clientCA: readFileSync(c.clientCAFile, 'utf8') } : {}),
           debuggingHandlers: c.enableDebuggingHandlers,
           auth: {
@@ -293,6 +326,12 @@ export class Agent {
       );
       this.port = server.port;
       this.#closers.push(() => server.close());
+      if (bootstrapServing) {
+        // kubelet serves no certificate until its serving CSR is approved and signed.
+        this.#startCertificateManager('kubelet-server', KUBELET_SERVING_SIGNER, SERVING_USAGES, (pair) =>
+          server.setCertificate(pair.cert, pair.key),
+        );
+      }
     }
     if (this.#client) {
       this.#node = new NodeStatusManager(this.#client, this.cri, {
@@ -392,6 +431,40 @@ export class Agent {
     }
   }
 
+  /**
+   * Keeps a certificate pair of `--cert-dir` current through CertificateSigningRequests made with
+   * the agent's client; the serving pair asks for the node's addresses as its names.
+   */
+  #startCertificateManager(
+    pair: 'kubelet-client' | 'kubelet-server',
+    signerName: string,
+    usages: readonly string[],
+    rotated: (pair: { cert: string; key: string }) => void,
+  ): void {
+    if (!this.#client) return;
+    const addresses = nodeAddresses(this.nodeIP, this.nodeName);
+    const isIP = (t: string | undefined): boolean => t === 'InternalIP' || t === 'ExternalIP';
+    const manager = new CertificateManager({
+      certDir: this.config.certDir,
+      pair,
+      nodeName: this.nodeName,
+      signerName,
+      usages,
+      client: this.#client,
+      ...(pair === 'kubelet-server'
+        ? {
+            names: () => ({
+              dnsNames: addresses.filter((a) => !isIP(a.type)).map((a) => a.address ?? ''),
+              ipAddresses: addresses.filter((a) => isIP(a.type)).map((a) => a.address ?? ''),
+            }),
+          }
+        : {}),
+      rotated,
+    });
+    manager.start();
+    this.#closers.push(() => manager.stop());
+  }
+
   /** Starts the proxy, cluster DNS and NetworkPolicy enforcement the configuration asks for. */
   async #startNetwork(podCIDR: string): Promise<void> {
     const c = this.config;
@@ -399,8 +472,8 @@ export class Agent {
     const wired = this.#wiring.networkClients ?? {};
     const base = (path: string): ClientConfig => {
       if (path) return loadKubeconfig(path);
-      if (this.#wiring.client) return this.#wiring.client;
-      if (c.kubeconfig) return loadKubeconfig(c.kubeconfig);
+      if (this.#wiring.client) return rotatingClientConfig(c, this.#wiring.client);
+      if (c.kubeconfig) return rotatingClientConfig(c, loadKubeconfig(c.kubeconfig));
       throw new Error('the in-agent proxy, DNS and network policies need --kubeconfig');
     };
     const access = (own: ClientConfig | undefined, path: string, user: string) => ({

@@ -68,6 +68,18 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
     '',
     'AlwaysAllow or Webhook (default AlwaysAllow without --config, Webhook with it).',
   ),
+  f(
+    'rotate-certificates',
+    'bool',
+    false,
+    'Rotate the client certificate: request a new one through a CertificateSigningRequest as the current one approaches expiry.',
+  ),
+  f(
+    'rotate-server-certificates',
+    'bool',
+    false,
+    'Request the serving certificate (signer kubernetes.io/kubelet-serving) through a CertificateSigningRequest and rotate it; without --tls-cert-file only.',
+  ),
   f('tls-cert-file', 'string', '', 'Serving certificate (default: a self-signed one in --cert-dir).'),
   f('tls-private-key-file', 'string', '', 'Serving key for --tls-cert-file.'),
   f('max-pods', 'int', 110, 'Number of pods that can run on this node.'),
@@ -143,6 +155,10 @@ export interface AgentConfig {
   readonly authorizationMode: 'AlwaysAllow' | 'Webhook';
   readonly tlsCertFile: string;
   readonly tlsPrivateKeyFile: string;
+  /** kubelet's `rotateCertificates`. */
+  readonly rotateCertificates: boolean;
+  /** kubelet's `serverTLSBootstrap` (`--rotate-server-certificates`). */
+  readonly serverTLSBootstrap: boolean;
   readonly maxPods: number;
   readonly eventQPS: number;
   readonly eventBurst: number;
@@ -261,6 +277,8 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     authorizationMode: modeText,
     tlsCertFile: pick('tls-cert-file', 'tlsCertFile', str),
     tlsPrivateKeyFile: pick('tls-private-key-file', 'tlsPrivateKeyFile', str),
+    rotateCertificates: pick('rotate-certificates', 'rotateCertificates', bool),
+    serverTLSBootstrap: pick('rotate-server-certificates', 'serverTLSBootstrap', bool),
     maxPods: pick('max-pods', 'maxPods', num),
     eventQPS: pick('event-qps', 'eventRecordQPS', num),
     eventBurst: pick('event-burst', 'eventBurst', num),

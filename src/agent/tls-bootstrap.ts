@@ -17,12 +17,18 @@
  *    symlink `kubelet-client-current.pem` points at it, and the kubeconfig names that symlink
  *    for both certificate and key, with the bootstrap kubeconfig's server and CA.
  */
-import { createHash, createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, rename, rm, symlink, unlink, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { CertificateSigningRequest } from '../api/types/certificates-v1.js';
-import { CERTIFICATE_SIGNING_REQUESTS, Client, isAlreadyExists, loadKubeconfig } from '../client/index.js';
+import { Client, loadKubeconfig } from '../client/index.js';
+import {
+  certValid,
+  createSigningRequest,
+  currentPairPath,
+  storePair,
+  waitForCertificate,
+} from './cert-store.js';
 import { generateKeyPair, privateKeyPem } from '../pki/certificate.js';
 import { createCsr } from '../pki/csr.js';
 import { readKubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
@@ -40,20 +46,9 @@ export interface TlsBootstrapOptions {
 
 /** kubelet's signer for its client certificate. */
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
-const USAGES = ['digital signature', 'client auth'];
-const CURRENT = 'kubelet-client-current.pem';
+/** kubelet's usages for its client certificate (an ECDSA key). */
+export const CLIENT_USAGES = ['digital signature', 'client auth'];
 const KEY_TMP = 'kubelet-client.key.tmp';
-
-/** The first certificate of a PEM text is valid now (false when there is none or it fails to parse). */
-function certValid(pem: string | Buffer | undefined): boolean {
-  if (pem === undefined) return false;
-  try {
-    const cert = new X509Certificate(pem);
-    return Date.parse(cert.validTo) > Date.now() && Date.parse(cert.validFrom) <= Date.now() + 60_000;
-  } catch {
-    return false;
-  }
-}
 
 function kubeconfigUsable(path: string): boolean {
   if (!existsSync(path)) return false;
@@ -68,15 +63,11 @@ function kubeconfigUsable(path: string): boolean {
 /** The request's name: kubelet's digest of the public key, the subject and the usages. */
 function requestName(spkiDer: Buffer, commonName: string, organization: string): string {
   const h = createHash('sha512');
-  for (const part of [spkiDer, commonName, organization, ...USAGES]) {
+  for (const part of [spkiDer, commonName, organization, ...CLIENT_USAGES]) {
     h.update(part);
     h.update('\0');
   }
   return `node-csr-${h.digest('base64url').slice(0, 43)}`;
-}
-
-function stamp(d: Date): string {
-  return d.toISOString().slice(0, 19).replace('T', '-').replace(/:/g, '-');
 }
 
 async function writeKubeconfig(path: string, server: string, caPem: string | undefined, certFile: string) {
@@ -105,26 +96,6 @@ async function writeKubeconfig(path: string, server: string, caPem: string | und
   await rename(`${path}.tmp`, path);
 }
 
-/** Waits for the request's certificate. @throws Error when denied, failed or late. */
-async function waitForCertificate(client: Client, name: string, timeoutMs: number): Promise<string> {
-  const csrs = client.resource<CertificateSigningRequest>(CERTIFICATE_SIGNING_REQUESTS);
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const csr = await csrs.get(name);
-    const bad = csr.status?.conditions?.find(
-      (c) => (c.type === 'Denied' || c.type === 'Failed') && c.status !== 'False',
-    );
-    if (bad)
-      throw new Error(
-        `certificate request ${name} was ${(bad.type ?? '').toLowerCase()}: ${bad.reason ?? ''} ${bad.message ?? ''}`,
-      );
-    if (csr.status?.certificate) return Buffer.from(csr.status.certificate, 'base64').toString('utf8');
-    if (Date.now() > deadline)
-      throw new Error(`certificate request ${name} not signed within ${timeoutMs / 1000} s`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
 /**
  * Makes sure `opts.kubeconfig` holds a usable client identity (see the module comment).
  * @throws Error naming what failed (the bootstrap kubeconfig, the request, the wait).
@@ -132,7 +103,7 @@ async function waitForCertificate(client: Client, name: string, timeoutMs: numbe
 export async function bootstrapClientCertificate(opts: TlsBootstrapOptions): Promise<void> {
   if (kubeconfigUsable(opts.kubeconfig)) return;
   const boot = readKubeconfigCredentials(opts.bootstrapKubeconfig);
-  const current = join(opts.certDir, CURRENT);
+  const current = currentPairPath(opts.certDir, 'kubelet-client');
   if (existsSync(current) && certValid(readFileSync(current))) {
     await writeKubeconfig(opts.kubeconfig, boot.server, boot.ca, current);
     return;
@@ -156,31 +127,19 @@ export async function bootstrapClientCertificate(opts: TlsBootstrapOptions): Pro
   });
   let certPem: string;
   try {
-    await client
-      .resource<CertificateSigningRequest>(CERTIFICATE_SIGNING_REQUESTS)
-      .create({
-        apiVersion: 'certificates.k8s.io/v1',
-        kind: 'CertificateSigningRequest',
-        metadata: { name },
-        spec: {
-          request: Buffer.from(request).toString('base64'),
-          signerName: KUBELET_CLIENT_SIGNER,
-          usages: USAGES,
-        },
-      })
-      .catch((err: unknown) => {
-        if (!isAlreadyExists(err)) throw err; // a restart: the same key made the same request
-      });
+    // A restart with the same key makes the same request (the name is the key's digest).
+    await createSigningRequest(client, {
+      name,
+      request,
+      signerName: KUBELET_CLIENT_SIGNER,
+      usages: CLIENT_USAGES,
+    });
     console.log(`agent: waiting for the client certificate (certificate signing request ${name})`);
     certPem = await waitForCertificate(client, name, opts.timeoutMs ?? 15 * 60_000);
   } finally {
     await client.close();
   }
-  const file = join(opts.certDir, `kubelet-client-${stamp(new Date())}.pem`);
-  await writeFile(file, `${certPem.trimEnd()}\n${keyPem}`, { mode: 0o600 });
-  await unlink(`${current}.tmp`).catch(() => undefined);
-  await symlink(file, `${current}.tmp`);
-  await rename(`${current}.tmp`, current);
+  await storePair(opts.certDir, 'kubelet-client', certPem, keyPem);
   await writeKubeconfig(opts.kubeconfig, boot.server, boot.ca, current);
   await rm(keyPath, { force: true });
 }

@@ -18,8 +18,10 @@
  * a token nobody accepts) is a 401, never an anonymous request.
  *
  * Cost: what a TLS connection's certificate says is worked out once per connection (HTTP/2
- * carries many requests on one) and kept in a WeakMap; certificate-only and cached-token
- * requests are answered synchronously, without a promise.
+ * carries many requests on one) and kept in a WeakMap until the certificate's NotAfter: kube
+ * verifies the chain at every request, so a certificate that expires on an open connection
+ * stops authenticating there too. Certificate-only and cached-token requests are answered
+ * synchronously, without a promise.
  */
 import { createHash } from 'node:crypto';
 import type { X509Certificate } from 'node:crypto';
@@ -46,6 +48,8 @@ interface ConnectionIdentity {
   readonly proxy: boolean;
   /** CA generations it was computed under. */
   readonly generation: number;
+  /** The certificate's NotAfter (ms since the epoch); after it the certificate is invalid. */
+  readonly expiresAt: number;
 }
 
 const NO_CERT: ConnectionIdentity = Object.freeze({
@@ -53,6 +57,16 @@ const NO_CERT: ConnectionIdentity = Object.freeze({
   user: undefined,
   proxy: false,
   generation: -1,
+  expiresAt: Infinity,
+});
+
+/** A certificate that expired while its connection stayed open. */
+const EXPIRED: ConnectionIdentity = Object.freeze({
+  invalid: true,
+  user: undefined,
+  proxy: false,
+  generation: -1,
+  expiresAt: -Infinity,
 });
 
 /** The authenticating proxy's configuration. */
@@ -154,7 +168,8 @@ export class RequestAuthenticator {
   #connectionIdentity(socket: TLSSocket): ConnectionIdentity {
     const generation = this.#generation();
     const cached = this.#byConnection.get(socket);
-    if (cached !== undefined && (cached === NO_CERT || cached.generation === generation)) return cached;
+    if (cached !== undefined && (cached === NO_CERT || cached.generation === generation))
+      return cached.expiresAt > Date.now() ? cached : EXPIRED;
     let identity: ConnectionIdentity = NO_CERT;
     const cert = socket.getPeerCertificate();
     if (cert !== null && typeof cert === 'object' && Object.keys(cert).length > 0) {
@@ -177,7 +192,7 @@ export class RequestAuthenticator {
           proxy = rh.allowedNames.length === 0 || (cn !== undefined && rh.allowedNames.includes(cn));
         }
       }
-      identity = Object.freeze({ invalid, user, proxy, generation });
+      identity = Object.freeze({ invalid, user, proxy, generation, expiresAt: Date.parse(cert.valid_to) });
     }
     this.#byConnection.set(socket, identity);
     return identity;

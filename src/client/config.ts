@@ -20,6 +20,13 @@ export interface ClientConfig {
   /** PEM client certificate; with `keyData`. */
   readonly certData?: Buffer;
   readonly keyData?: Buffer;
+  /**
+   * The files `certData` and `keyData` were read from (a kubeconfig naming files, not data):
+   * re-read every 5 minutes, as client-go's file-based client certificates are, and on
+   * `Transport.reloadClientCertificate()`; a changed pair is used from the next request on.
+   */
+  readonly certFile?: string;
+  readonly keyFile?: string;
   /** Bearer token. */
   readonly token?: string;
   /** Bearer token file, re-read when it changes (projected service-account tokens rotate); wins over `token`. */
@@ -63,6 +70,9 @@ export function loadKubeconfig(path: string, opts: { context?: string } = {}): C
     ...(creds.ca === undefined ? {} : { caData: Buffer.from(creds.ca) }),
     ...(creds.cert === undefined ? {} : { certData: Buffer.from(creds.cert) }),
     ...(creds.key === undefined ? {} : { keyData: Buffer.from(creds.key) }),
+    ...(creds.certFile === undefined || creds.keyFile === undefined
+      ? {}
+      : { certFile: creds.certFile, keyFile: creds.keyFile }),
     ...(tokenFile !== undefined
       ? { tokenFile: isAbsolute(tokenFile) ? tokenFile : resolve(dirname(path), tokenFile) }
       : creds.token === undefined
@@ -139,7 +149,15 @@ export type Identity = { readonly certData: Buffer; readonly keyData: Buffer } |
 
 /** A copy of `config` authenticating as `identity` instead (its other credentials dropped). */
 export function withIdentity(config: ClientConfig, identity: Identity): ClientConfig {
-  const { certData: _c, keyData: _k, token: _t, tokenFile: _f, ...rest }: ClientConfig = config;
+  const {
+    certData: _c,
+    keyData: _k,
+    certFile: _cf,
+    keyFile: _kf,
+    token: _t,
+    tokenFile: _f,
+    ...rest
+  }: ClientConfig = config;
   return 'token' in identity
     ? { ...rest, token: identity.token }
     : { ...rest, certData: identity.certData, keyData: identity.keyData };

@@ -48,6 +48,8 @@ const WINDOW = 32 * 1024 * 1024;
 const CONNECT_TIMEOUT_MS = 10_000;
 /** client-go's cached token source re-reads the file once a minute. */
 const TOKEN_FILE_TTL_MS = 60_000;
+/** client-go re-reads file-based client certificates every 5 minutes. */
+const CERT_FILE_TTL_MS = 5 * 60_000;
 
 function errorCode(err: unknown): string {
   const e = err as { code?: unknown };
@@ -63,6 +65,9 @@ export class Transport {
   #closed = false;
   #token: string | undefined;
   #tokenReadAt = -Infinity;
+  #certData: Buffer | undefined;
+  #keyData: Buffer | undefined;
+  #certReadAt: number;
 
   constructor(config: ClientConfig) {
     const url = new URL(config.server);
@@ -72,6 +77,40 @@ export class Transport {
     this.#origin = url.origin;
     this.#prefix = url.pathname.replace(/\/$/, '');
     this.#token = config.token;
+    this.#certData = config.certData;
+    this.#keyData = config.keyData;
+    this.#certReadAt = performance.now();
+  }
+
+  /**
+   * Re-reads the config's `certFile` and `keyFile` now (a rotation replaced them). When the pair
+   * changed, the current session is closed gracefully (requests in flight finish on it) and the
+   * next request connects with the new certificate. An unreadable file keeps the last pair.
+   */
+  reloadClientCertificate(): void {
+    this.#refreshCertificate(true);
+  }
+
+  #refreshCertificate(force: boolean): void {
+    const { certFile, keyFile } = this.#config;
+    if (certFile === undefined || keyFile === undefined) return;
+    const now = performance.now();
+    if (!force && now - this.#certReadAt < CERT_FILE_TTL_MS) return;
+    this.#certReadAt = now;
+    let cert: Buffer;
+    let key: Buffer;
+    try {
+      cert = readFileSync(certFile);
+      key = readFileSync(keyFile);
+    } catch {
+      return; // a rotation swaps the files atomically; keep the pair that works
+    }
+    if (this.#certData?.equals(cert) && this.#keyData?.equals(key)) return;
+    this.#certData = cert;
+    this.#keyData = key;
+    const old = this.#session;
+    this.#session = undefined;
+    if (old !== undefined && !old.closed) old.close();
   }
 
   /** `https://host:port` of the server, for messages. */
@@ -106,8 +145,8 @@ export class Transport {
     try {
       session = connect(this.#origin, {
         ...(c.caData === undefined ? {} : { ca: c.caData }),
-        ...(c.certData === undefined ? {} : { cert: c.certData }),
-        ...(c.keyData === undefined ? {} : { key: c.keyData }),
+        ...(this.#certData === undefined ? {} : { cert: this.#certData }),
+        ...(this.#keyData === undefined ? {} : { key: this.#keyData }),
         rejectUnauthorized: c.insecureSkipTlsVerify !== true,
         settings: { initialWindowSize: WINDOW, enablePush: false },
         maxSessionMemory: 64,
@@ -158,6 +197,7 @@ export class Transport {
     const auth = this.#authorization();
     if (auth !== undefined) headers['authorization'] = auth;
     if (this.#config.userAgent !== undefined) headers['user-agent'] = this.#config.userAgent;
+    this.#refreshCertificate(false);
     const session = this.#connect();
     const stream = session.request(headers, {
       endStream: req.body === undefined,

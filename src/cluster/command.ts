@@ -15,10 +15,12 @@
  * they confine a kubelet); several simulated nodes act together as one client in `system:masters`.
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { startSimulatedNodes } from '../agent/simulated/simulator.js';
 import { parseServerArgs } from '../server/options.js';
 import { runServerCommand, type CommandIo, type Companion } from '../server/run.js';
 import { containerdMissing, INSTALL_COMMAND } from './containerd.js';
+import { ensureKubeletClientPki } from './kubelet-client-pki.js';
 import { nodeLayout } from './node-state.js';
 import { realNode, startNodeRuntime, type NodeRuntime, type RealNodeOptions } from './real-node.js';
 import { resetCluster, runningClusterPid } from './reset.js';
@@ -199,12 +201,29 @@ export async function runClusterCommand(
         withLocalPathClass(simulatedNodes(args.simulatedNodes ?? 1, why)),
       );
     }
+    // The server reaches the agent with kubeadm's kubelet client certificate (unless given one).
+    let kubeletPki;
+    try {
+      kubeletPki = await ensureKubeletClientPki(options, join(layout.agentDir, 'pki', 'client-ca.crt'));
+    } catch (err) {
+      io.err(
+        `Error: the server's kubelet client certificate: ${err instanceof Error ? err.message : String(err)}`,
+      );
+      return 1;
+    }
+    if (!args.serverArgs.some((a) => a.startsWith('--kubelet-client-certificate'))) {
+      args.serverArgs.push(
+        `--kubelet-client-certificate=${kubeletPki.certFile}`,
+        `--kubelet-client-key=${kubeletPki.keyFile}`,
+      );
+    }
     const nodeOptions: RealNodeOptions = {
       dataDir: options.dataDir,
       nodeName: `${NODE_PREFIX}0`,
       podCIDR: args.podCIDR,
       bridge: args.bridge,
       serviceRange: options.serviceClusterIPRanges[0]?.text ?? '10.0.0.0/24',
+      clientCAFile: kubeletPki.clientCAFile,
     };
     // containerd starts while the server does; the agent starts once both are up.
     runtime = startNodeRuntime(nodeOptions, io).catch((err: unknown) => {

@@ -44,6 +44,8 @@ export interface RealNodeOptions {
   readonly bridge: string;
   /** The primary Service range (its blackhole route). */
   readonly serviceRange: string;
+  /** The CA of the server's kubelet client certificate (the agent's `--client-ca-file`). */
+  readonly clientCAFile: string;
 }
 
 /** The node's runtime side, ready for the agent. */
@@ -115,8 +117,13 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
     `--cni-conf-dir=${runtime.containerd.layout.cniConfDir}`,
     `--cgroup-root=${layout.cgroupParent}`,
     // The agent's server (logs, exec, port-forward) listens on the loopback only, on a free port
-    // the Node object advertises; the API server reaches it at the node IP.
+    // the Node object advertises; the API server reaches it at the node IP. As kubeadm sets a
+    // kubelet up: no anonymous requests, the server's client certificate (see
+    // kubelet-client-pki.ts), and every request authorized by a SubjectAccessReview.
     '--address=127.0.0.1',
+    '--anonymous-auth=false',
+    `--client-ca-file=${opts.clientCAFile}`,
+    '--authorization-mode=Webhook',
     '--port=0',
     '--healthz-port=0',
     '--node-ip=127.0.0.1',

@@ -19,6 +19,9 @@ export interface KubeconfigCredentials {
   /** Client certificate and key PEM; both or neither. */
   readonly cert: string | undefined;
   readonly key: string | undefined;
+  /** The files of `cert` and `key` when the kubeconfig names files (absolute paths). */
+  readonly certFile?: string;
+  readonly keyFile?: string;
   /** Bearer token (`token` or `tokenFile`). */
   readonly token: string | undefined;
   /** `insecure-skip-tls-verify: true`: do not verify the serving certificate. */
@@ -68,9 +71,14 @@ function str(d: Dict, field: string): string | undefined {
 function pem(d: Dict, field: string, base: string): string | undefined {
   const data = str(d, `${field}-data`);
   if (data !== undefined) return Buffer.from(data, 'base64').toString('utf8');
-  const file = str(d, field);
-  if (file === undefined) return undefined;
-  return readFileSync(isAbsolute(file) ? file : resolve(base, file), 'utf8');
+  const file = pemFile(d, field, base);
+  return file === undefined ? undefined : readFileSync(file, 'utf8');
+}
+
+/** The absolute path of the file `<field>` when `<field>-data` is not set. */
+function pemFile(d: Dict, field: string, base: string): string | undefined {
+  const file = str(d, `${field}-data`) === undefined ? str(d, field) : undefined;
+  return file === undefined ? undefined : isAbsolute(file) ? file : resolve(base, file);
 }
 
 /**
@@ -116,6 +124,8 @@ export function parseKubeconfigCredentials(
     throw new KubeconfigError(
       `kubeconfig ${path}: user ${userName ?? ''} has a client certificate without a key or a key without a certificate`,
     );
+  const certFile = pemFile(user, 'client-certificate', base);
+  const keyFile = pemFile(user, 'client-key', base);
   const tokenFile = str(user, 'tokenFile');
   const token =
     str(user, 'token') ??
@@ -125,6 +135,7 @@ export function parseKubeconfigCredentials(
     ca: pem(cluster, 'certificate-authority', base),
     cert,
     key,
+    ...(certFile !== undefined && keyFile !== undefined ? { certFile, keyFile } : {}),
     token,
     insecureSkipTlsVerify: cluster['insecure-skip-tls-verify'] === true,
     context: contextName,

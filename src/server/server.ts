@@ -22,7 +22,7 @@ import type { Store } from '../../storage/interface.js';
 import { packageVersion } from './package-version.js';
 import { versionInfo } from '../http/version.js';
 import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
-import { ensureServerPki, type ServerPki } from '../pki/server-pki.js';
+import { ensureServerPki, type ServerPki, type ServerPkiOptions } from '../pki/server-pki.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
 import type { Deprecations } from '../registry/deprecations.js';
@@ -104,6 +104,19 @@ function sleep(ms: number): Promise<void> {
   return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** The PKI the server's flags ask for (`--cert-dir`, the serving names and files, `--client-ca-file`). */
+export function serverPkiOptions(options: ServerOptions): ServerPkiOptions {
+  return {
+    certDir: options.certDir,
+    ...(options.advertiseAddress === '' ? {} : { advertiseAddress: options.advertiseAddress }),
+    bindAddress: options.bindAddress,
+    ...(options.tlsCertFile === ''
+      ? {}
+      : { tlsCertFile: options.tlsCertFile, tlsPrivateKeyFile: options.tlsPrivateKeyFile }),
+    ...(options.clientCaFile === '' ? {} : { clientCaFile: options.clientCaFile }),
+  };
+}
+
 /**
  * Starts a server with `options`.
  * @throws PkiError for unusable certificate files; storage UnavailableError when the store
@@ -121,15 +134,7 @@ export async function startServer(
   const registry = loadRegistry(options.apiEnablement);
   await mkdir(options.dataDir, { recursive: true });
 
-  const pkiPromise = ensureServerPki({
-    certDir: options.certDir,
-    ...(options.advertiseAddress === '' ? {} : { advertiseAddress: options.advertiseAddress }),
-    bindAddress: options.bindAddress,
-    ...(options.tlsCertFile === ''
-      ? {}
-      : { tlsCertFile: options.tlsCertFile, tlsPrivateKeyFile: options.tlsPrivateKeyFile }),
-    ...(options.clientCaFile === '' ? {} : { clientCaFile: options.clientCaFile }),
-  });
+  const pkiPromise = ensureServerPki(serverPkiOptions(options));
   const keysPromise = pkiPromise.then(() =>
     loadServiceAccountKeys({
       keyFiles: options.serviceAccount.keyFiles,

@@ -9,13 +9,26 @@
  *   (`kubelet-client-<time>.pem`, mode 0600, and the `kubelet-client-current.pem` symlink), and a
  *   kubeconfig naming that symlink;
  * - with that identity it registers its Node and runs a pod;
- * - a second bootstrap with a usable kubeconfig asks for nothing.
+ * - a second bootstrap with a usable kubeconfig asks for nothing;
+ * - with `--rotate-server-certificates` it asks for a `kubernetes.io/kubelet-serving` certificate
+ *   naming its addresses, serves nothing until an admin approves it (kube never auto-approves
+ *   serving requests), then serves with it;
+ * - with `--rotate-certificates`, a client certificate near its end (a 30 s one, minted by the
+ *   test) is renewed through a new request at 70–90 % of its lifetime, auto-approved for the
+ *   node itself (kubeadm's `selfnodeclient` binding); the symlink is swapped and the agent keeps
+ *   working once the old certificate has expired, with no restart.
  */
-import { X509Certificate } from 'node:crypto';
-import { lstat, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
+import { lstat, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
+import { connect } from 'node:tls';
 import { basename, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { KUBELET_SERVING_SIGNER, SERVING_USAGES } from '../../src/agent/cert-manager.js';
+import { storePair } from '../../src/agent/cert-store.js';
 import { bootstrapClientCertificate, KUBELET_CLIENT_SIGNER } from '../../src/agent/tls-bootstrap.js';
+import type { Lease } from '../../src/api/types/coordination-v1.js';
+import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
+import { parseCsr } from '../../src/pki/csr.js';
 import type { CertificateSigningRequest } from '../../src/api/types/certificates-v1.js';
 import type { SelfSubjectReview } from '../../src/api/types/authentication-v1.js';
 import {
@@ -61,17 +74,23 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
             'auth-extra-groups': b64(GROUP),
           },
         } as never);
-        for (const [name, role] of [
-          ['kubeadm:kubelet-bootstrap', 'system:node-bootstrapper'],
+        for (const [name, role, group] of [
+          ['kubeadm:kubelet-bootstrap', 'system:node-bootstrapper', GROUP],
           [
             'kubeadm:node-autoapprove-bootstrap',
             'system:certificates.k8s.io:certificatesigningrequests:nodeclient',
+            GROUP,
+          ],
+          [
+            'kubeadm:node-autoapprove-certificate-rotation',
+            'system:certificates.k8s.io:certificatesigningrequests:selfnodeclient',
+            'system:nodes',
           ],
         ] as const) {
           await admin.resource(CLUSTER_ROLE_BINDINGS).create({
             metadata: { name },
             roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: GROUP }],
+            subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'Group', name: group }],
           } as never);
         }
         const ca = (await readFile(join(server.certDir, 'ca.crt'), 'utf8')).toString();
@@ -96,6 +115,8 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
           `--kubeconfig=${kubeconfig}`,
           `--bootstrap-kubeconfig=${bootstrapKubeconfig}`,
           `--cert-dir=${certDir}`,
+          '--rotate-certificates',
+          '--rotate-server-certificates',
         ];
       },
     });
@@ -106,9 +127,15 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
     await node?.stop();
   }, 120_000);
 
+  const csrsOf = async (signer: string): Promise<CertificateSigningRequest[]> => {
+    const list = JSON.parse(await node.kubectl('get', 'csr', '-o', 'json')) as {
+      items: CertificateSigningRequest[];
+    };
+    return list.items.filter((c) => c.spec?.signerName === signer);
+  };
+
   it('requests its client certificate with kube’s CSR and has it approved and signed', async () => {
-    const csrs = await node.kubectl('get', 'csr', '-o', 'json');
-    const items = (JSON.parse(csrs) as { items: CertificateSigningRequest[] }).items;
+    const items = await csrsOf(KUBELET_CLIENT_SIGNER);
     expect(items).toHaveLength(1);
     const csr = items[0];
     expect(csr?.metadata.name).toMatch(/^node-csr-[A-Za-z0-9_-]+$/);
@@ -166,7 +193,105 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
       nodeName: NODE,
       timeoutMs: 1000,
     });
-    const csrs = await node.kubectl('get', 'csr', '-o', 'jsonpath={.items[*].metadata.name}');
-    expect(csrs.split(' ').filter(Boolean)).toHaveLength(1);
+    expect(await csrsOf(KUBELET_CLIENT_SIGNER)).toHaveLength(1);
   });
+
+  /** The certificate the agent's server presents; undefined while the handshake fails. */
+  const servedCertificate = (): Promise<X509Certificate | undefined> =>
+    new Promise((resolve) => {
+      const socket = connect({ host: '127.0.0.1', port: node.agent.port, rejectUnauthorized: false });
+      socket.once('secureConnect', () => {
+        const raw = socket.getPeerCertificate().raw;
+        socket.destroy();
+        resolve(new X509Certificate(raw));
+      });
+      socket.once('error', () => resolve(undefined));
+    });
+
+  it('requests a kubelet-serving certificate and serves with it once an admin approves it', async () => {
+    const [csr] = await csrsOf(KUBELET_SERVING_SIGNER);
+    expect(csr?.metadata.generateName).toBe('csr-');
+    expect(csr?.spec?.username).toBe(`system:node:${NODE}`);
+    expect(csr?.spec?.usages).toEqual(SERVING_USAGES);
+    const request = parseCsr(Buffer.from(csr?.spec?.request ?? '', 'base64').toString('utf8'));
+    expect(request.subject).toEqual({ commonName: `system:node:${NODE}`, organizations: ['system:nodes'] });
+    expect(request.dnsNames).toEqual([NODE]);
+    expect(request.ipAddresses).toEqual(['127.0.0.1']);
+    // kube's csrapproving never approves serving requests: no certificate, no TLS yet.
+    expect(csr?.status?.conditions ?? []).toEqual([]);
+    expect(await servedCertificate()).toBeUndefined();
+    await node.kubectl('certificate', 'approve', csr?.metadata.name ?? '');
+    const ca = new X509Certificate(await readFile(join(node.server.certDir, 'ca.crt'), 'utf8'));
+    let served: X509Certificate | undefined;
+    for (let i = 0; i < 60 && !served?.verify(ca.publicKey); i++) {
+      await new Promise((r) => setTimeout(r, 250));
+      served = await servedCertificate();
+    }
+    expect(served?.verify(ca.publicKey)).toBe(true);
+    expect(served?.subject).toContain(`CN=system:node:${NODE}`);
+    expect(served?.subjectAltName).toBe(`DNS:${NODE}, IP Address:127.0.0.1`);
+    expect((await lstat(join(certDir, 'kubelet-server-current.pem'))).isSymbolicLink()).toBe(true);
+  }, 30_000);
+
+  it('renews a client certificate near its end through a new CSR, without a restart', async () => {
+    // A 30 s client certificate for the node, from the cluster CA; the agent restarts onto it.
+    const caPem = await readFile(join(node.server.certDir, 'ca.crt'), 'utf8');
+    const caKey = createPrivateKey(await readFile(join(node.server.certDir, 'ca.key'), 'utf8'));
+    const key = await generateKeyPair();
+    const now = Date.now();
+    const shortPem = issueCertificate({
+      subject: { commonName: `system:node:${NODE}`, organizations: ['system:nodes'] },
+      publicKey: key.publicKey,
+      issuer: {
+        subjectDer: subjectDerOf(new X509Certificate(caPem).raw),
+        privateKey: caKey,
+        publicKey: createPublicKey(caKey),
+      },
+      usage: 'client',
+      notBefore: new Date(now - 5_000),
+      notAfter: new Date(now + 25_000),
+    });
+    const short = new X509Certificate(shortPem);
+    await storePair(certDir, 'kubelet-client', shortPem, privateKeyPem(key.privateKey));
+    const shortTarget = await readlink(join(certDir, 'kubelet-client-current.pem'));
+    await node.restartAgent();
+    // Due at 70-90 % of 30 s from NotBefore: 16-22 s from now, then a request and its approval.
+    const deadline = Date.now() + 45_000;
+    let renewed: CertificateSigningRequest | undefined;
+    while (!renewed?.status?.certificate && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 500));
+      renewed = (await csrsOf(KUBELET_CLIENT_SIGNER)).find((c) => c.metadata.generateName === 'csr-');
+    }
+    expect(Date.now() - now).toBeGreaterThanOrEqual(0.7 * 30_000 - 5_000);
+    expect(renewed?.spec?.username).toBe(`system:node:${NODE}`);
+    expect(renewed?.spec?.usages).toEqual(['digital signature', 'client auth']);
+    expect(renewed?.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([
+      ['Approved', 'AutoApproved'],
+    ]);
+    // The symlink moves to the new pair; the old pair stays, as kubelet leaves it.
+    let target = shortTarget;
+    while (target === shortTarget && Date.now() < deadline + 5_000) {
+      await new Promise((r) => setTimeout(r, 200));
+      target = await readlink(join(certDir, 'kubelet-client-current.pem'));
+    }
+    expect(target).not.toBe(shortTarget);
+    const files = await readdir(certDir);
+    expect(files).toContain(basename(shortTarget));
+    const current = new X509Certificate(await readFile(join(certDir, 'kubelet-client-current.pem'), 'utf8'));
+    expect(current.serialNumber).not.toBe(short.serialNumber);
+    expect(current.subject).toContain(`CN=system:node:${NODE}`);
+    expect(Date.parse(current.validTo) - Date.now()).toBeGreaterThan(300 * 24 * 3600 * 1000);
+    // Once the short certificate has expired, the same agent still renews its Lease.
+    const expired = Date.parse(short.validTo);
+    await new Promise((r) => setTimeout(r, Math.max(0, expired - Date.now()) + 1_000));
+    let renewTime = 0;
+    while (renewTime <= expired && Date.now() < expired + 30_000) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const lease = JSON.parse(
+        await node.kubectl('get', 'lease', '-n', 'kube-node-lease', NODE, '-o', 'json'),
+      ) as Lease;
+      renewTime = Date.parse(lease.spec?.renewTime ?? '');
+    }
+    expect(renewTime).toBeGreaterThan(expired);
+  }, 120_000);
 });

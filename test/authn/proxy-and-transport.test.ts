@@ -1,13 +1,15 @@
 /**
  * The authenticating proxy and the transport on one server: request headers trusted only from
  * a proxy certificate (requestheader CA and allowed names), user certificates checked against
- * their own CA, --client-ca-file reloaded without a restart, CORS preflights, HSTS,
+ * their own CA, a certificate that expires on an open connection refused there from then on,
+ * --client-ca-file reloaded without a restart, CORS preflights, HSTS,
  * --tls-cipher-suites and --tls-sni-cert-key seen by real TLS clients.
  */
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { connect as connectHttp2 } from 'node:http2';
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
@@ -138,6 +140,32 @@ describe('authenticating proxy', () => {
     // No certificate: anonymous is off under AlwaysAllow, so the headers alone get a 401.
     expect((await whoami({}, proxyHeaders)).status).toBe(401);
   });
+});
+
+describe('client certificate expiry', () => {
+  it('a certificate that expires while its connection stays open no longer authenticates there', async () => {
+    const brief = await issue(userCa, { commonName: 'brief' }, 'client', {}, 3_000);
+    const session = connectHttp2(server.url, { ca: admin.ca, cert: brief.certPem, key: brief.keyPem });
+    const review = (): Promise<number> =>
+      new Promise((resolve, reject) => {
+        const stream = session.request({
+          ':method': 'POST',
+          ':path': '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          'content-type': 'application/json',
+        });
+        stream.on('response', (h) => resolve(Number(h[':status'])));
+        stream.on('error', reject);
+        stream.end('{"apiVersion":"authentication.k8s.io/v1","kind":"SelfSubjectReview"}');
+        stream.resume();
+      });
+    try {
+      expect(await review()).toBe(201);
+      await new Promise((r) => setTimeout(r, 3_500));
+      expect(await review()).toBe(401);
+    } finally {
+      session.close();
+    }
+  }, 20_000);
 });
 
 describe('--client-ca-file reload', () => {

@@ -47,12 +47,13 @@ export async function makeCa(commonName: string): Promise<TestCa> {
   };
 }
 
-/** A leaf certificate signed by `ca`. */
+/** A leaf certificate signed by `ca`, valid from a minute ago for `lifetimeMs` (default a day). */
 export async function issue(
   ca: TestCa,
   subject: { commonName: string; organizations?: readonly string[] },
   usage: 'client' | 'server',
   names: { dnsNames?: readonly string[]; ipAddresses?: readonly string[] } = {},
+  lifetimeMs = 86_400_000,
 ): Promise<{ certPem: string; keyPem: string }> {
   const { privateKey, publicKey } = await generateKeyPair();
   const now = Date.now();
@@ -61,7 +62,7 @@ export async function issue(
     publicKey,
     usage,
     notBefore: new Date(now - 60_000),
-    notAfter: new Date(now + 86_400_000),
+    notAfter: new Date(now + lifetimeMs),
     issuer: ca.issuer,
     ...names,
   });

@@ -2,7 +2,8 @@
  * The new user's path on a real node: `bash tools/run.sh` (a temporary data dir, a free port, a
  * pod CIDR and a bridge of this suite's own) starts a whole cluster whose node runs containers on
  * Capstan's own containerd; then kubectl 1.33 creates a Deployment of the busybox development
- * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`. The
+ * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`, both
+ * through the server's kubelet client certificate (the agent refuses anonymous callers). The
  * cluster is stopped and started again on the same data dir: the pod's container keeps running
  * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
  * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
@@ -14,7 +15,8 @@
  * fails the suite.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { request as httpsRequest } from 'node:https';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -189,6 +191,48 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     },
     FIRST_START_MS + 180_000,
   );
+
+  it('the agent admits only authenticated, authorized callers (the server’s kubelet client certificate)', async () => {
+    expect(cluster).toBeDefined();
+    const port = Number(
+      await kubectl(
+        'get',
+        'node',
+        'capstan-node-0',
+        '-o',
+        'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}',
+      ),
+    );
+    expect(port).toBeGreaterThan(0);
+    const pki = join(dataDir, 'pki');
+    const get = async (path: string, cert?: string): Promise<number> => {
+      const res = await new Promise<number>((resolveStatus, reject) => {
+        const req = httpsRequest(
+          {
+            host: '127.0.0.1',
+            port,
+            path,
+            rejectUnauthorized: false,
+            ...(cert === undefined
+              ? {}
+              : { cert: readFileSync(`${cert}.crt`), key: readFileSync(`${cert}.key`) }),
+          },
+          (res) => {
+            res.resume();
+            resolveStatus(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.end();
+      });
+      return res;
+    };
+    // No credentials: 401, as a kubeadm kubelet answers (anonymous auth off).
+    expect(await get('/pods')).toBe(401);
+    expect(await get(`/containerLogs/default/${first.pod}/busybox`)).toBe(401);
+    // The server's own client certificate, authorized by a SubjectAccessReview.
+    expect(await get('/pods', join(pki, 'apiserver-kubelet-client'))).toBe(200);
+  });
 
   it('imports images: images/ at start, `capstan images import` while running; pods run them', async () => {
     expect(cluster).toBeDefined();

@@ -25,6 +25,8 @@ export function configzOf(c: AgentConfig): { kubeletconfig: Record<string, unkno
       port: c.port,
       tlsCertFile: c.tlsCertFile,
       tlsPrivateKeyFile: c.tlsPrivateKeyFile,
+      rotateCertificates: c.rotateCertificates,
+      serverTLSBootstrap: c.serverTLSBootstrap,
       authentication: {
         x509: { clientCAFile: c.clientCAFile },
         webhook: { enabled: false, cacheTTL: '2m0s' },

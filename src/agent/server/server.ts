@@ -49,8 +49,12 @@ export interface AgentView {
 export interface AgentServerOptions {
   readonly address: string;
   readonly port: number;
-  readonly cert: string;
-  readonly key: string;
+  /**
+   * The serving certificate (with its chain) and key; absent until a serving certificate is
+   * issued (`serverTLSBootstrap`): TLS handshakes fail until {@link AgentServers.setCertificate}.
+   */
+  readonly cert?: string;
+  readonly key?: string;
   readonly clientCA?: string;
   readonly debuggingHandlers: boolean;
   readonly auth: AgentAuthOptions;
@@ -96,6 +100,8 @@ function portsOf(q: URLSearchParams): number[] | undefined {
 export interface AgentServers {
   readonly server: Server;
   readonly port: number;
+  /** Serves with this certificate and key from the next TLS handshake on (a rotation). */
+  setCertificate(cert: string, key: string): void;
   close(): Promise<void>;
 }
 
@@ -103,8 +109,7 @@ export interface AgentServers {
 export async function startAgentServer(view: AgentView, opts: AgentServerOptions): Promise<AgentServers> {
   const authz = new AgentAuthorizer(opts.auth);
   const server = createHttpsServer({
-    cert: opts.cert,
-    key: opts.key,
+    ...(opts.cert !== undefined && opts.key !== undefined ? { cert: opts.cert, key: opts.key } : {}),
     ...(opts.clientCA ? { ca: opts.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
   });
   const gate = async (req: IncomingMessage): Promise<number> => {
@@ -286,6 +291,8 @@ export async function startAgentServer(view: AgentView, opts: AgentServerOptions
   return {
     server,
     port,
+    setCertificate: (cert, key) =>
+      server.setSecureContext({ cert, key, ...(opts.clientCA ? { ca: opts.clientCA } : {}) }),
     close: () =>
       new Promise<void>((resolve) => {
         for (const s of upgraded) s.destroy();
