@@ -49,7 +49,9 @@ function apiserverScript(node: string, mainJs: string, helpFile: string): string
 # Written by \`capstan envtest-assets\`: Capstan as envtest's kube-apiserver.
 # envtest's flags pass through unchanged, except --etcd-servers: by default it is dropped and Capstan
 # keeps its objects in memory (--storage-backend=memory: envtest's etcd data never outlives a run
-# either), with a fresh temporary data directory for its own files, removed on exit. With ${REAL_ETCD_ENV}=1
+# either) as JSON (--storage-media-type=application/json: no protobuf transcoding on every write and
+# watch event; nothing outside the process reads that store), with a fresh temporary data directory
+# for its own files, removed on exit. With ${REAL_ETCD_ENV}=1
 # Capstan uses the etcd envtest started (the \`etcd\` script then runs a real etcd).
 # envtest runs \`kube-apiserver --help\` before every start: that is answered from the text
 # \`capstan server --help\` printed when this directory was written, without starting node.
@@ -79,7 +81,7 @@ while [ "$n" -gt 0 ]; do
   esac
 done
 data=$(mktemp -d "\${TMPDIR:-/tmp}/capstan-envtest.XXXXXX") || exit 1
-"$NODE" "$MAIN" server --data-dir="$data" --storage-backend=memory "$CONTROLLERS" "$@" &
+"$NODE" "$MAIN" server --data-dir="$data" --storage-backend=memory --storage-media-type=application/json "$CONTROLLERS" "$@" &
 pid=$!
 trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
 wait "$pid"

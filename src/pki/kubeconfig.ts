@@ -3,7 +3,6 @@
  * everything embedded as `*-data` so the file works from any directory and on any machine that
  * reaches the server.
  */
-import { isIPv6 } from 'node:net';
 import { rename, writeFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 
@@ -28,7 +27,9 @@ export interface KubeconfigInput {
 export function localServerUrl(bindAddress: string, port: number): string {
   if (bindAddress === '' || bindAddress === '0.0.0.0') return `https://127.0.0.1:${port}`;
   if (bindAddress === '::') return `https://[::1]:${port}`;
-  return isIPv6(bindAddress) ? `https://[${bindAddress}]:${port}` : `https://${bindAddress}:${port}`;
+  // An IPv4 address or a host name has no colon, an IPv6 address has. (node:net's isIPv6 would
+  // compile its large IPv6 pattern on this start-up path.)
+  return bindAddress.includes(':') ? `https://[${bindAddress}]:${port}` : `https://${bindAddress}:${port}`;
 }
 
 function b64(pem: string): string {

@@ -14,7 +14,7 @@
  * (up to `--request-timeout`, then connections are cut); finally compaction stops and the store
  * closes.
  */
-import { startupTrace } from './startup-trace.js';
+import { startupTrace, traceFirstRequests } from './startup-trace.js';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
@@ -224,6 +224,7 @@ export async function startServer(
     throw err;
   }
 
+  traceFirstRequests(app);
   startupTrace('built');
   let compactor: Compactor | undefined;
   try {
