@@ -293,6 +293,11 @@ export class SchedulingQueue {
   }
 
   /** Ends `pop()` waits; pending pods are dropped. */
+  /** Undoes `close()`: a scheduler that lost leadership and won it again pops anew. */
+  reopen(): void {
+    this.#closed = false;
+  }
+
   close(): void {
     this.#closed = true;
     const w = this.#waiter;
