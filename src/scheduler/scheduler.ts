@@ -242,7 +242,11 @@ export class Scheduler {
       let sliceStart = performance.now();
       for (;;) {
         const q = await this.queue.pop();
-        if (q === undefined || signal.aborted) break;
+        if (q === undefined) break;
+        if (signal.aborted) {
+          this.queue.putBack(q);
+          break;
+        }
         try {
           await this.scheduleOne(q);
         } catch (err) {
