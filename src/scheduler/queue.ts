@@ -195,9 +195,10 @@ export class SchedulingQueue {
 
   /** The next pod to schedule, or undefined once closed. */
   pop(): Promise<QueuedPodInfo | undefined> {
+    // Closed first: a scheduler that stepped down leaves its pods queued for when it leads again.
+    if (this.#closed) return Promise.resolve(undefined);
     const q = this.#active.pop();
     if (q !== undefined) return Promise.resolve(this.#take(q));
-    if (this.#closed) return Promise.resolve(undefined);
     return new Promise((resolve) => {
       this.#waiter = resolve;
     });
@@ -293,6 +294,18 @@ export class SchedulingQueue {
   }
 
   /** Ends `pop()` waits; pending pods are dropped. */
+  /** Puts a popped pod back, unattempted (its scheduler stopped before the attempt). */
+  putBack(q: QueuedPodInfo): void {
+    this.#inFlight.delete(q.info.key);
+    q.attempts--;
+    this.#toActive(q);
+  }
+
+  /** Undoes `close()`: a scheduler that lost leadership and won it again pops anew. */
+  reopen(): void {
+    this.#closed = false;
+  }
+
   close(): void {
     this.#closed = true;
     const w = this.#waiter;

@@ -19,6 +19,11 @@ export interface SchedulerRunOptions {
   readonly config?: SchedulerConfig;
   /** Where errors go (default console.error). */
   readonly log?: (message: string) => void;
+  /**
+   * After losing the Lease, campaign again (default false: stop, as kube-scheduler exits for its
+   * supervisor to restart it). A scheduler inside `capstan server` has no supervisor.
+   */
+  readonly campaignAgain?: boolean;
   /** Called once the scheduler is built (before sync), e.g. to serve its metrics. */
   readonly onReady?: (scheduler: Scheduler) => void;
 }
@@ -49,6 +54,12 @@ export function startScheduler(
     burst: clientConfig.burst ?? config.clientConnection.burst,
     userAgent: clientConfig.userAgent ?? 'capstan-scheduler/v1.33',
   });
+  // As kube-scheduler, leader election has a client of its own: its renewals never queue behind
+  // the scheduler's bindings and events (client-side rate limit and HTTP/2 streams).
+  const electionClient = new Client({
+    ...clientConfig,
+    userAgent: `${clientConfig.userAgent ?? 'capstan-scheduler/v1.33'}/leader-election`,
+  });
   const factory = new SharedInformerFactory(client, { log: logErr });
   const informers = new SchedulerInformers(factory);
   const api = new ClientSchedulerApi(client, logErr);
@@ -66,6 +77,7 @@ export function startScheduler(
     });
   } catch (err) {
     void client.close();
+    void electionClient.close();
     throw err;
   }
   options.onReady?.(scheduler);
@@ -79,30 +91,34 @@ export function startScheduler(
         await scheduler.run(signal);
         return;
       }
-      let running: Promise<void> | undefined;
-      const elector = new LeaderElector({
-        client,
-        namespace: le.resourceNamespace,
-        name: le.resourceName,
-        identity: `${hostname()}_${randomUUID()}`,
-        leaseDurationMs: le.leaseDurationMs,
-        renewDeadlineMs: le.renewDeadlineMs,
-        retryPeriodMs: le.retryPeriodMs,
-        releaseOnCancel: true,
-        onStartedLeading: (leading) => {
-          running = scheduler.run(leading).catch((err: unknown) => logErr('scheduler stopped', err));
-        },
-        onStoppedLeading: () => undefined,
-        log: logErr,
-      });
-      await elector.run(signal);
-      await running;
+      const identity = `${hostname()}_${randomUUID()}`;
+      do {
+        let running: Promise<void> | undefined;
+        const elector = new LeaderElector({
+          client: electionClient,
+          namespace: le.resourceNamespace,
+          name: le.resourceName,
+          identity,
+          leaseDurationMs: le.leaseDurationMs,
+          renewDeadlineMs: le.renewDeadlineMs,
+          retryPeriodMs: le.retryPeriodMs,
+          releaseOnCancel: true,
+          onStartedLeading: (leading) => {
+            running = scheduler.run(leading).catch((err: unknown) => logErr('scheduler stopped', err));
+          },
+          onStoppedLeading: () => undefined,
+          log: logErr,
+        });
+        await elector.run(signal);
+        await running;
+      } while (options.campaignAgain === true && !signal.aborted);
     } catch (err) {
       if (!signal.aborted) logErr('scheduler', err);
     } finally {
       await factory.stop();
       await api.close();
       await client.close();
+      await electionClient.close();
     }
   })();
   return { scheduler, done };

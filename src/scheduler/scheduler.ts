@@ -26,6 +26,12 @@ import { PodInfo } from './pod-info.js';
 import { inTreeRegistry } from './plugins/registry.js';
 import { SchedulingQueue, type QueuedPodInfo } from './queue.js';
 
+/**
+ * How long the loop schedules pods back to back before it lets the event loop turn. kube's
+ * scheduleOne loop never yields (informers run on other goroutines); here they share one thread.
+ */
+const SLICE_MS = 20;
+
 /** What the scheduler needs from its surroundings. */
 export interface SchedulerDeps {
   readonly config: SchedulerConfig;
@@ -228,13 +234,19 @@ export class Scheduler {
 
   /** Schedules until `signal` aborts; then waits for bindings in flight. */
   async run(signal: AbortSignal): Promise<void> {
+    this.queue.reopen();
     const flusher = setInterval(() => this.queue.flush(), 1000);
     const stop = (): void => this.queue.close();
     signal.addEventListener('abort', stop, { once: true });
     try {
+      let sliceStart = performance.now();
       for (;;) {
         const q = await this.queue.pop();
-        if (q === undefined || signal.aborted) break;
+        if (q === undefined) break;
+        if (signal.aborted) {
+          this.queue.putBack(q);
+          break;
+        }
         try {
           await this.scheduleOne(q);
         } catch (err) {
@@ -243,8 +255,13 @@ export class Scheduler {
           );
           this.queue.addUnschedulable(q, this.queue.cycle, true);
         }
-        // Let informer events in between cycles.
-        await new Promise((r) => setImmediate(r));
+        // Let informer events and the rest of the process in between cycles, once per time
+        // slice: yielding after every pod would schedule one pod per turn of a busy event loop
+        // (the server's, in-process), however long the queue.
+        if (performance.now() - sliceStart >= SLICE_MS || this.queue.counts().active === 0) {
+          await new Promise((r) => setImmediate(r));
+          sliceStart = performance.now();
+        }
       }
     } finally {
       clearInterval(flusher);

@@ -35,7 +35,11 @@ export async function startInProcessScheduler(
   const running = startScheduler(
     // The loopback is not a shared network: kube's client limits would only slow it down.
     { ...clientConfig, qps: -1, burst: 0, userAgent: 'capstan-scheduler/v1.33 (in-process)' },
-    { config: schedulerConfigFrom(undefined), log: (line) => log.warn(`scheduler: ${line}`) },
+    {
+      config: schedulerConfigFrom(undefined),
+      log: (line) => log.warn(`scheduler: ${line}`),
+      campaignAgain: true,
+    },
     abort.signal,
   );
   return {

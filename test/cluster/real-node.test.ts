@@ -4,6 +4,8 @@
  * Capstan's own containerd; then kubectl 1.33 creates a Deployment of the busybox development
  * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`, both
  * through the server's kubelet client certificate (the agent refuses anonymous callers). The
+ * Deployment's Service is reached from another pod: its DNS names (full and short) resolve to its
+ * ClusterIP through the cluster DNS, and the ClusterIP answers through the node's proxy. The
  * cluster is stopped and started again on the same data dir: the pod's container keeps running
  * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
  * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
@@ -178,7 +180,8 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
         '--',
         'sh',
         '-c',
-        'trap "exit 0" TERM; echo hello from web; while true; do sleep 1; done',
+        // busybox httpd (it forks into the background) serves the pod's name for the Service test.
+        'trap "exit 0" TERM; mkdir -p /tmp/www && hostname > /tmp/www/index.html && httpd -p 8080 -h /tmp/www; echo hello from web; while true; do sleep 1; done',
       );
       expect(await kubectl('rollout', 'status', 'deployment/web', '--timeout=120s')).toContain(
         'successfully rolled out',
@@ -233,6 +236,47 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     // The server's own client certificate, authorized by a SubjectAccessReview.
     expect(await get('/pods', join(pki, 'apiserver-kubelet-client'))).toBe(200);
   });
+
+  it('reaches the Deployment through its Service by DNS name, full and short, from another pod', async () => {
+    expect(cluster).toBeDefined();
+    await kubectl('expose', 'deployment', 'web', '--port=80', '--target-port=8080');
+    await kubectl('run', 'client', `--image=${BUSYBOX_IMAGE}`, '--', 'sleep', '100000');
+    await kubectl('wait', '--for=condition=Ready', 'pod/client', '--timeout=90s');
+    const clusterIP = (await kubectl('get', 'service', 'web', '-o', 'jsonpath={.spec.clusterIP}')).trim();
+    expect(clusterIP).toMatch(/^10\.0\.0\.\d+$/);
+    // The image's busybox is Debian's static build: its wget resolves names through glibc's NSS,
+    // which a static binary cannot load (it crashes), so the name is resolved by busybox's own
+    // DNS client (nslookup, which reads the pod's resolv.conf: the cluster DNS at 10.0.0.10 and
+    // the search path) and the address it answers is fetched.
+    const resolve = (name: string): Promise<string> =>
+      kubectl('exec', 'client', '--', 'sh', '-c', `nslookup ${name} 2>&1; true`);
+    // The DNS record, the EndpointSlice and the proxy's rules follow the Service within moments.
+    const deadline = Date.now() + 30_000;
+    let answer = '';
+    while (!answer.includes(`Address: ${clusterIP}`) && Date.now() < deadline) {
+      answer = await resolve('web.default.svc.cluster.local');
+      if (!answer.includes(`Address: ${clusterIP}`)) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(answer).toContain('10.0.0.10');
+    expect(answer).toContain(`Address: ${clusterIP}`);
+    expect(await resolve('web')).toContain(`Address: ${clusterIP}`);
+    // An HTTP/1.0 request by nc: that wget crashes even when given an address.
+    let reply = '';
+    while (!reply.includes(first.pod) && Date.now() < deadline + 30_000) {
+      reply = await kubectl(
+        'exec',
+        'client',
+        '--',
+        'sh',
+        '-c',
+        `printf 'GET / HTTP/1.0\\r\\n\\r\\n' | nc -w 3 ${clusterIP} 80 2>&1; true`,
+      );
+      if (!reply.includes(first.pod)) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(reply).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(reply.trim().split('\n').at(-1)?.trim()).toBe(first.pod);
+    await kubectl('delete', 'pod', 'client', '--grace-period=1');
+  }, 180_000);
 
   it('imports images: images/ at start, `capstan images import` while running; pods run them', async () => {
     expect(cluster).toBeDefined();

@@ -38,4 +38,34 @@ describe('in-process scheduler', () => {
     const lease = await client.resource<Lease>(LEASES).get('kube-scheduler', { namespace: 'kube-system' });
     expect(lease.spec?.holderIdentity ?? '').not.toBe('');
   });
+
+  it('campaigns again after losing the Lease, and schedules once it holds it again', async () => {
+    const leases = client.resource<Lease>(LEASES);
+    const ours = (await leases.get('kube-scheduler', { namespace: 'kube-system' })).spec?.holderIdentity;
+    // Another holder renews the Lease for longer than the renew deadline (10 s): the scheduler
+    // steps down. kube-scheduler would exit here for its supervisor; in the server it must not.
+    const until = Date.now() + 12_000;
+    while (Date.now() < until) {
+      const l = await leases.get('kube-scheduler', { namespace: 'kube-system' });
+      const now = new Date().toISOString().replace(/Z$/, '000Z');
+      await leases
+        .update({
+          ...l,
+          spec: { ...l.spec, holderIdentity: 'intruder', leaseDurationSeconds: 1, renewTime: now },
+        })
+        .catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    await client.resource<Pod>(PODS).create(pod('after-loss', { cpu: '100m' }));
+    const deadline = Date.now() + 30_000;
+    let nodeName = '';
+    while (nodeName === '' && Date.now() < deadline) {
+      nodeName =
+        (await client.resource<Pod>(PODS).get('after-loss', { namespace: 'default' })).spec?.nodeName ?? '';
+      if (nodeName === '') await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(nodeName).toBe('n1');
+    const holder = (await leases.get('kube-scheduler', { namespace: 'kube-system' })).spec?.holderIdentity;
+    expect(holder).toBe(ours);
+  }, 60_000);
 });

@@ -8,6 +8,27 @@ import { SchedulingQueue } from '../../src/scheduler/queue.js';
 import { Harness, node, pod } from './harness.js';
 
 describe('the queue', () => {
+  it('keeps its pods while closed (a scheduler that stepped down) and pops them once reopened', async () => {
+    const q = new SchedulingQueue({
+      less: (a, b) => a.timestamp < b.timestamp,
+      preEnqueue: () => undefined,
+      plugins: new Map(),
+      initialBackoffMs: 1000,
+      maxBackoffMs: 10_000,
+    });
+    q.add(pod('a'));
+    q.add(pod('b'));
+    const first = await q.pop();
+    expect(first?.info.pod.metadata.name).toBe('a');
+    q.close();
+    expect(await q.pop()).toBeUndefined();
+    q.putBack(first!);
+    expect(q.counts().active).toBe(2);
+    q.reopen();
+    const names = [(await q.pop())?.info.pod.metadata.name, (await q.pop())?.info.pod.metadata.name];
+    expect(names.sort()).toEqual(['a', 'b']);
+  });
+
   it('pops by priority, then arrival; backs off 1 s, 2 s, ... up to the max', async () => {
     let now = 1_000_000;
     const q = new SchedulingQueue({
