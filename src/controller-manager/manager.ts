@@ -1,8 +1,8 @@
 /**
  * The controller manager: picks the controllers `--controllers` enables, waits for leadership
  * (`--leader-elect`), then gives each enabled controller its context and starts the shared
- * informers. Losing leadership stops every controller (kube's manager exits then; in-process we
- * stop and keep serving). A controller whose `start` throws is logged and skipped; the others run.
+ * informers. Losing leadership stops every controller; then the manager campaigns again (kube's
+ * manager exits then, for its supervisor to restart it). A controller whose `start` throws is logged and skipped; the others run.
  *
  * States: `waiting` (for the lease) → `running` → `stopped`; `running` → `waiting` on a lost lease.
  */
@@ -160,20 +160,30 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   let running: Promise<void>;
   if (options.leaderElection.enabled) {
     const le = options.leaderElection;
-    running = runLeaderElection(
-      root,
-      le,
-      `${hostname()}_${randomUUID()}`,
-      (signal) => {
-        log.info(`acquired lease ${le.namespace}/${le.name}`);
-        term = runControllers(signal).catch((err: unknown) => log.error('running the controllers', err));
-      },
-      () => {
-        if (!stopAll.signal.aborted) log.warn(`lost lease ${le.namespace}/${le.name}: controllers stopped`);
-      },
-      stopAll.signal,
-      (m, e) => log.warn(`${m}: ${describe(e)}`),
-    );
+    const identity = `${hostname()}_${randomUUID()}`;
+    running = (async () => {
+      // A lost lease ends the term; once its controllers have stopped, the manager campaigns
+      // again. (kube's manager exits there for its supervisor to restart it; nothing restarts a
+      // manager inside `capstan server`, and one that only waited would never lead again.)
+      while (!stopAll.signal.aborted) {
+        await runLeaderElection(
+          root,
+          le,
+          identity,
+          (signal) => {
+            log.info(`acquired lease ${le.namespace}/${le.name}`);
+            term = runControllers(signal).catch((err: unknown) => log.error('running the controllers', err));
+          },
+          () => {
+            if (!stopAll.signal.aborted)
+              log.warn(`lost lease ${le.namespace}/${le.name}: controllers stopped`);
+          },
+          stopAll.signal,
+          (m, e) => log.warn(`${m}: ${describe(e)}`),
+        );
+        await term;
+      }
+    })();
   } else {
     running = runControllers(stopAll.signal);
   }
