@@ -176,8 +176,11 @@ export class RequestAuthenticator {
       let user: UserInfo | undefined;
       let proxy = false;
       let invalid = true;
+      // Only a verified certificate can authenticate, so only its NotAfter matters.
+      let expiresAt = Infinity;
       if (socket.authorized) {
         const chain = peerChain(socket);
+        if (chain[0] !== undefined) expiresAt = Date.parse(chain[0].validTo);
         if (this.#options.clientCas.anchors(chain)) {
           // A user CA's certificate without a common name names nobody (kube: not authenticated,
           // no error: the request may still be anonymous).
@@ -192,7 +195,7 @@ export class RequestAuthenticator {
           proxy = rh.allowedNames.length === 0 || (cn !== undefined && rh.allowedNames.includes(cn));
         }
       }
-      identity = Object.freeze({ invalid, user, proxy, generation, expiresAt: Date.parse(cert.valid_to) });
+      identity = Object.freeze({ invalid, user, proxy, generation, expiresAt });
     }
     this.#byConnection.set(socket, identity);
     return identity;
