@@ -239,8 +239,23 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
     expect(String(lease.spec['renewTime'])).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
   });
 
+  /**
+   * The root CA publisher (the in-process controller manager's) adds kube-root-ca.crt to the
+   * namespace asynchronously: waiting for it lets a watch see only the test's writes.
+   */
+  const rootCaPublished = async (server: (typeof members)[number]): Promise<void> => {
+    for (let i = 0; ; i++) {
+      const list = await get(server, `/api/v1/namespaces/${NS}/configmaps`);
+      const names = (list['items'] as { metadata: { name: string } }[]).map((o) => o.metadata.name);
+      if (names.includes('kube-root-ca.crt')) return;
+      if (i > 200) throw new Error('kube-root-ca.crt never appeared');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+
   it('show a write through one server, in order, to a watch on another', async () => {
     const [a, b] = [members[0]!, members[1]!];
+    await rootCaPublished(b);
     const base = String(
       ((await get(b, `/api/v1/namespaces/${NS}/configmaps`))['metadata'] as Record<string, unknown>)[
         'resourceVersion'
@@ -265,15 +280,7 @@ describe.skipIf(etcdMissing)('three servers on one etcd', () => {
 
   it('let a watch resume on another server from its last resourceVersion without a gap', async () => {
     const [a, b, c] = [members[0]!, members[1]!, members[2]!];
-    // The root CA publisher (the in-process controller manager's) adds kube-root-ca.crt to the
-    // namespace asynchronously: wait for it, so the watch below sees only the test's writes.
-    for (let i = 0; ; i++) {
-      const list = await get(a, `/api/v1/namespaces/${NS}/configmaps`);
-      const names = (list['items'] as { metadata: { name: string } }[]).map((o) => o.metadata.name);
-      if (names.includes('kube-root-ca.crt')) break;
-      if (i > 200) throw new Error('kube-root-ca.crt never appeared');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await rootCaPublished(a);
     const base = String(
       ((await get(a, `/api/v1/namespaces/${NS}/configmaps`))['metadata'] as Record<string, unknown>)[
         'resourceVersion'
