@@ -82,6 +82,10 @@ function runCommand(cmd: readonly string[], args: readonly string[], input: stri
         ? resolve(out)
         : reject(new Error(`nft ${args.join(' ')} exited ${String(code)}: ${err.trim().slice(0, 2000)}`)),
     );
+    // A command that exits without reading its input (an nft that refused its arguments, or a
+    // `list`) closes the pipe: that EPIPE is not the outcome, the exit status above is. Unheard,
+    // it would be an uncaught error that ends the process.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(input);
   });
 }
