@@ -28,7 +28,12 @@ import {
 } from '../../client/index.js';
 import type { ControllerContext, ControllerDescriptor } from '../context.js';
 import { startWorkers } from '../shared/workers.js';
-import { BOOTSTRAP_NAMESPACE, BOOTSTRAP_TOKEN_TYPE, msUntilExpiry } from '../token-cleaner/index.js';
+import {
+  BOOTSTRAP_NAMESPACE,
+  BOOTSTRAP_TOKEN_TYPE,
+  msUntilExpiry,
+  tokenData,
+} from '../token-cleaner/index.js';
 import { computeDetachedSignature } from './jws.js';
 
 /** Where the signed ConfigMap lives, and its name. */
@@ -41,22 +46,17 @@ export const JWS_KEY_PREFIX = 'jws-kubeconfig-';
 
 const SECRET_NAME = /^bootstrap-token-([a-z0-9]{6})$/;
 
-function dataOf(secret: Secret, key: string): string {
-  const raw = secret.data?.[key];
-  return raw === undefined ? '' : Buffer.from(raw, 'base64').toString('utf8');
-}
-
 /**
  * The token id and secret of `secret` when it may sign now (kube's `validateSecretForSigning`),
  * else undefined.
  */
 export function signingToken(secret: Secret, now: number): { id: string; secret: string } | undefined {
   const match = SECRET_NAME.exec(secret.metadata.name ?? '');
-  const id = dataOf(secret, 'token-id');
+  const id = tokenData(secret, 'token-id');
   if (match === null || id === '' || id !== match[1]) return undefined;
-  const tokenSecret = dataOf(secret, 'token-secret');
+  const tokenSecret = tokenData(secret, 'token-secret');
   if (tokenSecret === '' || msUntilExpiry(secret, now) === 0) return undefined;
-  if (dataOf(secret, 'usage-bootstrap-signing') !== 'true') return undefined;
+  if (tokenData(secret, 'usage-bootstrap-signing') !== 'true') return undefined;
   return { id, secret: tokenSecret };
 }
 

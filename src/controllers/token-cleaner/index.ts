@@ -23,14 +23,19 @@ export const BOOTSTRAP_TOKEN_TYPE = 'bootstrap.kubernetes.io/token';
 /** Where bootstrap tokens live. */
 export const BOOTSTRAP_NAMESPACE = 'kube-system';
 
+/** A bootstrap token Secret's `data[key]`, decoded ('' when absent). */
+export function tokenData(secret: Secret, key: string): string {
+  const raw = secret.data?.[key];
+  return raw === undefined ? '' : Buffer.from(raw, 'base64').toString('utf8');
+}
+
 /**
  * Milliseconds until `secret` expires: 0 when it has (or its expiration does not parse), -1 when
  * it never does (kube's `GetExpiration`).
  */
 export function msUntilExpiry(secret: Secret, now: number): number {
-  const raw = secret.data?.['expiration'];
-  if (raw === undefined || raw === '') return -1;
-  const value = Buffer.from(raw, 'base64').toString('utf8');
+  const value = tokenData(secret, 'expiration');
+  if (value === '') return -1;
   // RFC 3339 with a zone, as Go's time.RFC3339 parses.
   if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/.test(value)) return 0;
   const at = Date.parse(value);
