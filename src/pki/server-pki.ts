@@ -4,7 +4,8 @@
  * reused afterwards so that kubeconfigs and trust survive restarts.
  *
  * Files (PEM; keys mode 0600): `ca.crt`/`ca.key`, `apiserver.crt`/`apiserver.key` (the names
- * kube-apiserver uses for its self-generated pair), `admin.crt`/`admin.key`.
+ * kube-apiserver uses for its self-generated pair), `admin.crt`/`admin.key`, and on request
+ * kubeadm's `apiserver-kubelet-client.crt`/`.key`.
  *
  * Reuse rules: a file pair is reused when it parses, the key matches, it is not within a day of
  * expiry, it is signed by the CA in use, and (serving) it still names every required host and
@@ -45,6 +46,13 @@ export interface ServerPkiOptions {
   readonly tlsPrivateKeyFile?: string;
   /** `--client-ca-file`: further CAs trusted for client certificates. */
   readonly clientCaFile?: string;
+  /**
+   * Also load or issue the server's client certificate towards node agents, laid out as kubeadm
+   * does: `apiserver-kubelet-client.crt`/`.key`, `CN=kube-apiserver-kubelet-client` in
+   * `system:masters` (as kubeadm issued it before v1.29). `capstan cluster` asks for it; a bare
+   * server does not, so its start-up does not grow.
+   */
+  readonly kubeletClient?: boolean;
   /** The clock (tests); defaults to now. */
   readonly now?: Date;
 }
@@ -56,6 +64,8 @@ export interface ServerPki {
   readonly serving: CertKeyPair;
   /** Client certificate for `system:admin` in group `system:masters`. */
   readonly admin: CertKeyPair;
+  /** The kubelet client pair, when {@link ServerPkiOptions.kubeletClient} asked for it. */
+  readonly kubeletClient?: CertKeyPair;
   /** PEM bundle clients should trust for the serving certificate. */
   readonly servingTrustPem: string;
   /** PEMs of the CAs that verify client certificates (Capstan's CA, then `--client-ca-file`). */
@@ -78,6 +88,10 @@ const CA_LIFETIME_MS = 10 * 365 * DAY_MS;
 const LEAF_LIFETIME_MS = 365 * DAY_MS;
 /** Backdating tolerates clients whose clock is a little behind ours. */
 const BACKDATE_MS = 5 * 60 * 1000;
+/** kubeadm's name for the API server's identity towards kubelets. */
+export const KUBELET_CLIENT_USER = 'kube-apiserver-kubelet-client';
+/** The base name of that pair's files in the cert dir (kubeadm's). */
+export const KUBELET_CLIENT_BASE = 'apiserver-kubelet-client';
 const SERVICE_NAMES = [
   'kubernetes',
   'kubernetes.default',
@@ -312,17 +326,26 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
       ? existing.pair
       : issueLeaf('apiserver', 'server', { commonName: SERVING_COMMON_NAME }, names);
   })();
-  const adminPromise = (async (): Promise<CertKeyPair> => {
-    const existing = caChanged ? undefined : await loadPair(dir, 'admin');
+  const clientLeaf = async (base: string, commonName: string): Promise<CertKeyPair> => {
+    const existing = caChanged ? undefined : await loadPair(dir, base);
     return existing !== undefined && usable(existing.cert, now, caCert)
       ? existing.pair
-      : issueLeaf('admin', 'client', { commonName: 'system:admin', organizations: ['system:masters'] });
-  })();
-  const [servingResult, adminResult] = await Promise.allSettled([servingPromise, adminPromise]);
+      : issueLeaf(base, 'client', { commonName, organizations: ['system:masters'] });
+  };
+  const adminPromise = clientLeaf('admin', 'system:admin');
+  const kubeletClientPromise =
+    options.kubeletClient === true ? clientLeaf(KUBELET_CLIENT_BASE, KUBELET_CLIENT_USER) : undefined;
+  const [servingResult, adminResult, kubeletClientResult] = await Promise.allSettled([
+    servingPromise,
+    adminPromise,
+    kubeletClientPromise,
+  ]);
   if (servingResult.status === 'rejected') throw servingResult.reason;
   if (adminResult.status === 'rejected') throw adminResult.reason;
+  if (kubeletClientResult.status === 'rejected') throw kubeletClientResult.reason;
   const serving = servingResult.value;
   const admin = adminResult.value;
+  const kubeletClient = kubeletClientResult.value;
   const servingTrustPem = issuedBy(serving, ca) ? ca.pair.certPem : trustFor(serving.certPem);
 
   const clientCaPems = [ca.pair.certPem];
@@ -335,7 +358,15 @@ export async function ensureServerPki(options: ServerPkiOptions): Promise<Server
     }
     clientCaPems.push(pem);
   }
-  return { ca: ca.pair, serving, admin, servingTrustPem, clientCaPems, written };
+  return {
+    ca: ca.pair,
+    serving,
+    admin,
+    ...(kubeletClient !== undefined ? { kubeletClient } : {}),
+    servingTrustPem,
+    clientCaPems,
+    written,
+  };
 }
 
 async function readUserFile(path: string, flag: string): Promise<string> {

@@ -92,6 +92,27 @@ describe('ensureServerPki', () => {
     ).toBe(true);
   });
 
+  it('issues the kubelet client pair only on request, and reuses it after', async () => {
+    const bare = await ensureServerPki({ certDir: dir });
+    expect(bare.kubeletClient).toBeUndefined();
+    const first = await ensureServerPki({ certDir: dir, kubeletClient: true });
+    expect([...first.written].sort()).toEqual([
+      'apiserver-kubelet-client.crt',
+      'apiserver-kubelet-client.key',
+    ]);
+    const cert = new X509Certificate(first.kubeletClient!.certPem);
+    expect(cert.subject.split('\n')).toEqual(['O=system:masters', 'CN=kube-apiserver-kubelet-client']);
+    expect(cert.keyUsage).toEqual(['1.3.6.1.5.5.7.3.2']);
+    expect(cert.verify(new X509Certificate(first.ca.certPem).publicKey)).toBe(true);
+    expect(cert.checkPrivateKey(createPrivateKey(first.kubeletClient!.keyPem))).toBe(true);
+    expect(await readFile(join(dir, 'apiserver-kubelet-client.crt'), 'utf8')).toBe(
+      first.kubeletClient!.certPem,
+    );
+    const again = await ensureServerPki({ certDir: dir, kubeletClient: true });
+    expect(again.written).toEqual([]);
+    expect(again.kubeletClient).toEqual(first.kubeletClient);
+  });
+
   it('serves a given certificate pair and trusts an extra client CA', async () => {
     const other = await mkdtemp(join(tmpdir(), 'capstan-pki-other-'));
     try {
