@@ -95,6 +95,11 @@ export class SchedulingQueue {
     return this.#cycle;
   }
 
+  /** The number of pods ready to pop now (the scheduling loop asks it after every pod). */
+  get activeSize(): number {
+    return this.#active.size;
+  }
+
   counts(): PendingCounts {
     return {
       active: this.#active.size,

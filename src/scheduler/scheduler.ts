@@ -258,7 +258,7 @@ export class Scheduler {
         // Let informer events and the rest of the process in between cycles, once per time
         // slice: yielding after every pod would schedule one pod per turn of a busy event loop
         // (the server's, in-process), however long the queue.
-        if (performance.now() - sliceStart >= SLICE_MS || this.queue.counts().active === 0) {
+        if (performance.now() - sliceStart >= SLICE_MS || this.queue.activeSize === 0) {
           await new Promise((r) => setImmediate(r));
           sliceStart = performance.now();
         }
@@ -278,7 +278,7 @@ export class Scheduler {
   /** Pops and schedules every pod now active, waiting for their bindings (tests, benchmarks). */
   async drain(): Promise<number> {
     let n = 0;
-    while (this.queue.counts().active > 0) {
+    while (this.queue.activeSize > 0) {
       const q = await this.queue.pop();
       if (q === undefined) break;
       await this.scheduleOne(q);
