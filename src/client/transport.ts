@@ -6,6 +6,7 @@
  * on the new session. HTTP/1.1 is never used.
  */
 import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import {
   connect,
   constants,
@@ -88,24 +89,35 @@ export class Transport {
    * next request connects with the new certificate. An unreadable file keeps the last pair.
    */
   reloadClientCertificate(): void {
-    this.#refreshCertificate(true);
+    const { certFile, keyFile } = this.#config;
+    if (certFile === undefined || keyFile === undefined) return;
+    this.#certReadAt = performance.now();
+    try {
+      this.#usePair(readFileSync(certFile), readFileSync(keyFile));
+    } catch {
+      // a rotation swaps the files atomically; keep the pair that works
+    }
   }
 
-  #refreshCertificate(force: boolean): void {
+  /**
+   * Every {@link CERT_FILE_TTL_MS}, re-reads the certificate files in the background: the request
+   * that notices goes out with the current pair, and a changed pair serves the next ones.
+   */
+  #refreshCertificate(): void {
     const { certFile, keyFile } = this.#config;
     if (certFile === undefined || keyFile === undefined) return;
     const now = performance.now();
-    if (!force && now - this.#certReadAt < CERT_FILE_TTL_MS) return;
+    if (now - this.#certReadAt < CERT_FILE_TTL_MS) return;
     this.#certReadAt = now;
-    let cert: Buffer;
-    let key: Buffer;
-    try {
-      cert = readFileSync(certFile);
-      key = readFileSync(keyFile);
-    } catch {
-      return; // a rotation swaps the files atomically; keep the pair that works
-    }
-    if (this.#certData?.equals(cert) && this.#keyData?.equals(key)) return;
+    Promise.all([readFile(certFile), readFile(keyFile)]).then(
+      ([cert, key]) => this.#usePair(cert, key),
+      () => {}, // a rotation swaps the files atomically; keep the pair that works
+    );
+  }
+
+  /** Takes a certificate pair; when it changed, the next request connects with it. */
+  #usePair(cert: Buffer, key: Buffer): void {
+    if (this.#closed || (this.#certData?.equals(cert) && this.#keyData?.equals(key))) return;
     this.#certData = cert;
     this.#keyData = key;
     const old = this.#session;
@@ -197,7 +209,7 @@ export class Transport {
     const auth = this.#authorization();
     if (auth !== undefined) headers['authorization'] = auth;
     if (this.#config.userAgent !== undefined) headers['user-agent'] = this.#config.userAgent;
-    this.#refreshCertificate(false);
+    this.#refreshCertificate();
     const session = this.#connect();
     const stream = session.request(headers, {
       endStream: req.body === undefined,

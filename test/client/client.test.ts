@@ -2,12 +2,13 @@
  * The REST client against a real in-process Capstan: CRUD, typed errors, patch types,
  * subresources, paging, watches, and config loading.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
+import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createSecureServer, type ServerHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ConfigMap, Pod } from '../../src/api/types/core-v1.js';
 import type { Deployment } from '../../src/api/types/apps-v1.js';
 import {
@@ -28,6 +29,7 @@ import {
   withIdentity,
   type WatchEvent,
 } from '../../src/client/index.js';
+import { generateKeyPair, issueCertificate, privateKeyPem, subjectDerOf } from '../../src/pki/certificate.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -308,6 +310,69 @@ describe('watch from a compacted revision', () => {
 });
 
 describe('config', () => {
+  it('re-reads client certificate files after 5 minutes, in the background', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'client-cert-reload-'));
+    const clock = vi.spyOn(performance, 'now');
+    try {
+      const caKey = createPrivateKey(await readFile(join(server.certDir, 'ca.key')));
+      const ca = new X509Certificate(await readFile(join(server.certDir, 'ca.crt')));
+      const issuer = {
+        subjectDer: subjectDerOf(ca.raw),
+        privateKey: caKey,
+        publicKey: createPublicKey(caKey),
+      };
+      const writePair = async (user: string): Promise<void> => {
+        const keys = await generateKeyPair();
+        const cert = issueCertificate({
+          subject: { commonName: user, organizations: ['system:masters'] },
+          publicKey: keys.publicKey,
+          issuer,
+          usage: 'client',
+          notBefore: new Date(Date.now() - 60_000),
+          notAfter: new Date(Date.now() + 3_600_000),
+        });
+        // As a rotation does: whole files swapped in by rename.
+        await writeFile(join(dir, 'key.tmp'), privateKeyPem(keys.privateKey));
+        await writeFile(join(dir, 'crt.tmp'), cert);
+        await rename(join(dir, 'key.tmp'), join(dir, 'client.key'));
+        await rename(join(dir, 'crt.tmp'), join(dir, 'client.crt'));
+      };
+      await writePair('alice');
+      const c = new Client({
+        server: server.url,
+        caData: loadKubeconfig(server.kubeconfigPath).caData!,
+        certData: await readFile(join(dir, 'client.crt')),
+        keyData: await readFile(join(dir, 'client.key')),
+        certFile: join(dir, 'client.crt'),
+        keyFile: join(dir, 'client.key'),
+        qps: -1,
+      });
+      const whoami = async (): Promise<string> => {
+        const res = await c.request({
+          method: 'POST',
+          path: '/apis/authentication.k8s.io/v1/selfsubjectreviews',
+          body: { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' },
+        });
+        return (JSON.parse(res.body.toString()) as { status: { userInfo: { username: string } } }).status
+          .userInfo.username;
+      };
+      try {
+        expect(await whoami()).toBe('alice');
+        await writePair('bob');
+        expect(await whoami()).toBe('alice'); // within the 5 minutes: the pair in use
+        const now = performance.now();
+        clock.mockReturnValue(now + 5 * 60_000 + 1);
+        // The request that notices goes out with the current pair; the files are read meanwhile.
+        expect(await whoami()).toBe('alice');
+        await vi.waitFor(async () => expect(await whoami()).toBe('bob'), { timeout: 5_000 });
+      } finally {
+        await c.close();
+      }
+    } finally {
+      clock.mockRestore();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
   it('loads file certificates and token files from a kubeconfig, and in-cluster config', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'client-config-'));
     try {
