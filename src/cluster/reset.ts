@@ -9,11 +9,9 @@
  *
  * Refuses while a `capstan cluster` runs on the data dir.
  */
-import { execFile } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { readdir, rm, rmdir } from 'node:fs/promises';
 import { join, relative, isAbsolute } from 'node:path';
-import { promisify } from 'node:util';
 import type { CommandIo } from '../server/run.js';
 import { ContainerdProcess, containerdLayout, containerdMissing } from './containerd.js';
 import {
@@ -23,6 +21,7 @@ import {
   teardownLeftovers,
 } from './containerd-teardown.js';
 import { nodeLayout, readNodeState, type NodeLayout } from './node-state.js';
+import { deleteNftTable } from '../proxy/proxier.js';
 import { networkTables } from './real-node.js';
 import { removeBlackhole } from './service-route.js';
 
@@ -73,7 +72,7 @@ async function resetNode(layout: NodeLayout, errors: CleanupErrors, io: CommandI
   if (state) {
     await errors.attempt(`bridge ${state.bridge}`, () => removeBridgeIfUnused(state.bridge));
     for (const table of Object.values(networkTables(state.bridge))) {
-      await errors.attempt(`nftables table ${table}`, () => removeNftTable(table));
+      await errors.attempt(`nftables table ${table}`, () => deleteNftTable(table));
     }
     const route = state.addedRoute;
     if (route !== undefined) await errors.attempt(`route ${route}`, () => removeBlackhole(route));
@@ -118,12 +117,4 @@ export async function resetCluster(dataDir: string, certDir: string, io: Command
   }
   io.out(`reset: removed the cluster of ${dataDir}`);
   return 0;
-}
-
-/** Deletes the nftables table `name` (family ip) when it exists; only Capstan's own names come here. */
-async function removeNftTable(name: string): Promise<void> {
-  const run = promisify(execFile);
-  const { stdout } = await run('nft', ['list', 'tables', 'ip']);
-  if (!stdout.split('\n').some((line) => line.trim() === `table ip ${name}`)) return;
-  await run('nft', ['delete', 'table', 'ip', name]);
 }

@@ -18,7 +18,7 @@ import {
 } from '../client/index.js';
 import type { Namespace, Pod } from '../api/types/core-v1.js';
 import type { NetworkPolicy } from '../api/types/networking-v1.js';
-import { runNft } from '../proxy/proxier.js';
+import { deleteNftTable, runNft } from '../proxy/proxier.js';
 import { computePolicies } from './model.js';
 import { NETPOL_TABLE, netpolTransaction } from './nftables.js';
 
@@ -138,7 +138,7 @@ export async function startNetworkPolicies(
       await factory.stop();
       await events.close();
       await client.close();
-      if (removeRules) await runNft(nft, `add table ip ${table}\ndelete table ip ${table}\n`);
+      if (removeRules) await deleteNftTable(table, nft);
     },
   };
 }

@@ -10,7 +10,7 @@ import { hostname } from 'node:os';
 import { FlagError, FlagSet, flagsOfSection, type FlagSpec } from '../flags/flags.js';
 import { inClusterConfig, loadKubeconfig } from '../client/index.js';
 import { DEFAULT_TABLE } from './nftables.js';
-import { runNft, startProxy, type Proxy, type SyncFigures } from './proxier.js';
+import { deleteNftTable, startProxy, type Proxy, type SyncFigures } from './proxier.js';
 
 const f = flagsOfSection('Misc flags');
 const FLAGS: readonly FlagSpec[] = [
@@ -141,7 +141,7 @@ export async function runProxyCommand(argv: readonly string[]): Promise<number> 
   }
   const log = (line: string): void => void process.stderr.write(`${new Date().toISOString()} ${line}\n`);
   if (opts.cleanup) {
-    await runNft(['nft'], `add table ip ${DEFAULT_TABLE}\ndelete table ip ${DEFAULT_TABLE}\n`);
+    await deleteNftTable(DEFAULT_TABLE);
     return 0;
   }
   let proxy: Proxy;

@@ -95,6 +95,14 @@ export async function runNft(cmd: readonly string[], input: string): Promise<voi
   await runCommand(cmd, ['-f', '-'], input);
 }
 
+/**
+ * Deletes the nftables table `ip <name>` when it exists: one transaction that adds it (a no-op
+ * when present) and deletes it, so there is nothing to list first. Only names Capstan made come here.
+ */
+export async function deleteNftTable(name: string, cmd: readonly string[] = ['nft']): Promise<void> {
+  await runNft(cmd, `add table ip ${name}\ndelete table ip ${name}\n`);
+}
+
 /** The chains and sets of the proxy's table in the kernel (undefined: no such table). */
 async function listTable(cmd: readonly string[], table: string): Promise<TableListing | undefined> {
   const [chains, sets] = await Promise.all([
@@ -275,7 +283,7 @@ export async function startProxy(config: ClientConfig, opts: ProxyOptions): Prom
       await running;
       await factory.stop();
       await client.close();
-      if (removeRules) await runNft(nft, `add table ip ${table.name}\ndelete table ip ${table.name}\n`);
+      if (removeRules) await deleteNftTable(table.name, nft);
     },
   };
 }
