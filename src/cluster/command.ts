@@ -24,6 +24,7 @@ import { ensureKubeletClientPki } from './kubelet-client-pki.js';
 import { nodeLayout } from './node-state.js';
 import { realNode, startNodeRuntime, type NodeRuntime, type RealNodeOptions } from './real-node.js';
 import { resetCluster, runningClusterPid } from './reset.js';
+import { withMetricsReaderRole } from './metrics-reader.js';
 import { withLocalPathClass, withLocalPathController } from './storage.js';
 import { KUBEADM_ADDRESS_TYPES } from '../server/flag-table.js';
 
@@ -198,7 +199,7 @@ export async function runClusterCommand(
       return await runServerCommand(
         withLocalPathController(args.serverArgs),
         io,
-        withLocalPathClass(simulatedNodes(args.simulatedNodes ?? 1, why)),
+        withMetricsReaderRole(withLocalPathClass(simulatedNodes(args.simulatedNodes ?? 1, why))),
       );
     }
     // The server reaches the agent with kubeadm's kubelet client certificate (unless given one).
@@ -236,7 +237,7 @@ export async function runClusterCommand(
     return await runServerCommand(
       withLocalPathController(args.serverArgs),
       io,
-      withLocalPathClass(realNode(runtime, nodeOptions)),
+      withMetricsReaderRole(withLocalPathClass(realNode(runtime, nodeOptions))),
     );
   } finally {
     // When the server failed before the node started, containerd may still run: stop it.

@@ -174,6 +174,22 @@ describe('bash tools/run.sh: one command, one cluster', () => {
       .toBe('Bound');
   }, 90_000);
 
+  it('lets whoever may view pods read their metrics (system:aggregated-metrics-reader into view)', async () => {
+    const canI = async (): Promise<string> =>
+      (await k('auth', 'can-i', 'list', 'pods.metrics.k8s.io', '--as=jane', '-n', 'default')).stdout.trim();
+    expect(await canI()).toBe('no');
+    expect((await k('create', 'rolebinding', 'jane-view', '--clusterrole=view', '--user=jane')).code).toBe(0);
+    await expect.poll(canI, { timeout: 30_000, interval: 500 }).toBe('yes');
+    const role = await k(
+      'get',
+      'clusterrole',
+      'view',
+      '-o',
+      'jsonpath={.rules[?(@.apiGroups[0]=="metrics.k8s.io")].verbs}',
+    );
+    expect(role.stdout).toContain('list');
+  }, 60_000);
+
   it('stops on SIGTERM and, run again on the same state, keeps the pods running', async () => {
     const before = (
       await k('get', 'pods', '-l', 'app=web', '-o', 'jsonpath={.items[*].metadata.uid}')
