@@ -27,7 +27,18 @@ import {
 import { selectorMatches, validateLabelSelector } from './meta.js';
 import { child, index } from './path.js';
 import { validatePodTemplateSpec } from './core/pod-spec.js';
-import { cronScheduleError } from './cron.js';
+import { parseSchedule, ScheduleError } from '../api/cron-schedule.js';
+
+/** robfig/cron's parse error for a schedule (kube's message), or undefined when it parses. */
+function scheduleError(schedule: string): string | undefined {
+  try {
+    parseSchedule(schedule);
+    return undefined;
+  } catch (err) {
+    if (err instanceof ScheduleError) return err.message;
+    throw err;
+  }
+}
 
 /** Labels kube's Job strategy puts on generated selectors and pod templates. */
 export const JOB_LABELS = {
@@ -294,7 +305,7 @@ export function validateCronJob(cj: JsonObject, old: JsonObject | undefined, err
   if (schedule === '') {
     errs.push(required('spec.schedule'));
   } else {
-    const err = cronScheduleError(schedule);
+    const err = scheduleError(schedule);
     if (err !== undefined) errs.push(invalid('spec.schedule', schedule, err));
     const allowTZ = oldSpec !== undefined && str(oldSpec, 'schedule').includes('TZ');
     if (allowTZ && schedule.includes('TZ') && has(spec, 'timeZone')) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseSchedule, ScheduleError } from '../../src/controllers/cronjob/schedule.js';
+import { parseSchedule, ScheduleError } from '../../src/api/cron-schedule.js';
 import {
   formatScheduledTimestamp,
   InvalidScheduleError,

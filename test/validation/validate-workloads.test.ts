@@ -304,6 +304,27 @@ describe('CronJob', () => {
     expect(expectError(tz, 'spec.schedule', 'FieldValueInvalid').message).toContain(
       'cannot use TZ or CRON_TZ in schedule, use timeZone field instead',
     );
+    // robfig's own words: a zone it cannot load, and descriptors matched case-sensitively.
+    const badZone = createErrors('batch', 'CronJob', cron({ schedule: 'TZ=Mars/Olympus 0 3 * * *' }));
+    expect(badZone.map((e) => e.message)).toContain(
+      'Invalid value: "TZ=Mars/Olympus 0 3 * * *": provided bad location Mars/Olympus: unknown time zone Mars/Olympus',
+    );
+    expect(
+      expectError(
+        createErrors('batch', 'CronJob', cron({ schedule: '@HOURLY' })),
+        'spec.schedule',
+        'FieldValueInvalid',
+      ).message,
+    ).toBe('Invalid value: "@HOURLY": unrecognized descriptor: @HOURLY');
+    expect(
+      expectError(
+        createErrors('batch', 'CronJob', cron({ schedule: '@every 1x' })),
+        'spec.schedule',
+        'FieldValueInvalid',
+      ).message,
+    ).toMatch(
+      /^Invalid value: "@every 1x": failed to parse duration @every 1x: time: unknown unit "x" in duration "1x"$/,
+    );
   });
 
   it('limits names to 52 characters on create and forbids job selectors', () => {

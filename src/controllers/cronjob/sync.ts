@@ -17,7 +17,7 @@ import type { CronJob, Job } from '../../api/types/batch-v1.js';
 import type { ObjectReference } from '../../api/types/core-v1.js';
 import { finishedConditionType, trueCondition } from '../job/conditions.js';
 import { rfc3339 } from '../shared/meta.js';
-import { isTimeZone, parseSchedule, type Schedule } from './schedule.js';
+import { isTimeZone, parseSchedule, type Schedule } from '../../api/cron-schedule.js';
 import {
   formatScheduledTimestamp,
   jobNameFor,

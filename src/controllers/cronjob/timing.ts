@@ -3,7 +3,7 @@
  * unmet activation since the last schedule (or creation, or the starting deadline), the number
  * of missed activations, the delay until the next one, and the deterministic job name.
  */
-import type { Schedule } from './schedule.js';
+import type { Schedule } from '../../api/cron-schedule.js';
 
 /** A schedule whose activations are less than a second apart (e.g. `59 23 31 2 *`, never). */
 export class InvalidScheduleError extends Error {

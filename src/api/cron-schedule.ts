@@ -1,12 +1,13 @@
 /**
- * CronJob schedules as kube's cronjob controller runs them (`robfig/cron/v3` `ParseStandard`):
+ * CronJob schedules as kube parses them (`robfig/cron/v3` `ParseStandard`, whose error text is
+ * the API server's validation message) and as its cronjob controller runs them:
  * five fields (minute, hour, day of month, month, day of week) with `*`, `?`, lists, ranges,
  * steps and month/day names; the descriptors `@yearly`/`@annually`, `@monthly`, `@weekly`,
  * `@daily`/`@midnight`, `@hourly` and `@every <go duration>`; an optional `TZ=<zone>` or
  * `CRON_TZ=<zone>` prefix. Times are computed on the wall clock of the schedule's IANA zone
  * (through `Intl`), as Go's `time.Location` does.
  */
-import { parseDuration } from '../../flags/duration.js';
+import { parseDuration } from '../flags/duration.js';
 
 /** A parsed schedule: the next activation strictly after a time. */
 export interface Schedule {
@@ -139,7 +140,7 @@ export function parseSchedule(schedule: string, defaultZone = 'UTC'): Schedule {
     return everySchedule(ms);
   }
   if (spec.startsWith('@')) {
-    const expanded = DESCRIPTORS[spec.toLowerCase()];
+    const expanded = DESCRIPTORS[spec]; // robfig matches descriptors case-sensitively
     if (expanded === undefined) throw new ScheduleError(`unrecognized descriptor: ${spec}`);
     spec = expanded;
   }
