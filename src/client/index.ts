@@ -8,6 +8,7 @@ export * from './rate-limit.js';
 export * from './resources.js';
 export * from './transport.js';
 export * from './client.js';
+export * from './discovery.js';
 export * from './watch.js';
 export * from './workqueue.js';
 export * from './reflector.js';

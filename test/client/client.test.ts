@@ -26,6 +26,7 @@ import {
   isInvalid,
   isNotFound,
   loadKubeconfig,
+  serverPreferredResources,
   withIdentity,
   type WatchEvent,
 } from '../../src/client/index.js';
@@ -306,6 +307,24 @@ describe('watch from a compacted revision', () => {
       await c.close();
       await uncached.close();
     }
+  });
+});
+
+describe('discovery', () => {
+  it("lists the preferred versions' resources with their verbs, without subresources", async () => {
+    const { resources, failed } = await serverPreferredResources(client, new AbortController().signal);
+    expect(failed.size).toBe(0);
+    const find = (group: string, resource: string) =>
+      resources.find((r) => r.ref.group === group && r.ref.resource === resource);
+    const deployments = find('apps', 'deployments');
+    expect(deployments?.ref).toMatchObject({ version: 'v1', kind: 'Deployment', namespaced: true });
+    expect([...(deployments?.verbs ?? [])]).toEqual(expect.arrayContaining(['list', 'watch', 'delete']));
+    expect(find('', 'namespaces')?.ref).toMatchObject({
+      version: 'v1',
+      kind: 'Namespace',
+      namespaced: false,
+    });
+    expect(resources.some((r) => r.ref.resource.includes('/'))).toBe(false);
   });
 });
 

@@ -101,8 +101,8 @@ export class GarbageCollector {
 
   /** Reads discovery and adds a monitor for each new deletable resource. */
   async #resync(): Promise<void> {
-    const discovered = await discoverDeletable(this.#ctx.client, this.#ctx.signal, (gv, err) =>
-      this.#ctx.log.warn(`discovery of ${gv} failed, its resources are not monitored now: ${String(err)}`),
+    const discovered = await discoverDeletable(this.#ctx.client, this.#ctx.signal, (gv, why) =>
+      this.#ctx.log.warn(`discovery of ${gv} failed, its resources are not monitored now: ${why}`),
     );
     this.#discovered = discovered;
     for (const ref of discovered.deletable) {

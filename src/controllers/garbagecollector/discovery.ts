@@ -4,21 +4,7 @@
  * resources included), minus events (never owners nor dependents worth tracking, as kube's
  * ignore list). Also maps an owner reference's `apiVersion`/`kind` to a resource.
  */
-import type { Client, ResourceRef } from '../../client/index.js';
-import { resourceRef } from '../../client/index.js';
-
-interface ApiResource {
-  name?: string;
-  namespaced?: boolean;
-  kind?: string;
-  verbs?: string[];
-}
-
-interface ApiGroup {
-  name?: string;
-  preferredVersion?: { groupVersion?: string; version?: string };
-  versions?: { groupVersion?: string; version?: string }[];
-}
+import { serverPreferredResources, type Client, type ResourceRef } from '../../client/index.js';
 
 const IGNORED = new Set(['events', 'events.k8s.io/events']);
 
@@ -26,14 +12,8 @@ const IGNORED = new Set(['events', 'events.k8s.io/events']);
 export interface Discovered {
   /** Deletable resources to watch. */
   readonly deletable: readonly ResourceRef[];
-  /** Resolves `apiVersion` and `kind` (of any served version of the group) to a resource. */
+  /** Resolves `apiVersion` and `kind` (any version of the group) to the preferred version's resource. */
   resolve(apiVersion: string, kind: string): ResourceRef | undefined;
-}
-
-async function getJson<T>(client: Client, path: string, signal: AbortSignal): Promise<T> {
-  const res = await client.request({ method: 'GET', path, accept: 'application/json', signal });
-  if (res.status !== 200) throw new Error(`GET ${path}: HTTP ${res.status}`);
-  return JSON.parse(res.body.toString('utf8')) as T;
 }
 
 function groupOf(apiVersion: string): string {
@@ -44,44 +24,23 @@ function groupOf(apiVersion: string): string {
 /**
  * Reads discovery. A group version that fails to answer is skipped (kube does the same with
  * aggregated APIs that are down) and reported through `onPartial`.
+ * @throws Error when `/api` or `/apis` cannot be read.
  */
 export async function discoverDeletable(
   client: Client,
   signal: AbortSignal,
-  onPartial: (groupVersion: string, err: unknown) => void,
+  onPartial: (groupVersion: string, why: string) => void,
 ): Promise<Discovered> {
-  const versions: { group: string; version: string; path: string }[] = [];
-  const core = await getJson<{ versions?: string[] }>(client, '/api', signal);
-  for (const v of core.versions ?? []) versions.push({ group: '', version: v, path: `/api/${v}` });
-  const groups = await getJson<{ groups?: ApiGroup[] }>(client, '/apis', signal);
-  for (const g of groups.groups ?? []) {
-    const preferred = g.preferredVersion?.version ?? g.versions?.[0]?.version;
-    if (g.name === undefined || preferred === undefined) continue;
-    versions.push({ group: g.name, version: preferred, path: `/apis/${g.name}/${preferred}` });
-  }
+  const { resources, failed } = await serverPreferredResources(client, signal);
+  for (const [gv, why] of failed) onPartial(gv, why);
   const deletable: ResourceRef[] = [];
   const byKind = new Map<string, ResourceRef>();
-  await Promise.all(
-    versions.map(async (gv) => {
-      let list: { resources?: ApiResource[] };
-      try {
-        list = await getJson<{ resources?: ApiResource[] }>(client, gv.path, signal);
-      } catch (err) {
-        onPartial(gv.path, err);
-        return;
-      }
-      for (const r of list.resources ?? []) {
-        if (r.name === undefined || r.kind === undefined || r.name.includes('/')) continue;
-        const ref = resourceRef(gv.group, gv.version, r.name, r.kind, r.namespaced === true);
-        byKind.set(`${gv.group}/${r.kind}`, ref);
-        const verbs = r.verbs ?? [];
-        const id = gv.group === '' ? r.name : `${gv.group}/${r.name}`;
-        if (IGNORED.has(id)) continue;
-        if (verbs.includes('list') && verbs.includes('watch') && verbs.includes('delete'))
-          deletable.push(ref);
-      }
-    }),
-  );
+  for (const { ref, verbs } of resources) {
+    byKind.set(`${ref.group}/${ref.kind}`, ref);
+    const id = ref.group === '' ? ref.resource : `${ref.group}/${ref.resource}`;
+    if (IGNORED.has(id)) continue;
+    if (verbs.has('list') && verbs.has('watch') && verbs.has('delete')) deletable.push(ref);
+  }
   return {
     deletable,
     resolve: (apiVersion, kind) => byKind.get(`${groupOf(apiVersion)}/${kind}`),
