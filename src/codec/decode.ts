@@ -55,16 +55,26 @@ export class MessageDecoder {
   readonly #maxDepth: number;
   readonly #quantities: QuantityCanonicalizer;
   readonly #v: Varint64 = { lo: 0, hi: 0 };
+  /** Where the current {@link decode} call puts embedded raw JSON values, if asked. */
+  #rawJson: WeakSet<object> | undefined;
 
   constructor(maxDepth: number, quantities: QuantityCanonicalizer) {
     this.#maxDepth = maxDepth;
     this.#quantities = quantities;
   }
 
-  /** Decodes `[r.pos, r.end)` as message `plan` into a fresh JSON object. */
-  decode(r: Reader, plan: MessagePlan): JsonObject {
+  /**
+   * Decodes `[r.pos, r.end)` as message `plan` into a fresh JSON object; the objects and arrays
+   * parsed from embedded raw JSON go into `rawJson`, if given.
+   */
+  decode(r: Reader, plan: MessagePlan, rawJson?: WeakSet<object>): JsonObject {
     const slots: Slots = [];
-    this.#fields(r, plan, slots, 0);
+    this.#rawJson = rawJson;
+    try {
+      this.#fields(r, plan, slots, 0);
+    } finally {
+      this.#rawJson = undefined;
+    }
     return materialize(plan, slots);
   }
 
@@ -221,6 +231,7 @@ export class MessageDecoder {
         let raw: string | undefined;
         this.#each(r, ONE_LEN, () => (raw = this.#text(r)));
         out = raw === undefined || raw === '' ? null : parseEmbedded(raw);
+        if (this.#rawJson !== undefined && typeof out === 'object' && out !== null) this.#rawJson.add(out);
         break;
       }
       case K_STRING_LIST: {

@@ -86,10 +86,12 @@ export class ProtobufCodec {
    * The JSON object of message bytes of type `typeName` (no `kind`/`apiVersion`: the envelope
    * carries them). Accepts any valid protobuf of the type; never throws anything but a
    * CodecError, whatever the bytes.
+   * `rawJson`, when given, receives every object or array parsed from embedded raw JSON
+   * (`runtime.RawExtension`: a ControllerRevision's `data`), which kube keeps byte for byte.
    * @throws CodecError `PROTOBUF_MALFORMED`, `PROTOBUF_TOO_DEEP`, `PROTOBUF_UNKNOWN_TYPE`.
    */
-  decodeMessage(typeName: string, bytes: Uint8Array): JsonObject {
-    return this.#decode(this.#plan(typeName), new Reader(bytes));
+  decodeMessage(typeName: string, bytes: Uint8Array, rawJson?: WeakSet<object>): JsonObject {
+    return this.#decode(this.#plan(typeName), new Reader(bytes), rawJson);
   }
 
   /**
@@ -222,9 +224,9 @@ export class ProtobufCodec {
     }
   }
 
-  #decode(plan: MessagePlan, r: Reader): JsonObject {
+  #decode(plan: MessagePlan, r: Reader, rawJson?: WeakSet<object>): JsonObject {
     try {
-      return this.#decoder.decode(r, plan);
+      return this.#decoder.decode(r, plan, rawJson);
     } catch (err) {
       throw wrapStackOverflow(err, plan.name);
     }

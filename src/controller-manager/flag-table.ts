@@ -89,8 +89,8 @@ const BASE_FLAGS: readonly FlagSpec[] = [
   { section: CSR, name: 'cluster-signing-legacy-unknown-cert-file', type: 'string', default: '', usage: 'CA certificate of the kubernetes.io/legacy-unknown signer.' },
   { section: CSR, name: 'cluster-signing-legacy-unknown-key-file', type: 'string', default: '', usage: 'Key of the kubernetes.io/legacy-unknown signer.' },
 
-  { section: SA, name: 'root-ca-file', type: 'string', default: '', usage: "CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps.", ...later },
-  { section: SA, name: 'service-account-private-key-file', type: 'string', default: '', usage: 'PEM private key that signs service account tokens.', ...later },
+  { section: SA, name: 'root-ca-file', type: 'string', default: '', usage: "CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps." },
+  { section: SA, name: 'service-account-private-key-file', type: 'string', default: '', usage: 'PEM private key that signs service account tokens.' },
 
   { section: NODE_IPAM, name: 'allocate-node-cidrs', type: 'bool', default: false, usage: 'Allocate pod CIDRs to nodes from --cluster-cidr.' },
   { section: NODE_IPAM, name: 'cluster-cidr', type: 'string', default: '', usage: 'CIDR range of pods in the cluster (comma separated for dual stack).' },

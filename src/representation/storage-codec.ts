@@ -59,8 +59,24 @@ function hasPrefix(bytes: Uint8Array, prefix: Buffer): boolean {
   return prefix.equals(Buffer.from(bytes.buffer, bytes.byteOffset, prefix.byteLength));
 }
 
-function dropNull(_key: string, value: unknown): unknown {
-  return value === null ? undefined : value;
+/**
+ * Deletes null properties from the decoded `value` in place, except inside embedded raw JSON
+ * (`raw`): kube keeps a RawExtension byte for byte, and controllers compare it so (a
+ * ControllerRevision's `data` holds a template's `"creationTimestamp":null`). Nulls in arrays
+ * stay, as `JSON.stringify` would write them anyway.
+ */
+function dropNulls(value: unknown, raw: WeakSet<object>): void {
+  if (typeof value !== 'object' || value === null || raw.has(value)) return;
+  if (Array.isArray(value)) {
+    for (const item of value) dropNulls(item, raw);
+    return;
+  }
+  const o = value as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    const v = o[key];
+    if (v === null) delete o[key];
+    else dropNulls(v, raw);
+  }
 }
 
 /** Converts stored values between the handlers' JSON layout and the storage encoding. */
@@ -114,18 +130,16 @@ export class StorageCodec {
       const encoder = this.#protobuf();
       const type = encoder.messageTypeOf(envelope.apiVersion, envelope.kind);
       if (type === undefined) return value;
-      const body = encoder.codec.decodeMessage(type, envelope.raw);
+      const raw = new WeakSet<object>();
+      const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
       const { metadata, ...rest } = body;
       const meta: JsonObject = isJsonObject(metadata) ? { ...metadata } : {};
       delete meta['resourceVersion'];
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
-      return Buffer.from(
-        JSON.stringify(
-          { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest },
-          dropNull,
-        ),
-      );
+      const object = { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest };
+      dropNulls(object, raw);
+      return Buffer.from(JSON.stringify(object));
     } catch (err) {
       if (isCodecError(err)) return value;
       throw err;

@@ -86,7 +86,11 @@ describe('capstan controller-manager flags', () => {
     const help = controllerManagerHelp().replace(/\s+/g, ' ');
     expect(help).toMatch(/--leader-elect-lease-duration duration [^-]*\(default 15s\)/);
     expect(help).toContain(
-      '--root-ca-file string CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps. [accepted, not implemented yet]',
+      '--node-eviction-rate float Nodes per second whose pods are evicted when a zone is healthy. (default 0.1) [accepted, not implemented yet]',
+    );
+    // Acted on (root CA publisher, token controller): not marked.
+    expect(help).toContain(
+      '--root-ca-file string CA bundle put in service account token secrets and the kube-root-ca.crt ConfigMaps. --service-account-private-key-file',
     );
     expect(help).toContain(
       '--cluster-signing-cert-file string PEM CA certificate used to issue cluster-scoped certificates. --cluster-signing-key-file',

@@ -6,8 +6,9 @@
  * before the bench exits.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createWriteStream, existsSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { join } from 'node:path';
 
 const SETPRIV = '/usr/bin/setpriv';
 /** How long a child gets between SIGTERM and SIGKILL. */
@@ -62,6 +63,12 @@ export class Children {
   };
   #hooked = false;
   readonly #cleanups: (() => Promise<void>)[] = [];
+  readonly #logDir: string | undefined;
+
+  /** With `logDir`, each spawned child's whole stderr is also written to `<logDir>/<name>.log`. */
+  constructor(options: { readonly logDir?: string } = {}) {
+    this.#logDir = options.logDir;
+  }
 
   /** Starts `file args`; it runs until {@link stopAll} (or its own exit). */
   spawn(name: string, file: string, args: readonly string[], env?: NodeJS.ProcessEnv): Child {
@@ -75,6 +82,8 @@ export class Children {
       : spawn(file, args, { stdio: ['ignore', 'ignore', 'pipe'], env: env ?? process.env });
     let stderr = '';
     child.stderr?.on('data', (c: Buffer) => (stderr = (stderr + c.toString('utf8')).slice(-8192)));
+    if (this.#logDir !== undefined)
+      child.stderr?.pipe(createWriteStream(join(this.#logDir, `${name.replaceAll(/[^\w.-]+/g, '-')}.log`)));
     let gone = false;
     const exited = new Promise<string>((resolve) => {
       child.once('exit', (code, signal) => {

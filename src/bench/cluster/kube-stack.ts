@@ -59,9 +59,66 @@ export function kwokNode(name: string): Node {
   };
 }
 
-/** Writes the keys, the token file and the admin kubeconfig into `dir`. */
-async function writeCredentials(dir: string, port: number): Promise<{ token: string; kubeconfig: string }> {
-  await run('openssl', ['genrsa', '-out', join(dir, 'sa.key'), '2048']);
+/** A static-token identity of kube-apiserver's `--token-auth-file`. */
+export interface TokenIdentity {
+  readonly user: string;
+  readonly groups: readonly string[];
+}
+
+/** The bench's administrator (`system:masters`); its kubeconfig is `admin.kubeconfig`. */
+const ADMIN: TokenIdentity = { user: 'bench-admin', groups: ['system:masters'] };
+
+/** Writes a kubeconfig that presents `token` to `server` (its certificate not verified). */
+export async function writeTokenKubeconfig(path: string, server: string, token: string): Promise<void> {
+  await writeFile(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      'clusters:',
+      '- name: kube',
+      '  cluster:',
+      `    server: ${server}`,
+      '    insecure-skip-tls-verify: true',
+      'users:',
+      '- name: user',
+      '  user:',
+      `    token: ${token}`,
+      'contexts:',
+      '- name: kube',
+      '  context: {cluster: kube, user: user}',
+      'current-context: kube',
+      '',
+    ].join('\n'),
+  );
+}
+
+/** What {@link writeCredentials} wrote into its directory. */
+export interface Credentials {
+  /** The administrator's kubeconfig (`system:masters`). */
+  readonly kubeconfig: string;
+  /** `tokens.csv`: the static tokens of the administrator and of every other identity. */
+  readonly tokenFile: string;
+  /** An RSA key for service-account tokens (`sa.key`), and a self-signed CA (`ca.crt`, `ca.key`). */
+  readonly saKey: string;
+  readonly caCrt: string;
+  readonly caKey: string;
+  /** A kubeconfig per further identity, by user name. */
+  readonly kubeconfigs: ReadonlyMap<string, string>;
+}
+
+/**
+ * Writes the keys, the token file (the administrator and `identities`, one random token each) and
+ * a kubeconfig per identity into `dir`, for a server at `server`.
+ */
+export async function writeCredentials(
+  dir: string,
+  server: string,
+  identities: readonly TokenIdentity[] = [],
+): Promise<Credentials> {
+  const saKey = join(dir, 'sa.key');
+  const [caCrt, caKey] = [join(dir, 'ca.crt'), join(dir, 'ca.key')];
+  await run('openssl', ['genrsa', '-out', saKey, '2048']);
   await run('openssl', [
     'req',
     '-x509',
@@ -69,43 +126,32 @@ async function writeCredentials(dir: string, port: number): Promise<{ token: str
     'rsa:2048',
     '-nodes',
     '-keyout',
-    join(dir, 'ca.key'),
+    caKey,
     '-out',
-    join(dir, 'ca.crt'),
+    caCrt,
     '-subj',
     '/CN=capstan-bench-ca',
     '-days',
     '2',
   ]);
-  const token = randomBytes(24).toString('hex');
-  await writeFile(join(dir, 'tokens.csv'), `${token},bench-admin,bench-admin,system:masters\n`);
-  const kubeconfig = join(dir, 'admin.kubeconfig');
-  await writeFile(
-    kubeconfig,
-    [
-      'apiVersion: v1',
-      'kind: Config',
-      'clusters:',
-      '- name: kube',
-      '  cluster:',
-      `    server: https://127.0.0.1:${port}`,
-      '    insecure-skip-tls-verify: true',
-      'users:',
-      '- name: admin',
-      '  user:',
-      `    token: ${token}`,
-      'contexts:',
-      '- name: kube',
-      '  context: {cluster: kube, user: admin}',
-      'current-context: kube',
-      '',
-    ].join('\n'),
-  );
-  return { token, kubeconfig };
+  const lines: string[] = [];
+  const kubeconfigs = new Map<string, string>();
+  let kubeconfig = '';
+  for (const id of [ADMIN, ...identities]) {
+    const token = randomBytes(24).toString('hex');
+    lines.push(`${token},${id.user},${id.user},"${id.groups.join(',')}"`);
+    const path = join(dir, `${id === ADMIN ? 'admin' : id.user.replaceAll(':', '-')}.kubeconfig`);
+    await writeTokenKubeconfig(path, server, token);
+    if (id === ADMIN) kubeconfig = path;
+    else kubeconfigs.set(id.user, path);
+  }
+  const tokenFile = join(dir, 'tokens.csv');
+  await writeFile(tokenFile, `${lines.join('\n')}\n`);
+  return { kubeconfig, tokenFile, saKey, caCrt, caKey, kubeconfigs };
 }
 
 /** Resolves once `probe` does, rejects when `child` exits or the timeout passes. */
-async function waitFor(child: Child, what: string, probe: () => Promise<boolean>): Promise<void> {
+export async function waitFor(child: Child, what: string, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.gone()) throw new BenchError('BENCH_SERVER_START', await child.exited);
@@ -113,6 +159,121 @@ async function waitFor(child: Child, what: string, probe: () => Promise<boolean>
     if (Date.now() > deadline) throw new BenchError('BENCH_SERVER_START', `${what} did not come up in time`);
     await sleep(100);
   }
+}
+
+/** Options of {@link startKubeApiServer}. */
+export interface KubeApiServerOptions {
+  readonly binDir: string;
+  /** Where the keys, tokens, kubeconfigs and etcd's data go (the caller removes it). */
+  readonly dir: string;
+  /** The processes are started in this set (the caller stops them). */
+  readonly children: Children;
+  readonly progress: (line: string) => void;
+  /** Identities besides the administrator, each with its own token and kubeconfig. */
+  readonly identities?: readonly TokenIdentity[];
+}
+
+/** A running etcd and kube-apiserver. */
+export interface KubeApiServer {
+  /** `https://127.0.0.1:<port>`. */
+  readonly url: string;
+  readonly credentials: Credentials;
+  /** An administrator's client (the caller closes it). */
+  readonly client: BenchClient;
+}
+
+/**
+ * Starts etcd and kube-apiserver (static tokens, Node and RBAC authorization, service-account
+ * keys from `sa.key`) and resolves once `/readyz` answers 200.
+ * @throws BenchError BENCH_USAGE when a binary is missing, BENCH_SERVER_START when a process
+ *   does not come up.
+ */
+export async function startKubeApiServer(options: KubeApiServerOptions): Promise<KubeApiServer> {
+  for (const b of ['etcd', 'kube-apiserver'])
+    if (!existsSync(join(options.binDir, b)))
+      throw new BenchError('BENCH_USAGE', `no ${b} in --kube-bin-dir ${options.binDir}`);
+  const { dir, children } = options;
+  const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
+  const url = `https://127.0.0.1:${apiPort}`;
+  const credentials = await writeCredentials(dir, url, options.identities);
+  options.progress('kube: starting etcd');
+  const etcdUrl = `http://127.0.0.1:${etcdPort}`;
+  const peerUrl = `http://127.0.0.1:${peerPort}`;
+  const etcd = children.spawn('etcd', join(options.binDir, 'etcd'), [
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
+    '--quota-backend-bytes=8589934592',
+  ]);
+  await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
+  options.progress('kube: starting kube-apiserver');
+  await mkdir(join(dir, 'apiserver'));
+  const apiserver = children.spawn('kube-apiserver', join(options.binDir, 'kube-apiserver'), [
+    `--etcd-servers=${etcdUrl}`,
+    `--secure-port=${apiPort}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--cert-dir=${join(dir, 'apiserver')}`,
+    `--token-auth-file=${credentials.tokenFile}`,
+    '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${credentials.caCrt}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${credentials.saKey}`,
+    `--service-account-signing-key-file=${credentials.saKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+  ]);
+  const creds = readKubeconfigCredentials(credentials.kubeconfig);
+  let client: BenchClient | undefined;
+  await waitFor(apiserver, 'kube-apiserver', async () => {
+    client ??= new BenchClient(creds, 2);
+    try {
+      return (await client.request('GET', '/readyz')).status === 200;
+    } catch (err) {
+      client.close();
+      client = undefined;
+      throw err;
+    }
+  }).catch((err: unknown) => {
+    client?.close();
+    throw err;
+  });
+  return { url, credentials, client: client as unknown as BenchClient };
+}
+
+/** The Service range of both servers the benches start. */
+export const SERVICE_CIDR = '10.0.0.0/24';
+
+/**
+ * kube-controller-manager's flags as the benches run it: every default controller, node CIDRs
+ * from `clusterCidr`, a service account per controller, no leader election or serving port.
+ */
+export function kubeControllerManagerArgs(
+  kubeconfig: string,
+  credentials: Pick<Credentials, 'saKey' | 'caCrt' | 'caKey'>,
+  clusterCidr: string,
+  client: ClientSettings,
+): string[] {
+  return [
+    `--kubeconfig=${kubeconfig}`,
+    `--authentication-kubeconfig=${kubeconfig}`,
+    `--authorization-kubeconfig=${kubeconfig}`,
+    '--leader-elect=false',
+    '--secure-port=0',
+    '--controllers=*',
+    '--allocate-node-cidrs',
+    `--cluster-cidr=${clusterCidr}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+    '--use-service-account-credentials',
+    `--service-account-private-key-file=${credentials.saKey}`,
+    `--root-ca-file=${credentials.caCrt}`,
+    `--cluster-signing-cert-file=${credentials.caCrt}`,
+    `--cluster-signing-key-file=${credentials.caKey}`,
+    `--kube-api-qps=${client.qps}`,
+    `--kube-api-burst=${client.burst}`,
+  ];
 }
 
 /**
@@ -137,67 +298,22 @@ export async function startKubeStack(options: KubeStackOptions): Promise<Stack> 
     await children.stopAll();
   };
   try {
-    const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const { kubeconfig } = await writeCredentials(dir, apiPort);
-    options.progress('kube: starting etcd');
-    const etcdUrl = `http://127.0.0.1:${etcdPort}`;
-    const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const etcd = children.spawn('etcd', bin('etcd'), [
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=default=${peerUrl}`,
-      '--quota-backend-bytes=8589934592',
-    ]);
-    await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
-    options.progress('kube: starting kube-apiserver');
-    await mkdir(join(dir, 'apiserver'));
-    const apiserver = children.spawn('kube-apiserver', bin('kube-apiserver'), [
-      `--etcd-servers=${etcdUrl}`,
-      `--secure-port=${apiPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--cert-dir=${join(dir, 'apiserver')}`,
-      `--token-auth-file=${join(dir, 'tokens.csv')}`,
-      '--authorization-mode=Node,RBAC',
-      `--client-ca-file=${join(dir, 'ca.crt')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(dir, 'sa.key')}`,
-      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-    ]);
-    const creds = readKubeconfigCredentials(kubeconfig);
-    await waitFor(apiserver, 'kube-apiserver', async () => {
-      client ??= new BenchClient(creds, 2);
-      try {
-        return (await client.request('GET', '/readyz')).status === 200;
-      } catch (err) {
-        client.close();
-        client = undefined;
-        throw err;
-      }
+    const api = await startKubeApiServer({
+      binDir: options.binDir,
+      dir,
+      children,
+      progress: options.progress,
     });
-    const c = client as unknown as BenchClient;
+    client = api.client;
+    const { kubeconfig } = api.credentials;
+    const c = api.client;
     options.progress('kube: starting kube-controller-manager and kube-scheduler');
-    children.spawn('kube-controller-manager', bin('kube-controller-manager'), [
-      `--kubeconfig=${kubeconfig}`,
-      `--authentication-kubeconfig=${kubeconfig}`,
-      `--authorization-kubeconfig=${kubeconfig}`,
-      '--leader-elect=false',
-      '--secure-port=0',
-      '--controllers=*',
-      '--allocate-node-cidrs',
+    children.spawn(
+      'kube-controller-manager',
+      bin('kube-controller-manager'),
       // Room for 16,384 nodes' /24s (10.244.0.0/16 holds only 256).
-      '--cluster-cidr=10.64.0.0/10',
-      '--service-cluster-ip-range=10.0.0.0/24',
-      '--use-service-account-credentials',
-      `--service-account-private-key-file=${join(dir, 'sa.key')}`,
-      `--root-ca-file=${join(dir, 'ca.crt')}`,
-      `--kube-api-qps=${options.client.qps}`,
-      `--kube-api-burst=${options.client.burst}`,
-    ]);
+      kubeControllerManagerArgs(kubeconfig, api.credentials, '10.64.0.0/10', options.client),
+    );
     const scheduler = await spawnScheduler(
       { kind: 'binary', binary: bin('kube-scheduler') },
       { kubeconfig, qps: options.client.qps, burst: options.client.burst, dir },

@@ -19,14 +19,12 @@ import {
   SERVICES,
   WorkQueue,
   defaultControllerRateLimiter,
-  isNotFound,
-  type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { concurrency } from '../config.js';
 import { keyOf, typed } from '../shared/meta.js';
-import { WriteTracker, type Writes } from '../shared/write-tracker.js';
+import { SliceReconciler } from '../shared/slice-reconciler.js';
 import { desiredGroups } from './desired.js';
 import { CONTROLLER_NAME, MANAGED_BY_LABEL, SERVICE_NAME_LABEL, planSlices } from './plan.js';
 import { hasEndpointsFromSelector, podsOfService, servicesOfPod } from './services.js';
@@ -44,10 +42,9 @@ export class EndpointSliceController {
   readonly #pods: SharedInformer<Pod>;
   readonly #nodes: SharedInformer<Node>;
   readonly #slices: SharedInformer<EndpointSlice>;
-  readonly #sliceClient: ResourceClient<EndpointSlice>;
   readonly #recorder: EventSink;
   readonly #tracker = new TriggerTimeTracker();
-  readonly #writes: WriteTracker;
+  readonly #reconciler: SliceReconciler;
   readonly #maxPerSlice: number;
 
   /** @throws Error when `--max-endpoints-per-slice` is outside 1..1000 (a start-up error). */
@@ -63,8 +60,9 @@ export class EndpointSliceController {
     this.#pods = ctx.informers.informer<Pod>(PODS);
     this.#nodes = ctx.informers.informer<Node>(NODES);
     this.#slices = ctx.informers.informer<EndpointSlice>(ENDPOINT_SLICES);
-    this.#writes = new WriteTracker((ns, name) => this.#slices.store.get(`${ns}/${name}`));
-    this.#sliceClient = ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES);
+    this.#reconciler = new SliceReconciler(ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES), (ns, name) =>
+      this.#slices.store.get(`${ns}/${name}`),
+    );
     this.#recorder = ctx.eventRecorder('endpoint-slice-controller');
     const enqueue = (s: Service): void => this.#queue.add(keyOf(s.metadata));
     this.#services.addHandler({ add: enqueue, update: (_o, s) => enqueue(s), delete: enqueue });
@@ -117,7 +115,7 @@ export class EndpointSliceController {
 
   /** Reconciles the slices of one Service (`namespace/name`). */
   async sync(key: string): Promise<void> {
-    if (this.#writes.behind(key)) {
+    if (this.#reconciler.behind(key)) {
       this.#queue.addAfter(key, CACHE_WAIT_MS);
       return;
     }
@@ -132,26 +130,8 @@ export class EndpointSliceController {
     const existing = this.#slices.store.byIndex('service', key);
     const trigger = this.#tracker.compute(key, service, pods);
     const plan = planSlices(service, existing, groups, this.#maxPerSlice, trigger);
-    const written: Writes = new Map();
     try {
-      for (const slice of plan.create) {
-        const made = await this.#sliceClient.create(slice);
-        written.set(made.metadata.name ?? '', made.metadata.resourceVersion ?? '0');
-      }
-      for (const slice of plan.update) {
-        const made = await this.#sliceClient.update(slice);
-        written.set(made.metadata.name ?? '', made.metadata.resourceVersion ?? '0');
-      }
-      for (const slice of plan.delete) {
-        try {
-          await this.#sliceClient.delete(slice.metadata.name ?? '', {
-            namespace: slice.metadata.namespace ?? '',
-          });
-        } catch (err) {
-          if (!isNotFound(err)) throw err;
-        }
-        written.set(slice.metadata.name ?? '', null);
-      }
+      await this.#reconciler.apply(key, plan, { owner: 'Service' });
     } catch (err) {
       this.#recorder.event(
         typed(service, 'v1', 'Service'),
@@ -161,8 +141,6 @@ export class EndpointSliceController {
         `Error updating Endpoint Slices for Service ${key}: ${err instanceof Error ? err.message : String(err)}`,
       );
       throw err;
-    } finally {
-      this.#writes.record(key, written);
     }
     if (missingNode)
       throw new Error(`a pod of Service ${key} is on a node not known yet; synced again later`);

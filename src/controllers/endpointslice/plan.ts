@@ -8,6 +8,7 @@ import type { Service } from '../../api/types/core-v1.js';
 import type { Endpoint, EndpointSlice } from '../../api/types/discovery-v1.js';
 import { addressTypesOf, groupKey, type EndpointGroup } from './desired.js';
 import { LAST_CHANGE_TRIGGER_TIME } from './trigger-time.js';
+import type { SlicePlan } from '../shared/slice-reconciler.js';
 
 /** The label naming a slice's service. */
 export const SERVICE_NAME_LABEL = 'kubernetes.io/service-name';
@@ -17,13 +18,6 @@ export const MANAGED_BY_LABEL = 'endpointslice.kubernetes.io/managed-by';
 export const CONTROLLER_NAME = 'endpointslice-controller.k8s.io';
 /** Set (empty) on the slices and Endpoints of a headless service. */
 export const HEADLESS_LABEL = 'service.kubernetes.io/headless';
-
-/** What to write. */
-export interface SlicePlan {
-  readonly create: EndpointSlice[];
-  readonly update: EndpointSlice[];
-  readonly delete: EndpointSlice[];
-}
 
 /** The labels a slice of `service` carries (kube's `setEndpointSliceLabels`). */
 export function sliceLabels(service: Service): Record<string, string> {

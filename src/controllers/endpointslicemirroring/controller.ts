@@ -20,15 +20,13 @@ import {
   SERVICES,
   WorkQueue,
   defaultControllerRateLimiter,
-  isNotFound,
-  type ResourceClient,
   type SharedInformer,
 } from '../../client/index.js';
 import type { ControllerContext, EventSink } from '../context.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL } from '../endpointslice/plan.js';
 import { SKIP_MIRROR_LABEL } from '../endpoints/desired.js';
-import { keyOf, splitKey, typed } from '../shared/meta.js';
-import { WriteTracker, type Writes } from '../shared/write-tracker.js';
+import { keyOf, typed } from '../shared/meta.js';
+import { SliceReconciler } from '../shared/slice-reconciler.js';
 import { desiredMirror } from './desired.js';
 import { MIRRORING_CONTROLLER_NAME, planMirror } from './plan.js';
 import { startWorkers } from '../shared/workers.js';
@@ -58,12 +56,11 @@ export class EndpointSliceMirroringController {
   readonly #endpoints: SharedInformer<Endpoints>;
   readonly #services: SharedInformer<Service>;
   readonly #slices: SharedInformer<EndpointSlice>;
-  readonly #sliceClient: ResourceClient<EndpointSlice>;
   readonly #recorder: EventSink;
   readonly #maxPerSubset: number;
   readonly #workers: number;
   readonly #batchMs: number;
-  readonly #writes: WriteTracker;
+  readonly #reconciler: SliceReconciler;
 
   /** @throws Error when `--mirroring-max-endpoints-per-subset` is outside 1..1000. */
   constructor(ctx: ControllerContext) {
@@ -82,8 +79,9 @@ export class EndpointSliceMirroringController {
     this.#endpoints = ctx.informers.informer<Endpoints>(ENDPOINTS);
     this.#services = ctx.informers.informer<Service>(SERVICES);
     this.#slices = ctx.informers.informer<EndpointSlice>(ENDPOINT_SLICES);
-    this.#writes = new WriteTracker((ns, name) => this.#slices.store.get(`${ns}/${name}`));
-    this.#sliceClient = ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES);
+    this.#reconciler = new SliceReconciler(ctx.client.resource<EndpointSlice>(ENDPOINT_SLICES), (ns, name) =>
+      this.#slices.store.get(`${ns}/${name}`),
+    );
     this.#recorder = ctx.eventRecorder('endpoint-slice-mirroring-controller');
     const add = (o: { metadata: Endpoints['metadata'] }): void => this.#queue.add(keyOf(o.metadata));
     const noSelector = (s: Service): boolean => s.spec?.selector === undefined;
@@ -130,80 +128,47 @@ export class EndpointSliceMirroringController {
 
   /** Mirrors one Endpoints (`namespace/name`), or removes its mirror. */
   async sync(key: string): Promise<void> {
-    if (this.#writes.behind(key)) {
+    if (this.#reconciler.behind(key)) {
       this.#queue.addAfter(key, CACHE_WAIT_MS);
       return;
     }
     const existing = this.#slices.store.byIndex('mirrored', key);
     const endpoints = this.#endpoints.store.get(key);
     const service = this.#services.store.get(key);
-    const written: Writes = new Map();
-    try {
-      if (
-        endpoints === undefined ||
-        !shouldMirror(endpoints) ||
-        service === undefined ||
-        service.spec?.selector !== undefined
-      ) {
-        await this.#delete(existing, written);
-        return;
-      }
-      const desired = desiredMirror(endpoints, this.#maxPerSubset);
-      const regarding = typed(endpoints, 'v1', 'Endpoints');
-      if (desired.invalidAddresses > 0) {
-        this.#recorder.event(
-          regarding,
-          'Warning',
-          'InvalidIPAddress',
-          'InvalidIPAddress',
-          `Skipped ${desired.invalidAddresses} invalid IP addresses when mirroring to EndpointSlices`,
-        );
-      }
-      if (desired.skippedAddresses > desired.invalidAddresses) {
-        this.#recorder.event(
-          regarding,
-          'Warning',
-          'TooManyAddressesToMirror',
-          'TooManyAddressesToMirror',
-          `A max of ${this.#maxPerSubset} addresses can be mirrored to EndpointSlices per Endpoints subset. ${desired.skippedAddresses} addresses were skipped`,
-        );
-      }
-      const plan = planMirror(endpoints, existing, desired, this.#maxPerSubset);
-      const { namespace, name } = splitKey(key);
-      // No new slices for Endpoints on their way out.
-      if (endpoints.metadata.deletionTimestamp === undefined) {
-        for (const slice of plan.create) {
-          const made = await this.#sliceClient.create(slice);
-          written.set(made.metadata.name ?? '', made.metadata.resourceVersion ?? '0');
-        }
-      }
-      for (const slice of plan.update) {
-        try {
-          const made = await this.#sliceClient.update(slice);
-          written.set(made.metadata.name ?? '', made.metadata.resourceVersion ?? '0');
-        } catch (err) {
-          throw new Error(
-            `failed to update ${slice.metadata.name ?? ''} EndpointSlice for Endpoints ${namespace}/${name}`,
-            { cause: err },
-          );
-        }
-      }
-      await this.#delete(plan.delete, written);
-    } finally {
-      this.#writes.record(key, written);
+    if (
+      endpoints === undefined ||
+      !shouldMirror(endpoints) ||
+      service === undefined ||
+      service.spec?.selector !== undefined
+    ) {
+      await this.#reconciler.apply(key, { create: [], update: [], delete: existing }, { owner: 'Endpoints' });
+      return;
     }
-  }
-
-  async #delete(slices: readonly EndpointSlice[], written: Writes): Promise<void> {
-    for (const slice of slices) {
-      try {
-        await this.#sliceClient.delete(slice.metadata.name ?? '', {
-          namespace: slice.metadata.namespace ?? '',
-        });
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      written.set(slice.metadata.name ?? '', null);
+    const desired = desiredMirror(endpoints, this.#maxPerSubset);
+    const regarding = typed(endpoints, 'v1', 'Endpoints');
+    if (desired.invalidAddresses > 0) {
+      this.#recorder.event(
+        regarding,
+        'Warning',
+        'InvalidIPAddress',
+        'InvalidIPAddress',
+        `Skipped ${desired.invalidAddresses} invalid IP addresses when mirroring to EndpointSlices`,
+      );
     }
+    if (desired.skippedAddresses > desired.invalidAddresses) {
+      this.#recorder.event(
+        regarding,
+        'Warning',
+        'TooManyAddressesToMirror',
+        'TooManyAddressesToMirror',
+        `A max of ${this.#maxPerSubset} addresses can be mirrored to EndpointSlices per Endpoints subset. ${desired.skippedAddresses} addresses were skipped`,
+      );
+    }
+    const plan = planMirror(endpoints, existing, desired, this.#maxPerSubset);
+    // No new slices for Endpoints on their way out.
+    await this.#reconciler.apply(key, plan, {
+      owner: 'Endpoints',
+      create: endpoints.metadata.deletionTimestamp === undefined,
+    });
   }
 }

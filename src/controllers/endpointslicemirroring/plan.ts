@@ -11,18 +11,12 @@ import { groupKey } from '../endpointslice/desired.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL, sameJson } from '../endpointslice/plan.js';
 import { LAST_CHANGE_TRIGGER_TIME } from '../endpointslice/trigger-time.js';
 import { endpointIdentity, type DesiredMirror, type MirrorGroup } from './desired.js';
+import type { SlicePlan } from '../shared/slice-reconciler.js';
 
 /** This controller's value of the managed-by label. */
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.k8s.io';
 /** kubectl's annotation, never mirrored. */
 const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
-
-/** What to write. */
-export interface MirrorPlan {
-  readonly create: EndpointSlice[];
-  readonly update: EndpointSlice[];
-  readonly delete: EndpointSlice[];
-}
 
 function without(
   map: Readonly<Record<string, string>> | undefined,
@@ -89,7 +83,7 @@ function byGroup(
   existing: readonly EndpointSlice[],
   group: MirrorGroup,
   maxPerSubset: number,
-): MirrorPlan {
+): SlicePlan {
   if (group.endpoints.size === 0) return { create: [], update: [], delete: [...existing] };
   const [first, ...rest] = existing;
   if (first !== undefined) {
@@ -117,7 +111,7 @@ export function planMirror(
   existing: readonly EndpointSlice[],
   desired: DesiredMirror,
   maxPerSubset: number,
-): MirrorPlan {
+): SlicePlan {
   const existingByKey = new Map<string, EndpointSlice[]>();
   for (const s of existing) {
     const key = groupKey(s.addressType ?? '', s.ports ?? []);

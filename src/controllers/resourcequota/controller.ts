@@ -2,12 +2,16 @@
  * The resource quota controller (kube's `resourcequota-controller`): keeps every ResourceQuota's
  * `status.hard` equal to its `spec.hard` and `status.used` equal to what its namespace's objects
  * count (kube's evaluators, shared with the server's ResourceQuota admission plugin through
- * `src/api/quota`). A quota is recounted when it is created or edited, when an object it may
- * count changes or goes (replenishment: the core kinds it watches; other `count/` resources at
- * the full resync), and every `--resource-quota-sync-period` (5 minutes).
+ * `src/api/quota`). A quota is recounted when it is created or its `spec.hard` edited, when an
+ * object it may count goes or comes to count less (replenishment: the core kinds it watches;
+ * other `count/` resources at the full resync), and every `--resource-quota-sync-period`
+ * (5 minutes).
  *
  * The admission plugin charges a quota as objects are created; this controller gives back what
- * deleted or finished objects held and corrects any drift.
+ * deleted or finished objects held and corrects any drift. As kube's, it does not recount on the
+ * events that admission's charge brings (a quota whose status alone changed, a created object, an
+ * update that does not lower the object's usage): between the charge and the object's arrival in
+ * the cache, a count is low, and writing it would let admission go past the limit.
  */
 import { isJsonObject, jsonEqual, type JsonObject } from '../../api/object.js';
 import { compareQuantities } from '../../api/quantity.js';
@@ -39,16 +43,23 @@ import { startWorkers } from '../shared/workers.js';
 import { WATCHED, targetOf } from './kinds.js';
 
 const DISCOVERY_TTL_MS = 30_000;
-/**
- * How long a lower count must hold, with the quota unchanged, before it is written. The admission
- * plugin charges a quota before the object is stored, so a count taken in between is low; writing
- * it would let admission go past the limit. A lower count that holds this long while nothing
- * charged the quota is real.
- */
-const SETTLE_MS = 1_000;
 
 function usageKind(ref: ResourceRef): UsageKind {
   return { group: ref.group, kind: ref.kind, plural: ref.resource };
+}
+
+/**
+ * kube's replenishment on update: whether the object now counts less than before for some
+ * resource (a pod that finished, a Service that is no longer a NodePort or LoadBalancer, a claim
+ * that asks for less storage).
+ */
+export function usageDropped(kind: UsageKind, before: TypedObject, after: TypedObject): boolean {
+  const now = usageOf(kind, after as unknown as JsonObject);
+  for (const [r, q] of usageOf(kind, before as unknown as JsonObject)) {
+    const n = now.get(r) ?? ZERO;
+    if (compareQuantities(n, q) < 0) return true;
+  }
+  return false;
 }
 
 /** One running controller. */
@@ -62,8 +73,6 @@ export class ResourceQuotaController {
   readonly #informers = new Map<ResourceRef, SharedInformer<TypedObject>>();
   readonly #client: ResourceClient<ResourceQuota>;
   #discovery: { at: number; resources: readonly NamespacedResource[] } | undefined;
-  /** Quota key → the resourceVersion and time a lower count was first seen. */
-  readonly #lower = new Map<string, { readonly rv: string; readonly at: number }>();
 
   constructor(ctx: ControllerContext) {
     this.#ctx = ctx;
@@ -71,14 +80,23 @@ export class ResourceQuotaController {
     this.#client = ctx.client.resource<ResourceQuota>(RESOURCE_QUOTAS);
     this.#quotas.addHandler({
       add: (q) => this.#queue.add(keyOf(q.metadata)),
-      update: (_, q) => this.#queue.add(keyOf(q.metadata)),
+      // Only a change of spec.hard: status writes are this controller's and admission's charges.
+      update: (old, q) => {
+        if (!jsonEqual(old.spec?.hard ?? {}, q.spec?.hard ?? {})) this.#queue.add(keyOf(q.metadata));
+      },
     });
     const replenish = (obj: TypedObject): void => this.#enqueueNamespace(obj.metadata?.namespace ?? '');
     for (const ref of WATCHED) {
       const informer = ctx.informers.informer<TypedObject>(ref);
       this.#informers.set(ref, informer);
       if (ref === RESOURCE_QUOTAS) continue;
-      informer.addHandler({ add: replenish, update: (_, o) => replenish(o), delete: replenish });
+      const kind = usageKind(ref);
+      informer.addHandler({
+        update: (old, o) => {
+          if (usageDropped(kind, old, o)) replenish(o);
+        },
+        delete: replenish,
+      });
     }
   }
 
@@ -105,19 +123,12 @@ export class ResourceQuotaController {
   /** Recounts one quota and writes its status when it changed. */
   async sync(key: string): Promise<void> {
     const quota = this.#quotas.store.get(key);
-    if (quota === undefined) {
-      this.#lower.delete(key);
-      return;
-    }
+    if (quota === undefined) return;
     const hard = resourcesOf(quota.spec?.hard);
     const used = await this.#count(quota, hard);
     const status = { hard: resourcesJson(hard), used: resourcesJson(used) };
     const current = (quota.status ?? {}) as JsonObject;
-    if (jsonEqual(status, { hard: current['hard'] ?? {}, used: current['used'] ?? {} })) {
-      this.#lower.delete(key);
-      return;
-    }
-    if (!this.#settled(key, quota, used)) return;
+    if (jsonEqual(status, { hard: current['hard'] ?? {}, used: current['used'] ?? {} })) return;
     try {
       await this.#client.updateStatus({
         ...quota,
@@ -136,29 +147,6 @@ export class ResourceQuotaController {
       }
       throw err;
     }
-  }
-
-  /** False (and a later look queued) while a count below the quota's recorded usage has not settled. */
-  #settled(key: string, quota: ResourceQuota, used: Resources): boolean {
-    const recorded = resourcesOf(quota.status?.used);
-    const lower = [...used].some(([r, q]) => {
-      const was = recorded.get(r);
-      return was !== undefined && compareQuantities(q, was) < 0;
-    });
-    if (!lower) {
-      this.#lower.delete(key);
-      return true;
-    }
-    const rv = quota.metadata.resourceVersion ?? '';
-    const seen = this.#lower.get(key);
-    const now = Date.now();
-    if (seen !== undefined && seen.rv === rv && now - seen.at >= SETTLE_MS) {
-      this.#lower.delete(key);
-      return true;
-    }
-    if (seen === undefined || seen.rv !== rv) this.#lower.set(key, { rv, at: now });
-    this.#queue.addAfter(key, SETTLE_MS);
-    return false;
   }
 
   async #count(quota: ResourceQuota, hard: Resources): Promise<Resources> {
