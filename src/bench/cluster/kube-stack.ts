@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Node } from '../../api/types/core-v1.js';
-import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
+import { readKubeconfigCredentials, type KubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 import { BenchClient } from '../client.js';
 import { BenchError } from '../errors.js';
 import { closedLoop } from '../load.js';
@@ -59,8 +59,11 @@ export function kwokNode(name: string): Node {
   };
 }
 
-/** Writes the keys, the token file and the admin kubeconfig into `dir`. */
-async function writeCredentials(dir: string, port: number): Promise<{ token: string; kubeconfig: string }> {
+/**
+ * Writes the service-account key, a client CA and a token file with one `system:masters` token
+ * into `dir` (shared by every kube-apiserver of a control plane); resolves with the token.
+ */
+export async function writeCredentials(dir: string): Promise<string> {
   await run('openssl', ['genrsa', '-out', join(dir, 'sa.key'), '2048']);
   await run('openssl', [
     'req',
@@ -79,16 +82,20 @@ async function writeCredentials(dir: string, port: number): Promise<{ token: str
   ]);
   const token = randomBytes(24).toString('hex');
   await writeFile(join(dir, 'tokens.csv'), `${token},bench-admin,bench-admin,system:masters\n`);
-  const kubeconfig = join(dir, 'admin.kubeconfig');
+  return token;
+}
+
+/** Writes an admin kubeconfig for `server` (its self-signed serving certificate not verified). */
+export async function writeTokenKubeconfig(path: string, server: string, token: string): Promise<void> {
   await writeFile(
-    kubeconfig,
+    path,
     [
       'apiVersion: v1',
       'kind: Config',
       'clusters:',
       '- name: kube',
       '  cluster:',
-      `    server: https://127.0.0.1:${port}`,
+      `    server: ${server}`,
       '    insecure-skip-tls-verify: true',
       'users:',
       '- name: admin',
@@ -101,11 +108,37 @@ async function writeCredentials(dir: string, port: number): Promise<{ token: str
       '',
     ].join('\n'),
   );
-  return { token, kubeconfig };
+}
+
+/**
+ * kube-apiserver's flags for one server on `etcdServers`, with the credentials of
+ * {@link writeCredentials} in `dir` and its own serving certificate in `certDir`.
+ */
+export function apiserverArgs(o: {
+  readonly etcdServers: string;
+  readonly address: string;
+  readonly port: number;
+  readonly dir: string;
+  readonly certDir: string;
+}): string[] {
+  return [
+    `--etcd-servers=${o.etcdServers}`,
+    `--secure-port=${o.port}`,
+    `--bind-address=${o.address}`,
+    `--advertise-address=${o.address}`,
+    `--cert-dir=${o.certDir}`,
+    `--token-auth-file=${join(o.dir, 'tokens.csv')}`,
+    '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${join(o.dir, 'ca.crt')}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${join(o.dir, 'sa.key')}`,
+    `--service-account-signing-key-file=${join(o.dir, 'sa.key')}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+  ];
 }
 
 /** Resolves once `probe` does, rejects when `child` exits or the timeout passes. */
-async function waitFor(child: Child, what: string, probe: () => Promise<boolean>): Promise<void> {
+export async function waitFor(child: Child, what: string, probe: () => Promise<boolean>): Promise<void> {
   const deadline = Date.now() + START_TIMEOUT_MS;
   for (;;) {
     if (child.gone()) throw new BenchError('BENCH_SERVER_START', await child.exited);
@@ -113,6 +146,31 @@ async function waitFor(child: Child, what: string, probe: () => Promise<boolean>
     if (Date.now() > deadline) throw new BenchError('BENCH_SERVER_START', `${what} did not come up in time`);
     await sleep(100);
   }
+}
+
+/**
+ * Resolves with a client (2 sessions) of the kube-apiserver `child` once its `/readyz` answers
+ * 200 with `creds`.
+ * @throws BenchError BENCH_SERVER_START when it exits or the start timeout passes.
+ */
+export async function waitApiserverReady(child: Child, creds: KubeconfigCredentials): Promise<BenchClient> {
+  let client: BenchClient | undefined;
+  try {
+    await waitFor(child, 'kube-apiserver', async () => {
+      client ??= new BenchClient(creds, 2);
+      try {
+        return (await client.request('GET', '/readyz')).status === 200;
+      } catch (err) {
+        client.close();
+        client = undefined;
+        throw err;
+      }
+    });
+  } catch (err) {
+    client?.close();
+    throw err;
+  }
+  return client as unknown as BenchClient;
 }
 
 /**
@@ -138,7 +196,9 @@ export async function startKubeStack(options: KubeStackOptions): Promise<Stack> 
   };
   try {
     const [etcdPort, peerPort, apiPort] = [await freePort(), await freePort(), await freePort()];
-    const { kubeconfig } = await writeCredentials(dir, apiPort);
+    const token = await writeCredentials(dir);
+    const kubeconfig = join(dir, 'admin.kubeconfig');
+    await writeTokenKubeconfig(kubeconfig, `https://127.0.0.1:${apiPort}`, token);
     options.progress('kube: starting etcd');
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
@@ -154,32 +214,19 @@ export async function startKubeStack(options: KubeStackOptions): Promise<Stack> 
     await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
     options.progress('kube: starting kube-apiserver');
     await mkdir(join(dir, 'apiserver'));
-    const apiserver = children.spawn('kube-apiserver', bin('kube-apiserver'), [
-      `--etcd-servers=${etcdUrl}`,
-      `--secure-port=${apiPort}`,
-      '--bind-address=127.0.0.1',
-      '--advertise-address=127.0.0.1',
-      `--cert-dir=${join(dir, 'apiserver')}`,
-      `--token-auth-file=${join(dir, 'tokens.csv')}`,
-      '--authorization-mode=Node,RBAC',
-      `--client-ca-file=${join(dir, 'ca.crt')}`,
-      '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-      `--service-account-key-file=${join(dir, 'sa.key')}`,
-      `--service-account-signing-key-file=${join(dir, 'sa.key')}`,
-      '--service-cluster-ip-range=10.0.0.0/24',
-    ]);
-    const creds = readKubeconfigCredentials(kubeconfig);
-    await waitFor(apiserver, 'kube-apiserver', async () => {
-      client ??= new BenchClient(creds, 2);
-      try {
-        return (await client.request('GET', '/readyz')).status === 200;
-      } catch (err) {
-        client.close();
-        client = undefined;
-        throw err;
-      }
-    });
-    const c = client as unknown as BenchClient;
+    const apiserver = children.spawn(
+      'kube-apiserver',
+      bin('kube-apiserver'),
+      apiserverArgs({
+        etcdServers: etcdUrl,
+        address: '127.0.0.1',
+        port: apiPort,
+        dir,
+        certDir: join(dir, 'apiserver'),
+      }),
+    );
+    const c = await waitApiserverReady(apiserver, readKubeconfigCredentials(kubeconfig));
+    client = c;
     options.progress('kube: starting kube-controller-manager and kube-scheduler');
     children.spawn('kube-controller-manager', bin('kube-controller-manager'), [
       `--kubeconfig=${kubeconfig}`,
