@@ -3,6 +3,10 @@
  * shared round-robin by every simulated client (as client-go shares one connection per host),
  * big flow-control windows so that large lists are not throttled by the client, and no parsing
  * of bodies unless a scenario asks. The point is to measure the server, not this process.
+ *
+ * Given several servers (the API servers of one HA control plane), the pool holds that many
+ * sessions to each, and successive requests go round-robin over all of them, as clients spread
+ * by a load balancer in front of the servers would.
  */
 import {
   connect,
@@ -59,43 +63,67 @@ function describeConnectError(err: unknown): string {
   return typeof e.code === 'string' ? e.code : typeof e.message === 'string' ? e.message : String(err);
 }
 
-/** A pool of HTTP/2 sessions to one server. */
+/** One server of a pool: where it is and how to authenticate to it. */
+interface Target {
+  readonly origin: string;
+  readonly prefix: string;
+  readonly creds: KubeconfigCredentials;
+  readonly auth: string | undefined;
+}
+
+function targetOf(creds: KubeconfigCredentials): Target {
+  const url = new URL(creds.server);
+  return {
+    origin: url.origin,
+    prefix: url.pathname.replace(/\/$/, ''),
+    creds,
+    auth: creds.token === undefined ? undefined : `Bearer ${creds.token}`,
+  };
+}
+
+/** A pool of HTTP/2 sessions to one server, or to each of several. */
 export class BenchClient {
-  readonly #origin: string;
-  readonly #prefix: string;
-  readonly #creds: KubeconfigCredentials;
+  readonly #targets: readonly Target[];
+  /** Session `i` goes to target `i % targets.length`. */
   readonly #sessions: (ClientHttp2Session | undefined)[];
-  readonly #auth: string | undefined;
   #next = 0;
   #closed = false;
 
   /**
-   * @param creds Server URL and credentials (from a kubeconfig).
-   * @param sessions HTTP/2 connections to spread streams over (default 2; at least 1).
+   * @param creds Server URL and credentials (from a kubeconfig), or one per server of an HA
+   *   control plane: requests then go round-robin over all of them.
+   * @param sessions HTTP/2 connections per server to spread streams over (default 2; at least 1).
    */
-  constructor(creds: KubeconfigCredentials, sessions = 2) {
-    const url = new URL(creds.server);
-    this.#origin = url.origin;
-    this.#prefix = url.pathname.replace(/\/$/, '');
-    this.#creds = creds;
-    this.#sessions = new Array<ClientHttp2Session | undefined>(Math.max(1, sessions)).fill(undefined);
-    this.#auth = creds.token === undefined ? undefined : `Bearer ${creds.token}`;
+  constructor(creds: KubeconfigCredentials | readonly KubeconfigCredentials[], sessions = 2) {
+    const all = Array.isArray(creds) ? creds : [creds as KubeconfigCredentials];
+    if (all.length === 0) throw new RangeError('BenchClient needs at least one server');
+    this.#targets = all.map(targetOf);
+    this.#sessions = new Array<ClientHttp2Session | undefined>(
+      Math.max(1, sessions) * this.#targets.length,
+    ).fill(undefined);
   }
 
-  /** The server's origin, for messages. */
+  /** The (first) server's origin, for messages and for finding its process. */
   get origin(): string {
-    return this.#origin;
+    return (this.#targets[0] as Target).origin;
   }
 
-  #session(): ClientHttp2Session {
+  /** Every server's origin, in the order given. */
+  get origins(): string[] {
+    return this.#targets.map((t) => t.origin);
+  }
+
+  #session(): { session: ClientHttp2Session; target: Target } {
     if (this.#closed) throw new BenchError('BENCH_UNREACHABLE', 'client closed');
     const i = this.#next++ % this.#sessions.length;
+    const target = this.#targets[i % this.#targets.length] as Target;
     const existing = this.#sessions[i];
-    if (existing !== undefined && !existing.closed && !existing.destroyed) return existing;
-    const c = this.#creds;
+    if (existing !== undefined && !existing.closed && !existing.destroyed)
+      return { session: existing, target };
+    const c = target.creds;
     let session: ClientHttp2Session;
     try {
-      session = connect(this.#origin, {
+      session = connect(target.origin, {
         ...(c.ca === undefined ? {} : { ca: c.ca }),
         ...(c.cert === undefined ? {} : { cert: c.cert }),
         ...(c.key === undefined ? {} : { key: c.key }),
@@ -126,20 +154,25 @@ export class BenchClient {
       if (this.#sessions[i] === session) this.#sessions[i] = undefined;
     });
     this.#sessions[i] = session;
-    return session;
+    return { session, target };
   }
 
-  #open(method: string, path: string, options: RequestOptions): ClientHttp2Stream {
+  #open(
+    method: string,
+    path: string,
+    options: RequestOptions,
+  ): { stream: ClientHttp2Stream; origin: string } {
+    const { session, target } = this.#session();
     const headers: OutgoingHttpHeaders = {
       [constants.HTTP2_HEADER_METHOD]: method,
-      [constants.HTTP2_HEADER_PATH]: this.#prefix + path,
+      [constants.HTTP2_HEADER_PATH]: target.prefix + path,
       accept: options.accept ?? 'application/json',
     };
-    if (this.#auth !== undefined) headers['authorization'] = this.#auth;
+    if (target.auth !== undefined) headers['authorization'] = target.auth;
     if (options.body !== undefined) headers['content-type'] = options.contentType ?? 'application/json';
-    const stream = this.#session().request(headers, { endStream: options.body === undefined });
+    const stream = session.request(headers, { endStream: options.body === undefined });
     if (options.body !== undefined) stream.end(options.body);
-    return stream;
+    return { stream, origin: target.origin };
   }
 
   /**
@@ -150,8 +183,9 @@ export class BenchClient {
   request(method: string, path: string, options: RequestOptions = {}): Promise<BenchResponse> {
     return new Promise((resolve, reject) => {
       let stream: ClientHttp2Stream;
+      let origin: string;
       try {
-        stream = this.#open(method, path, options);
+        ({ stream, origin } = this.#open(method, path, options));
       } catch (err) {
         reject(err instanceof Error ? err : new Error(String(err)));
         return;
@@ -175,12 +209,11 @@ export class BenchClient {
         resolve({ status, body, bytes, head: keep ? body : Buffer.concat(headChunks) });
       });
       stream.on('close', () => {
-        if (status === 0)
-          reject(new BenchError('BENCH_UNREACHABLE', `cannot reach ${this.#origin}: no response`));
+        if (status === 0) reject(new BenchError('BENCH_UNREACHABLE', `cannot reach ${origin}: no response`));
       });
       stream.on('error', (err: Error) => {
         reject(
-          new BenchError('BENCH_UNREACHABLE', `cannot reach ${this.#origin}: ${describeConnectError(err)}`, {
+          new BenchError('BENCH_UNREACHABLE', `cannot reach ${origin}: ${describeConnectError(err)}`, {
             cause: err,
           }),
         );
@@ -209,7 +242,7 @@ export class BenchClient {
    * Stream errors end the stream (`ended` resolves); they never throw.
    */
   stream(path: string, onChunk: (chunk: Buffer) => void, accept = 'application/json'): BenchStream {
-    const stream = this.#open('GET', path, { accept });
+    const { stream } = this.#open('GET', path, { accept });
     const status = new Promise<number>((resolve) => {
       stream.once('response', (h: IncomingHttpHeaders) => resolve(Number(h[constants.HTTP2_HEADER_STATUS])));
       stream.once('close', () => resolve(0));

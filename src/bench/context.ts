@@ -56,7 +56,8 @@ export interface ScenarioContext {
   /** The `subject` of this server's rows: what it is (`capstan v1.33.0+capstan (etcd)`). */
   readonly subject: string;
   readonly client: BenchClient;
-  readonly creds: KubeconfigCredentials;
+  /** The server's credentials: one, or one per API server of an HA control plane. */
+  readonly creds: readonly KubeconfigCredentials[];
   /** A server process on this machine to read CPU and RSS from; undefined: not local. */
   readonly serverPid: number | undefined;
   readonly sizes: BenchSizes;

@@ -18,9 +18,12 @@ import { spawnServer, type SpawnedServer } from './server-process.js';
 import { identifySubject, type SubjectIdentity } from './subject.js';
 import type { Teardown } from './teardown.js';
 
-/** Where a subject is: a kubeconfig, or (none given) a server the bench starts with `serverArgs`. */
+/**
+ * Where a subject is: a kubeconfig (or one per API server of an HA control plane), or (none
+ * given) a server the bench starts with `serverArgs`.
+ */
 export interface SubjectSpec {
-  readonly kubeconfig: string | undefined;
+  readonly kubeconfig: readonly string[] | undefined;
   readonly context: string | undefined;
   readonly serverPid: number | undefined;
   /** Flags of a server the bench starts (no kubeconfig), or of start-up's stand-in servers. */
@@ -33,6 +36,8 @@ export interface SubjectSpec {
   readonly standIn: boolean;
   /** `A` or `B` in a comparison: prefixed to the subject label. */
   readonly name?: string;
+  /** What runs behind the kubeconfigs, for the report's target (a control plane the bench started). */
+  readonly about?: string;
 }
 
 /** What a run shares with every subject's scenarios. */
@@ -77,15 +82,16 @@ export async function openSubject(
   teardown: Teardown,
 ): Promise<OpenedSubject> {
   const prefix = spec.name === undefined ? '' : `${spec.name}: `;
-  let creds: KubeconfigCredentials;
+  let creds: KubeconfigCredentials[];
   let target: string;
   let server: SpawnedServer | undefined;
   let restart: (() => Promise<void>) | undefined;
   const live: { client?: BenchClient } = {};
   const spawned = spec.kubeconfig === undefined;
   if (spec.kubeconfig !== undefined) {
-    creds = credentials(spec.kubeconfig, spec.context);
-    target = `${creds.server} (kubeconfig ${spec.kubeconfig})`;
+    const paths = spec.kubeconfig;
+    creds = paths.map((p) => credentials(p, spec.context));
+    target = `${creds.map((c) => c.server).join(', ')} (kubeconfig ${paths.join(', ')})${spec.about === undefined ? '' : `: ${spec.about}`}`;
   } else {
     const dir = await mkdtemp(join(tmpdir(), 'capstan-bench-'));
     teardown.add(() => rm(dir, { recursive: true, force: true }));
@@ -95,7 +101,7 @@ export async function openSubject(
     let current = await spawnServer({ dataDir, extraArgs });
     server = current;
     teardown.add(() => current.stop());
-    creds = credentials(current.kubeconfigPath, undefined);
+    creds = [credentials(current.kubeconfigPath, undefined)];
     target = `capstan server started by the bench${extraArgs.length === 0 ? '' : ` with ${extraArgs.join(' ')}`}`;
     restart = async () => {
       await current.stop();
@@ -107,7 +113,8 @@ export async function openSubject(
   const opened = new BenchClient(creds, settings.sessions);
   live.client = opened;
   teardown.add(() => opened.close());
-  await preflight(opened);
+  // Every server of a control plane answers (round-robin: one read per session reaches each).
+  for (let i = 0; i < creds.length; i++) await preflight(opened);
   const identity = await identifySubject(opened, {
     ...(spawned ? { spawnedArgs: spec.serverArgs } : {}),
     ...(server !== undefined
@@ -120,12 +127,14 @@ export async function openSubject(
   // Two servers the bench started differ by their flags: the label says which (storage flags
   // already show as the backend).
   const flags = spawned ? spec.serverArgs.filter((a) => !a.startsWith('--etcd-')) : [];
+  const servers = creds.length === 1 ? '' : ` × ${creds.length} servers`;
   const ctx: ScenarioContext = {
-    subject: `${prefix}${identity.label}${flags.length === 0 ? '' : ` ${flags.join(' ')}`}`,
+    subject: `${prefix}${identity.label}${servers}${flags.length === 0 ? '' : ` ${flags.join(' ')}`}`,
     client: opened,
     creds,
+    // One process's CPU and RSS do not describe a control plane of several servers.
     get serverPid(): number | undefined {
-      return server?.pid ?? externalPid;
+      return creds.length > 1 ? undefined : (server?.pid ?? externalPid);
     },
     sizes: settings.sizes,
     contentType: settings.contentType,

@@ -107,7 +107,7 @@ const FLAGS: readonly FlagSpec[] = [
     'kubeconfig',
     'string',
     '',
-    'Kubeconfig of the server to measure. Unset: start capstan server (embedded store) on a temporary data dir.',
+    'Kubeconfig of the server to measure, or a comma-separated list of one per API server of an HA control plane (requests go round-robin over them). Unset: start capstan server (embedded store) on a temporary data dir.',
   ),
   flag('context', 'string', '', 'Kubeconfig context (default: its current-context).'),
   flag(
@@ -126,7 +126,7 @@ const FLAGS: readonly FlagSpec[] = [
     'compare',
     'string',
     '',
-    'Kubeconfig of a second server (B): every scenario runs on both, interleaved round by round, and the report gives B ÷ A for each figure. Raw-store baselines are not measured in a comparison.',
+    'Kubeconfig of a second server (B), or a comma-separated list of one per API server: every scenario runs on both, interleaved round by round, and the report gives B ÷ A for each figure. Raw-store baselines are not measured in a comparison.',
   ),
   flag(
     'compare-context',
@@ -146,6 +146,13 @@ const FLAGS: readonly FlagSpec[] = [
     [],
     'Without --compare: B is a capstan server the bench starts with these extra flags (repeatable), e.g. --compare-server-arg=--enable-priority-and-fairness=false.',
   ),
+  flag(
+    'ha-compare',
+    'string',
+    '',
+    "A directory with kube-apiserver (built elsewhere): the bench starts A, --ha-servers capstan servers (with --server-arg flags) on a three-member etcd, and B, as many kube-apiservers from this directory on another three-member etcd (etcd: $CAPSTAN_ETCD_BIN, default /usr/bin/etcd), each server on its own loopback address; requests go round-robin over each side's servers. Instead of --kubeconfig and --compare.",
+  ),
+  flag('ha-servers', 'int', 3, 'API servers on each side of --ha-compare.'),
   flag(
     'rounds',
     'int',
@@ -219,7 +226,8 @@ const FLAGS: readonly FlagSpec[] = [
 /** Parsed options of one run. */
 export interface BenchOptions {
   readonly scenarios: readonly ScenarioName[];
-  readonly kubeconfig: string | undefined;
+  /** Kubeconfigs of the measured server: one, or one per API server of an HA control plane. */
+  readonly kubeconfig: readonly string[] | undefined;
   readonly context: string | undefined;
   readonly serverPid: number | undefined;
   readonly serverArgs: readonly string[];
@@ -235,6 +243,8 @@ export interface BenchOptions {
   readonly preset: string;
   /** The second server of a comparison, when there is one. */
   readonly compare: CompareTarget | undefined;
+  /** `--ha-compare`: both sides are HA control planes the bench starts. */
+  readonly ha: HaCompare | undefined;
   /** Runs of each scenario on each server. */
   readonly rounds: number;
   /** The scheduler scenario's settings. */
@@ -255,9 +265,16 @@ export interface SchedulerBenchOptions {
   readonly serverArgs: readonly string[];
 }
 
-/** Server B of `--compare`: a kubeconfig, or (none) a capstan server the bench starts. */
+/** `--ha-compare`: Capstan and kube-apiserver control planes of `servers` servers on etcd clusters. */
+export interface HaCompare {
+  /** Where kube-apiserver is. */
+  readonly kubeBinDir: string;
+  readonly servers: number;
+}
+
+/** Server B of `--compare`: kubeconfig(s), or (none) a capstan server the bench starts. */
 export interface CompareTarget {
-  readonly kubeconfig: string | undefined;
+  readonly kubeconfig: readonly string[] | undefined;
   readonly context: string | undefined;
   readonly serverPid: number | undefined;
   readonly serverArgs: readonly string[];
@@ -345,14 +362,29 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
   if (sizes.durationMs <= 0 || sizes.objectSize < 1 || sizes.writeRate < 1)
     throw new FlagError('--duration, --object-size and --write-rate must be positive');
   const opt = (n: string): string | undefined => (str(n) === '' ? undefined : str(n));
+  /** A comma-separated list of kubeconfigs (one per API server). */
+  const kubeconfigs = (n: string): string[] | undefined => {
+    const paths = opt(n)?.split(',');
+    if (paths?.some((p) => p === '')) throw new FlagError(`--${n} has an empty kubeconfig path`);
+    return paths;
+  };
   const compareArgs = list('compare-server-arg');
   if (opt('compare') !== undefined && compareArgs.length > 0)
     throw new FlagError('--compare-server-arg is for a server the bench starts: drop it or --compare');
+  const ha: HaCompare | undefined =
+    opt('ha-compare') === undefined
+      ? undefined
+      : { kubeBinDir: str('ha-compare'), servers: int('ha-servers') };
+  if (ha !== undefined && (opt('kubeconfig') ?? opt('compare') ?? compareArgs[0]) !== undefined)
+    throw new FlagError(
+      '--ha-compare starts both sides: drop --kubeconfig, --compare and --compare-server-arg',
+    );
+  if (ha !== undefined && ha.servers < 1) throw new FlagError('--ha-servers must be positive');
   const compare: CompareTarget | undefined =
     opt('compare') === undefined && compareArgs.length === 0
       ? undefined
       : {
-          kubeconfig: opt('compare'),
+          kubeconfig: kubeconfigs('compare'),
           context: opt('compare-context'),
           serverPid: int('compare-server-pid') > 0 ? int('compare-server-pid') : undefined,
           serverArgs: compareArgs,
@@ -360,7 +392,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
   if (int('rounds') < 0) throw new FlagError('--rounds must not be negative');
   const schedulerBinary = opt('scheduler-binary');
   const rounds =
-    int('rounds') > 0 ? int('rounds') : compare === undefined && schedulerBinary === undefined ? 1 : 3;
+    int('rounds') > 0
+      ? int('rounds')
+      : compare === undefined && ha === undefined && schedulerBinary === undefined
+        ? 1
+        : 3;
   const cases = list('scheduler-cases');
   for (const c of cases)
     if (!(SCHEDULER_CASES as readonly string[]).includes(c))
@@ -368,7 +404,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
   if (cases.length === 0) throw new FlagError('--scheduler-cases names no case');
   return {
     scenarios: scenarios.length === 0 ? DEFAULT_SCENARIOS : scenarios,
-    kubeconfig: opt('kubeconfig'),
+    kubeconfig: kubeconfigs('kubeconfig'),
     context: opt('context'),
     serverPid: int('server-pid') > 0 ? int('server-pid') : undefined,
     serverArgs: list('server-arg'),
@@ -382,6 +418,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     sessions: Math.max(1, int('sessions')),
     preset: str('preset'),
     compare,
+    ha,
     rounds,
     scheduler: {
       binary: schedulerBinary,

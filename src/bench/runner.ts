@@ -7,11 +7,15 @@
  * With `--compare`, every scenario runs `--rounds` times on each of the two servers, interleaved
  * (A then B, then B then A, ...): the rows are the medians over the rounds and each figure both
  * measured gets a B ÷ A ratio with its spread (`rounds.ts`).
+ *
+ * With `--ha-compare`, A and B are control planes of several API servers on etcd clusters that
+ * the run starts first (`ha-planes.ts`) and measures through one kubeconfig per server.
  */
 import { existsSync } from 'node:fs';
 import { openRawLevel, rawEtcd } from './baselines.js';
 import type { Baselines, Scenario, ScenarioContext } from './context.js';
 import { BenchError } from './errors.js';
+import { startCapstanPlane, startKubePlane, type ControlPlane } from './ha-planes.js';
 import { openSubject, type OpenedSubject, type SubjectSpec } from './open-subject.js';
 import type { BenchOptions, ScenarioName } from './options.js';
 import type { Comparison, Row, RunReport } from './report.js';
@@ -57,7 +61,8 @@ export interface RunIo {
 
 async function openBaselines(options: BenchOptions, teardown: Teardown, io: RunIo): Promise<Baselines> {
   const measuresServers = options.scenarios.some((s) => s !== 'scheduler');
-  if (!options.baselines || options.compare !== undefined || !measuresServers) return {};
+  if (!options.baselines || options.compare !== undefined || options.ha !== undefined || !measuresServers)
+    return {};
   const level = await openRawLevel();
   teardown.add(() => level.close());
   if (!options.etcdBaseline) return { level };
@@ -74,8 +79,25 @@ async function openBaselines(options: BenchOptions, teardown: Teardown, io: RunI
   return { level, etcd: rawEtcd(client) };
 }
 
-/** The subjects of a run: the default target, and the `--compare` one. */
-function subjectSpecs(options: BenchOptions): SubjectSpec[] {
+/** The subjects of a run: the default target, and the `--compare` one, or the `--ha-compare` planes. */
+async function subjectSpecs(options: BenchOptions, teardown: Teardown, io: RunIo): Promise<SubjectSpec[]> {
+  if (options.ha !== undefined) {
+    const { servers, kubeBinDir } = options.ha;
+    const capstan = await startCapstanPlane(servers, options.serverArgs, io.progress);
+    teardown.add(() => capstan.stop());
+    const kube = await startKubePlane(kubeBinDir, servers, io.progress);
+    teardown.add(() => kube.stop());
+    const plane = (p: ControlPlane, name: string): SubjectSpec => ({
+      kubeconfig: p.kubeconfigs,
+      context: undefined,
+      serverPid: undefined,
+      serverArgs: [],
+      standIn: false,
+      name,
+      about: p.about,
+    });
+    return [plane(capstan, 'A'), plane(kube, 'B')];
+  }
   const a: SubjectSpec = {
     kubeconfig: options.kubeconfig,
     context: options.context,
@@ -131,7 +153,8 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
     const serverScenarios = options.scenarios.filter((s): s is ServerScenario => s !== 'scheduler');
     const subjects: OpenedSubject[] = [];
     if (serverScenarios.length > 0)
-      for (const spec of subjectSpecs(options)) subjects.push(await openSubject(spec, settings, teardown));
+      for (const spec of await subjectSpecs(options, teardown, io))
+        subjects.push(await openSubject(spec, settings, teardown));
     for (const s of subjects) io.progress(`subject ${s.ctx.subject}: ${s.target}`);
     const rounds = options.rounds;
     const rows: Row[] = [];

@@ -24,6 +24,8 @@ export interface SpawnOptions {
   readonly extraArgs?: readonly string[];
   /** The `capstan` entry to run (default {@link CAPSTAN_MAIN}; a start-up comparison runs two builds). */
   readonly main?: string;
+  /** `--bind-address` (default 127.0.0.1; another loopback address for servers of one control plane). */
+  readonly bindAddress?: string;
   /** `--secure-port` (default: a free port); a restart passes the previous one. */
   readonly port?: number;
   /** How long to wait for the first successful request (default 60 s). */
@@ -77,7 +79,7 @@ export async function spawnServer(options: SpawnOptions): Promise<SpawnedServer>
       'server',
       `--data-dir=${options.dataDir}`,
       `--secure-port=${port}`,
-      '--bind-address=127.0.0.1',
+      `--bind-address=${options.bindAddress ?? '127.0.0.1'}`,
       ...(options.extraArgs ?? []),
     ],
     { stdio: ['ignore', 'ignore', 'pipe'] },

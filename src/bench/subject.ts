@@ -56,7 +56,8 @@ export function backendOfArgs(argv: readonly string[]): string | undefined {
   const exe = argv[0] ?? '';
   // A renamed build counts too (kube-apiserver-v1.33.13, kube-apiserver-versioned).
   if (/(^|\/)kube-apiserver[^/]*$/.test(exe)) return 'etcd';
-  const capstan = argv.some((a) => /(^|\/)(capstan|main\.[jt]s)$/.test(a)) && argv.includes('server');
+  // The CLI as installed (`capstan`), built (`main.js`) or bundled (`dist/bundle/capstan.js`).
+  const capstan = argv.some((a) => /(^|\/)(capstan(\.js)?|main\.[jt]s)$/.test(a)) && argv.includes('server');
   if (!capstan) return undefined;
   return etcd ? 'etcd' : 'embedded LevelDB';
 }
@@ -150,7 +151,8 @@ export async function identifySubject(client: BenchClient, origin: SubjectOrigin
   if (origin.spawnedArgs !== undefined) backend = backendOfArgs(['capstan', 'server', ...origin.spawnedArgs]);
   else {
     const url = new URL(client.origin);
-    const local = ['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname);
+    // Any 127/8 address is this machine (servers of one control plane take one each).
+    const local = /^127\.\d+\.\d+\.\d+$/.test(url.hostname) || ['localhost', '[::1]'].includes(url.hostname);
     const port = Number(url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : url.port);
     const found = pid ?? (local ? listeningPid(port) : undefined);
     const argv = found === undefined ? undefined : cmdlineOf(found);

@@ -6,11 +6,15 @@ import { createServer as createH2Server, type Http2Server } from 'node:http2';
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BenchClient } from '../../src/bench/client.js';
+import { FlagError } from '../../src/flags/flags.js';
+import { parseBenchArgs } from '../../src/bench/options.js';
 import { backendOfArgs, identifySubject, listeningPid, productOf } from '../../src/bench/subject.js';
 
 /** A cleartext HTTP/2 server answering `/version` with `doc` (404 for anything else). */
-function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string }> {
+function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string; hits: () => number }> {
+  let hits = 0;
   const server = createH2Server((req, res) => {
+    hits++;
     if (req.url !== '/version') {
       res.writeHead(404).end();
       return;
@@ -20,7 +24,11 @@ function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => {
       const a = server.address();
-      resolve({ server, url: `http://127.0.0.1:${typeof a === 'object' && a !== null ? a.port : 0}` });
+      resolve({
+        server,
+        url: `http://127.0.0.1:${typeof a === 'object' && a !== null ? a.port : 0}`,
+        hits: () => hits,
+      });
     }),
   );
 }
@@ -35,8 +43,8 @@ const creds = (server: string) => ({
   context: 'test',
 });
 
-let kube: { server: Http2Server; url: string };
-let capstan: { server: Http2Server; url: string };
+let kube: { server: Http2Server; url: string; hits: () => number };
+let capstan: { server: Http2Server; url: string; hits: () => number };
 
 beforeAll(async () => {
   kube = await versionServer({ major: '1', minor: '33', gitVersion: 'v1.33.13', gitCommit: '0123abcd' });
@@ -99,6 +107,9 @@ describe('subject labels', () => {
       'embedded LevelDB',
     );
     expect(backendOfArgs(['capstan', 'server', '--etcd-servers', 'http://e:2379'])).toBe('etcd');
+    expect(
+      backendOfArgs(['node', '/x/dist/bundle/capstan.js', 'server', '--etcd-servers=http://e:2379']),
+    ).toBe('etcd');
     expect(backendOfArgs(['node', '/x/vitest.mjs', 'run'])).toBeUndefined();
   });
 
@@ -112,5 +123,46 @@ describe('subject labels', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('a client of several servers (an HA control plane)', () => {
+  it('sends successive requests round-robin to each server', async () => {
+    const client = new BenchClient([creds(kube.url), creds(capstan.url)], 2);
+    const before = [kube.hits(), capstan.hits()];
+    try {
+      expect(client.origins).toEqual([kube.url, capstan.url]);
+      for (let i = 0; i < 10; i++) expect((await client.request('GET', '/version')).status).toBe(200);
+      expect([kube.hits() - before[0]!, capstan.hits() - before[1]!]).toEqual([5, 5]);
+    } finally {
+      client.close();
+    }
+  });
+
+  it('names the server that failed', async () => {
+    const client = new BenchClient([creds(kube.url), creds('http://127.0.0.1:1')], 1);
+    try {
+      await client.request('GET', '/version');
+      await expect(client.request('GET', '/version')).rejects.toThrow(
+        /cannot reach http:\/\/127\.0\.0\.1:1\b/,
+      );
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('flags of an HA comparison', () => {
+  it('take a kubeconfig per server, or start both control planes with --ha-compare', () => {
+    const listed = parseBenchArgs(['--kubeconfig=a.kubeconfig,b.kubeconfig', '--compare=c.kubeconfig']);
+    expect(listed?.kubeconfig).toEqual(['a.kubeconfig', 'b.kubeconfig']);
+    expect(listed?.compare?.kubeconfig).toEqual(['c.kubeconfig']);
+    const ha = parseBenchArgs(['create', '--ha-compare=/ref/bin', '--server-arg=--v=2']);
+    expect(ha?.ha).toEqual({ kubeBinDir: '/ref/bin', servers: 3 });
+    expect(ha?.rounds).toBe(3);
+    expect(ha?.serverArgs).toEqual(['--v=2']);
+    expect(() => parseBenchArgs(['--ha-compare=/ref/bin', '--compare=c.kubeconfig'])).toThrow(FlagError);
+    expect(() => parseBenchArgs(['--ha-compare=/ref/bin', '--ha-servers=0'])).toThrow(FlagError);
+    expect(() => parseBenchArgs(['--kubeconfig=a.kubeconfig,'])).toThrow(/empty kubeconfig path/);
   });
 });

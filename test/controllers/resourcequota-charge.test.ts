@@ -64,7 +64,7 @@ describe('resourcequota-controller and admission charges', () => {
         metadata: { name: 'p', namespace: NS },
         spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] },
         status: { phase },
-      }) satisfies Pod;
+      }) satisfies Pod as TypedObject;
     const podKind = { group: '', kind: PODS.kind, plural: PODS.resource };
     expect(usageDropped(podKind, pod('Running'), pod('Succeeded'))).toBe(true);
     expect(usageDropped(podKind, pod('Pending'), pod('Running'))).toBe(false);
@@ -72,7 +72,7 @@ describe('resourcequota-controller and admission charges', () => {
       ({
         metadata: { name: 's', namespace: NS },
         spec: { type, ports: [{ port: 80 }] },
-      }) satisfies Service;
+      }) satisfies Service as TypedObject;
     const svcKind = { group: '', kind: SERVICES.kind, plural: SERVICES.resource };
     expect(usageDropped(svcKind, svc('NodePort'), svc('ClusterIP'))).toBe(true);
     expect(usageDropped(svcKind, svc('ClusterIP'), svc('NodePort'))).toBe(false);

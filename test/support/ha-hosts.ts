@@ -1,10 +1,10 @@
 /**
  * Hosts for the HA fault tests: each etcd member and each Capstan server runs in its own network
  * namespace, wired by a veth pair to one bridge this harness creates in the root namespace (so
- * the test process, the clients, reach every host). Names start with `ha` and a random tag, the
- * subnet is a random unused 10.213.x.0/24, and `destroy()` kills every process and deletes every
- * namespace and the bridge it made, even after a failure. Processes run under `setpriv
- * --pdeathsig SIGKILL`, so they die with the test process too.
+ * the test process, the clients, reach every host). Names start with `ha` and a random tag (or
+ * `$CAPSTAN_HA_TAG`), the subnet is a random unused 10.213.x.0/24, and `destroy()` kills every
+ * process and deletes every namespace and the bridge it made, even after a failure. Processes run
+ * under `setpriv --pdeathsig SIGKILL`, so they die with the test process too.
  *
  * A partition is an nftables table inside the partitioned host's own namespace that drops its
  * traffic to and from the named peers; healing deletes that table.
@@ -35,6 +35,13 @@ function freeSubnet(): string {
     const subnet = `10.213.${randomInt(0, 250)}`;
     if (!routes.includes(`${subnet}.0/24`)) return subnet;
   }
+}
+
+/** The tag of a run's names: `given` when it is 1 to 4 letters or digits, else 4 random hex digits. */
+function haTag(given: string | undefined): string {
+  if (given === undefined) return randomBytes(2).toString('hex');
+  if (!/^[a-z0-9]{1,4}$/.test(given)) throw new Error(`CAPSTAN_HA_TAG ${given}: want 1 to 4 of a-z, 0-9`);
+  return given;
 }
 
 /** One host: a namespace with one address on the bridge. */
@@ -125,7 +132,8 @@ export class HostProcess {
 
 /** The bridge, the hosts on it, and the processes started on them. */
 export class HostNet {
-  readonly tag = randomBytes(2).toString('hex');
+  /** `$CAPSTAN_HA_TAG` (up to 4 letters or digits, so that a run's names are its own), else random. */
+  readonly tag = haTag(process.env['CAPSTAN_HA_TAG']);
   readonly bridge = `ha${this.tag}br`;
   readonly subnet = freeSubnet();
   readonly gateway = `${this.subnet}.1`;

@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Node } from '../../api/types/core-v1.js';
-import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
+import { readKubeconfigCredentials, type KubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 import { BenchClient } from '../client.js';
 import { BenchError } from '../errors.js';
 import { closedLoop } from '../load.js';
@@ -97,6 +97,8 @@ export async function writeTokenKubeconfig(path: string, server: string, token: 
 export interface Credentials {
   /** The administrator's kubeconfig (`system:masters`). */
   readonly kubeconfig: string;
+  /** The administrator's token (for kubeconfigs of further servers sharing the token file). */
+  readonly adminToken: string;
   /** `tokens.csv`: the static tokens of the administrator and of every other identity. */
   readonly tokenFile: string;
   /** An RSA key for service-account tokens (`sa.key`), and a self-signed CA (`ca.crt`, `ca.key`). */
@@ -137,8 +139,10 @@ export async function writeCredentials(
   const lines: string[] = [];
   const kubeconfigs = new Map<string, string>();
   let kubeconfig = '';
+  let adminToken = '';
   for (const id of [ADMIN, ...identities]) {
     const token = randomBytes(24).toString('hex');
+    if (id === ADMIN) adminToken = token;
     lines.push(`${token},${id.user},${id.user},"${id.groups.join(',')}"`);
     const path = join(dir, `${id === ADMIN ? 'admin' : id.user.replaceAll(':', '-')}.kubeconfig`);
     await writeTokenKubeconfig(path, server, token);
@@ -147,7 +151,7 @@ export async function writeCredentials(
   }
   const tokenFile = join(dir, 'tokens.csv');
   await writeFile(tokenFile, `${lines.join('\n')}\n`);
-  return { kubeconfig, tokenFile, saKey, caCrt, caKey, kubeconfigs };
+  return { kubeconfig, adminToken, tokenFile, saKey, caCrt, caKey, kubeconfigs };
 }
 
 /** Resolves once `probe` does, rejects when `child` exits or the timeout passes. */
@@ -159,6 +163,59 @@ export async function waitFor(child: Child, what: string, probe: () => Promise<b
     if (Date.now() > deadline) throw new BenchError('BENCH_SERVER_START', `${what} did not come up in time`);
     await sleep(100);
   }
+}
+
+/**
+ * kube-apiserver's flags for one server on `etcdServers` (static tokens, Node and RBAC
+ * authorization, service-account keys), with `credentials` (shared by every server of a control
+ * plane) and its own serving certificate in `certDir`.
+ */
+export function apiserverArgs(o: {
+  readonly etcdServers: string;
+  readonly address: string;
+  readonly port: number;
+  readonly credentials: Pick<Credentials, 'tokenFile' | 'caCrt' | 'saKey'>;
+  readonly certDir: string;
+}): string[] {
+  return [
+    `--etcd-servers=${o.etcdServers}`,
+    `--secure-port=${o.port}`,
+    `--bind-address=${o.address}`,
+    `--advertise-address=${o.address}`,
+    `--cert-dir=${o.certDir}`,
+    `--token-auth-file=${o.credentials.tokenFile}`,
+    '--authorization-mode=Node,RBAC',
+    `--client-ca-file=${o.credentials.caCrt}`,
+    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
+    `--service-account-key-file=${o.credentials.saKey}`,
+    `--service-account-signing-key-file=${o.credentials.saKey}`,
+    `--service-cluster-ip-range=${SERVICE_CIDR}`,
+  ];
+}
+
+/**
+ * Resolves with a client (2 sessions) of the kube-apiserver `child` once its `/readyz` answers
+ * 200 with `creds`.
+ * @throws BenchError BENCH_SERVER_START when it exits or the start timeout passes.
+ */
+export async function waitApiserverReady(child: Child, creds: KubeconfigCredentials): Promise<BenchClient> {
+  let client: BenchClient | undefined;
+  try {
+    await waitFor(child, 'kube-apiserver', async () => {
+      client ??= new BenchClient(creds, 2);
+      try {
+        return (await client.request('GET', '/readyz')).status === 200;
+      } catch (err) {
+        client.close();
+        client = undefined;
+        throw err;
+      }
+    });
+  } catch (err) {
+    client?.close();
+    throw err;
+  }
+  return client as unknown as BenchClient;
 }
 
 /** Options of {@link startKubeApiServer}. */
@@ -211,36 +268,19 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
   options.progress('kube: starting kube-apiserver');
   await mkdir(join(dir, 'apiserver'));
-  const apiserver = children.spawn('kube-apiserver', join(options.binDir, 'kube-apiserver'), [
-    `--etcd-servers=${etcdUrl}`,
-    `--secure-port=${apiPort}`,
-    '--bind-address=127.0.0.1',
-    '--advertise-address=127.0.0.1',
-    `--cert-dir=${join(dir, 'apiserver')}`,
-    `--token-auth-file=${credentials.tokenFile}`,
-    '--authorization-mode=Node,RBAC',
-    `--client-ca-file=${credentials.caCrt}`,
-    '--service-account-issuer=https://kubernetes.default.svc.cluster.local',
-    `--service-account-key-file=${credentials.saKey}`,
-    `--service-account-signing-key-file=${credentials.saKey}`,
-    `--service-cluster-ip-range=${SERVICE_CIDR}`,
-  ]);
-  const creds = readKubeconfigCredentials(credentials.kubeconfig);
-  let client: BenchClient | undefined;
-  await waitFor(apiserver, 'kube-apiserver', async () => {
-    client ??= new BenchClient(creds, 2);
-    try {
-      return (await client.request('GET', '/readyz')).status === 200;
-    } catch (err) {
-      client.close();
-      client = undefined;
-      throw err;
-    }
-  }).catch((err: unknown) => {
-    client?.close();
-    throw err;
-  });
-  return { url, credentials, client: client as unknown as BenchClient };
+  const apiserver = children.spawn(
+    'kube-apiserver',
+    join(options.binDir, 'kube-apiserver'),
+    apiserverArgs({
+      etcdServers: etcdUrl,
+      address: '127.0.0.1',
+      port: apiPort,
+      credentials,
+      certDir: join(dir, 'apiserver'),
+    }),
+  );
+  const client = await waitApiserverReady(apiserver, readKubeconfigCredentials(credentials.kubeconfig));
+  return { url, credentials, client };
 }
 
 /** The Service range of both servers the benches start. */
