@@ -3,7 +3,11 @@
  * containerd installed, the time from the command (`bash tools/run.sh --data-dir=DIR ...`) to the
  * restarted agent renewing its node Lease, while a pod keeps running across the restart.
  *
- *   node dist/tools/measure-cluster-restart.js [--runs=5] [--pod-cidr=10.244.152.0/24]
+ *   node dist/tools/measure-cluster-restart.js [--runs=5] [--pod-cidr=CIDR] [--bridge=NAME]
+ *
+ * The bridge (and with it the nftables tables named after it) and the pod CIDR are this run's own
+ * unless given: `cstm-` and 8 random hex digits, and 10.244.X.0/24 with X drawn from 152-215, so
+ * that two runs on one machine do not share a bridge, its tables or its routes.
  *
  * It prepares a temporary data dir (a first run, a Deployment of one busybox pod, Running), then
  * stops and starts the cluster `runs` times. Each run's figure is the wall time from spawning
@@ -12,6 +16,7 @@
  * container ID and restart count to be unchanged. Ends with `capstan cluster --reset`.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes, randomInt } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -33,7 +38,7 @@ interface Started {
   readonly line: string;
 }
 
-function start(dataDir: string, podCIDR: string): Promise<Started> {
+function start(dataDir: string, podCIDR: string, bridge: string): Promise<Started> {
   const t0 = performance.now();
   const child = spawn(
     'bash',
@@ -43,7 +48,7 @@ function start(dataDir: string, podCIDR: string): Promise<Started> {
       `--cert-dir=${dataDir}/pki`,
       '--secure-port=0',
       `--pod-cidr=${podCIDR}`,
-      '--bridge=cst-measure',
+      `--bridge=${bridge}`,
     ],
     { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
   );
@@ -72,10 +77,12 @@ async function kubectl(dataDir: string, ...args: string[]): Promise<string> {
 
 async function main(): Promise<void> {
   const runs = Number(flag('runs', '5'));
-  const podCIDR = flag('pod-cidr', '10.244.152.0/24');
+  const podCIDR = flag('pod-cidr', `10.244.${randomInt(152, 216)}.0/24`);
+  const bridge = flag('bridge', `cstm-${randomBytes(4).toString('hex')}`);
+  console.log(`bridge ${bridge}, pod CIDR ${podCIDR}`);
   const dataDir = await mkdtemp(join(tmpdir(), 'capstan-measure-'));
   try {
-    let c = await start(dataDir, podCIDR);
+    let c = await start(dataDir, podCIDR, bridge);
     console.log(`first run (state created): ${c.ms.toFixed(0)} ms`);
     await kubectl(
       dataDir,
@@ -103,7 +110,7 @@ async function main(): Promise<void> {
     for (let i = 0; i < runs; i++) {
       await stop(c.child);
       const wallStart = Date.now();
-      c = await start(dataDir, podCIDR);
+      c = await start(dataDir, podCIDR, bridge);
       const renew = Date.parse(
         await kubectl(
           dataDir,

@@ -110,9 +110,41 @@ export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer
   return Buffer.from(JSON.stringify(decodeStored(value, revision)));
 }
 
-/** A deep copy of a JSON value (objects handled here are plain JSON). */
+/**
+ * A deep copy of a JSON value (objects handled here are plain JSON). Plain objects and arrays are
+ * copied member by member, which is several times faster than `structuredClone` (V8's serializer)
+ * on API objects; any other object (a Date, a Buffer, a class instance) is handed to
+ * `structuredClone`, so such values are copied as before. Like `structuredClone`, it keeps
+ * `undefined` members and gives plain objects; unlike it, a value reachable twice is copied twice
+ * (JSON has no shared references) and a cycle is not supported.
+ */
 export function cloneJson<T>(value: T): T {
-  return structuredClone(value);
+  return cloneValue(value) as T;
+}
+
+function cloneValue(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = cloneValue(value[i]);
+    return out;
+  }
+  const proto: unknown = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) return structuredClone(value);
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const member = cloneValue((value as Record<string, unknown>)[key]);
+    // A parsed `__proto__` key is an own member: keep it one (assigning it would set the prototype).
+    if (key === '__proto__')
+      Object.defineProperty(out, key, {
+        value: member,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    else out[key] = member;
+  }
+  return out;
 }
 
 /** Deep equality of two JSON values (key order ignored). */

@@ -27,6 +27,7 @@ import { rolloutRolling } from './rolling.js';
 import { DeploymentSync, type DeploymentOps } from './rollout.js';
 import { conditionOf, hasProgressDeadline, newCondition, REASONS, setCondition } from './status.js';
 import { startWorkers } from '../shared/workers.js';
+import { cloneJson } from '../../api/object.js';
 
 const COMPONENT = 'deployment-controller';
 
@@ -112,7 +113,7 @@ export class DeploymentController {
     const cached = this.#deployments.store.get(key);
     if (cached === undefined) return;
     const { namespace } = splitKey(key);
-    const d = typed(structuredClone(cached), 'apps/v1', 'Deployment');
+    const d = typed(cloneJson(cached), 'apps/v1', 'Deployment');
     if (isEmptySelector(d.spec?.selector)) {
       this.#recorder.event(
         d,

@@ -40,6 +40,7 @@ import {
   setCondition,
 } from './status.js';
 import { POD_TEMPLATE_HASH, computeHash, equalIgnoreHash } from './template-hash.js';
+import { cloneJson } from '../../api/object.js';
 
 /** The writes and clocks a sync uses (the controller implements them over the client). */
 export interface DeploymentOps {
@@ -78,7 +79,7 @@ export class DeploymentSync {
     readonly podsByRS: ReadonlyMap<string, readonly Pod[]>,
     readonly ops: DeploymentOps,
   ) {
-    this.d = structuredClone(d);
+    this.d = cloneJson(d);
     this.rsList = [...rsList];
   }
 
@@ -100,7 +101,7 @@ export class DeploymentSync {
     const newRevision = maxRevision(oldRSs) + 1;
     if (existing !== undefined) {
       let rs = existing;
-      const copy = structuredClone(existing);
+      const copy = cloneJson(existing);
       const annotationsChanged = setNewReplicaSetAnnotations(d, copy, newRevision, true);
       const minReadyChanged = (copy.spec?.minReadySeconds ?? 0) !== (d.spec?.minReadySeconds ?? 0);
       if (annotationsChanged || minReadyChanged) {
@@ -127,13 +128,13 @@ export class DeploymentSync {
     }
     if (!create) return undefined;
 
-    const template: PodTemplateSpec = structuredClone(d.spec?.template ?? { metadata: {} });
+    const template: PodTemplateSpec = cloneJson(d.spec?.template ?? { metadata: {} });
     const hash = computeHash(template, d.status?.collisionCount);
     template.metadata = {
       ...template.metadata,
       labels: { ...template.metadata.labels, [POD_TEMPLATE_HASH]: hash },
     };
-    const selector = structuredClone(d.spec?.selector ?? {});
+    const selector = cloneJson(d.spec?.selector ?? {});
     selector.matchLabels = { ...selector.matchLabels, [POD_TEMPLATE_HASH]: hash };
     const namespace = d.metadata.namespace ?? '';
     const rs: ReplicaSet = {
@@ -224,7 +225,7 @@ export class DeploymentSync {
 
   /** PUTs the working Deployment's status (and annotations); keeps the answer. */
   async writeDeployment(): Promise<void> {
-    this.d = structuredClone(await this.ops.updateStatus(this.d));
+    this.d = cloneJson(await this.ops.updateStatus(this.d));
   }
 
   /**
@@ -232,7 +233,7 @@ export class DeploymentSync {
    * Returns the written ReplicaSet (or `rs` when nothing changed).
    */
   async scaleReplicaSet(rs: ReplicaSet, size: number, operation?: 'up' | 'down'): Promise<ReplicaSet> {
-    const copy = structuredClone(rs);
+    const copy = cloneJson(rs);
     const sizeChanged = rsReplicas(rs) !== size;
     const annotationsChanged = setReplicasAnnotations(copy, this.d);
     if (!sizeChanged && !annotationsChanged) return rs;

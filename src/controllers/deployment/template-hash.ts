@@ -6,6 +6,7 @@
  * differ from kube's; the shape and use are the same).
  */
 import type { PodTemplateSpec } from '../../api/types/core-v1.js';
+import { cloneJson } from '../../api/object.js';
 
 export const POD_TEMPLATE_HASH = 'pod-template-hash';
 
@@ -46,7 +47,7 @@ export function computeHash(
 }
 
 function withoutHash(t: PodTemplateSpec | undefined): unknown {
-  const copy: PodTemplateSpec = structuredClone(t ?? { metadata: {} });
+  const copy: PodTemplateSpec = cloneJson(t ?? { metadata: {} });
   if (copy.metadata.labels !== undefined) delete copy.metadata.labels[POD_TEMPLATE_HASH];
   return canonical(copy);
 }

@@ -5,6 +5,7 @@
  */
 import type { Job } from '../../api/types/batch-v1.js';
 import type { Container, Pod } from '../../api/types/core-v1.js';
+import { cloneJson } from '../../api/object.js';
 
 /** The finalizer that holds a pod until the job controller has counted it. */
 export const JOB_TRACKING_FINALIZER = 'batch.kubernetes.io/job-tracking';
@@ -88,7 +89,7 @@ export function podForJob(
   const annotations = { ...(template.metadata.annotations ?? {}) };
   const finalizers = [...(template.metadata.finalizers ?? [])];
   if (!finalizers.includes(JOB_TRACKING_FINALIZER)) finalizers.push(JOB_TRACKING_FINALIZER);
-  let spec = structuredClone(template.spec ?? { containers: [] });
+  let spec = cloneJson(template.spec ?? { containers: [] });
   if (index !== undefined) {
     annotations[JOB_COMPLETION_INDEX] = String(index);
     labels[JOB_COMPLETION_INDEX] = String(index);

@@ -4,6 +4,7 @@
  */
 import type { Pod, PodTemplateSpec } from '../../api/types/core-v1.js';
 import type { OwnerReference } from '../../api/types/meta-v1.js';
+import { cloneJson } from '../../api/object.js';
 
 const NAME_PREFIX = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*-?$/;
 
@@ -24,7 +25,7 @@ export function podFromTemplate(
       namespace,
       ownerReferences: [controllerRef],
     },
-    spec: structuredClone(template?.spec ?? { containers: [] }),
+    spec: cloneJson(template?.spec ?? { containers: [] }),
   };
   if (meta.labels !== undefined) pod.metadata.labels = { ...meta.labels };
   if (meta.annotations !== undefined) pod.metadata.annotations = { ...meta.annotations };
