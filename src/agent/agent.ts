@@ -465,10 +465,10 @@ export class Agent {
     this.#closers.push(() => manager.stop());
   }
 
-  /** Starts the proxy, cluster DNS and NetworkPolicy enforcement the configuration asks for. */
+  /** Starts the proxy, cluster DNS, NetworkPolicy enforcement and pod routes the configuration asks for. */
   async #startNetwork(podCIDR: string): Promise<void> {
     const c = this.config;
-    if (!c.runProxy && !c.runClusterDNS && !c.runNetworkPolicy) return;
+    if (!c.runProxy && !c.runClusterDNS && !c.runNetworkPolicy && !c.runPodRoutes) return;
     const wired = this.#wiring.networkClients ?? {};
     const base = (path: string): ClientConfig => {
       if (path) return loadKubeconfig(path);
@@ -493,6 +493,7 @@ export class Agent {
       ...(c.runNetworkPolicy
         ? { networkPolicy: access(wired.networkPolicy, c.networkPolicyKubeconfig, 'capstan-netpol') }
         : {}),
+      ...(c.runPodRoutes ? { podRoutes: access(undefined, '', 'capstan-routes') } : {}),
       tuning: t,
     });
     this.#closers.push(() => network.stop());

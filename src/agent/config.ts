@@ -110,6 +110,12 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   ),
   f('run-network-policy', 'bool', false, "Enforce NetworkPolicies in the agent (Capstan's own)."),
   f(
+    'run-pod-routes',
+    'bool',
+    false,
+    "Route the other nodes' pod CIDRs via their InternalIP, as flannel's host-gw backend (Capstan's own).",
+  ),
+  f(
     'proxy-kubeconfig',
     'string',
     '',
@@ -181,6 +187,7 @@ export interface AgentConfig {
   readonly runProxy: boolean;
   readonly runClusterDNS: boolean;
   readonly runNetworkPolicy: boolean;
+  readonly runPodRoutes: boolean;
   readonly proxyKubeconfig: string;
   readonly clusterDNSKubeconfig: string;
   readonly networkPolicyKubeconfig: string;
@@ -305,6 +312,7 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     runProxy: bool(v.get('run-proxy')),
     runClusterDNS: bool(v.get('run-cluster-dns')),
     runNetworkPolicy: bool(v.get('run-network-policy')),
+    runPodRoutes: bool(v.get('run-pod-routes')),
     proxyKubeconfig: str(v.get('proxy-kubeconfig')),
     clusterDNSKubeconfig: str(v.get('cluster-dns-kubeconfig')),
     networkPolicyKubeconfig: str(v.get('network-policy-kubeconfig')),

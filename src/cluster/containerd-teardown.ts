@@ -167,3 +167,48 @@ export async function removeBridgeIfUnused(name: string): Promise<void> {
   );
   if (attached === '') await run('ip', ['link', 'del', name]).catch(() => undefined);
 }
+
+/** The top-level chains the CNI portmap plugin makes in the `nat` table (its per-pod chains are `CNI-DN-…`). */
+export const PORTMAP_CHAINS = ['CNI-HOSTPORT-DNAT', 'CNI-HOSTPORT-SETMARK', 'CNI-HOSTPORT-MASQ'] as const;
+
+/** The `nat` table's rules as `iptables -S` prints them, or [] when iptables cannot list it. */
+async function natRules(): Promise<string[]> {
+  return run('iptables', ['-w', '-t', 'nat', '-S']).then(
+    (r) => r.stdout.split('\n').filter((l) => l !== ''),
+    () => [],
+  );
+}
+
+/** Whether the portmap plugin's top-level chains exist (hostPorts were ever set up on this host). */
+export async function portmapChainsPresent(): Promise<boolean> {
+  return (await natRules()).some((l) => l === `-N ${PORTMAP_CHAINS[0]}`);
+}
+
+/** Splits an `iptables -S` line into arguments (double quotes group, as iptables prints comments). */
+function iptablesArgs(line: string): string[] {
+  return [...line.matchAll(/"((?:[^"\\]|\\.)*)"|(\S+)/g)].map((m) => m[1] ?? m[2] ?? '');
+}
+
+/**
+ * Removes the portmap plugin's top-level chains and the rules jumping to them, when no pod's
+ * hostPort chain (`CNI-DN-…`) is left in them: CNI DEL removes a pod's own chain and rules, but
+ * leaves the shared chains for good. A caller that saw them absent before its pods ran (see
+ * {@link portmapChainsPresent}) calls this after, so a test cluster leaves the `nat` table as it
+ * found it; while another runtime's pod still has a hostPort, nothing is touched.
+ */
+export async function removePortmapChainsIfUnused(): Promise<void> {
+  const rules = await natRules();
+  if (!rules.some((l) => l === `-N ${PORTMAP_CHAINS[0]}`)) return;
+  if (rules.some((l) => l.startsWith('-N CNI-DN-'))) return;
+  const ours = new Set<string>(PORTMAP_CHAINS);
+  for (const line of rules) {
+    const args = iptablesArgs(line);
+    const target = args[args.indexOf('-j') + 1];
+    if (args[0] !== '-A' || ours.has(args[1] ?? '') || target === undefined || !ours.has(target)) continue;
+    await run('iptables', ['-w', '-t', 'nat', '-D', ...args.slice(1)]);
+  }
+  for (const chain of PORTMAP_CHAINS)
+    await run('iptables', ['-w', '-t', 'nat', '-F', chain]).catch(() => undefined);
+  for (const chain of PORTMAP_CHAINS)
+    await run('iptables', ['-w', '-t', 'nat', '-X', chain]).catch(() => undefined);
+}

@@ -109,6 +109,8 @@ describe('agent networking settings', () => {
     );
     expect([flagged.runProxy, flagged.runClusterDNS, flagged.runNetworkPolicy]).toEqual([true, true, false]);
     expect(flagged.proxyKubeconfig).toBe('/p');
+    expect(base.runPodRoutes).toBe(false);
+    expect(resolveConfig(agentFlagSet().parse(['--run-pod-routes'])).runPodRoutes).toBe(true);
     expect(flagged.resolvConf).toBe('');
     const on = enableClusterNetworking(base, { clusterDNS: '10.96.0.10' });
     expect(on).toMatchObject({

@@ -5,7 +5,8 @@
  *
  * `stop()` leaves nothing behind (src/cluster/containerd-teardown.ts): every sandbox, task and
  * container removed, containerd stopped, shims killed, mounts under its directory unmounted, the
- * cgroups under its cgroup parent and the CNI results it caused removed, and the directory too.
+ * cgroups under its cgroup parent and the CNI results it caused removed, the portmap plugin's
+ * nat chains if they were not there before (and no other pod uses them), and the directory too.
  *
  * Needs root, containerd, ctr, runc, busybox-static and the CNI plugins: {@link containerdMissing}
  * says what is absent; {@link requireContainerd} fails under `CI=true` and skips (loudly) otherwise.
@@ -26,7 +27,9 @@ import {
 } from '../../src/cluster/containerd.js';
 import {
   CleanupErrors,
+  portmapChainsPresent,
   removeBridgeIfUnused,
+  removePortmapChainsIfUnused,
   removeCgroupTree,
   removeWorkloads,
   teardownLeftovers,
@@ -91,6 +94,8 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
   const cniName = opts.cni?.name ?? `capstan-test-${dir.slice(-6).toLowerCase()}`;
   let proc: ContainerdProcess | undefined;
   let stopped = false;
+  // The portmap plugin's shared nat chains outlive the pods: removed on stop if they were not here before.
+  const portmapBefore = await portmapChainsPresent();
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
@@ -100,6 +105,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     await errors.attempt('containerd', async () => proc?.stop());
     await teardownLeftovers({ socket, mountDirs: [dir], cgroupParent, cniNetworkName: cniName }, errors);
     if (opts.cni) await run('ip', ['link', 'del', opts.cni.bridge]).catch(() => undefined);
+    if (!portmapBefore) await errors.attempt('portmap chains', removePortmapChainsIfUnused);
     await errors.attempt('directory', () => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
     errors.throwIfAny('containerd clean-up');
   };

@@ -1,6 +1,7 @@
 /**
  * The cluster networking an agent runs in-process when asked: the Service proxy (src/proxy),
- * the cluster DNS (src/dns) and NetworkPolicy enforcement (src/netpol), each its own client of
+ * the cluster DNS (src/dns), NetworkPolicy enforcement (src/netpol) and the routes to the other
+ * nodes' pod CIDRs (pod-routes.ts, with the agent's own identity), each its own client of
  * the API with its own credentials and user agent, so the API sees (and authorizes, and
  * audits) each as a component of its own, as kube-proxy, CoreDNS and k3s's policy controller.
  *
@@ -17,6 +18,7 @@ import { startNetworkPolicies, type NetworkPolicyEnforcer } from '../../netpol/e
 import { startProxy, type Proxy } from '../../proxy/proxier.js';
 import { ensureBridge, gatewayOf } from './bridge.js';
 import { ensureKubeDns } from './kube-dns.js';
+import { startPodRoutes, type PodRoutes } from './pod-routes.js';
 
 /** One component's API access. */
 export interface ComponentAccess {
@@ -38,6 +40,8 @@ export interface NodeNetworkOptions {
   readonly proxy?: ComponentAccess;
   readonly dns?: ComponentAccess;
   readonly networkPolicy?: ComponentAccess;
+  /** The host-gw routes to the other nodes' pod CIDRs (pod-routes.ts); the agent's own identity. */
+  readonly podRoutes?: ComponentAccess;
   readonly tuning?: NodeNetworkTuning;
   readonly log?: (line: string) => void;
 }
@@ -54,7 +58,9 @@ export interface NodeNetworkTuning {
   readonly dnsPort?: number;
   /** Least time between rule syncs (default 1 s). */
   readonly minSyncPeriodMs?: number;
-  /** Remove the nftables tables on stop. */
+  /** The ip command of the pod routes (default `['ip']`). */
+  readonly ipCommand?: readonly string[];
+  /** Remove the nftables tables (and the pod routes) on stop. */
   readonly removeRulesOnStop?: boolean;
 }
 
@@ -63,6 +69,7 @@ export interface NodeNetwork {
   readonly proxy: Proxy | undefined;
   readonly dns: ClusterDns | undefined;
   readonly networkPolicy: NetworkPolicyEnforcer | undefined;
+  readonly podRoutes: PodRoutes | undefined;
   stop(): Promise<void>;
 }
 
@@ -72,6 +79,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
   let proxy: Proxy | undefined;
   let dns: ClusterDns | undefined;
   let networkPolicy: NetworkPolicyEnforcer | undefined;
+  let podRoutes: PodRoutes | undefined;
   const t = opts.tuning ?? {};
   const removeRules = t.removeRulesOnStop === true;
   const stop = async (): Promise<void> => {
@@ -82,6 +90,7 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
         networkPolicy && (() => (networkPolicy as NetworkPolicyEnforcer).close({ removeRules })),
       ],
       ['proxy', proxy && (() => (proxy as Proxy).close({ removeRules }))],
+      ['pod routes', podRoutes && (() => (podRoutes as PodRoutes).close({ removeRoutes: removeRules }))],
     ];
     for (const [what, step] of steps) {
       try {
@@ -118,12 +127,19 @@ export async function startNodeNetwork(opts: NodeNetworkOptions): Promise<NodeNe
         },
       );
     }
+    if (opts.podRoutes !== undefined) {
+      const r = opts.podRoutes;
+      podRoutes = await startPodRoutes(
+        { ...r.config, userAgent: r.config.userAgent ?? 'capstan-routes/v1.33 (linux)' },
+        { nodeName: opts.nodeName, ...(t.ipCommand === undefined ? {} : { ipCommand: t.ipCommand }), log },
+      );
+    }
     if (opts.dns !== undefined) dns = await startDns(opts, opts.dns, log);
   } catch (err) {
     await stop();
     throw err;
   }
-  return { proxy, dns, networkPolicy, stop };
+  return { proxy, dns, networkPolicy, podRoutes, stop };
 }
 
 async function startDns(
