@@ -40,6 +40,17 @@ export interface ClientConfig {
   readonly burst?: number;
   /** Per-request timeout in ms (not watches); absent or 0: none. */
   readonly timeoutMs?: number;
+  /**
+   * The HTTP/2 health check, as client-go's: a PING every this many ms on an open session
+   * (default `$HTTP2_READ_IDLE_TIMEOUT_SECONDS`, else 30 s; 0: off) ...
+   */
+  readonly http2ReadIdleTimeoutMs?: number;
+  /**
+   * ... and the session is dropped (its requests fail, its watches end and resume on a new one)
+   * when the PING is not answered within this many ms (default `$HTTP2_PING_TIMEOUT_SECONDS`,
+   * else 15 s).
+   */
+  readonly http2PingTimeoutMs?: number;
 }
 
 /** client-go's defaults (`rest.DefaultQPS`, `rest.DefaultBurst`). */

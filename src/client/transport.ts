@@ -52,6 +52,17 @@ const TOKEN_FILE_TTL_MS = 60_000;
 /** client-go re-reads file-based client certificates every 5 minutes. */
 const CERT_FILE_TTL_MS = 5 * 60_000;
 
+/** client-go's HTTP/2 health check defaults (k8s.io/apimachinery/pkg/util/net). */
+const READ_IDLE_TIMEOUT_S = 30;
+const PING_TIMEOUT_S = 15;
+
+/** A whole number of seconds from the environment variable `name`, in ms; `fallback` s otherwise. */
+function envSecondsMs(name: string, fallback: number): number {
+  const v = process.env[name];
+  const n = v === undefined || !/^\d+$/.test(v) ? fallback : Number(v);
+  return n * 1000;
+}
+
 function errorCode(err: unknown): string {
   const e = err as { code?: unknown };
   return typeof e.code === 'string' ? e.code : '';
@@ -69,6 +80,8 @@ export class Transport {
   #certData: Buffer | undefined;
   #keyData: Buffer | undefined;
   #certReadAt: number;
+  readonly #readIdleMs: number;
+  readonly #pingTimeoutMs: number;
 
   constructor(config: ClientConfig) {
     const url = new URL(config.server);
@@ -81,6 +94,10 @@ export class Transport {
     this.#certData = config.certData;
     this.#keyData = config.keyData;
     this.#certReadAt = performance.now();
+    this.#readIdleMs =
+      config.http2ReadIdleTimeoutMs ?? envSecondsMs('HTTP2_READ_IDLE_TIMEOUT_SECONDS', READ_IDLE_TIMEOUT_S);
+    this.#pingTimeoutMs =
+      config.http2PingTimeoutMs ?? envSecondsMs('HTTP2_PING_TIMEOUT_SECONDS', PING_TIMEOUT_S);
   }
 
   /**
@@ -179,8 +196,10 @@ export class Transport {
       // The session may be gone by now (the server closed it as it connected: a shutdown).
       if (!session.destroyed && !session.closed) session.setLocalWindowSize(WINDOW);
     });
+    const health = this.#healthCheck(session);
     const drop = (): void => {
       clearTimeout(timer);
+      clearInterval(health);
       if (this.#session === session) this.#session = undefined;
     };
     // A GOAWAY lets in-flight streams finish, then the session closes; new requests go to a
@@ -194,6 +213,39 @@ export class Transport {
     session.on('error', drop);
     this.#session = session;
     return session;
+  }
+
+  /**
+   * client-go's HTTP/2 health check: every read-idle period, a PING; a session whose peer does not
+   * answer within the ping timeout is destroyed, so its requests fail and its watches end (to
+   * resume on a new session) instead of waiting forever on a dead connection: a server that
+   * vanished without closing it (a killed host, a partition).
+   */
+  #healthCheck(session: ClientHttp2Session): NodeJS.Timeout | undefined {
+    if (this.#readIdleMs <= 0) return undefined;
+    const pingTimeoutMs = this.#pingTimeoutMs;
+    const origin = this.#origin;
+    let pinging = false;
+    const timer = setInterval(() => {
+      if (pinging || session.destroyed || session.closed || session.connecting) return;
+      pinging = true;
+      const deadline = setTimeout(
+        () => session.destroy(new Error(`no answer to an HTTP/2 PING from ${origin} in ${pingTimeoutMs} ms`)),
+        pingTimeoutMs,
+      );
+      deadline.unref();
+      const sent = session.ping(() => {
+        // An error here is the session closing: its own events say so.
+        pinging = false;
+        clearTimeout(deadline);
+      });
+      if (!sent) {
+        pinging = false;
+        clearTimeout(deadline);
+      }
+    }, this.#readIdleMs);
+    timer.unref();
+    return timer;
   }
 
   /**

@@ -5,7 +5,12 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from 'node:crypto';
 import { mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { createSecureServer, type ServerHttp2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
+import {
+  connect as tcpConnect,
+  createServer as createTcpServer,
+  type AddressInfo,
+  type Socket,
+} from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -242,6 +247,52 @@ describe('resource client', () => {
       // Node's server keeps a session that sent GOAWAY until it is destroyed.
       for (const s of open) s.destroy();
       await new Promise((r) => h2.close(r));
+    }
+  });
+
+  it('drops a session whose server stops answering, by the HTTP/2 PING health check', async () => {
+    // A TCP relay to the server that can freeze: the connection stays open, nothing gets through.
+    const target = new URL(server.url);
+    let frozen = false;
+    const sockets = new Set<Socket>();
+    const relay = createTcpServer((down) => {
+      const up = tcpConnect(Number(target.port), target.hostname);
+      for (const [from, to] of [
+        [down, up],
+        [up, down],
+      ] as const) {
+        sockets.add(from);
+        from.on('data', (d: Buffer) => void (frozen || to.write(d)));
+        from.on('error', () => undefined);
+        from.on('close', () => to.destroy());
+      }
+    });
+    await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+    const port = (relay.address() as AddressInfo).port;
+    const c = new Client({
+      ...loadKubeconfig(server.kubeconfigPath),
+      server: `https://127.0.0.1:${port}`,
+      qps: -1,
+      http2ReadIdleTimeoutMs: 200,
+      http2PingTimeoutMs: 300,
+    });
+    try {
+      expect((await c.resource(NAMESPACES).get(NS)).metadata?.name).toBe(NS);
+      frozen = true;
+      const started = Date.now();
+      const err = await c
+        .resource(NAMESPACES)
+        .get(NS)
+        .catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(TransportError);
+      expect((err as TransportError).message).toMatch(/PING/);
+      expect(Date.now() - started).toBeLessThan(5_000);
+      frozen = false; // a new session (a new connection) serves the next request
+      expect((await c.resource(NAMESPACES).get(NS)).metadata?.name).toBe(NS);
+    } finally {
+      await c.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => relay.close(r));
     }
   });
 
