@@ -104,9 +104,14 @@ export function startScheduler(
           retryPeriodMs: le.retryPeriodMs,
           releaseOnCancel: true,
           onStartedLeading: (leading) => {
+            // As kube-scheduler's "successfully acquired lease": operators (and the HA fault
+            // test) see from the logs which scheduler led when.
+            log(`acquired lease ${le.resourceNamespace}/${le.resourceName}`);
             running = scheduler.run(leading).catch((err: unknown) => logErr('scheduler stopped', err));
           },
-          onStoppedLeading: () => undefined,
+          onStoppedLeading: () => {
+            if (!signal.aborted) log(`lost lease ${le.resourceNamespace}/${le.resourceName}`);
+          },
           log: logErr,
         });
         await elector.run(signal);

@@ -232,7 +232,8 @@ export class FaultCluster {
           `--cert-dir=${certDir}`,
           ...serverArgs,
         ],
-        // The in-process controller manager logs when it gains and loses its lease.
+        // The in-process controller manager logs when it gains and loses its lease (the
+        // scheduler always does).
         { CAPSTAN_CM_VERBOSE: '1' },
       );
       proc.start();
@@ -277,7 +278,7 @@ export class FaultCluster {
   }
 }
 
-/** One leadership term of a controller manager, from the servers' logs and kill times. */
+/** One leadership term (controller manager or scheduler), from the servers' logs and kill times. */
 export interface LeaderTerm {
   readonly server: ServerHost;
   readonly start: number;
@@ -285,11 +286,20 @@ export interface LeaderTerm {
   end: number | undefined;
 }
 
-const ACQUIRED = /acquired lease kube-system\/kube-controller-manager/;
-const LOST = /lost lease kube-system\/kube-controller-manager/;
+/** The Leases of the in-process loops that are leader-elected. */
+export type LeaderLease = 'kube-controller-manager' | 'kube-scheduler';
 
-/** The controller manager terms of every server, in start order. */
-export function leaderTerms(servers: readonly ServerHost[]): LeaderTerm[] {
+/**
+ * The terms of every server as holder of `kube-system/<lease>` (default: the controller
+ * manager's), in start order: from its "acquired lease" log line to its "lost lease" line or
+ * the kill of its process.
+ */
+export function leaderTerms(
+  servers: readonly ServerHost[],
+  lease: LeaderLease = 'kube-controller-manager',
+): LeaderTerm[] {
+  const acquired = new RegExp(`acquired lease kube-system/${lease}\\b`);
+  const lost = new RegExp(`lost lease kube-system/${lease}\\b`);
   const terms: LeaderTerm[] = [];
   for (const s of servers) {
     const kills = s.kills;
@@ -303,10 +313,10 @@ export function leaderTerms(servers: readonly ServerHost[]): LeaderTerm[] {
         open = undefined;
         incarnation = inc;
       }
-      if (ACQUIRED.test(line.text)) {
+      if (acquired.test(line.text)) {
         open = { server: s, start: line.at, end: undefined };
         terms.push(open);
-      } else if (LOST.test(line.text) && open !== undefined) {
+      } else if (lost.test(line.text) && open !== undefined) {
         open.end = line.at;
         open = undefined;
       }

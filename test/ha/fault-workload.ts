@@ -90,6 +90,62 @@ export class Writers {
   }
 }
 
+/** Nodes the fault test's pods are bound to: objects only, with no agent behind them. */
+export const NODES = ['ha-node-0', 'ha-node-1', 'ha-node-2'];
+
+/** A Node with room for every pod of a run. */
+export function nodeBody(name: string): Record<string, unknown> {
+  const room = { cpu: '100', memory: '1Ti', pods: '10000' };
+  return {
+    apiVersion: 'v1',
+    kind: 'Node',
+    metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+    status: { capacity: room, allocatable: room },
+  };
+}
+
+/**
+ * Creates a pod through the servers in turn every `everyMs` until `stop()`, for the schedulers
+ * to bind. The pods tolerate every taint: with no agent, the nodes turn NotReady and get kube's
+ * not-ready taints, which must not keep the pods from being bound or evict them.
+ */
+export class PodWriter {
+  /** Names of the pods whose create was acknowledged. */
+  readonly acknowledged = new Set<string>();
+  #running = true;
+  readonly #loop: Promise<void>;
+
+  constructor(
+    readonly servers: readonly ServerHost[],
+    readonly everyMs = 500,
+  ) {
+    this.#loop = this.#write();
+  }
+
+  async #write(): Promise<void> {
+    for (let i = 0; this.#running; i++) {
+      const name = `p-${i}`;
+      const a = await this.servers[i % this.servers.length]!.call('POST', `/api/v1/namespaces/${NS}/pods`, {
+        apiVersion: 'v1',
+        kind: 'Pod',
+        metadata: { name },
+        spec: {
+          containers: [{ name: 'c', image: 'registry.k8s.io/pause:3.10' }],
+          tolerations: [{ operator: 'Exists' }],
+          automountServiceAccountToken: false,
+        },
+      });
+      if (a.status === 201) this.acknowledged.add(name);
+      await new Promise((r) => setTimeout(r, this.everyMs));
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.#running = false;
+    await this.#loop;
+  }
+}
+
 /** One watch event seen. */
 export interface Seen {
   readonly type: string;

@@ -4,8 +4,9 @@
  * while the test kill -9s servers and etcd members, partitions a member from its peers (nftables
  * in its namespace) and brings them back. Then: every acknowledged write is stored, no refused
  * write is, every stored write was acknowledged or uncertain, every watcher saw every create
- * once, in revision order, across its reconnects to other servers, cluster IPs are unique, and
- * at most one controller manager led at any time (from the servers' logs and the kill times).
+ * once, in revision order, across its reconnects to other servers, cluster IPs are unique, at
+ * most one controller manager and at most one scheduler led at any time (from the servers' logs
+ * and the kill times), and every pod created during the run was bound, once.
  *
  * The suite runs a short schedule (five faults). `CAPSTAN_FAULT_LONG=1` runs random faults until
  * `CAPSTAN_FAULT_KILLS` (default 100) processes were killed, and prints the figures as JSON.
@@ -21,9 +22,10 @@ import {
   overlappingTerms,
   until,
   type EtcdHost,
+  type LeaderTerm,
   type ServerHost,
 } from './fault-cluster.js';
-import { NS, Watcher, Writers } from './fault-workload.js';
+import { NODES, NS, nodeBody, PodWriter, Watcher, Writers } from './fault-workload.js';
 
 const LONG = process.env['CAPSTAN_FAULT_LONG'] === '1';
 const KILLS = Number(process.env['CAPSTAN_FAULT_KILLS'] ?? 100);
@@ -41,7 +43,19 @@ interface Figures {
   writeGapMs: { fault: string; ms: number }[];
   serverReadyMs: number[];
   etcdHealthyMs: number[];
-  leaderFailoverMs: number[];
+}
+
+/** For each kill of a server that held a term: ms to the next term's start on any server. */
+function failovers(servers: readonly ServerHost[], terms: readonly LeaderTerm[]): number[] {
+  const out: number[] = [];
+  for (const s of servers)
+    for (const k of s.kills) {
+      const held = terms.find((t) => t.server === s && t.start <= k && (t.end ?? Infinity) >= k);
+      // The next term anywhere: the restarted server may win the lease back itself.
+      const next = terms.find((t) => t.start > k);
+      if (held !== undefined && next !== undefined) out.push(next.start - k);
+    }
+  return out;
 }
 
 function rand(n: number): number {
@@ -59,6 +73,7 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
   let c: FaultCluster;
   let writers: Writers;
   let watchers: Watcher[] = [];
+  let pods: PodWriter | undefined;
   let startRv = 0;
   const fig: Figures = {
     serverKills: 0,
@@ -68,7 +83,6 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
     writeGapMs: [],
     serverReadyMs: [],
     etcdHealthyMs: [],
-    leaderFailoverMs: [],
   };
 
   beforeAll(async () => {
@@ -81,12 +95,22 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
       const a = await s0.call('GET', `/api/v1/namespaces/${NS}/configmaps/kube-root-ca.crt`);
       return a.status === 200;
     });
+    // Pods need the namespace's default ServiceAccount (admission) and nodes to be bound to.
+    await until('the default ServiceAccount', async () => {
+      const a = await s0.call('GET', `/api/v1/namespaces/${NS}/serviceaccounts/default`);
+      return a.status === 200;
+    });
+    for (const n of NODES) {
+      const a = await s0.call('POST', '/api/v1/nodes', nodeBody(n));
+      expect(a.status, JSON.stringify(a.json)).toBe(201);
+    }
     const list = await s0.call('GET', `/api/v1/namespaces/${NS}/configmaps`);
     startRv = Number((list.json['metadata'] as { resourceVersion: string }).resourceVersion);
   }, 300_000);
 
   afterAll(async () => {
     await writers?.stop();
+    await pods?.stop();
     for (const w of watchers) await w.stop();
     await c?.destroy();
   }, 120_000);
@@ -144,9 +168,10 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
   }
 
   it(
-    'keeps every acknowledged write, orders every watch, and leads with one controller manager',
+    'keeps every acknowledged write, orders every watch, leads with one controller manager and one scheduler, binds every pod once',
     async () => {
       writers = new Writers(c.servers, 6);
+      pods = new PodWriter(c.servers);
       watchers = [0, 1, 2].map((i) => new Watcher(c.servers, i, startRv));
       await progress(20);
 
@@ -167,6 +192,7 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         }
       }
       await writers.stop();
+      await pods.stop();
 
       // A fence write after everything: every watcher must get to it.
       let fence = 0;
@@ -210,14 +236,45 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
       );
 
       const terms = leaderTerms(c.servers);
-      for (const s of c.servers) {
-        for (const k of s.kills) {
-          const held = terms.find((t) => t.server === s && t.start <= k && (t.end ?? Infinity) >= k);
-          // The next term anywhere: the restarted server may win the lease back itself.
-          const next = terms.find((t) => t.start > k);
-          if (held !== undefined && next !== undefined) fig.leaderFailoverMs.push(next.start - k);
-        }
+      const schedulerTerms = leaderTerms(c.servers, 'kube-scheduler');
+
+      // Pods: every stored one gets bound; each was bound once (one Scheduled event, naming the
+      // node the pod is on), whichever scheduler led when.
+      type PodItem = { metadata: { name: string }; spec: { nodeName?: string } };
+      let podItems: PodItem[] = [];
+      await until(
+        'every pod bound',
+        async () => {
+          const a = await c.servers[0]!.call('GET', `/api/v1/namespaces/${NS}/pods`);
+          podItems = a.status === 200 ? (a.json['items'] as PodItem[]) : [];
+          return a.status === 200 && podItems.every((p) => (p.spec.nodeName ?? '') !== '');
+        },
+        180_000,
+      );
+      const events = await c.servers[0]!.call('GET', `/api/v1/namespaces/${NS}/events`);
+      expect(events.status).toBe(200);
+      const scheduled = new Map<string, string[]>();
+      for (const e of events.json['items'] as {
+        reason?: string;
+        message?: string;
+        count?: number;
+        involvedObject: { kind?: string; name?: string };
+      }[]) {
+        if (e.reason !== 'Scheduled' || e.involvedObject.kind !== 'Pod') continue;
+        const name = e.involvedObject.name ?? '';
+        const node = / to (\S+)$/.exec(e.message ?? '')?.[1] ?? '?';
+        const seen = scheduled.get(name) ?? [];
+        for (let i = 0; i < Math.max(1, e.count ?? 1); i++) seen.push(node);
+        scheduled.set(name, seen);
       }
+      const podsLost = [...pods.acknowledged].filter((n) => !podItems.some((p) => p.metadata.name === n));
+      const boundTwice = podItems
+        .map((p) => ({
+          pod: p.metadata.name,
+          node: p.spec.nodeName,
+          scheduled: scheduled.get(p.metadata.name) ?? [],
+        }))
+        .filter((p) => p.scheduled.length > 1 || p.scheduled.some((n) => n !== p.node));
 
       const report = {
         kills: fig.serverKills + fig.etcdKills,
@@ -233,6 +290,8 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         watchEvents: watchers.map((w) => w.events.length),
         watchReconnects: watchers.map((w) => w.reconnects),
         leaderTerms: terms.length,
+        schedulerTerms: schedulerTerms.length,
+        pods: { acknowledged: pods.acknowledged.size, stored: podItems.length, lost: podsLost.length },
         writeGapMs: quantiles(fig.writeGapMs.map((g) => g.ms)),
         writeGapServerKillMs: quantiles(
           fig.writeGapMs.filter((g) => g.fault.startsWith('kill s')).map((g) => g.ms),
@@ -248,7 +307,8 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         ),
         serverReadyMs: quantiles(fig.serverReadyMs),
         etcdHealthyMs: quantiles(fig.etcdHealthyMs),
-        leaderFailoverMs: quantiles(fig.leaderFailoverMs),
+        leaderFailoverMs: quantiles(failovers(c.servers, terms)),
+        schedulerFailoverMs: quantiles(failovers(c.servers, schedulerTerms)),
         uncertainSamples: [...log.uncertain.values()].slice(0, 5),
       };
       console.log(`HA fault run: ${JSON.stringify(report, null, 2)}`);
@@ -260,6 +320,11 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
       expect(new Set(ips).size).toBe(ips.length);
       expect(overlappingTerms(terms)).toEqual([]);
       expect(terms.length).toBeGreaterThan(0);
+      expect(overlappingTerms(schedulerTerms)).toEqual([]);
+      expect(schedulerTerms.length).toBeGreaterThan(0);
+      expect(podsLost).toEqual([]);
+      expect(boundTwice).toEqual([]);
+      expect(pods.acknowledged.size).toBeGreaterThan(0);
       const created = [...stored.keys()].filter((n) => n.startsWith('w') || n.startsWith('fence')).sort();
       for (const w of watchers) {
         expect(w.problems).toEqual([]);
