@@ -86,6 +86,9 @@ export async function loopbackConfig(
     keyData: Buffer.from(privateKeyPem(keys.privateKey)),
     qps: identity.qps ?? -1,
     burst: identity.burst ?? 1000,
+    // No HTTP/2 health check: the peer is this process, so the connection cannot outlive it, and
+    // a PING held up behind a busy event loop would only drop every watch for nothing.
+    http2ReadIdleTimeoutMs: 0,
     ...(identity.userAgent === undefined ? {} : { userAgent: identity.userAgent }),
   };
 }
