@@ -456,6 +456,8 @@ interface Turn {
   single: number[];
   burst: number[];
   burstWallMs: number;
+  /** The agent's CPU from the burst's first create to its last pod Running. */
+  burstCpuMs: number;
   steadyCpuMsPerPodMin: number;
   steadyRssMiB: number;
 }
@@ -497,11 +499,13 @@ async function turn(kind: Kind, round: number, env: Env, client: BenchClient): P
     await deleteAll(client, agent);
 
     const names = Array.from({ length: BURST }, (_, i) => `burst-${i}`);
+    const b0 = readProc(agent.pid);
     const t0 = performance.now();
     const created = await Promise.all(names.map((n) => createPod(client, n, node)));
     await watch.waitRunning(names, 120_000, agent);
     const burst = names.map((n, i) => (watch.runningAt(n) as number) - (created[i] as number));
     const burstWallMs = Math.max(...names.map((n) => watch.runningAt(n) as number)) - t0;
+    const burstCpuMs = (readProc(agent.pid)?.cpuMs ?? Number.NaN) - (b0?.cpuMs ?? Number.NaN);
     console.error(
       `round ${round} ${kind}: burst p99 ${percentile(burst, 99).toFixed(0)} ms; steady ${STEADY_S} s`,
     );
@@ -521,6 +525,7 @@ async function turn(kind: Kind, round: number, env: Env, client: BenchClient): P
       single,
       burst,
       burstWallMs,
+      burstCpuMs,
       steadyCpuMsPerPodMin,
       steadyRssMiB: s1.rssBytes / 2 ** 20,
     };
@@ -555,12 +560,12 @@ const fmt = (n: number): string => n.toFixed(0);
 
 function table(turns: Turn[]): string {
   const lines = [
-    '| node agent | round | single p50 ms | single p99 ms | 30 at once p50 ms | p99 ms | last Running ms | idle RSS MiB | idle CPU ms/min | steady CPU ms per pod per min | steady RSS MiB |',
-    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| node agent | round | single p50 ms | single p99 ms | ${BURST} at once p50 ms | p99 ms | last Running ms | burst CPU ms | idle RSS MiB | idle CPU ms/min | steady CPU ms per pod per min | steady RSS MiB |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
   ];
   for (const t of turns)
     lines.push(
-      `| ${t.kind} | ${t.round} | ${fmt(percentile(t.single, 50))} | ${fmt(percentile(t.single, 99))} | ${fmt(percentile(t.burst, 50))} | ${fmt(percentile(t.burst, 99))} | ${fmt(t.burstWallMs)} | ${t.idleRssMiB.toFixed(1)} | ${fmt(t.idleCpuMsPerMin)} | ${t.steadyCpuMsPerPodMin.toFixed(1)} | ${t.steadyRssMiB.toFixed(1)} |`,
+      `| ${t.kind} | ${t.round} | ${fmt(percentile(t.single, 50))} | ${fmt(percentile(t.single, 99))} | ${fmt(percentile(t.burst, 50))} | ${fmt(percentile(t.burst, 99))} | ${fmt(t.burstWallMs)} | ${fmt(t.burstCpuMs)} | ${t.idleRssMiB.toFixed(1)} | ${fmt(t.idleCpuMsPerMin)} | ${t.steadyCpuMsPerPodMin.toFixed(1)} | ${t.steadyRssMiB.toFixed(1)} |`,
     );
   for (const kind of ['capstan', 'kubelet'] as const) {
     const ts = turns.filter((t) => t.kind === kind);
@@ -588,7 +593,7 @@ function table(turns: Turn[]): string {
           all((t) => t.burst),
           99,
         ),
-      )} | ${fmt(mean((t) => t.burstWallMs))} | ${mean((t) => t.idleRssMiB).toFixed(1)} | ${fmt(mean((t) => t.idleCpuMsPerMin))} | ${mean((t) => t.steadyCpuMsPerPodMin).toFixed(1)} | ${mean((t) => t.steadyRssMiB).toFixed(1)} |`,
+      )} | ${fmt(mean((t) => t.burstWallMs))} | ${fmt(mean((t) => t.burstCpuMs))} | ${mean((t) => t.idleRssMiB).toFixed(1)} | ${fmt(mean((t) => t.idleCpuMsPerMin))} | ${mean((t) => t.steadyCpuMsPerPodMin).toFixed(1)} | ${mean((t) => t.steadyRssMiB).toFixed(1)} |`,
     );
   }
   return lines.join('\n');
@@ -635,7 +640,9 @@ async function main(): Promise<void> {
       const order = round % 2 === 1 ? kinds : [...kinds].reverse();
       for (const kind of order) turns.push(await turn(kind, round, env, client));
     }
-    const version = spawnSync(KUBELET, ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
+    // A build without version stamping says `Kubernetes v0.0.0-master+$Format:%H$`: name the path.
+    const stamped = spawnSync(KUBELET, ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
+    const version = stamped.includes('$Format') ? `kubelet at ${KUBELET}` : stamped;
     console.log(
       `\ncapstan agent vs ${version || 'kubelet'}; ${SINGLE} single pods (one every 2 s), ${BURST} at once, steady ${STEADY_S} s`,
     );

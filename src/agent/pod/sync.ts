@@ -204,7 +204,9 @@ export async function syncPod(
   const init = await syncInitContainers(deps, record, state, sandboxId);
   if (!init.initialized)
     return init.requeueAfterMs === undefined ? {} : { requeueAfterMs: init.requeueAfterMs };
-  state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
+  // Init containers ran: their state changed. Without any, the state read above still holds.
+  if ((pod.spec?.initContainers ?? []).length > 0)
+    state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
   let requeue = init.requeueAfterMs;
   for (const c of pod.spec?.containers ?? []) {
     const name = c.name ?? '';

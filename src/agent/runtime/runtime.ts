@@ -165,21 +165,26 @@ export class PodRuntime {
       return p;
     };
     const live = new Set<string>();
-    for (const sb of sandboxes) {
-      if (!isOurs(sb.labels)) continue;
+    const ours = sandboxes.filter((sb) => isOurs(sb.labels));
+    const oursC = containers.filter((c) => isOurs(c.labels));
+    // The statuses not cached yet are asked for at once (a relist after a burst of new pods).
+    const [ips, statuses] = await Promise.all([
+      Promise.all(ours.map((sb) => this.#sandboxIpsOf(sb))),
+      Promise.all(oursC.map((c) => this.#containerStatus(c))),
+    ]);
+    ours.forEach((sb, i) => {
       live.add(sb.id);
       podOf(sb.labels).sandboxes.push({
         id: sb.id,
         attempt: sb.metadata.attempt ?? 0,
         ready: sb.state === 'SANDBOX_READY',
         createdAt: nsToMs(sb.createdAt),
-        ips: await this.#sandboxIpsOf(sb),
+        ips: ips[i] ?? [],
       });
-    }
-    for (const c of containers) {
-      if (!isOurs(c.labels)) continue;
+    });
+    for (const [i, c] of oursC.entries()) {
       live.add(c.id);
-      const st = await this.#containerStatus(c);
+      const st = statuses[i];
       if (!st) continue;
       podOf(c.labels).containers.push({
         id: c.id,
