@@ -195,14 +195,29 @@ class Kubectl {
     });
   }
 
-  /** `kubectl ... -o json`, parsed. */
-  async json<T>(args: readonly string[]): Promise<T> {
-    return JSON.parse(await this.run([...args, '-o', 'json'])) as T;
+  /**
+   * `kubectl ... -o json`, parsed.
+   * @throws Error naming the command when its output is not JSON (seen once, empty, under load).
+   */
+  async json<T>(args: readonly string[], input?: string): Promise<T> {
+    const out = await this.run([...args, '-o', 'json'], input);
+    try {
+      return JSON.parse(out) as T;
+    } catch (err) {
+      throw new Error(`kubectl ${args.join(' ')}: not JSON (${JSON.stringify(out.slice(0, 80))})`, {
+        cause: err,
+      });
+    }
   }
 
   /** `kubectl create -f -` of objects. */
   async create(...objects: readonly object[]): Promise<void> {
     await this.run(['create', '-f', '-'], objects.map((o) => JSON.stringify(o)).join('\n'));
+  }
+
+  /** `kubectl create -f -` of one object; the object created (its uid). */
+  createOne(object: object): Promise<Obj> {
+    return this.json<Obj>(['create', '-f', '-'], JSON.stringify(object));
   }
 
   /** Whether `kubectl get` finds the object. */
@@ -457,8 +472,7 @@ const CHECKS: readonly Check[] = [
   {
     name: CHECK_NAMES[6],
     run: async (c) => {
-      await c.k.create(cm(c.ns, 'owner'));
-      const owner = await c.k.json<Obj>(['get', 'configmap', 'owner', '-n', c.ns]);
+      const owner = await c.k.createOne(cm(c.ns, 'owner'));
       await c.k.create(cm(c.ns, 'dependent', ownedBy(owner)));
       await c.k.run(['delete', 'configmap', 'owner', '--cascade=orphan', '-n', c.ns, c.timeout()]);
       await until('the dependent without owner references', c.deadline, async () => {
@@ -474,8 +488,7 @@ const CHECKS: readonly Check[] = [
   {
     name: CHECK_NAMES[7],
     run: async (c) => {
-      await c.k.create(cm(c.ns, 'owner'));
-      const owner = await c.k.json<Obj>(['get', 'configmap', 'owner', '-n', c.ns]);
+      const owner = await c.k.createOne(cm(c.ns, 'owner'));
       await c.k.create(cm(c.ns, 'dependent', { ...ownedBy(owner, true), finalizers: [HOLD] }));
       await c.k.run(['delete', 'configmap', 'owner', '--cascade=foreground', '--wait=false', '-n', c.ns]);
       await until(
@@ -511,8 +524,7 @@ const CHECKS: readonly Check[] = [
   {
     name: CHECK_NAMES[8],
     run: async (c) => {
-      await c.k.create(cm(c.ns, 'owner'));
-      const owner = await c.k.json<Obj>(['get', 'configmap', 'owner', '-n', c.ns]);
+      const owner = await c.k.createOne(cm(c.ns, 'owner'));
       await c.k.create(cm(c.ns, 'dependent', ownedBy(owner)));
       await c.k.run(['delete', 'configmap', 'owner', '--cascade=background', '-n', c.ns, c.timeout()]);
       await until('the dependent collected', c.deadline, async () =>

@@ -15,7 +15,6 @@ import {
   RESOURCE_QUOTAS,
   SERVICES,
   type ResourceClient,
-  type TypedObject,
 } from '../../src/client/index.js';
 import { usageDropped } from '../../src/controllers/resourcequota/controller.js';
 import { resourceQuotaController } from '../../src/controllers/resourcequota/index.js';
@@ -59,20 +58,18 @@ describe('resourcequota-controller and admission charges', () => {
   });
 
   it('replenishes on updates that lower usage only', () => {
-    const pod = (phase: string): TypedObject =>
-      ({
-        metadata: { name: 'p', namespace: NS },
-        spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] },
-        status: { phase },
-      }) satisfies Pod as TypedObject;
+    const pod = (phase: string): Pod => ({
+      metadata: { name: 'p', namespace: NS },
+      spec: { containers: [{ name: 'c', image: 'i', resources: { requests: { cpu: '1' } } }] },
+      status: { phase },
+    });
     const podKind = { group: '', kind: PODS.kind, plural: PODS.resource };
     expect(usageDropped(podKind, pod('Running'), pod('Succeeded'))).toBe(true);
     expect(usageDropped(podKind, pod('Pending'), pod('Running'))).toBe(false);
-    const svc = (type: string): TypedObject =>
-      ({
-        metadata: { name: 's', namespace: NS },
-        spec: { type, ports: [{ port: 80 }] },
-      }) satisfies Service as TypedObject;
+    const svc = (type: string): Service => ({
+      metadata: { name: 's', namespace: NS },
+      spec: { type, ports: [{ port: 80 }] },
+    });
     const svcKind = { group: '', kind: SERVICES.kind, plural: SERVICES.resource };
     expect(usageDropped(svcKind, svc('NodePort'), svc('ClusterIP'))).toBe(true);
     expect(usageDropped(svcKind, svc('ClusterIP'), svc('NodePort'))).toBe(false);
