@@ -46,8 +46,10 @@ export function startScheduler(
 ): RunningScheduler {
   const config = options.config ?? schedulerConfigFrom(undefined);
   const log = options.log ?? ((m: string) => console.error(m));
-  const logErr = (m: string, err: unknown): void =>
-    log(`${m}: ${err instanceof Error ? err.message : String(err)}`);
+  const logErr = (m: string, err: unknown): void => {
+    const why = err instanceof Error ? err.message : String(err);
+    log(err === undefined ? m : `${m}: ${why}`);
+  };
   const client = new Client({
     ...clientConfig,
     qps: clientConfig.qps ?? config.clientConnection.qps,
