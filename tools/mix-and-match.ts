@@ -183,7 +183,9 @@ class Kubectl {
       child.stdin.on('error', () => undefined);
       child.stdin.end(input ?? '');
       child.once('error', reject);
-      child.once('exit', (code) =>
+      // 'close', not 'exit': stdout may still hold output when the process has exited (that was
+      // the "empty output" seen under load).
+      child.once('close', (code) =>
         code === 0
           ? resolve(out)
           : reject(
@@ -197,7 +199,7 @@ class Kubectl {
 
   /**
    * `kubectl ... -o json`, parsed.
-   * @throws Error naming the command when its output is not JSON (seen once, empty, under load).
+   * @throws Error naming the command when its output is not JSON.
    */
   async json<T>(args: readonly string[], input?: string): Promise<T> {
     const out = await this.run([...args, '-o', 'json'], input);
@@ -741,21 +743,28 @@ async function startB(env: DirectionEnv): Promise<Started> {
   };
 }
 
-/** Waits for the simulated nodes to be Ready. */
+/**
+ * Waits for the simulated nodes to be Ready and schedulable: no NoSchedule taint left (the node
+ * lifecycle controller lifts `not-ready` once it sees Ready; a DaemonSet made before that counts
+ * the node out).
+ */
 async function nodesReady(admin: Kubectl, deadline: number): Promise<void> {
-  await until(`${SIMULATED_NODES} Ready nodes`, deadline, async () => {
-    type NodeView = { status?: { conditions?: { type: string; status: string }[] } };
+  await until(`${SIMULATED_NODES} Ready nodes without NoSchedule taints`, deadline, async () => {
+    type NodeView = {
+      spec?: { taints?: { key: string; effect: string }[] };
+      status?: { conditions?: { type: string; status: string }[] };
+    };
     const nodes = await admin.json<List<Obj & NodeView>>(['get', 'nodes']);
     const ready = nodes.items.filter(
       (n) =>
         n.metadata.name.startsWith(NODE_PREFIX) &&
-        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'),
+        n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') &&
+        !(n.spec?.taints ?? []).some((t) => t.effect === 'NoSchedule'),
     );
-    return ready.length === SIMULATED_NODES ? true : `${ready.length} Ready`;
+    return ready.length === SIMULATED_NODES ? true : `${ready.length} Ready and schedulable`;
   });
 }
 
-/** Runs one direction from start to stop; a start-up failure fails every check with its reason. */
 async function runDirection(id: DirectionId, args: MixArgs, logRoot: string): Promise<Map<string, Outcome>> {
   const dir = await mkdtemp(join(tmpdir(), `capstan-mix-${id}-`));
   const logDir = join(logRoot, id);
@@ -775,7 +784,7 @@ async function runDirection(id: DirectionId, args: MixArgs, logRoot: string): Pr
         if (!stopping) progress(`${id}: ${why}`);
       });
     await nodesReady(started.admin, Date.now() + timeoutMs);
-    progress(`${id}: nodes Ready; running ${CHECKS.length} checks`);
+    progress(`${id}: nodes Ready and schedulable; running ${CHECKS.length} checks`);
     return await runChecks(started.admin, `mix-${id}`, timeoutMs);
   } catch (err) {
     const detail = `start-up failed: ${err instanceof Error ? err.message : String(err)}`;

@@ -25,30 +25,34 @@ function microTime(): string {
 }
 
 async function kubeletNode(name: string): Promise<void> {
-  const node = await nodes.create({ metadata: { name } });
+  await nodes.create({ metadata: { name } });
   const now = rfc3339();
-  await nodes.updateStatus({
-    ...node,
-    status: {
-      conditions: [
-        {
-          type: 'Ready',
-          status: 'True',
-          reason: 'KubeletReady',
-          message: 'kubelet is posting ready status',
-          lastHeartbeatTime: now,
-          lastTransitionTime: now,
-        },
-        {
-          type: 'MemoryPressure',
-          status: 'False',
-          reason: 'KubeletHasSufficientMemory',
-          lastHeartbeatTime: now,
-          lastTransitionTime: now,
-        },
-      ],
+  // A patch of the status, as kubelet sends: the controller may write the node's taints meanwhile.
+  await nodes.patch(
+    name,
+    {
+      status: {
+        conditions: [
+          {
+            type: 'Ready',
+            status: 'True',
+            reason: 'KubeletReady',
+            message: 'kubelet is posting ready status',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+          {
+            type: 'MemoryPressure',
+            status: 'False',
+            reason: 'KubeletHasSufficientMemory',
+            lastHeartbeatTime: now,
+            lastTransitionTime: now,
+          },
+        ],
+      },
     },
-  });
+    { type: 'merge', subresource: 'status' },
+  );
   await leases.create({
     metadata: { name, namespace: 'kube-node-lease' },
     spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: microTime() },
@@ -197,23 +201,25 @@ describe('a node that stops renewing its Lease', () => {
   });
 
   it('comes back: a renewed Lease and Ready status lift the taints', async () => {
-    const node = await nodes.get('silent');
     const now = rfc3339();
-    await nodes.updateStatus({
-      ...node,
-      status: {
-        ...node.status,
-        conditions: [
-          {
-            type: 'Ready',
-            status: 'True',
-            reason: 'KubeletReady',
-            lastHeartbeatTime: now,
-            lastTransitionTime: now,
-          },
-        ],
+    // A status patch, as kubelet sends (the controller writes the node's taints meanwhile).
+    await nodes.patch(
+      'silent',
+      {
+        status: {
+          conditions: [
+            {
+              type: 'Ready',
+              status: 'True',
+              reason: 'KubeletReady',
+              lastHeartbeatTime: now,
+              lastTransitionTime: now,
+            },
+          ],
+        },
       },
-    });
+      { type: 'merge', subresource: 'status' },
+    );
     await renew('silent');
     const back = setInterval(() => void renew('silent').catch(() => undefined), 300);
     try {

@@ -54,18 +54,24 @@ export function wantedNoExecute(node: Node): string | undefined {
 
 /**
  * The node's taints with this controller's brought in line with its conditions, or
- * `undefined` when they already are.
+ * `undefined` when they already are. `'noSchedule'` leaves the NoExecute taints as they are (kube's
+ * `doNoScheduleTaintingPass`, run on every change of a node; the NoExecute ones follow in the
+ * periodic health pass).
  */
-export function reconcileTaints(node: Node, now: string): Taint[] | undefined {
+export function reconcileTaints(
+  node: Node,
+  now: string,
+  effects: 'all' | 'noSchedule' = 'all',
+): Taint[] | undefined {
   const current = node.spec?.taints ?? [];
   const noSchedule = new Set(wantedNoSchedule(node));
-  const noExecute = wantedNoExecute(node);
+  const noExecute = effects === 'all' ? wantedNoExecute(node) : undefined;
   const out: Taint[] = [];
   let changed = false;
   for (const t of current) {
     const owned =
       (t.effect === 'NoSchedule' && NO_SCHEDULE_KEYS.includes(t.key ?? '')) ||
-      (t.effect === 'NoExecute' && (t.key === NOT_READY || t.key === UNREACHABLE));
+      (effects === 'all' && t.effect === 'NoExecute' && (t.key === NOT_READY || t.key === UNREACHABLE));
     if (!owned) {
       out.push(t);
       continue;
