@@ -125,7 +125,14 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
   it('restarts a container failing its liveness probe, running its preStop hook first', async () => {
     await applyPod('live', {
       command: ['sh', '-c', 'echo started; touch /tmp/healthy; sleep 3; rm /tmp/healthy; exec sleep 600'],
-      livenessProbe: { exec: { command: ['cat', '/tmp/healthy'] }, periodSeconds: 1, failureThreshold: 2 },
+      // A timeout well above the exec's time on a loaded machine: the failure the test reads is the
+      // missing file's, not a probe that timed out (kube's default timeoutSeconds is 1).
+      livenessProbe: {
+        exec: { command: ['cat', '/tmp/healthy'] },
+        periodSeconds: 1,
+        failureThreshold: 2,
+        timeoutSeconds: 10,
+      },
       lifecycle: { preStop: { exec: { command: ['sh', '-c', 'echo prestop-ran > /proc/1/fd/1'] } } },
     });
     await expect
