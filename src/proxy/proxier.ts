@@ -67,8 +67,11 @@ export interface Proxy {
   close(opts?: { removeRules?: boolean }): Promise<void>;
 }
 
-/** Runs `cmd` with `input` on stdin (and `args` after `cmd`'s own); resolves with its stdout. */
-function runCommand(cmd: readonly string[], args: readonly string[], input: string): Promise<string> {
+/**
+ * Runs `cmd` with `input` on stdin (and `args` after `cmd`'s own); resolves with its stdout,
+ * rejects with the command line, its exit status and stderr. For the host's network tools (nft, ip).
+ */
+export function runCommand(cmd: readonly string[], args: readonly string[], input = ''): Promise<string> {
   return new Promise((resolve, reject) => {
     const [bin = 'nft', ...pre] = cmd;
     const child = spawn(bin, [...pre, ...args], { stdio: ['pipe', 'pipe', 'pipe'] });
@@ -80,7 +83,9 @@ function runCommand(cmd: readonly string[], args: readonly string[], input: stri
     child.on('close', (code) =>
       code === 0
         ? resolve(out)
-        : reject(new Error(`nft ${args.join(' ')} exited ${String(code)}: ${err.trim().slice(0, 2000)}`)),
+        : reject(
+            new Error(`${[bin, ...args].join(' ')} exited ${String(code)}: ${err.trim().slice(0, 2000)}`),
+          ),
     );
     // A command that exits without reading its input (an nft that refused its arguments, or a
     // `list`) closes the pipe: that EPIPE is not the outcome, the exit status above is. Unheard,

@@ -13,9 +13,9 @@
  * so a restart converges instead of duplicating, and a route deleted by hand comes back on the
  * next sync (every `resyncPeriodMs`, and on any Node change).
  */
-import { spawn } from 'node:child_process';
 import { Client, NODES, SharedInformerFactory, type ClientConfig } from '../../client/index.js';
 import type { Node } from '../../api/types/core-v1.js';
+import { runCommand as run } from '../../proxy/proxier.js';
 
 /** The route protocol number of the routes the syncer writes (`ip route ... proto 102`). */
 export const DEFAULT_ROUTE_PROTOCOL = 102;
@@ -60,22 +60,6 @@ export function desiredRoutes(nodes: Iterable<Node>, self: string): Map<string, 
     for (const cidr of cidrs) if (IPV4_CIDR.test(cidr)) out.set(cidr, gateway);
   }
   return out;
-}
-
-/** Runs `cmd args`; resolves with stdout, rejects with stderr. */
-function run(cmd: readonly string[], args: readonly string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const [bin = 'ip', ...pre] = cmd;
-    const child = spawn(bin, [...pre, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`${[...cmd, ...args].join(' ')}: ${err.trim()}`)),
-    );
-  });
 }
 
 interface KernelRoute {
