@@ -214,6 +214,12 @@ const FLAGS: readonly FlagSpec[] = [
   ),
   flag('scheduler-burst', 'int', 5000, 'scheduler scenario: client burst of every scheduler under test.'),
   flag(
+    'scheduler-backlog',
+    'bool',
+    false,
+    'scheduler scenario: create every pod before the scheduler starts, and measure pods/s from its first bind to its last (the scheduler alone, not the rate at which the server creates pods); no latencies.',
+  ),
+  flag(
     'scheduler-cases',
     'stringSlice',
     [...SCHEDULER_CASES],
@@ -258,6 +264,8 @@ export interface SchedulerBenchOptions {
   readonly qps: number;
   readonly burst: number;
   readonly cases: readonly SchedulerCase[];
+  /** `--scheduler-backlog`: every pod exists before the scheduler starts. */
+  readonly backlog: boolean;
   readonly pods: number;
   readonly nodes: number;
   readonly rounds: number;
@@ -293,6 +301,8 @@ in-process scheduler and --nodes simulated nodes, then runs capstan scheduler (A
 --scheduler-binary, another scheduler (B) as processes with the same client QPS and burst,
 interleaved round by round, each creating --pods pods per case. Figures: pods bound per second
 (first create to last bind), create-to-bound latency p50 and p99, the scheduler's CPU and RSS.
+With --scheduler-backlog every pod is created before the scheduler starts, and pods/s counts from
+its first bind to its last: the scheduler's own rate, not capped by the server's create rate.
   capstan bench scheduler --preset=full --scheduler-binary=/path/to/kube-scheduler --rounds=1
 
 ${new FlagSet('capstan bench', FLAGS).usage()}`;
@@ -425,6 +435,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
       qps: v.get('scheduler-qps') as number,
       burst: int('scheduler-burst'),
       cases: cases as readonly SchedulerCase[],
+      backlog: v.get('scheduler-backlog') === true,
       pods: sizes.schedulerPods,
       nodes: sizes.schedulerNodes,
       rounds,

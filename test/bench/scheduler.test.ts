@@ -43,7 +43,8 @@ describe('capstan bench scheduler', () => {
       '--scheduler-qps=50',
       '--scheduler-cases=spread',
     ]);
-    expect(sized?.scheduler).toMatchObject({ pods: 7, nodes: 3, qps: 50, cases: ['spread'] });
+    expect(sized?.scheduler).toMatchObject({ pods: 7, nodes: 3, qps: 50, cases: ['spread'], backlog: false });
+    expect(parseBenchArgs(['scheduler', '--scheduler-backlog'])?.scheduler.backlog).toBe(true);
     expect(() => parseBenchArgs(['scheduler', '--scheduler-cases=bogus'])).toThrow(FlagError);
     expect(DEFAULT_SCENARIOS).not.toContain('scheduler');
     const yaml = kubeSchedulerConfig({ kubeconfig: '/k', qps: 50, burst: 100, dir: '/d' });
@@ -100,6 +101,40 @@ describe('capstan bench scheduler', () => {
         expect(r.figures['peak RSS MiB']).toBeGreaterThan(0);
         expect(r.figures['p99 ms']).toBeGreaterThanOrEqual(r.figures['p50 ms'] as number);
       }
+    },
+  );
+
+  it(
+    'backlog: every pod exists before the scheduler starts; pods/s from the first bind to the last',
+    { timeout: 300_000 },
+    async () => {
+      capstanEntry();
+      const json = join(dir, 'backlog.json');
+      const err: string[] = [];
+      const code = await runBenchCommand(
+        [
+          'scheduler',
+          '--pods=8',
+          '--nodes=4',
+          '--scheduler-cases=plain',
+          '--scheduler-backlog',
+          '--json',
+          json,
+        ],
+        { out: () => undefined, err: (l) => err.push(l) },
+      );
+      expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
+      expect(code).toBe(0);
+      const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+      const rows = report.rows.filter((r) => r.scenario === 'scheduler');
+      expect(rows.map((r) => r.case)).toEqual(['plain, 8 pods on 4 nodes, backlog']);
+      const [row] = rows;
+      expect(row?.note).toBeUndefined();
+      expect(row?.figures['pods bound']).toBe(8);
+      expect(row?.figures['pods/s']).toBeGreaterThan(0);
+      // The first bind comes after the scheduler's start, which came after every create.
+      expect(row?.figures['first bind s']).toBeGreaterThan(0);
+      expect(row?.figures['p50 ms']).toBeUndefined();
     },
   );
 });

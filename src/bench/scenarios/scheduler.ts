@@ -89,6 +89,7 @@ export async function runSchedulerBench(
               subject: s.label,
               settings,
               case: c,
+              backlog: options.backlog,
               pods,
               nodes,
               zones,
@@ -125,7 +126,7 @@ export async function runSchedulerBench(
         version: s.label,
         backend: '',
       })),
-      target: `capstan server started by the bench (${nodes} simulated nodes in ${zones} zones; schedulers at --kube-api-qps=${options.qps} --kube-api-burst=${options.burst})`,
+      target: `capstan server started by the bench (${nodes} simulated nodes in ${zones} zones; schedulers at --kube-api-qps=${options.qps} --kube-api-burst=${options.burst}${options.backlog ? '; every pod created before the scheduler starts' : ''})`,
     };
   } finally {
     await teardown.run();

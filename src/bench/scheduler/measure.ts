@@ -6,6 +6,11 @@
  * create's answer to the bind's watch event), and the
  * scheduler process's CPU and RSS over the measured part, read from `/proc`. Then the pods are
  * deleted and the scheduler stopped, whatever happened.
+ *
+ * With `backlog`, every pod is created before the scheduler starts: pods/s is then counted from
+ * its first bind to its last, the scheduler's own rate with the server's create rate out of the
+ * way (above, pods/s can be no more than creates/s), and there are no latencies (every pod
+ * waited for the scheduler's start).
  */
 import type { Pod } from '../../api/types/core-v1.js';
 import { closedLoop } from '../load.js';
@@ -33,6 +38,8 @@ export interface MeasureSpec {
   readonly subject: string;
   readonly settings: SchedulerClientSettings;
   readonly case: SchedulerCase;
+  /** Create every pod before the scheduler starts (see the file's comment). */
+  readonly backlog: boolean;
   readonly pods: number;
   readonly nodes: number;
   readonly zones: number;
@@ -97,8 +104,111 @@ async function serverState(client: BenchClient, ns: string, name: string): Promi
   }
 }
 
+/**
+ * Waits until every pod in `names` is bound; a timeout (from `since`) or the scheduler's exit
+ * rejects with the server's view of the first few unbound pods.
+ */
+async function awaitBinds(
+  spec: MeasureSpec,
+  ns: string,
+  watch: BindWatch,
+  names: readonly string[],
+  exited: Promise<never>,
+  since: string,
+): Promise<void> {
+  const timeout = bindTimeoutMs(names.length);
+  const unbound = (): string => {
+    const left = names.filter((n) => watch.boundAt(n) === undefined);
+    return `${left.length} of ${names.length} pods unbound ${timeout / 1000} s after ${since} (${left.slice(0, 5).join(', ')}${left.length > 5 ? ', ...' : ''})`;
+  };
+  const abort = Promise.race([exited, deadline(timeout, () => `${spec.subject}: ${unbound()}`)]);
+  try {
+    await watch.allBound(names, abort);
+  } catch (err) {
+    const left = names.filter((n) => watch.boundAt(n) === undefined).slice(0, 5);
+    const states = await Promise.all(left.map((n) => serverState(spec.client, ns, n)));
+    if (err instanceof BenchError)
+      throw new BenchError(
+        'BENCH_SCHEDULER',
+        `${err.message}; ${watch.describe()}; on the server: ${states.join('; ')}`,
+      );
+    throw err;
+  }
+}
+
+/** The scheduler's CPU and RSS over the measured part, as figures. */
+function usageFigures(usage: ReturnType<ProcSampler['stop']>): Row['figures'] {
+  return usage === undefined
+    ? {}
+    : {
+        'CPU s': usage.cpuMs / 1000,
+        'peak RSS MiB': mib(usage.rssPeakBytes),
+        'end RSS MiB': mib(usage.rssEndBytes),
+      };
+}
+
 /** Runs one measurement; resolves with its row. @throws BenchError BENCH_SCHEDULER */
 export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
+  return spec.backlog ? measureBacklog(spec) : measureLive(spec);
+}
+
+/** A scheduler started on P pods that already exist (`backlog`). */
+async function measureBacklog(spec: MeasureSpec): Promise<Row> {
+  const { client, pods } = spec;
+  const title = `${caseTitle(spec.case, pods, spec.nodes, spec.zones)}, backlog`;
+  const ns = await createNamespace(client, 'sched');
+  let watch: BindWatch | undefined;
+  let proc: Awaited<ReturnType<typeof spawnScheduler>> | undefined;
+  try {
+    await ensureServiceAccount(client, ns);
+    watch = await BindWatch.open(client, ns);
+    const path = `/api/v1/namespaces/${ns}/pods`;
+    const groups = antiAffinityGroups(pods, spec.nodes);
+    const names = Array.from({ length: pods }, (_, i) => `pod-${i}`);
+    spec.progress(
+      `  ${spec.subject}: creating ${count(pods)} pods (${spec.case}) before the scheduler starts`,
+    );
+    const created = await closedLoop(CREATORS, { maxOps: pods }, async (i) => {
+      await client.expect('POST', path, 201, { body: podBody(spec.case, i, groups), discardBody: true });
+    });
+    const spawned = process.hrtime.bigint();
+    proc = await spawnScheduler(spec.scheduler, spec.settings);
+    const exited = proc.exited.then((why): never => {
+      throw new BenchError('BENCH_SCHEDULER', `${spec.subject} exited: ${why}`);
+    });
+    exited.catch(() => undefined);
+    const sampler = new ProcSampler(proc.pid);
+    await awaitBinds(spec, ns, watch, names, exited, 'the scheduler started');
+    const usage = sampler.stop();
+    const w = watch;
+    const binds = names.map((n) => w.boundAt(n) as bigint);
+    const first = binds.reduce((a, b) => (b < a ? b : a));
+    const last = binds.reduce((a, b) => (b > a ? b : a));
+    const broken = checkPlacement(spec.case, names, (n) => w.nodeOf(n), spec.zoneOf, groups);
+    return {
+      scenario: 'scheduler',
+      case: title,
+      subject: spec.subject,
+      figures: {
+        'pods bound': binds.length,
+        // P - 1 intervals between the first bind and the last.
+        'pods/s': pods > 1 ? ratePerSecond(pods - 1, Number(last - first) / 1e6) : 0,
+        'first bind s': Number(first - spawned) / 1e9,
+        ...usageFigures(usage),
+        'creates/s': created.opsPerSec,
+      },
+      ...(broken === undefined ? {} : { note: `placement broke the constraint: ${broken}` }),
+    };
+  } finally {
+    watch?.close();
+    await deletePods(client, ns).catch(() => undefined);
+    await deleteNamespace(client, ns);
+    await proc?.stop();
+  }
+}
+
+/** A running scheduler, then P pods created while it binds them. */
+async function measureLive(spec: MeasureSpec): Promise<Row> {
   const { client, pods } = spec;
   const title = caseTitle(spec.case, pods, spec.nodes, spec.zones);
   const ns = await createNamespace(client, 'sched');
@@ -135,24 +245,7 @@ export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
       created[i] = process.hrtime.bigint();
     });
     const created_ = await Promise.race([creating, exited]);
-    const timeout = bindTimeoutMs(pods);
-    const unbound = (): string => {
-      const left = names.filter((n) => w.boundAt(n) === undefined);
-      return `${left.length} of ${pods} pods unbound ${timeout / 1000} s after the last create (${left.slice(0, 5).join(', ')}${left.length > 5 ? ', ...' : ''})`;
-    };
-    const abort = Promise.race([exited, deadline(timeout, () => `${spec.subject}: ${unbound()}`)]);
-    try {
-      await w.allBound(names, abort);
-    } catch (err) {
-      const left = names.filter((n) => w.boundAt(n) === undefined).slice(0, 5);
-      const states = await Promise.all(left.map((n) => serverState(client, ns, n)));
-      if (err instanceof BenchError)
-        throw new BenchError(
-          'BENCH_SCHEDULER',
-          `${err.message}; ${w.describe()}; on the server: ${states.join('; ')}`,
-        );
-      throw err;
-    }
+    await awaitBinds(spec, ns, w, names, exited, 'the last create');
     const usage = sampler.stop();
     let last = start;
     const latencies = names.map((n, i) => {
@@ -172,13 +265,7 @@ export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
         'pods/s': ratePerSecond(pods, elapsedMs),
         'p50 ms': lat.p50,
         'p99 ms': lat.p99,
-        ...(usage === undefined
-          ? {}
-          : {
-              'CPU s': usage.cpuMs / 1000,
-              'peak RSS MiB': mib(usage.rssPeakBytes),
-              'end RSS MiB': mib(usage.rssEndBytes),
-            }),
+        ...usageFigures(usage),
         'creates/s': created_.opsPerSec,
       },
       ...(broken === undefined ? {} : { note: `placement broke the constraint: ${broken}` }),
