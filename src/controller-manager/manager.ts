@@ -158,16 +158,22 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
   // The controllers of the current term (with leader election, a term ends when the lease is lost).
   let term: Promise<void> = Promise.resolve();
   let running: Promise<void>;
+  // As kube-controller-manager, leader election has a client of its own: its renewals never
+  // queue behind the controllers' requests in the client-side rate limiter (a burst of creates
+  // at --kube-api-qps would otherwise hold a renewal past its deadline and end the term).
+  let electionClient: Client | undefined;
   if (options.leaderElection.enabled) {
     const le = options.leaderElection;
     const identity = `${hostname()}_${randomUUID()}`;
+    const election = new Client({ ...rootConfig, userAgent: `${rootConfig.userAgent}/leader-election` });
+    electionClient = election;
     running = (async () => {
       // A lost lease ends the term; once its controllers have stopped, the manager campaigns
       // again. (kube's manager exits there for its supervisor to restart it; nothing restarts a
       // manager inside `capstan server`, and one that only waited would never lead again.)
       while (!stopAll.signal.aborted) {
         await runLeaderElection(
-          root,
+          election,
           le,
           identity,
           (signal) => {
@@ -200,6 +206,7 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
         await running;
         await term;
         state = 'stopped';
+        await electionClient?.close();
         await root.close();
       })()),
   };
