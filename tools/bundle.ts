@@ -1,7 +1,8 @@
 /**
  * The bundled build, `dist/bundle/`, after tsc (`npm run build` runs both): the CLI
  * (`dist/src/cli/main.js` and everything it imports) as one CommonJS file `capstan.cjs` made with
- * esbuild, the entry `capstan.js` (src/cli/bundle-loader.ts) that runs it with V8's code cache,
+ * esbuild, a smaller one per long-running component (`capstan-scheduler.cjs`, …: main.js with
+ * only that command; src/cli/bundles.ts), the entry `capstan.js` (src/cli/bundle-loader.ts) that runs it with V8's code cache,
  * and that cache, `capstan.cjs.cache`, written by starting a server once (the warm-up, which is
  * also a smoke test of the bundle: the build fails when it does not start). The same code as
  * tsc's output, loaded from one file with most of it already compiled instead of ~450 modules
@@ -24,14 +25,15 @@ import { chmod, mkdir, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { build, type Plugin } from 'esbuild';
+import { build, type Metafile, type Plugin } from 'esbuild';
+import { bundleFileOf, CLI_BUNDLE, COMPONENT_BUNDLES } from '../src/cli/bundles.js';
 import { CODE_CACHE_WRITE_ENV } from '../src/cli/code-cache.js';
 import { BUNDLE_DIR, BUNDLE_ENTRY } from '../src/server/package-version.js';
 
 /** The package root (this file is `dist/tools/bundle.js`). */
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const OUT_DIR = join(ROOT, BUNDLE_DIR);
-const BUNDLE = join(OUT_DIR, 'capstan.cjs');
+const BUNDLE = join(OUT_DIR, CLI_BUNDLE);
 const ENTRY = join(OUT_DIR, BUNDLE_ENTRY);
 const CACHE = join(OUT_DIR, 'capstan.cjs.cache');
 /** How long the warm-up server may take to print that it serves. */
@@ -77,10 +79,34 @@ function asScript(code: string): string {
   return `(function (exports, require, module, __filename, __dirname) {"use strict";${BANNER}${body}\n})`;
 }
 
-async function bundle(metafilePath: string | undefined): Promise<void> {
+/**
+ * A component's bundle (src/cli/bundles.ts): main.js's lazy imports of the other commands'
+ * modules resolve to an empty module, so only `keep` (and what it imports) is bundled. The bundle
+ * runs only for its own command (the loader picks it by name), so the left-out branches never run.
+ */
+function onlyCommand(keep: readonly string[]): Plugin {
+  const main = join(ROOT, 'dist', 'src', 'cli', 'main.js');
+  const kept = new Set(keep.map((m) => join(ROOT, 'dist', 'src', m)));
+  return {
+    name: 'capstan-only-command',
+    setup(b) {
+      b.onResolve({ filter: /.*/ }, (args) =>
+        args.kind === 'dynamic-import' &&
+        args.importer === main &&
+        !kept.has(join(args.resolveDir, args.path))
+          ? { path: args.path, namespace: 'capstan-left-out' }
+          : undefined,
+      );
+      b.onLoad({ filter: /.*/, namespace: 'capstan-left-out' }, () => ({ contents: 'export {};' }));
+    },
+  };
+}
+
+/** Bundles main.js into `outfile` (with `plugins`); returns esbuild's metafile. */
+async function bundleCli(outfile: string, plugins: Plugin[]): Promise<Metafile> {
   const result = await build({
     entryPoints: [join(ROOT, 'dist', 'src', 'cli', 'main.js')],
-    outfile: BUNDLE,
+    outfile,
     bundle: true,
     format: 'cjs',
     platform: 'node',
@@ -90,7 +116,7 @@ async function bundle(metafilePath: string | undefined): Promise<void> {
     supported: { 'dynamic-import': false },
     define: { 'import.meta.url': '__capstanImportMetaUrl' },
     external: ['etcd3'],
-    plugins: [nativeBinding],
+    plugins: [nativeBinding, ...plugins],
     // No comments or indentation: the script source stays in the heap for the process's life.
     // Identifiers keep their names (stack traces, profiles).
     minifyWhitespace: true,
@@ -99,15 +125,22 @@ async function bundle(metafilePath: string | undefined): Promise<void> {
     metafile: true,
     write: false,
   });
-  if (metafilePath !== undefined) await writeFile(metafilePath, JSON.stringify(result.metafile));
   const left = Object.values(result.metafile.outputs)
     .flatMap((o) => o.imports)
     .filter((i) => i.kind === 'dynamic-import');
   if (left.length > 0)
     throw new Error(`the bundle still holds dynamic import() of ${left.map((i) => i.path).join(', ')}`);
-  const code = result.outputFiles.find((f) => f.path === BUNDLE)?.text;
-  if (code === undefined) throw new Error(`esbuild wrote no ${BUNDLE}`);
-  await writeFile(BUNDLE, asScript(code), 'latin1');
+  const code = result.outputFiles.find((f) => f.path === outfile)?.text;
+  if (code === undefined) throw new Error(`esbuild wrote no ${outfile}`);
+  await writeFile(outfile, asScript(code), 'latin1');
+  return result.metafile;
+}
+
+async function bundle(metafilePath: string | undefined): Promise<void> {
+  const metafile = await bundleCli(BUNDLE, []);
+  if (metafilePath !== undefined) await writeFile(metafilePath, JSON.stringify(metafile));
+  for (const [command, modules] of Object.entries(COMPONENT_BUNDLES))
+    await bundleCli(join(OUT_DIR, bundleFileOf(command)), [onlyCommand(modules)]);
   await build({
     entryPoints: [join(ROOT, 'dist', 'src', 'cli', 'bundle-loader.js')],
     outfile: ENTRY,

@@ -4,6 +4,8 @@
  * tools/bundle.ts): runs the one-file CommonJS bundle of the CLI (`capstan.cjs` beside it) with
  * V8's code cache (`capstan.cjs.cache`), so a process skips parsing and compiling most of the
  * code it runs while starting. Node 20 has no code cache for ES modules, hence CommonJS here.
+ * A long-running component (`capstan scheduler`, …) runs its own smaller bundle instead, without
+ * a cache (bundles.ts).
  *
  * The cache is V8's own and is checked by V8: a cache from another Node or V8 version, other V8
  * flags or another bundle is rejected and the bundle compiles as usual (only slower). The build
@@ -15,11 +17,12 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
+import { bundleFileOf } from './bundles.js';
 import { CODE_CACHE_WRITE_ENV } from './code-cache.js';
 
 const dir = dirname(fileURLToPath(import.meta.url));
-const file = join(dir, 'capstan.cjs');
-const cacheFile = join(dir, 'capstan.cjs.cache');
+const file = join(dir, bundleFileOf(process.argv[2]));
+const cacheFile = `${file}.cache`;
 
 function readCache(): Buffer | undefined {
   try {

@@ -42,6 +42,24 @@ export interface SharedInformerFactoryOptions {
   watchList?: boolean;
   /** Where failures (reflector retries, throwing handlers) are reported; default console.error. */
   log?: (message: string, err: unknown) => void;
+  /**
+   * Applied to every object before it is stored and handed to handlers (client-go's
+   * `WithTransform`), e.g. {@link stripManagedFields}. It must not mutate its argument.
+   */
+  transform?: (obj: TypedObject) => TypedObject;
+}
+
+/**
+ * `obj` without `metadata.managedFields` (a shallow copy when it had them), the transform
+ * kube-scheduler and kube-controller-manager v1.33 give their informers: the entries are often the
+ * largest part of an object's metadata, and only server-side apply reads them. An update sent from
+ * such a copy leaves the stored entries as they are (the field is absent, not empty).
+ */
+export function stripManagedFields<T extends TypedObject>(obj: T): T {
+  const meta = obj.metadata;
+  if (meta === undefined || !Object.hasOwn(meta, 'managedFields')) return obj;
+  const { managedFields: _dropped, ...rest } = meta;
+  return { ...obj, metadata: rest };
 }
 
 const defaultLog = (message: string, err: unknown): void => {
@@ -56,6 +74,7 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
   readonly #reflector: Reflector<T>;
   readonly #log: (message: string, err: unknown) => void;
   readonly #resyncMs: number;
+  readonly #transform: (obj: T) => T;
   #synced = false;
   readonly #syncWaiters: (() => void)[] = [];
   #running: Promise<void> | undefined;
@@ -69,6 +88,8 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
     this.#name = groupResource(ref);
     this.#log = opts.log ?? defaultLog;
     this.#resyncMs = opts.resyncMs ?? 0;
+    const transform = opts.transform;
+    this.#transform = transform === undefined ? (obj) => obj : (obj) => transform(obj) as T;
     this.#reflector = new Reflector<T>(client.resource<T>(ref), this, {
       ...(ref.namespaced && opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ...selectors,
@@ -151,7 +172,7 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
     const seen = new Set<string>();
     for (const obj of items) {
       seen.add(objectKey(obj));
-      this.#upsert(obj);
+      this.#upsert(this.#transform(obj));
     }
     for (const key of this.store.keys()) {
       if (seen.has(key)) continue;
@@ -167,10 +188,10 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
     if (type === 'DELETED') {
       this.store.remove(objectKey(obj));
-      this.#deliver('delete', obj);
+      this.#deliver('delete', this.#transform(obj));
       return;
     }
-    this.#upsert(obj);
+    this.#upsert(this.#transform(obj));
   }
 }
 

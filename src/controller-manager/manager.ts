@@ -9,7 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Client, SharedInformerFactory, type ClientConfig } from '../client/index.js';
+import { Client, SharedInformerFactory, stripManagedFields, type ClientConfig } from '../client/index.js';
 import { runLeaderElection } from './leader.js';
 import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
@@ -105,7 +105,12 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
     setMaxListeners(0, signal);
     state = 'running';
     started.length = 0;
-    const informers = new SharedInformerFactory(root, { resyncMs: 0, log: (m, e) => log.error(m, e) });
+    // Without managedFields, as kube-controller-manager's informers (no controller reads them).
+    const informers = new SharedInformerFactory(root, {
+      resyncMs: 0,
+      log: (m, e) => log.error(m, e),
+      transform: stripManagedFields,
+    });
     let identities: ControllerClients | undefined;
     const recorders = new EventRecorders((m, e) => log.error(m, e));
     try {

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ClientConfig } from '../client/index.js';
-import { Client, LeaderElector, SharedInformerFactory } from '../client/index.js';
+import { Client, LeaderElector, SharedInformerFactory, stripManagedFields } from '../client/index.js';
 import { ClientSchedulerApi } from './api.js';
 import { schedulerConfigFrom, type SchedulerConfig } from './config.js';
 import { SchedulerInformers } from './informers.js';
@@ -62,7 +62,8 @@ export function startScheduler(
     ...clientConfig,
     userAgent: `${clientConfig.userAgent ?? 'capstan-scheduler/v1.33'}/leader-election`,
   });
-  const factory = new SharedInformerFactory(client, { log: logErr });
+  // Without managedFields, as kube-scheduler's pod informer (no plugin reads them).
+  const factory = new SharedInformerFactory(client, { log: logErr, transform: stripManagedFields });
   const informers = new SchedulerInformers(factory);
   const api = new ClientSchedulerApi(client, logErr);
   let scheduler: Scheduler;

@@ -11,6 +11,7 @@ import {
   NAMESPACES,
   SharedInformerFactory,
   loadKubeconfig,
+  stripManagedFields,
   type SharedInformer,
 } from '../../src/client/index.js';
 import { startTestServer, type TestServer } from '../support/server.js';
@@ -170,6 +171,39 @@ describe('shared informer', () => {
       expect(rec.events).toContain('add inf-a/wl');
       await cms.delete('wl', { namespace: 'inf-a' });
       await rec.until((e) => e.includes('delete inf-a/wl'), 'the delete');
+    } finally {
+      await factory.stop();
+    }
+  });
+
+  it('stores and hands objects without managedFields under stripManagedFields; an update from them keeps the stored entries', async () => {
+    const cms = client.resource<ConfigMap>(CONFIG_MAPS);
+    const created = await cms.create(cm('inf-b', 'mf', { v: '1' }));
+    expect(created.metadata?.managedFields?.length).toBeGreaterThan(0);
+    const factory = new SharedInformerFactory(client, { namespace: 'inf-b', transform: stripManagedFields });
+    const informer = factory.informer<ConfigMap>(CONFIG_MAPS);
+    const handed: ConfigMap[] = [];
+    const mine = (o: ConfigMap): void => {
+      if (o.metadata?.name === 'mf') handed.push(o);
+    };
+    informer.addHandler({ add: mine, update: (_old, cur) => mine(cur) });
+    factory.start();
+    try {
+      await factory.waitForSync();
+      const cached = informer.store.get('inf-b/mf');
+      if (cached === undefined) throw new Error('inf-b/mf is not in the store');
+      expect(cached.metadata).toMatchObject({ name: 'mf', uid: created.metadata?.uid });
+      expect(cached.metadata).not.toHaveProperty('managedFields');
+      // An update sent from the cached copy: the field is absent, so the server keeps its entries.
+      await cms.update({ ...cached, data: { v: '2' } });
+      const deadline = Date.now() + 10_000;
+      while (informer.store.get('inf-b/mf')?.data?.['v'] !== '2' && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      expect(informer.store.get('inf-b/mf')?.data).toEqual({ v: '2' });
+      expect(handed.map((o) => o.data?.['v'])).toEqual(['1', '2']);
+      for (const o of handed) expect(o.metadata).not.toHaveProperty('managedFields');
+      const stored = await cms.get('mf', { namespace: 'inf-b' });
+      expect(stored.metadata?.managedFields?.length).toBeGreaterThan(0);
     } finally {
       await factory.stop();
     }

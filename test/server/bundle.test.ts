@@ -6,9 +6,11 @@
  * schemas, `proto/descriptions/` for the OpenAPI descriptions, `proto/` for the OpenAPI v2
  * protobuf document, which also loads protobufjs with createRequire), the RBAC bootstrap policy is in place when `/readyz` says so, a YAML body is
  * parsed (yaml loaded with createRequire), and classic-level's native binding loads (the store).
+ * Each long-running component has a bundle of its own without the server's code, and its command
+ * answers as tsc's build does.
  */
-import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -17,6 +19,7 @@ import { BenchClient } from '../../src/bench/client.js';
 import { spawnServer, type SpawnedServer } from '../../src/bench/server-process.js';
 import { readKubeconfigCredentials } from '../../src/pki/kubeconfig-credentials.js';
 import { BUNDLE_DIR, BUNDLE_ENTRY } from '../../src/server/package-version.js';
+import { bundleFileOf, CLI_BUNDLE, COMPONENT_BUNDLES } from '../../src/cli/bundles.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const BUNDLE = join(ROOT, BUNDLE_DIR, BUNDLE_ENTRY);
@@ -52,6 +55,27 @@ describe('the bundled build', () => {
       const s = new Script(readFileSync(file, 'latin1'), { filename: file, cachedData: readFileSync(file + '.cache') });
       process.stdout.write(String(s.cachedDataRejected));`;
     expect(execFileSync(process.execPath, ['-e', script], { encoding: 'utf8' })).toBe('false');
+  });
+
+  it('runs each long-running component from a small bundle of its own, as tsc’s build', () => {
+    const whole = statSync(join(ROOT, BUNDLE_DIR, CLI_BUNDLE)).size;
+    const run = (entry: string, args: string[]): string => {
+      const r = spawnSync(process.execPath, [entry, ...args], { encoding: 'utf8' });
+      return `exit ${String(r.status)}\n${r.stdout}${r.stderr}`;
+    };
+    for (const command of Object.keys(COMPONENT_BUNDLES)) {
+      const file = join(ROOT, BUNDLE_DIR, bundleFileOf(command));
+      expect(file).not.toBe(join(ROOT, BUNDLE_DIR, CLI_BUNDLE));
+      expect(statSync(file).size).toBeLessThan(whole / 4);
+      // The server's modules (esbuild names each module by its path) and its HTTP framework are left out.
+      const text = readFileSync(file, 'latin1');
+      for (const left of ['"dist/src/server/run.js"', 'node_modules/fastify/'])
+        expect(text.includes(left), `${file} holds ${left}`).toBe(false);
+      expect(run(BUNDLE, [command, '--help'])).toBe(run(TSC_MAIN, [command, '--help']));
+    }
+    expect(run(BUNDLE, ['agent', '--simulate', '--help'])).toBe(
+      run(TSC_MAIN, ['agent', '--simulate', '--help']),
+    );
   });
 
   it('prints the version tsc’s build prints', () => {
