@@ -6,7 +6,7 @@
  *   are each one's own `kubeproxy_sync_full_proxy_rules_duration_seconds` (the first full sync) and
  *   `kubeproxy_sync_partial_proxy_rules_duration_seconds` (the
  *   mean of incremental syncs after single-endpoint changes), and its resident memory;
- * - DNS: the Capstan cluster DNS and CoreDNS (kubernetes plugin, no cache plugin) in turn,
+ * - DNS: the Capstan cluster DNS and CoreDNS (kubernetes plugin, no cache plugin), in alternating rounds,
  *   answering A queries for random Services from one UDP client with a fixed number of queries
  *   outstanding: queries per second, p50 and p99 latency, and resident memory.
  *
@@ -18,7 +18,13 @@
  *   npx tsc -p tsconfig.build.json
  *   node dist/tools/bench-network.js --kube-proxy /work/refbuild/bin/kube-proxy \
  *     --coredns /work/refbuild/bin/coredns [--services 1000] [--endpoints 10] [--queries 20000]
- *     [--changes 5] [--change-timeout 120] [--sync-timeout 300] [--proxy-only]
+ *     [--changes 5] [--change-timeout 120] [--sync-timeout 300] [--proxy-only | --dns-only]
+ *     [--rounds 1] [--outstanding 50] [--dns-cpu-prof <dir>] [--dns-baseline <checkout>]
+ *
+ * The two DNS servers run side by side and are loaded in turn for --rounds rounds (the first
+ * one alternates); the table gives each one's medians. --dns-cpu-prof writes a V8 CPU profile of
+ * the Capstan DNS (node --cpu-prof) into the directory when it stops (the baseline's into
+ * `<dir>/baseline`). --dns-baseline runs the DNS of another checkout's build as a third server.
  *
  * A proxy's incremental figure is missing when it did not sync within --change-timeout seconds
  * of a change (kube-proxy's partial syncs of 1,000 Services took over 30 s at a load of 40).
@@ -58,6 +64,14 @@ const CHANGES = Number(arg('changes', '5'));
 const CHANGE_TIMEOUT_S = Number(arg('change-timeout', '120'));
 /** Run only the proxies (the DNS comparison takes minutes more). */
 const PROXY_ONLY = process.argv.includes('--proxy-only');
+/** Run only the DNS servers. */
+const DNS_ONLY = process.argv.includes('--dns-only');
+/** DNS load rounds, the two servers alternating (which goes first alternates too). */
+const DNS_ROUNDS = Number(arg('rounds', '1'));
+/** A directory for a V8 CPU profile of the Capstan DNS (node --cpu-prof), written when it stops. */
+const DNS_CPU_PROF = arg('dns-cpu-prof', '');
+/** Another checkout's build (its `dist/`), whose Capstan DNS runs as a third server: before and after a change. */
+const DNS_BASELINE = arg('dns-baseline', '');
 const KUBE_PROXY = arg('kube-proxy', '/work/refbuild/bin/kube-proxy');
 const COREDNS = arg('coredns', '/work/refbuild/bin/coredns');
 const NODE = 'bench-node';
@@ -231,11 +245,8 @@ async function benchProxy(
   return { firstSyncMs, incrementalMs: total / changes, rssMiB: mem.rss / 1024, peakMiB: mem.peak / 1024 };
 }
 
-interface DnsFigures extends LoadResult {
-  rssMiB: number;
-}
-
-async function benchDns(child: ChildProcess, port: number): Promise<DnsFigures> {
+/** Waits until the server at `port` answers a query for the last Service, then warms it up. */
+async function dnsReady(child: ChildProcess, port: number): Promise<void> {
   const names = Array.from({ length: SERVICES_N }, (_, i) => `svc-${i}.${NS}.svc.cluster.local`);
   const deadline = Date.now() + 120_000;
   for (;;) {
@@ -245,8 +256,12 @@ async function benchDns(child: ChildProcess, port: number): Promise<DnsFigures> 
     await sleep(500);
   }
   await queryLoad('127.0.0.1', port, names, 2000, OUTSTANDING); // warm-up
-  const result = await queryLoad('127.0.0.1', port, names, QUERIES, OUTSTANDING);
-  return { ...result, rssMiB: rssKiB(child.pid ?? 0).rss / 1024 };
+}
+
+/** One measured round of A queries for random Services. */
+function dnsRound(port: number): Promise<LoadResult> {
+  const names = Array.from({ length: SERVICES_N }, (_, i) => `svc-${i}.${NS}.svc.cluster.local`);
+  return queryLoad('127.0.0.1', port, names, QUERIES, OUTSTANDING);
 }
 
 async function inside(): Promise<void> {
@@ -287,6 +302,19 @@ async function inside(): Promise<void> {
       `created ${SERVICES_N} Services with ${SERVICES_N * ENDPOINTS_N} endpoints in ${Date.now() - t0} ms`,
     );
     const kubeconfig = server.kubeconfigPath;
+    if (!DNS_ONLY) await benchProxies(kubeconfig);
+    if (!PROXY_ONLY) await benchDnsServers(kubeconfig, dir, children);
+  } finally {
+    for (const c of children) await stopChild(c);
+    await client.close();
+    await server.shutdown();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function benchProxies(kubeconfig: string): Promise<void> {
+  const children: ChildProcess[] = [];
+  try {
     const nft = (script: string): void => void spawnSync('nft', ['-f', '-'], { input: script });
 
     const capstanProxy = startChild(
@@ -307,7 +335,7 @@ async function inside(): Promise<void> {
       'capstan proxy',
       capstanProxy,
       'http://127.0.0.1:10349/metrics',
-      loadKubeconfig(server.kubeconfigPath),
+      loadKubeconfig(kubeconfig),
       CHANGES,
     );
     await stopChild(capstanProxy);
@@ -335,7 +363,7 @@ async function inside(): Promise<void> {
         'kube-proxy',
         kubeProxy,
         'http://127.0.0.1:10249/metrics',
-        loadKubeconfig(server.kubeconfigPath),
+        loadKubeconfig(kubeconfig),
         CHANGES,
       );
       await stopChild(kubeProxy);
@@ -356,58 +384,96 @@ async function inside(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ')}`,
     );
-
-    if (PROXY_ONLY) return;
-    const capstanDns = startChild(
-      process.execPath,
-      [
-        '--input-type=module',
-        '-e',
-        `import { startClusterDns } from ${JSON.stringify(join(ROOT, 'dist/src/dns/cluster-dns.js'))};
-         import { loadKubeconfig } from ${JSON.stringify(join(ROOT, 'dist/src/client/index.js'))};
-         const dns = await startClusterDns(loadKubeconfig(${JSON.stringify(kubeconfig)}),
-           { host: '127.0.0.1', port: 10053, upstreams: [] });
-         process.on('SIGTERM', () => dns.close().then(() => process.exit(0)));`,
-      ],
-      'capstan dns',
-    );
-    children.push(capstanDns);
-    const capDns = await benchDns(capstanDns, 10053);
-    await stopChild(capstanDns);
-
-    let core: DnsFigures | undefined;
-    if (haveBinary('coredns', COREDNS)) {
-      const corefile = join(dir, 'Corefile');
-      writeFileSync(
-        corefile,
-        `.:10054 {\n  bind 127.0.0.1\n  errors\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    kubeconfig ${kubeconfig}\n  }\n}\n`,
-      );
-      const coredns = startChild(COREDNS, ['-conf', corefile], 'coredns');
-      children.push(coredns);
-      core = await benchDns(coredns, 10054);
-      await stopChild(coredns);
-    }
-
-    const drow = (n: string, f: DnsFigures): string =>
-      `| ${n} | ${f.qps.toFixed(0)} | ${f.p50Ms.toFixed(2)} | ${f.p99Ms.toFixed(2)} | ${f.answered}/${f.sent} | ${f.rssMiB.toFixed(0)} |`;
-    console.log(
-      `\nDNS, A queries for ${SERVICES_N} Services, ${QUERIES} queries, ${OUTSTANDING} outstanding`,
-    );
-    console.log('| server | queries/s | p50 ms | p99 ms | answered | RSS MiB |');
-    console.log('| --- | --- | --- | --- | --- | --- |');
-    console.log(drow('capstan dns', capDns));
-    if (core !== undefined) console.log(drow('CoreDNS 1.12 (kubernetes plugin)', core));
-    console.log(
-      `load average: ${loadavg()
-        .map((l) => l.toFixed(2))
-        .join(' ')}`,
-    );
   } finally {
     for (const c of children) await stopChild(c);
-    await client.close();
-    await server.shutdown();
-    rmSync(dir, { recursive: true, force: true });
   }
+}
+
+const loadNow = (): string =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
+
+/**
+ * The Capstan DNS and CoreDNS, both running throughout, loaded in turn for `--rounds` rounds
+ * (which one goes first alternates), so both see the same machine; memory is read after the last.
+ */
+async function benchDnsServers(kubeconfig: string, dir: string, children: ChildProcess[]): Promise<void> {
+  const capstanDnsFrom = (root: string, port: number, prof: string, name: string): ChildProcess =>
+    startChild(
+      process.execPath,
+      [
+        ...(prof === '' ? [] : ['--cpu-prof', `--cpu-prof-dir=${prof}`]),
+        '--input-type=module',
+        '-e',
+        `import { startClusterDns } from ${JSON.stringify(join(root, 'dist/src/dns/cluster-dns.js'))};
+         import { loadKubeconfig } from ${JSON.stringify(join(root, 'dist/src/client/index.js'))};
+         const dns = await startClusterDns(loadKubeconfig(${JSON.stringify(kubeconfig)}),
+           { host: '127.0.0.1', port: ${port}, upstreams: [] });
+         process.on('SIGTERM', () => dns.close().then(() => process.exit(0)));`,
+      ],
+      name,
+    );
+  const capstanDns = capstanDnsFrom(ROOT, 10053, DNS_CPU_PROF, 'capstan dns');
+  children.push(capstanDns);
+  const baseline =
+    DNS_BASELINE === ''
+      ? undefined
+      : capstanDnsFrom(
+          resolve(DNS_BASELINE),
+          10055,
+          DNS_CPU_PROF === '' ? '' : join(DNS_CPU_PROF, 'baseline'),
+          'capstan dns (baseline)',
+        );
+  if (baseline !== undefined) children.push(baseline);
+  let coredns: ChildProcess | undefined;
+  if (haveBinary('coredns', COREDNS)) {
+    const corefile = join(dir, 'Corefile');
+    writeFileSync(
+      corefile,
+      `.:10054 {\n  bind 127.0.0.1\n  errors\n  kubernetes cluster.local in-addr.arpa ip6.arpa {\n    kubeconfig ${kubeconfig}\n  }\n}\n`,
+    );
+    coredns = startChild(COREDNS, ['-conf', corefile], 'coredns');
+    children.push(coredns);
+  }
+  const servers: { name: string; child: ChildProcess; port: number; rounds: LoadResult[] }[] = [
+    { name: 'capstan dns', child: capstanDns, port: 10053, rounds: [] },
+    ...(baseline === undefined
+      ? []
+      : [{ name: `capstan dns (${DNS_BASELINE})`, child: baseline, port: 10055, rounds: [] }]),
+    ...(coredns === undefined
+      ? []
+      : [{ name: 'CoreDNS 1.12.4 (kubernetes plugin)', child: coredns, port: 10054, rounds: [] }]),
+  ];
+  for (const s of servers) await dnsReady(s.child, s.port);
+  for (let r = 0; r < DNS_ROUNDS; r++) {
+    const order = r % 2 === 0 ? servers : [...servers].reverse();
+    for (const s of order) s.rounds.push(await dnsRound(s.port));
+    console.log(
+      `round ${r + 1}: ${order.map((s) => `${s.name} ${(s.rounds.at(-1)?.qps ?? 0).toFixed(0)} q/s`).join(', ')}; load average ${loadNow()}`,
+    );
+  }
+  const median = (xs: number[]): number => {
+    const v = [...xs].sort((a, b) => a - b);
+    return v.length % 2 === 1
+      ? (v[(v.length - 1) / 2] ?? 0)
+      : ((v[v.length / 2 - 1] ?? 0) + (v[v.length / 2] ?? 0)) / 2;
+  };
+  console.log(
+    `\nDNS, A queries for ${SERVICES_N} Services, ${QUERIES} queries × ${DNS_ROUNDS} rounds, ${OUTSTANDING} outstanding (medians of the rounds)`,
+  );
+  console.log('| server | queries/s | p50 ms | p99 ms | answered | RSS MiB (peak) |');
+  console.log('| --- | --- | --- | --- | --- | --- |');
+  for (const s of servers) {
+    const mem = rssKiB(s.child.pid ?? 0);
+    const answered = s.rounds.reduce((n, x) => n + x.answered, 0);
+    const sent = s.rounds.reduce((n, x) => n + x.sent, 0);
+    console.log(
+      `| ${s.name} | ${median(s.rounds.map((x) => x.qps)).toFixed(0)} | ${median(s.rounds.map((x) => x.p50Ms)).toFixed(2)} | ${median(s.rounds.map((x) => x.p99Ms)).toFixed(2)} | ${answered}/${sent} | ${(mem.rss / 1024).toFixed(0)} (${(mem.peak / 1024).toFixed(0)}) |`,
+    );
+  }
+  console.log(`load average: ${loadNow()}`);
+  for (const s of servers) await stopChild(s.child);
 }
 
 if (process.env['CAPSTAN_BENCH_NETNS'] === undefined) {

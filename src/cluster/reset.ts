@@ -3,7 +3,8 @@
  * only that. The pods' sandboxes and containers (through Capstan's own containerd, started for the
  * purpose when it is not running), containerd's shims, mounts, the pods' cgroups and cached CNI
  * results (src/cluster/containerd-teardown.ts), the bridge when no other pods use it, the Service
- * range's blackhole route when the cluster added it, and then the data dir's contents: the store,
+ * range's blackhole route when the cluster added it, the portmap plugin's shared `CNI-HOSTPORT-*`
+ * chains when no pod's hostPort chain is left, and then the data dir's contents: the store,
  * the admin kubeconfig, the certificates when they live under the data dir, containerd's and the
  * agent's directories and the node state. `images/` (the user's tarballs) stays.
  *
@@ -17,6 +18,7 @@ import { ContainerdProcess, containerdLayout, containerdMissing } from './contai
 import {
   CleanupErrors,
   removeBridgeIfUnused,
+  removePortmapChainsIfUnused,
   removeWorkloads,
   teardownLeftovers,
 } from './containerd-teardown.js';
@@ -77,6 +79,8 @@ async function resetNode(layout: NodeLayout, errors: CleanupErrors, io: CommandI
     const route = state.addedRoute;
     if (route !== undefined) await errors.attempt(`route ${route}`, () => removeBlackhole(route));
   }
+  // portmap's shared nat chains outlive the pods' own; they go once no pod chain is left in them.
+  await errors.attempt('portmap chains', removePortmapChainsIfUnused);
 }
 
 /**

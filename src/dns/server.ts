@@ -8,13 +8,14 @@
  * goes out truncated with TC set so the client retries over TCP. Nothing a client sends can
  * throw out of a handler.
  */
-import { createSocket, type Socket } from 'node:dgram';
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import { createServer, isIPv6, type Server, type Socket as TcpSocket } from 'node:net';
 import * as dnsPacket from 'dns-packet';
 import type { Answer, DecodedPacket, Packet } from 'dns-packet';
 import { forwardQuery, type Upstream } from './forward.js';
 import { normalizeName } from './names.js';
 import type { ClusterZone, QueryType } from './zone.js';
+import { AnswerCache, readPlainQuery, type PlainQuery } from './answer-cache.js';
 
 const RCODE = { NOERROR: 0, FORMERR: 1, SERVFAIL: 2, NXDOMAIN: 3, NOTIMP: 4, REFUSED: 5 } as const;
 const QUERY_TYPES: ReadonlySet<string> = new Set([
@@ -50,13 +51,21 @@ export interface DnsServer {
   close(): Promise<void>;
 }
 
-/** Answers one query message; undefined when there is nothing to answer (no readable ID). */
+/**
+ * Answers one query message; undefined when there is nothing to answer (no readable ID). With a
+ * cache, a plain query (`plain`, see answer-cache.ts) is answered from it when it can be, and the
+ * zone's answer to one is kept there.
+ */
 export async function answerQuery(
   msg: Buffer,
   opts: Pick<DnsServerOptions, 'zone' | 'upstreams' | 'forwardTimeoutMs'>,
+  cache?: AnswerCache,
+  plain: PlainQuery | undefined = cache === undefined ? undefined : readPlainQuery(msg),
 ): Promise<Buffer | undefined> {
   if (msg.length < 12) return undefined;
   const id = msg.readUInt16BE(0);
+  const cached = plain === undefined ? undefined : cache?.get(plain, id);
+  if (cached !== undefined) return cached;
   let query: DecodedPacket;
   try {
     query = dnsPacket.decode(msg);
@@ -74,11 +83,15 @@ export async function answerQuery(
     const forwarded = await forwardQuery(msg, opts.upstreams ?? [], opts.forwardTimeoutMs);
     return forwarded ?? reply(id, query, RCODE.SERVFAIL);
   }
-  if (!QUERY_TYPES.has(q.type)) {
-    return reply(id, query, RCODE.NOERROR, { authorities: opts.zone.lookup(q.name, 'SOA').answers });
+  let answer: Buffer;
+  if (QUERY_TYPES.has(q.type)) {
+    const a = opts.zone.lookup(q.name, q.type as QueryType);
+    answer = reply(id, query, a.rcode, a);
+  } else {
+    answer = reply(id, query, RCODE.NOERROR, { authorities: opts.zone.lookup(q.name, 'SOA').answers });
   }
-  const a = opts.zone.lookup(q.name, q.type as QueryType);
-  return reply(id, query, a.rcode, a);
+  if (plain !== undefined) cache?.set(plain, answer);
+  return answer;
 }
 
 function reply(
@@ -125,7 +138,8 @@ function truncated(answer: Buffer): Buffer {
 export async function startDnsServer(opts: DnsServerOptions): Promise<DnsServer> {
   const host = opts.host ?? '127.0.0.1';
   const log = opts.log ?? (() => undefined);
-  const tcp: Server = createServer((socket) => serveTcp(socket, opts, log));
+  const cache = new AnswerCache(opts.zone);
+  const tcp: Server = createServer((socket) => serveTcp(socket, opts, cache, log));
   await new Promise<void>((resolve, reject) => {
     tcp.once('error', reject);
     tcp.listen(opts.port ?? 53, host, () => resolve());
@@ -133,12 +147,22 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsServer>
   const address = tcp.address();
   const port = typeof address === 'object' && address !== null ? address.port : (opts.port ?? 53);
   const udp: Socket = createSocket(isIPv6(host) ? 'udp6' : 'udp4');
+  const send = (msg: Buffer, answer: Buffer, limit: number | undefined, rinfo: RemoteInfo): void => {
+    // Most answers fit in 512 bytes: only a longer one needs the client's limit.
+    const tooLong = answer.length > 512 && answer.length > (limit ?? udpLimit(msg));
+    udp.send(tooLong ? truncated(answer) : answer, rinfo.port, rinfo.address);
+  };
   udp.on('message', (msg, rinfo) => {
-    answerQuery(msg, opts).then(
+    const plain = readPlainQuery(msg);
+    // A cached answer goes out at once, without a promise in between.
+    const cached = plain === undefined || msg.length < 12 ? undefined : cache.get(plain, msg.readUInt16BE(0));
+    if (cached !== undefined) {
+      send(msg, cached, plain?.udpLimit, rinfo);
+      return;
+    }
+    answerQuery(msg, opts, cache, plain).then(
       (answer) => {
-        if (answer === undefined) return;
-        const out = answer.length > udpLimit(msg) ? truncated(answer) : answer;
-        udp.send(out, rinfo.port, rinfo.address);
+        if (answer !== undefined) send(msg, answer, plain?.udpLimit, rinfo);
       },
       (err: unknown) => log(`dns: answering ${rinfo.address}:${rinfo.port} failed: ${String(err)}`),
     );
@@ -166,7 +190,12 @@ export async function startDnsServer(opts: DnsServerOptions): Promise<DnsServer>
 }
 
 /** DNS over TCP: 2-byte length-prefixed messages, answered in order; a bad frame closes the connection. */
-function serveTcp(socket: TcpSocket, opts: DnsServerOptions, log: (line: string) => void): void {
+function serveTcp(
+  socket: TcpSocket,
+  opts: DnsServerOptions,
+  cache: AnswerCache,
+  log: (line: string) => void,
+): void {
   let buffered = Buffer.alloc(0);
   let chain = Promise.resolve();
   socket.setTimeout(10_000, () => socket.destroy());
@@ -180,7 +209,7 @@ function serveTcp(socket: TcpSocket, opts: DnsServerOptions, log: (line: string)
       buffered = buffered.subarray(2 + len);
       chain = chain.then(async () => {
         try {
-          const answer = await answerQuery(Buffer.from(msg), opts);
+          const answer = await answerQuery(Buffer.from(msg), opts, cache);
           if (answer === undefined || socket.destroyed) return;
           const head = Buffer.alloc(2);
           head.writeUInt16BE(answer.length);

@@ -48,6 +48,7 @@ export class ClusterZone {
   readonly #services = new Map<string, Service>();
   readonly #slices = new Map<string, Map<string, EndpointSlice>>();
   #reverse: Map<string, string[]> | undefined;
+  #version = 0;
 
   constructor(zone = 'cluster.local', ttl = DEFAULT_TTL) {
     this.#zone = normalizeName(zone);
@@ -56,6 +57,11 @@ export class ClusterZone {
 
   get zone(): string {
     return this.#zone;
+  }
+
+  /** Counts the changes to the zone's records: an answer computed at one version holds until it moves. */
+  get version(): number {
+    return this.#version;
   }
 
   /** True when `name` (normalised) is in this zone or in a reverse zone this server answers. */
@@ -67,11 +73,13 @@ export class ClusterZone {
     const ns = svc.metadata.namespace ?? '';
     this.#services.set(`${ns}/${svc.metadata.name ?? ''}`, svc);
     this.#reverse = undefined;
+    this.#version++;
   }
 
   deleteService(svc: Service): void {
     this.#services.delete(`${svc.metadata.namespace ?? ''}/${svc.metadata.name ?? ''}`);
     this.#reverse = undefined;
+    this.#version++;
   }
 
   setSlice(slice: EndpointSlice): void {
@@ -81,6 +89,7 @@ export class ClusterZone {
     if (m === undefined) this.#slices.set(owner, (m = new Map<string, EndpointSlice>()));
     m.set(slice.metadata.name ?? '', slice);
     this.#reverse = undefined;
+    this.#version++;
   }
 
   deleteSlice(slice: EndpointSlice): void {
@@ -90,6 +99,7 @@ export class ClusterZone {
     m?.delete(slice.metadata.name ?? '');
     if (m?.size === 0) this.#slices.delete(owner);
     this.#reverse = undefined;
+    this.#version++;
   }
 
   #sliceOwner(slice: EndpointSlice): string | undefined {
