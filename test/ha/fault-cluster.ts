@@ -1,12 +1,12 @@
 /**
  * The HA fault test's cluster and workload: three etcd members (Debian's etcd) and three
- * `capstan server` processes (the build in dist/, on `--etcd-servers` naming all members), each a
- * host in its own network namespace on one bridge ({@link HostNet}); clients in the test process
+ * `capstan server` processes (a copy of the build in dist/, taken at the start, on
+ * `--etcd-servers` naming all members), each a host in its own network namespace on one bridge ({@link HostNet}); clients in the test process
  * write through every server and watch through them, resuming on another server from the last
  * resourceVersion they saw. Used by `faults.test.ts` (a short run in the suite, a long one with
  * CAPSTAN_FAULT_LONG=1) and `quorum.test.ts`.
  */
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { join, resolve } from 'node:path';
 import { adminTls, type AdminTls } from '../support/https.js';
@@ -15,6 +15,30 @@ import { HostNet, type Host, type HostProcess } from '../support/ha-hosts.js';
 
 export const ENTRY = resolve('dist/src/cli/main.js');
 export const PORT = 6443;
+
+/**
+ * What a server of the tsc build reads: the compiled code, and the data files it finds from the
+ * package root (package.json, the generated schemas, the OpenAPI protos and descriptions).
+ */
+const BUILD_PARTS = [
+  'package.json',
+  'dist/src',
+  'dist/storage',
+  'proto',
+  'src/registry/generated/schemas.json',
+  'src/openapi/gnostic',
+];
+
+/**
+ * Copies the tsc build into `dir` (with node_modules linked) and returns the copy's CLI entry.
+ * The servers run the copy, so a rebuild of dist/ during a long run cannot change, or break
+ * half-written, what a restarted server loads.
+ */
+export function copyBuild(dir: string): string {
+  for (const part of BUILD_PARTS) cpSync(resolve(part), join(dir, part), { recursive: true });
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  return join(dir, 'dist/src/cli/main.js');
+}
 
 /** An answer, or why there was none. */
 export interface Answer {
@@ -206,6 +230,7 @@ export class FaultCluster {
       this.etcd.push(new EtcdHost(h, proc));
     }
     await Promise.all(this.etcd.map((e) => e.waitHealthy()));
+    const entry = copyBuild(join(this.net.dir, 'build'));
     const endpoints = this.etcd.map((e) => e.endpoint).join(',');
     for (let i = 0; i < servers; i++) {
       const h = this.net.addHost(`s${i}`, 21 + i);
@@ -221,7 +246,7 @@ export class FaultCluster {
         h,
         [
           process.execPath,
-          ENTRY,
+          entry,
           'server',
           `--etcd-servers=${endpoints}`,
           '--storage-backend=etcd3',
