@@ -170,12 +170,21 @@ export class ClusterIPAllocator {
   /** Every IPAddress the allocator made, with its parent Service. */
   async list(
     ctx: ResourceContext,
-  ): Promise<{ ip: string; parent: ServiceRef | undefined; modRevision: bigint }[]> {
+  ): Promise<
+    { ip: string; parent: ServiceRef | undefined; modRevision: bigint; created: string | undefined }[]
+  > {
     const res = await ctx.store.range({ prefix: `/${this.#type.storageResource}/` });
     return res.items.flatMap((kv) => {
       const obj = decodeStored(kv.value, kv.modRevision);
       if (obj.metadata.labels?.[MANAGED_BY_LABEL] !== IP_ALLOCATOR) return [];
-      return [{ ip: obj.metadata.name ?? '', parent: parentOf(obj), modRevision: kv.modRevision }];
+      return [
+        {
+          ip: obj.metadata.name ?? '',
+          parent: parentOf(obj),
+          modRevision: kv.modRevision,
+          created: obj.metadata.creationTimestamp ?? undefined,
+        },
+      ];
     });
   }
 

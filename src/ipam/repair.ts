@@ -5,12 +5,20 @@
  * Service holds (left by a create that crashed before its Service was written) is removed. With
  * allocation done by create-if-absent, the repair never hands out a duplicate: it only restores
  * what Services hold and frees what none does.
+ *
+ * On a store other servers share (etcd), another server may be between allocating an IP and
+ * writing its Service while this one starts: an IPAddress no Service holds is freed only once it
+ * is {@link SHARED_ORPHAN_GRACE_MS} old, else the in-flight Service would be written with an IP
+ * handed out again (the HA fault test's long runs found such pairs).
  */
 import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan } from '../resource/keys.js';
 import { decodeStored, isJsonObject } from '../api/object.js';
 import type { ClusterIPAllocator } from './cluster-ips.js';
 import type { NodePortAllocator } from './node-ports.js';
+
+/** How old an unheld IPAddress must be before the repair frees it, on a shared store. */
+export const SHARED_ORPHAN_GRACE_MS = 5 * 60_000;
 
 function key(namespace: string, name: string): string {
   return `${namespace}/${name}`;
@@ -24,6 +32,8 @@ export async function repairServiceAllocations(
 ): Promise<void> {
   const type = ctx.registry.byResource('', 'v1', 'services');
   if (type === undefined) return;
+  // The IPAddresses first: one whose Service is written before the Services are read is held.
+  const existingIPs = await ips.list(ctx);
   const res = await ctx.store.range(collectionSpan(type, undefined));
   const heldIPs = new Map<string, string>();
   const heldPorts = new Map<number, string>();
@@ -43,13 +53,15 @@ export async function repairServiceAllocations(
     const slash = owner.indexOf('/');
     return { namespace: owner.slice(0, slash), name: owner.slice(slash + 1) };
   };
-  const existingIPs = await ips.list(ctx);
+  const grace = ctx.store.capabilities.shared ? SHARED_ORPHAN_GRACE_MS : 0;
+  const settled = (created: string | undefined): boolean =>
+    created === undefined || ctx.now().getTime() - Date.parse(created) >= grace;
   const present = new Set<string>();
   for (const a of existingIPs) {
     const holder = heldIPs.get(a.ip);
     const parent = a.parent === undefined ? undefined : key(a.parent.namespace, a.parent.name);
     if (holder !== undefined && holder === parent) present.add(a.ip);
-    else if (holder === undefined) await ips.release(ctx, a.ip, a.parent);
+    else if (holder === undefined && settled(a.created)) await ips.release(ctx, a.ip, a.parent);
   }
   for (const [ip, owner] of heldIPs) if (!present.has(ip)) await ips.ensure(ctx, ip, refOf(owner));
   const existingPorts = await ports.list(ctx);

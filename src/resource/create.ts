@@ -6,7 +6,7 @@
  * stored when any step fails. A dry run runs every step, checks that the name is free, and
  * answers the object that would have been stored, without a resourceVersion (as kube does).
  */
-import { AlreadyExistsError } from '../../storage/errors.js';
+import { AlreadyExistsError, UnavailableError } from '../../storage/errors.js';
 import { alreadyExists, ApiError, internalError, methodNotAllowed } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
@@ -107,7 +107,10 @@ export async function createObject(
           lease === undefined ? {} : { lease },
         );
       } catch (err) {
-        await pending?.rollback();
+        // An unavailable store leaves the create's outcome unknown (etcd may have committed it):
+        // the allocations stay, as freeing an IP the stored object holds would hand it out twice.
+        // An unused one is freed by the repair at the next server start.
+        if (!(err instanceof UnavailableError)) await pending?.rollback();
         throw err;
       }
       await pending?.commit();

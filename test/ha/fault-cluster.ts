@@ -1,20 +1,46 @@
 /**
  * The HA fault test's cluster and workload: three etcd members (Debian's etcd) and three
- * `capstan server` processes (the build in dist/, on `--etcd-servers` naming all members), each a
- * host in its own network namespace on one bridge ({@link HostNet}); clients in the test process
- * write through every server and watch through them, resuming on another server from the last
- * resourceVersion they saw. Used by `faults.test.ts` (a short run in the suite, a long one with
- * CAPSTAN_FAULT_LONG=1) and `quorum.test.ts`.
+ * `capstan server` processes (a copy of the bundled build in dist/, taken at the start, on
+ * `--etcd-servers` naming all members), each a host in its own network namespace on one bridge
+ * ({@link HostNet}); clients in the test process write through every server and watch through
+ * them, resuming on another server from the last resourceVersion they saw. Used by
+ * `faults.test.ts` (a short run in the suite, a long one with CAPSTAN_FAULT_LONG=1),
+ * `quorum.test.ts`, `partition-watch.test.ts` and `failover-compare.ts` (beside kube's).
  */
-import { copyFileSync, existsSync, mkdirSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { join, resolve } from 'node:path';
 import { adminTls, type AdminTls } from '../support/https.js';
 import { ETCD_BINARY } from '../../tools/etcd-local.js';
 import { HostNet, type Host, type HostProcess } from '../support/ha-hosts.js';
 
-export const ENTRY = resolve('dist/src/cli/main.js');
+/** The bundled build, as the `capstan` command runs it (`npm run build` makes it). */
+export const ENTRY = resolve('dist/bundle/capstan.js');
 export const PORT = 6443;
+
+/**
+ * What a server of the bundled build reads: the bundle (with its code cache), and the data files
+ * it finds from the package root (package.json, the generated schemas, the OpenAPI protos and
+ * descriptions).
+ */
+const BUILD_PARTS = [
+  'package.json',
+  'dist/bundle',
+  'proto',
+  'src/registry/generated/schemas.json',
+  'src/openapi/gnostic',
+];
+
+/**
+ * Copies the bundled build into `dir` (with node_modules linked) and returns the copy's entry.
+ * The servers run the copy, so a rebuild of dist/ during a long run cannot change, or break
+ * half-written, what a restarted server loads.
+ */
+export function copyBuild(dir: string): string {
+  for (const part of BUILD_PARTS) cpSync(resolve(part), join(dir, part), { recursive: true });
+  symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+  return join(dir, 'dist/bundle/capstan.js');
+}
 
 /** An answer, or why there was none. */
 export interface Answer {
@@ -35,7 +61,10 @@ export class ServerHost {
     readonly host: Host,
     readonly proc: HostProcess,
     readonly dataDir: string,
-    public tls: AdminTls,
+    /** The client's TLS settings (kube's self-signed serving certificate is not verified). */
+    public tls: AdminTls | { readonly rejectUnauthorized: false },
+    /** A bearer token to present (kube-apiserver's static tokens), else the client certificate only. */
+    readonly token?: string,
   ) {}
 
   get url(): string {
@@ -60,7 +89,10 @@ export class ServerHost {
           method,
           ...this.tls,
           agent: this.agent,
-          headers: payload === undefined ? {} : { 'content-type': 'application/json' },
+          headers: {
+            ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+            ...(this.token === undefined ? {} : { authorization: `Bearer ${this.token}` }),
+          },
         },
         (res) => {
           let text = '';
@@ -165,6 +197,32 @@ export class EtcdHost {
   }
 }
 
+/** Three etcd members, hosts e0..e2 on `net`, one cluster; resolves once all are healthy. */
+export async function startEtcdHosts(net: HostNet): Promise<EtcdHost[]> {
+  const hosts = [0, 1, 2].map((i) => net.addHost(`e${i}`, 11 + i));
+  const cluster = hosts.map((h) => `${h.name}=http://${h.ip}:2380`).join(',');
+  const members = hosts.map((h) => {
+    const proc = net.process(h, [
+      ETCD_BINARY,
+      `--name=${h.name}`,
+      `--data-dir=${join(net.dir, h.name)}`,
+      `--listen-client-urls=http://${h.ip}:2379`,
+      `--advertise-client-urls=http://${h.ip}:2379`,
+      `--listen-peer-urls=http://${h.ip}:2380`,
+      `--initial-advertise-peer-urls=http://${h.ip}:2380`,
+      `--initial-cluster=${cluster}`,
+      '--initial-cluster-token=capstan-ha',
+      '--logger=zap',
+      '--log-outputs=stderr',
+      '--log-level=warn',
+    ]);
+    proc.start();
+    return new EtcdHost(h, proc);
+  });
+  await Promise.all(members.map((e) => e.waitHealthy()));
+  return members;
+}
+
 /** The whole cluster. */
 export class FaultCluster {
   readonly net = new HostNet();
@@ -185,27 +243,8 @@ export class FaultCluster {
   }
 
   async #start(serverArgs: readonly string[], servers: number): Promise<void> {
-    const hosts = [0, 1, 2].map((i) => this.net.addHost(`e${i}`, 11 + i));
-    const cluster = hosts.map((h) => `${h.name}=http://${h.ip}:2380`).join(',');
-    for (const h of hosts) {
-      const proc = this.net.process(h, [
-        ETCD_BINARY,
-        `--name=${h.name}`,
-        `--data-dir=${join(this.net.dir, h.name)}`,
-        `--listen-client-urls=http://${h.ip}:2379`,
-        `--advertise-client-urls=http://${h.ip}:2379`,
-        `--listen-peer-urls=http://${h.ip}:2380`,
-        `--initial-advertise-peer-urls=http://${h.ip}:2380`,
-        `--initial-cluster=${cluster}`,
-        '--initial-cluster-token=capstan-ha',
-        '--logger=zap',
-        '--log-outputs=stderr',
-        '--log-level=warn',
-      ]);
-      proc.start();
-      this.etcd.push(new EtcdHost(h, proc));
-    }
-    await Promise.all(this.etcd.map((e) => e.waitHealthy()));
+    this.etcd.push(...(await startEtcdHosts(this.net)));
+    const entry = copyBuild(join(this.net.dir, 'build'));
     const endpoints = this.etcd.map((e) => e.endpoint).join(',');
     for (let i = 0; i < servers; i++) {
       const h = this.net.addHost(`s${i}`, 21 + i);
@@ -221,7 +260,7 @@ export class FaultCluster {
         h,
         [
           process.execPath,
-          ENTRY,
+          entry,
           'server',
           `--etcd-servers=${endpoints}`,
           '--storage-backend=etcd3',
@@ -233,8 +272,8 @@ export class FaultCluster {
           ...serverArgs,
         ],
         // The in-process controller manager logs when it gains and loses its lease (the
-        // scheduler always does).
-        { CAPSTAN_CM_VERBOSE: '1' },
+        // scheduler always does); the start-up phases are logged, for where a restart's time goes.
+        { CAPSTAN_CM_VERBOSE: '1', CAPSTAN_STARTUP_TRACE: '1' },
       );
       proc.start();
       const server = new ServerHost(h, proc, dataDir, { ca: '' });

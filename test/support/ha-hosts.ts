@@ -91,6 +91,7 @@ export class HostProcess {
     this.starts += 1;
     const incarnation = this.starts;
     this.#child = child;
+    const flushes: (() => void)[] = [];
     for (const stream of [child.stdout, child.stderr]) {
       let buffered = '';
       stream?.setEncoding('utf8');
@@ -101,13 +102,31 @@ export class HostProcess {
           buffered = buffered.slice(nl + 1);
         }
       });
+      // A last line without a newline (a crash's message, say) is kept too.
+      flushes.push(() => {
+        if (buffered !== '') this.lines.push({ at: Date.now(), text: `[${incarnation}] ${buffered}` });
+        buffered = '';
+      });
     }
     this.#exited = new Promise((resolve) => {
-      child.once('exit', () => {
+      let ended = false;
+      const end = (how: string): void => {
+        if (ended) return;
+        ended = true;
+        for (const flush of flushes) flush();
+        this.lines.push({ at: Date.now(), text: `[${incarnation}] ${how}` });
         if (this.#child === child) this.#child = undefined;
         resolve();
+      };
+      // 'close' comes after the output pipes are drained, so what a dying process wrote is in
+      // `lines` before the process counts as stopped. A grandchild holding the pipes open must
+      // not keep it running, hence the bound after 'exit'.
+      child.once('exit', (code, signal) => {
+        const how = `exited (code ${code ?? '-'}, signal ${signal ?? '-'})`;
+        child.once('close', () => end(how));
+        setTimeout(() => end(how), 2_000).unref();
       });
-      child.once('error', () => resolve());
+      child.once('error', (err) => end(`failed to start: ${err.message}`));
     });
   }
 
