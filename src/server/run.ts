@@ -79,9 +79,16 @@ export async function runServerCommand(
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
+  // The companion starts before startServer resolves; its stdout lines follow the server's.
+  const held: string[] = [];
+  let holding = true;
+  const companionIo: CommandIo = {
+    out: (line) => (holding ? void held.push(line) : io.out(line)),
+    err: io.err,
+  };
   let companionStarting: Promise<() => Promise<void>> | undefined;
   const serving = (s: ServingServer): void => {
-    companionStarting = companion?.(s, io);
+    companionStarting = companion?.(s, companionIo);
     companionStarting?.catch(() => undefined); // awaited below
   };
   let server: RunningServer;
@@ -98,6 +105,8 @@ export async function runServerCommand(
     `serving on ${servedUrls(options.bindAddress, server.port).join(', ')} (store: ${server.storeLocation})`,
   );
   io.out(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`);
+  holding = false;
+  for (const line of held.splice(0)) io.out(line);
   let stopCompanion: (() => Promise<void>) | undefined;
   if (companionStarting !== undefined) {
     try {
