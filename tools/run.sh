@@ -19,6 +19,15 @@
 # on 127.0.0.1 only unless --bind-address is given.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# With CAPSTAN_STARTUP_TRACE=1, this script's phases go to stderr as the capstan process's do
+# (`startup <phase> at <wall-clock ms>`; tools/measure-cluster-restart.ts --trace reads them).
+trace() {
+  if [ "${CAPSTAN_STARTUP_TRACE:-}" = 1 ]; then
+    local us=${EPOCHREALTIME/[.,]/}
+    echo "startup run.sh: $1 at ${us:0:-3}.${us: -3}" >&2
+  fi
+}
+trace 'started'
 # A node_modules that is a symbolic link is shared (a git worktree's): never reinstall it, since
 # `npm ci` would empty the directory it points to.
 if [ ! -e node_modules ] || { [ ! -L node_modules ] && [ package-lock.json -nt node_modules/.package-lock.json ]; }; then
@@ -32,6 +41,7 @@ if [ ! -f "$stamp" ] || [ ! -f dist/bundle/capstan.js ] || [ -n "$(find src stor
   npm run --silent build
   touch "$stamp"
 fi
+trace 'build checked'
 
 # Secure default, as a kubeadm cluster: the Node and RBAC authorizers (the admin kubeconfig is in
 # system:masters; anonymous requests reach only health, version and discovery).
@@ -50,4 +60,5 @@ case " $* " in
   *" --bind-address"*) ;;
   *) defaults+=(--bind-address=127.0.0.1) ;;
 esac
+trace 'exec node'
 exec node dist/bundle/capstan.js cluster "${defaults[@]}" "$@"

@@ -27,6 +27,7 @@ import { resetCluster, runningClusterPid } from './reset.js';
 import { withMetricsReaderRole } from './metrics-reader.js';
 import { withLocalPathClass, withLocalPathController } from './storage.js';
 import { KUBEADM_ADDRESS_TYPES } from '../server/flag-table.js';
+import { startupTrace } from '../server/startup-trace.js';
 
 /** The node name prefix: nodes are `capstan-node-0`, `capstan-node-1`, ... */
 export const NODE_PREFIX = 'capstan-node-';
@@ -158,6 +159,8 @@ export async function runClusterCommand(
   argv: readonly string[],
   io: CommandIo = PROCESS_IO,
 ): Promise<number> {
+  // Places the process's trace lines (times since its start) on the wall clock.
+  startupTrace(`process origin ${performance.timeOrigin.toFixed(1)}`);
   let args: ClusterArgs;
   try {
     args = splitClusterArgs(argv);

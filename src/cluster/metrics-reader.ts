@@ -7,7 +7,8 @@
  */
 import type { ClusterRole } from '../api/types/rbac-v1.js';
 import { CLUSTER_ROLES, Client, isAlreadyExists } from '../client/index.js';
-import type { Companion } from '../server/run.js';
+import type { CommandIo, Companion } from '../server/run.js';
+import type { ServingServer } from '../server/server.js';
 
 export const METRICS_READER_ROLE = 'system:aggregated-metrics-reader';
 
@@ -28,22 +29,35 @@ export function metricsReaderRole(): ClusterRole {
   };
 }
 
-/** Runs `next` after making the role when it is missing (an administrator's later change is kept). */
+/**
+ * Runs `next` while making the role when it is missing (an administrator's later change is kept).
+ * `next` (the node) does not wait for it.
+ */
 export function withMetricsReaderRole(next: Companion): Companion {
   return async (server, io) => {
-    const client = new Client(await server.loopbackConfig('capstan:cluster-rbac', ['system:masters']));
+    const making = makeMetricsReaderRole(server, io);
     try {
-      await client
-        .resource<ClusterRole>(CLUSTER_ROLES)
-        .create(metricsReaderRole())
-        .catch((err: unknown) => {
-          if (!isAlreadyExists(err)) throw err;
-        });
-    } catch (err) {
-      io.err(`rbac: could not make the ClusterRole ${METRICS_READER_ROLE}: ${String(err)}`);
+      return await next(server, io);
     } finally {
-      await client.close();
+      await making;
     }
-    return next(server, io);
   };
+}
+
+/** Makes the role when it is missing; reports a failure through `io`. */
+async function makeMetricsReaderRole(server: ServingServer, io: CommandIo): Promise<void> {
+  let client: Client | undefined;
+  try {
+    client = new Client(await server.loopbackConfig('capstan:cluster-rbac', ['system:masters']));
+    await client
+      .resource<ClusterRole>(CLUSTER_ROLES)
+      .create(metricsReaderRole())
+      .catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+  } catch (err) {
+    io.err(`rbac: could not make the ClusterRole ${METRICS_READER_ROLE}: ${String(err)}`);
+  } finally {
+    await client?.close();
+  }
 }

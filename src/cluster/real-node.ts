@@ -26,7 +26,7 @@ import { startupTrace } from '../server/startup-trace.js';
 import { ContainerdProcess } from './containerd.js';
 import { ensureDevImages, importImagesDir } from './images.js';
 import { nodeLayout, readNodeState, writeNodeState, type NodeLayout, type NodeState } from './node-state.js';
-import { ensureBlackhole, hasBlackhole } from './service-route.js';
+import { ensureBlackhole } from './service-route.js';
 
 /** The nftables tables of a cluster's proxy and NetworkPolicy enforcer (reset removes them). */
 export function networkTables(bridge: string): { proxyTable: string; networkPolicyTable: string } {
@@ -69,10 +69,9 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
   starting.catch(() => undefined); // awaited below
   let ours: boolean;
   try {
-    // The route is ours if this run adds it, or if an earlier run added it and it is still there.
-    const addedNow = await ensureBlackhole(opts.serviceRange);
-    ours =
-      addedNow || (previous?.addedRoute === opts.serviceRange && (await hasBlackhole(opts.serviceRange)));
+    // The route is ours if this run adds it, or if an earlier run added it (it is there now:
+    // ensureBlackhole found it or added it).
+    ours = (await ensureBlackhole(opts.serviceRange)) || previous?.addedRoute === opts.serviceRange;
   } catch (err) {
     await starting.then(
       (c) => c.stop(),
@@ -138,21 +137,21 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
  */
 export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): Companion {
   return async (server, io) => {
-    const rt = await runtime;
-    startupTrace('node: runtime ready, server serving');
-    const client = await server.loopbackConfig(`system:node:${opts.nodeName}`, ['system:nodes'], {
-      userAgent: 'capstan-agent/v1.33 (in-process)',
-    });
     const identity = (user: string, groups: string[], agent: string) =>
       server.loopbackConfig(user, groups, { userAgent: `${agent}/v1.33 (in-process)` });
+    // The clients' certificates are made while containerd starts, not after.
+    const [rt, client, proxy, dns, networkPolicy] = await Promise.all([
+      runtime,
+      identity(`system:node:${opts.nodeName}`, ['system:nodes'], 'capstan-agent'),
+      identity('system:kube-proxy', [], 'capstan-proxy'),
+      identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),
+      identity('capstan:network-policy', ['system:masters'], 'capstan-netpol'),
+    ]);
+    startupTrace('node: runtime ready, server serving');
     const wiring: AgentWiring = {
       client,
       cniNetworkName: rt.layout.cniNetworkName,
-      networkClients: {
-        proxy: await identity('system:kube-proxy', [], 'capstan-proxy'),
-        dns: await identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),
-        networkPolicy: await identity('capstan:network-policy', ['system:masters'], 'capstan-netpol'),
-      },
+      networkClients: { proxy, dns, networkPolicy },
       // Rules stay while the cluster is down (its pods keep running); --reset removes them.
       network: { ...networkTables(opts.bridge), clusterCidr: opts.podCIDR, removeRulesOnStop: false },
     };

@@ -9,7 +9,8 @@ import type { StorageClass } from '../api/types/storage-v1.js';
 import { Client, STORAGE_CLASSES, isAlreadyExists } from '../client/index.js';
 import { ANN_DEFAULT_CLASS } from '../controllers/persistentvolume/annotations.js';
 import { CLASS_NAME, localPathClass } from '../controllers/local-path/volume.js';
-import type { Companion } from '../server/run.js';
+import type { CommandIo, Companion } from '../server/run.js';
+import type { ServingServer } from '../server/server.js';
 
 /** The provisioner's controller name, added to a cluster's `--controllers` default. */
 export const LOCAL_PATH_CONTROLLER = 'local-path-provisioner';
@@ -21,26 +22,36 @@ export function withLocalPathController(serverArgs: readonly string[]): string[]
 }
 
 /**
- * Runs `next` after making the `local-path` StorageClass when it is missing: the cluster default
- * unless another class already is.
+ * Runs `next` while making the `local-path` StorageClass when it is missing: the cluster default
+ * unless another class already is. `next` (the node) does not wait for it.
  */
 export function withLocalPathClass(next: Companion): Companion {
   return async (server, io) => {
-    const client = new Client(await server.loopbackConfig('capstan:cluster-storage', ['system:masters']));
+    const making = makeLocalPathClass(server, io);
     try {
-      const classes = client.resource<StorageClass>(STORAGE_CLASSES);
-      const existing = await classes.list();
-      if (!existing.items.some((c) => c.metadata.name === CLASS_NAME)) {
-        const hasDefault = existing.items.some((c) => c.metadata.annotations?.[ANN_DEFAULT_CLASS] === 'true');
-        await classes.create(localPathClass(!hasDefault)).catch((err: unknown) => {
-          if (!isAlreadyExists(err)) throw err;
-        });
-      }
-    } catch (err) {
-      io.err(`storage: could not make the StorageClass ${CLASS_NAME}: ${String(err)}`);
+      return await next(server, io);
     } finally {
-      await client.close();
+      await making;
     }
-    return next(server, io);
   };
+}
+
+/** Makes the `local-path` StorageClass when it is missing; reports a failure through `io`. */
+async function makeLocalPathClass(server: ServingServer, io: CommandIo): Promise<void> {
+  let client: Client | undefined;
+  try {
+    client = new Client(await server.loopbackConfig('capstan:cluster-storage', ['system:masters']));
+    const classes = client.resource<StorageClass>(STORAGE_CLASSES);
+    const existing = await classes.list();
+    if (!existing.items.some((c) => c.metadata.name === CLASS_NAME)) {
+      const hasDefault = existing.items.some((c) => c.metadata.annotations?.[ANN_DEFAULT_CLASS] === 'true');
+      await classes.create(localPathClass(!hasDefault)).catch((err: unknown) => {
+        if (!isAlreadyExists(err)) throw err;
+      });
+    }
+  } catch (err) {
+    io.err(`storage: could not make the StorageClass ${CLASS_NAME}: ${String(err)}`);
+  } finally {
+    await client?.close();
+  }
 }

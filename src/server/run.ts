@@ -9,7 +9,7 @@ import { FlagError } from '../flags/flags.js';
 import { notImplementedWarnings, parseServerArgs, serverHelp } from './options.js';
 import { ServerLog } from './log.js';
 import { servedUrls } from '../pki/served-addresses.js';
-import { startServer, type RunningServer } from './server.js';
+import { startServer, type RunningServer, type ServingServer } from './server.js';
 
 /** Output streams of the command (tests pass their own). */
 export interface CommandIo {
@@ -28,9 +28,10 @@ function describe(err: unknown): string {
 
 /**
  * What a command built on the server runs beside it (`capstan cluster`'s nodes): started once the
- * server serves, stopped before it shuts down.
+ * server serves (before its controller manager and scheduler, which do not wait for it), stopped
+ * before it shuts down.
  */
-export type Companion = (server: RunningServer, io: CommandIo) => Promise<() => Promise<void>>;
+export type Companion = (server: ServingServer, io: CommandIo) => Promise<() => Promise<void>>;
 
 /** Runs `capstan server <argv>` until a signal; resolves with the exit status. */
 export async function runServerCommand(
@@ -78,12 +79,25 @@ export async function runServerCommand(
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
 
-  let server;
+  // The companion starts before startServer resolves; its stdout lines follow the server's.
+  const held: string[] = [];
+  let holding = true;
+  const companionIo: CommandIo = {
+    out: (line) => (holding ? void held.push(line) : io.out(line)),
+    err: io.err,
+  };
+  let companionStarting: Promise<() => Promise<void>> | undefined;
+  const serving = (s: ServingServer): void => {
+    companionStarting = companion?.(s, companionIo);
+    companionStarting?.catch(() => undefined); // awaited below
+  };
+  let server: RunningServer;
   try {
-    server = await startServer(options, { log });
+    server = await startServer(options, { log, serving });
   } catch (err) {
     release();
     io.err(`Error: ${describe(err)}`);
+    await companionStarting?.then((stop) => stop()).catch(() => undefined);
     return 1;
   }
   io.out(`admin kubeconfig: ${server.kubeconfigPath}`);
@@ -91,10 +105,12 @@ export async function runServerCommand(
     `serving on ${servedUrls(options.bindAddress, server.port).join(', ')} (store: ${server.storeLocation})`,
   );
   io.out(`try: kubectl --kubeconfig ${server.kubeconfigPath} get namespaces`);
+  holding = false;
+  for (const line of held.splice(0)) io.out(line);
   let stopCompanion: (() => Promise<void>) | undefined;
-  if (companion !== undefined) {
+  if (companionStarting !== undefined) {
     try {
-      stopCompanion = await companion(server, io);
+      stopCompanion = await companionStarting;
     } catch (err) {
       io.err(`Error: ${describe(err)}`);
       await server.shutdown();

@@ -59,7 +59,17 @@ export interface StartOverrides {
   readonly controllers?: readonly string[];
   /** The endpoint reconciler's lease TTL (s) and interval (ms) instead of kube's 15 s and 10 s (tests). */
   readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
+  /**
+   * Called once the server serves, before the in-process controller manager and scheduler start,
+   * with what a component beside the server needs to reach it; the controllers do not wait for
+   * what it starts (`capstan cluster` starts its node here, so that the node's first Lease renewal
+   * does not wait for the controllers to sync).
+   */
+  readonly serving?: (server: ServingServer) => void;
 }
+
+/** What {@link StartOverrides.serving} gets: the server's loopback clients. */
+export type ServingServer = Pick<RunningServer, 'loopbackConfig'>;
 
 /** A started server. */
 export interface RunningServer {
@@ -253,6 +263,9 @@ export async function startServer(
     }
     lifecycle.markStarted();
     startupTrace('started');
+    const loopback: RunningServer['loopbackConfig'] = (user, groups = [], opts = {}) =>
+      loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups });
+    overrides.serving?.({ loopbackConfig: loopback });
     await Promise.all([listening, kubeconfigWritten]);
     // The manager's share of `--controllers` (canonical names), unless the caller chose.
     const controllers =
@@ -331,8 +344,7 @@ export async function startServer(
       controllerManager,
       scheduler,
       compactNow: () => activeCompactor.tick(),
-      loopbackConfig: (user, groups = [], opts = {}) =>
-        loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups }),
+      loopbackConfig: loopback,
       shutdown: () => (stopping ??= shutdown()),
     };
   } catch (err) {
