@@ -30,31 +30,26 @@
  *   node dist/tools/bench-agent.js --kubelet /work/refbuild/bin/kubelet [--rounds 2] [--single 15] \
  *     [--burst 30] [--steady 60] [--idle 15] [--pod-cidr 10.244.240.0/24] [--only capstan|kubelet]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { loadavg, networkInterfaces, tmpdir } from 'node:os';
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bridgeConflist, CNI_CONF_FILE } from '../src/agent/network/cni.js';
-import { CriClient } from '../src/agent/cri/client.js';
 import { BenchClient } from '../src/bench/client.js';
 import { readProc } from '../src/bench/proc.js';
-import { capstanEntry } from '../src/bench/scheduler/process.js';
-import { spawnServer, type SpawnedServer } from '../src/bench/server-process.js';
 import { percentile } from '../src/bench/stats.js';
-import { ContainerdProcess } from '../src/cluster/containerd.js';
+import { BUSYBOX_IMAGE } from '../src/cluster/dev-images.js';
 import {
-  CleanupErrors,
-  removeBridgeIfUnused,
-  removeCgroupTree,
-  removeWorkloads,
-  teardownLeftovers,
-  unmountUnder,
-} from '../src/cluster/containerd-teardown.js';
-import { BUSYBOX_IMAGE, buildImages } from '../src/cluster/dev-images.js';
-import { ensureBlackhole, removeBlackhole } from '../src/cluster/service-route.js';
-import { readKubeconfigCredentials } from '../src/pki/kubeconfig-credentials.js';
+  hostState,
+  removeAgentLeftovers,
+  sleep,
+  startAgent,
+  waitNodeReady,
+  withAgentEnv,
+  type AgentEnv,
+  type Kind,
+  type NodeAgent,
+} from './node-agents.js';
 
 const arg = (name: string, dflt: string): string => {
   const i = process.argv.indexOf(`--${name}`);
@@ -75,123 +70,6 @@ const SERVICE_RANGE = '10.0.0.0/24';
 const NS = 'bench-agent';
 const TAG = `capbench${process.pid}`;
 const BRIDGE = `cba${process.pid}`.slice(0, 15);
-/** The kernel settings kubelet's container manager sets (protectKernelDefaults: false). */
-const SYSCTLS = [
-  'vm/overcommit_memory',
-  'vm/panic_on_oom',
-  'kernel/panic',
-  'kernel/panic_on_oops',
-  'kernel/keys/root_maxkeys',
-  'kernel/keys/root_maxbytes',
-];
-
-type Kind = 'capstan' | 'kubelet';
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() =>
-        typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
-
-/** The machine's first non-loopback IPv4 address (kubelet refuses a loopback node IP). */
-function hostIP(): string {
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  throw new Error('no non-loopback IPv4 address for the node IP');
-}
-
-/** iptables chains per table and family, to find the ones a run added. */
-function iptablesChains(): Set<string> {
-  const chains = new Set<string>();
-  for (const bin of ['iptables', 'ip6tables']) {
-    for (const table of ['filter', 'nat', 'mangle']) {
-      const r = spawnSync(bin, ['-w', '-t', table, '-S'], { encoding: 'utf8' });
-      for (const line of (r.stdout ?? '').split('\n')) {
-        const m = /^-N (\S+)/.exec(line);
-        if (m?.[1] !== undefined) chains.add(`${bin} ${table} ${m[1]}`);
-      }
-    }
-  }
-  return chains;
-}
-
-/**
- * Removes the chains of `after` that are not in `before` (all of them a run's own): first the
- * rules elsewhere that jump to them (kubelet's `-A INPUT -j KUBE-FIREWALL`), then their rules,
- * then the chains.
- */
-function removeNewChains(before: Set<string>, after: Set<string>): string[] {
-  const added = [...after].filter((c) => !before.has(c));
-  for (const c of added) {
-    const [bin, table, chain] = c.split(' ') as [string, string, string];
-    const rules = spawnSync(bin, ['-w', '-t', table, '-S'], { encoding: 'utf8' }).stdout ?? '';
-    for (const line of rules.split('\n')) {
-      if (!line.startsWith('-A ') || !line.endsWith(` -j ${chain}`)) continue;
-      // `-S` prints rules as they are given: the same words after `-D` delete this one.
-      spawnSync(bin, ['-w', '-t', table, '-D', ...line.slice(3).split(' ')]);
-    }
-    spawnSync(bin, ['-w', '-t', table, '-F', chain]);
-  }
-  for (const c of added) {
-    const [bin, table, chain] = c.split(' ') as [string, string, string];
-    const r = spawnSync(bin, ['-w', '-t', table, '-X', chain], { encoding: 'utf8' });
-    if (r.status !== 0) console.error(`cannot delete ${c}: ${r.stderr}`);
-  }
-  return added;
-}
-
-function readSysctls(): Map<string, string> {
-  const m = new Map<string, string>();
-  for (const k of SYSCTLS) {
-    try {
-      m.set(k, readFileSync(`/proc/sys/${k}`, 'utf8').trim());
-    } catch {
-      // absent on this kernel
-    }
-  }
-  return m;
-}
-
-function restoreSysctls(saved: Map<string, string>): string[] {
-  const changed: string[] = [];
-  for (const [k, v] of saved) {
-    const now = readFileSync(`/proc/sys/${k}`, 'utf8').trim();
-    if (now === v) continue;
-    changed.push(`${k} ${now} → ${v}`);
-    writeFileSync(`/proc/sys/${k}`, v);
-  }
-  return changed;
-}
-
-/** Creates the cgroup `relative` in every v1 hierarchy (kubelet wants its cgroup root to exist). */
-function makeCgroup(relative: string): void {
-  for (const h of [
-    'cpu',
-    'cpuacct',
-    'cpuset',
-    'memory',
-    'pids',
-    'hugetlb',
-    'blkio',
-    'devices',
-    'freezer',
-    'systemd',
-  ]) {
-    const base = join('/sys/fs/cgroup', h);
-    if (existsSync(base)) mkdirSync(join(base, relative), { recursive: true });
-  }
-}
-
 /** Watches the bench namespace's pods and notes when each was first seen Running. */
 class RunningWatch {
   readonly #running = new Map<string, number>();
@@ -263,163 +141,6 @@ function podBody(name: string, node: string): string {
   });
 }
 
-/** A running node agent process. */
-interface NodeAgent {
-  readonly kind: Kind;
-  readonly node: string;
-  readonly pid: number;
-  /** Why it exited, once it did. */
-  readonly exited: string | undefined;
-  stop(): Promise<void>;
-}
-
-interface Env {
-  readonly dir: string;
-  readonly server: SpawnedServer;
-  readonly ctrd: ContainerdProcess;
-  readonly nodeIP: string;
-}
-
-function startProcess(kind: Kind, node: string, file: string, args: string[], logPath: string): NodeAgent {
-  const child: ChildProcess = spawn(file, args, { stdio: ['ignore', 'pipe', 'pipe'] });
-  const log = createWriteStream(logPath, { flags: 'a' });
-  child.stdout?.pipe(log);
-  child.stderr?.pipe(log);
-  let tail = '';
-  child.stderr?.on('data', (c: Buffer) => (tail = (tail + c.toString()).slice(-1500)));
-  let exited: string | undefined;
-  const gone = new Promise<void>((resolve) =>
-    child.once('exit', (code, sig) => {
-      exited = `status ${code ?? sig}: ${tail.trim().split('\n').slice(-3).join(' | ')}`;
-      resolve();
-    }),
-  );
-  const kill = (): void => void child.kill('SIGKILL');
-  process.on('exit', kill);
-  return {
-    kind,
-    node,
-    pid: child.pid ?? -1,
-    get exited() {
-      return exited;
-    },
-    async stop() {
-      if (exited === undefined) {
-        child.kill('SIGTERM');
-        const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
-        await gone;
-        clearTimeout(timer);
-      }
-      process.off('exit', kill);
-      log.end();
-    },
-  };
-}
-
-async function startAgent(
-  kind: Kind,
-  env: Env,
-  turnDir: string,
-  node: string,
-  cgroupRoot: string,
-): Promise<NodeAgent> {
-  const kubeconfig = env.server.kubeconfigPath;
-  const logPath = join(env.dir, `${node}.log`);
-  if (kind === 'capstan') {
-    return startProcess(
-      kind,
-      node,
-      process.execPath,
-      [
-        capstanEntry(),
-        'agent',
-        `--kubeconfig=${kubeconfig}`,
-        `--hostname-override=${node}`,
-        `--container-runtime-endpoint=${env.ctrd.endpoint}`,
-        `--root-dir=${join(turnDir, 'root')}`,
-        `--pod-logs-dir=${join(turnDir, 'logs')}`,
-        `--cni-conf-dir=${env.ctrd.layout.cniConfDir}`,
-        `--cni-bridge=${BRIDGE}`,
-        `--cgroup-root=${cgroupRoot}`,
-        '--address=127.0.0.1',
-        '--port=0',
-        '--healthz-port=0',
-        `--node-ip=${env.nodeIP}`,
-        `--pod-cidr=${POD_CIDR}`,
-      ],
-      logPath,
-    );
-  }
-  // The same network as the agent's, its host-local state under this turn's directory.
-  writeFileSync(
-    join(env.ctrd.layout.cniConfDir, CNI_CONF_FILE),
-    bridgeConflist('capstan', BRIDGE, POD_CIDR, join(turnDir, 'cni/networks')),
-  );
-  makeCgroup(cgroupRoot);
-  const config = join(turnDir, 'kubelet.yaml');
-  mkdirSync(turnDir, { recursive: true });
-  writeFileSync(
-    config,
-    [
-      'apiVersion: kubelet.config.k8s.io/v1beta1',
-      'kind: KubeletConfiguration',
-      'cgroupDriver: cgroupfs',
-      `cgroupRoot: ${cgroupRoot}`,
-      'failCgroupV1: false',
-      'failSwapOn: false',
-      `containerRuntimeEndpoint: ${env.ctrd.endpoint}`,
-      `podLogsDir: ${join(turnDir, 'logs')}`,
-      'address: 127.0.0.1',
-      `port: ${await freePort()}`,
-      'healthzBindAddress: 127.0.0.1',
-      `healthzPort: ${await freePort()}`,
-      'readOnlyPort: 0',
-      'authentication: {anonymous: {enabled: false}, webhook: {enabled: false}}',
-      'authorization: {mode: AlwaysAllow}',
-      'imageGCHighThresholdPercent: 100',
-      'imageGCLowThresholdPercent: 99',
-      'oomScoreAdj: 0',
-      'resolvConf: /etc/resolv.conf',
-      '',
-    ].join('\n'),
-  );
-  return startProcess(
-    kind,
-    node,
-    KUBELET,
-    [
-      `--config=${config}`,
-      `--kubeconfig=${kubeconfig}`,
-      `--hostname-override=${node}`,
-      `--node-ip=${env.nodeIP}`,
-      `--root-dir=${join(turnDir, 'root')}`,
-      `--cert-dir=${join(turnDir, 'pki')}`,
-      '--v=1',
-    ],
-    logPath,
-  );
-}
-
-interface NodeStatus {
-  status?: { conditions?: { type: string; status: string }[] };
-}
-
-async function waitNodeReady(client: BenchClient, agent: NodeAgent): Promise<number> {
-  const t0 = performance.now();
-  const until = Date.now() + 120_000;
-  for (;;) {
-    if (agent.exited !== undefined) throw new Error(`${agent.kind} exited: ${agent.exited}`);
-    const r = await client.request('GET', `/api/v1/nodes/${agent.node}`);
-    if (r.status === 200) {
-      const n = JSON.parse(r.body.toString('utf8')) as NodeStatus;
-      if (n.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'))
-        return performance.now() - t0;
-    }
-    if (Date.now() > until) throw new Error(`${agent.kind}: node ${agent.node} not Ready after 120 s`);
-    await sleep(100);
-  }
-}
-
 async function createPod(client: BenchClient, name: string, node: string): Promise<number> {
   await client.expect('POST', `/api/v1/namespaces/${NS}/pods`, 201, {
     body: podBody(name, node),
@@ -462,12 +183,12 @@ interface Turn {
   steadyRssMiB: number;
 }
 
-async function turn(kind: Kind, round: number, env: Env, client: BenchClient): Promise<Turn> {
+async function turn(kind: Kind, round: number, env: AgentEnv): Promise<Turn> {
+  const client = env.client;
   const node = `${TAG}-${kind}-${round}`;
   const turnDir = join(env.dir, node);
   const cgroupRoot = `/${node}`;
-  const chainsBefore = iptablesChains();
-  const sysctls = readSysctls();
+  const before = hostState();
   const agent = await startAgent(kind, env, turnDir, node, cgroupRoot);
   const watch = new RunningWatch(client);
   try {
@@ -532,27 +253,7 @@ async function turn(kind: Kind, round: number, env: Env, client: BenchClient): P
   } finally {
     watch.close();
     await agent.stop();
-    await client.request('DELETE', `/api/v1/nodes/${node}`, { discardBody: true }).catch(() => undefined);
-    // What the agent left: sandboxes (the next agent would see them as orphans), mounts, cgroups.
-    const cri = new CriClient(env.ctrd.endpoint);
-    try {
-      for (const sb of await cri.listPodSandbox()) {
-        await cri.stopPodSandbox(sb.id);
-        await cri.removePodSandbox(sb.id);
-      }
-    } finally {
-      cri.close();
-    }
-    await unmountUnder(turnDir);
-    await removeCgroupTree(cgroupRoot).catch((err: unknown) =>
-      console.error(`cgroups of ${node}: ${String(err)}`),
-    );
-    const chains = removeNewChains(chainsBefore, iptablesChains());
-    const restored = restoreSysctls(sysctls);
-    if (chains.length > 0 || restored.length > 0)
-      console.error(
-        `  ${kind} left (removed): chains ${chains.join(', ') || 'none'}; sysctls ${restored.join(', ') || 'none'}`,
-      );
+    await removeAgentLeftovers(env, agent, turnDir, cgroupRoot, before);
   }
 }
 
@@ -603,26 +304,17 @@ async function main(): Promise<void> {
   if (ONLY !== 'capstan' && !existsSync(KUBELET))
     throw new Error(`no kubelet at ${KUBELET} (--kubelet PATH)`);
   const dir = await mkdtemp(join(tmpdir(), `${TAG}-`));
-  const errors = new CleanupErrors();
-  let server: SpawnedServer | undefined;
-  let ctrd: ContainerdProcess | undefined;
-  let client: BenchClient | undefined;
-  let addedRoute = false;
-  try {
-    server = await spawnServer({
-      dataDir: join(dir, 'server'),
-      extraArgs: [
-        '--controllers=namespace-controller,serviceaccount-controller',
-        `--service-cluster-ip-range=${SERVICE_RANGE}`,
-      ],
-      main: capstanEntry(),
-    });
-    ctrd = await ContainerdProcess.start(join(dir, 'containerd'), { logLevel: CONTAINERD_LOG_LEVEL });
-    const c = ctrd;
-    for (const img of await buildImages(join(dir, 'images')))
-      await c.ctr('-n', 'k8s.io', 'images', 'import', img.path);
-    addedRoute = await ensureBlackhole(SERVICE_RANGE);
-    client = new BenchClient(readKubeconfigCredentials(server.kubeconfigPath), 2);
+  const opts = {
+    dir,
+    kubelet: KUBELET,
+    bridge: BRIDGE,
+    podCIDR: POD_CIDR,
+    serviceRange: SERVICE_RANGE,
+    controllers: ['namespace-controller', 'serviceaccount-controller'],
+    containerdLogLevel: CONTAINERD_LOG_LEVEL,
+  };
+  await withAgentEnv(opts, async (env) => {
+    const client = env.client;
     await client.expect('POST', '/api/v1/namespaces', 201, {
       body: JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: NS } }),
       discardBody: true,
@@ -633,12 +325,11 @@ async function main(): Promise<void> {
     });
     if (sa.status !== 201 && sa.status !== 409)
       throw new Error(`creating the ServiceAccount: HTTP ${sa.status}`);
-    const env: Env = { dir, server, ctrd, nodeIP: hostIP() };
     const kinds: Kind[] = ONLY === '' ? ['capstan', 'kubelet'] : [ONLY as Kind];
     const turns: Turn[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       const order = round % 2 === 1 ? kinds : [...kinds].reverse();
-      for (const kind of order) turns.push(await turn(kind, round, env, client));
+      for (const kind of order) turns.push(await turn(kind, round, env));
     }
     // A build without version stamping says `Kubernetes v0.0.0-master+$Format:%H$`: name the path.
     const stamped = spawnSync(KUBELET, ['--version'], { encoding: 'utf8' }).stdout?.trim() ?? '';
@@ -653,22 +344,7 @@ async function main(): Promise<void> {
         .join(' ')}`,
     );
     console.log(`logs: ${dir} (removed)`);
-  } finally {
-    client?.close();
-    if (ctrd !== undefined) {
-      const socket = ctrd.layout.socket;
-      const c = ctrd;
-      if (c.running) await removeWorkloads(socket, (...a) => c.ctr(...a), errors);
-      await errors.attempt('containerd', () => c.stop());
-      await teardownLeftovers({ socket, mountDirs: [dir] }, errors);
-    }
-    await errors.attempt('server', async () => server?.stop());
-    await errors.attempt('bridge', () => removeBridgeIfUnused(BRIDGE));
-    if (addedRoute) await errors.attempt('route', () => removeBlackhole(SERVICE_RANGE));
-    if (process.env['CAPSTAN_BENCH_KEEP_LOGS'] === undefined)
-      await errors.attempt('directory', () => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
-    errors.throwIfAny('bench-agent clean-up');
-  }
+  });
 }
 
 main().then(

@@ -109,6 +109,7 @@ export class Agent {
   #statusManager: StatusManager | undefined;
   #mirrors: MirrorPods | undefined;
   #submissions: SubmissionSource | undefined;
+  readonly #events: EventSink;
   #watcher: RuntimeWatcher | undefined;
   #runtimeOk = false;
   /** Probe counts of `/metrics/probes`. */
@@ -136,6 +137,7 @@ export class Agent {
     const events: EventSink = this.#client
       ? new ApiEventRecorder(this.#client, this.nodeName)
       : new LogEventSink();
+    this.#events = events;
     this.#runtime = new PodRuntime(this.cri, {
       podLogsDir: config.podLogsDir,
       cgroupRoot: config.cgroupRoot,
@@ -242,6 +244,12 @@ export class Agent {
         this.#mirrors?.staticRemoved(uid);
       },
       synced: () => this.#sourceSynced(name),
+      invalid: (pod: Pod, message: string) => {
+        console.error(
+          `agent: static pod ${pod.metadata.namespace ?? ''}/${pod.metadata.name ?? ''}: ${message}`,
+        );
+        this.#events.event(pod, 'Warning', 'FailedValidation', message);
+      },
     };
   }
 

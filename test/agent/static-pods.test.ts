@@ -6,11 +6,12 @@
  *   mirror comes back without touching the containers; a removed file stops the pod and its
  *   mirror goes;
  * - refused manifests (a Secret reference, a malformed file) get a clear log line and the other
- *   pods keep running;
+ *   pods keep running; of two pods with one name, the first file's runs and the other gets a
+ *   FailedValidation event, running once the first file goes;
  * - from `--manifest-url` with `--manifest-url-header`: the pod runs with an `http` mirror; a URL
  *   answering garbage or not at all is logged and changes nothing;
  * - pods submitted to the agent's HTTPS server (`PUT /manifests/<name>`) run with mirrors, are
- *   refused as static pods are, and stop on `DELETE`;
+ *   refused as static pods are (and when a pod's name is taken), and stop on `DELETE`;
  * - standalone (no `--kubeconfig`): static pods run, with no API server at all.
  */
 import { mkdir, mkdtemp, rm, unlink, writeFile } from 'node:fs/promises';
@@ -160,6 +161,59 @@ describe.runIf(enabled)('static pods with an API server', () => {
     await running(`second-${NODE}`);
   }, 90_000);
 
+  it('runs the first of two static pods with one name (file order), with a FailedValidation event for the other', async () => {
+    const twin = (which: string): string =>
+      JSON.stringify({
+        ...(JSON.parse(manifest('twin')) as Pod),
+        metadata: { name: 'twin', labels: { which } },
+      });
+    await writeFile(join(manifests, 'twin-b.yaml'), twin('b'));
+    await writeFile(join(manifests, 'twin-a.yaml'), twin('a'));
+    const full = `twin-${NODE}`;
+    const message = new RegExp(
+      `^Error validating pod ${full}_default\\([0-9a-f]{32}\\) from file due to duplicate pod name "${full}", ignoring$`,
+    );
+    const events = async (): Promise<{ reason: string; message: string; type: string }[]> =>
+      (
+        JSON.parse(
+          await k('get', 'events', '--field-selector', `involvedObject.name=${full}`, '-o', 'json'),
+        ) as { items: { reason: string; message: string; type: string }[] }
+      ).items;
+    await expect
+      .poll(
+        async () =>
+          (await events())
+            .filter((e) => e.reason === 'FailedValidation')
+            .map((e) => `${e.type} ${e.message}`),
+        { timeout: 30_000 },
+      )
+      .toEqual([expect.stringMatching(/^Warning /)]);
+    const [validation] = (await events()).filter((e) => e.reason === 'FailedValidation');
+    expect(validation?.message).toMatch(message);
+    const first = await running(full);
+    expect(first.metadata.labels?.['which']).toBe('a');
+    expect(logged(errors)).toMatch(
+      /static pod default\/twin-static-node-1: Error validating pod .* due to duplicate pod name/,
+    );
+    expect(node.agent.pods().filter((p) => p.metadata.name === full)).toHaveLength(1);
+
+    // The first file goes: the other pod, no longer a duplicate, runs in its place.
+    await unlink(join(manifests, 'twin-a.yaml'));
+    await expect
+      .poll(async () => (await get(full).catch(() => undefined))?.metadata.labels?.['which'], {
+        timeout: 60_000,
+      })
+      .toBe('b');
+    await running(full);
+    await unlink(join(manifests, 'twin-b.yaml'));
+    await expect
+      .poll(async () => (await k('get', 'pods', '-o', 'name')).split('\n'), {
+        timeout: 30_000,
+        interval: 500,
+      })
+      .not.toContain(`pod/${full}`);
+  }, 150_000);
+
   it('refuses a static pod naming a Secret and a malformed file, with clear log lines, and keeps the others', async () => {
     const before = (await get(`web-${NODE}`)).status?.containerStatuses?.[0]?.containerID;
     await writeFile(
@@ -233,6 +287,13 @@ describe.runIf(enabled)('static pods with an API server', () => {
       manifest('cm', { volumes: [{ name: 'v', configMap: { name: 'x' } }] }),
     );
     expect(refused).toEqual({ code: 400, body: 'static pods may not reference configmaps\n' });
+    const twin = await agentRequest(port, 'PUT', '/manifests/twin', manifest('submitted'));
+    expect(twin.code).toBe(400);
+    expect(twin.body).toMatch(
+      new RegExp(
+        `^Error validating pod submitted-${NODE}_default\\(\\w+\\) from http due to duplicate pod name "submitted-${NODE}", ignoring\n$`,
+      ),
+    );
     expect(JSON.parse((await agentRequest(port, 'GET', '/manifests')).body)).toEqual({
       submissions: { extra: [`default/submitted-${NODE}`] },
     });

@@ -9,6 +9,9 @@
  * - `spec.nodeName` is the node; it tolerates every NoExecute taint; kube's defaults for the
  *   restart policy, DNS policy and grace period apply.
  *
+ * Within one source, a pod whose namespace and name an earlier pod of the source already has is
+ * refused too, as kubelet's config merge does (filterInvalidPods): {@link dropDuplicateNames}.
+ *
  * Refused, with an error naming the reason (the caller logs it and skips the manifest): a
  * document that is not a Pod or PodList, a pod without a name or containers, and, as kube v1.33
  * does (PreventStaticPodAPIReferences), a pod that references API objects: service accounts,
@@ -131,4 +134,32 @@ export function decodeManifest(text: string, nodeName: string, source: string, t
     throw new ManifestError(`invalid manifest: apiVersion ${JSON.stringify(doc['apiVersion'])}, expected v1`);
   if (!obj(doc['metadata'])) throw new ManifestError('invalid pod: name is needed for the pod');
   return [staticPod(doc as unknown as Pod, nodeName, source, type)];
+}
+
+/**
+ * Keeps the first pod of each namespace and name among one source's pods, as kubelet's config
+ * merge does (filterInvalidPods; a file source's pods come in file name order). Each pod left out
+ * is handed to `refused` with kubelet's FailedValidation message.
+ */
+export function dropDuplicateNames(
+  pods: readonly Pod[],
+  type: StaticSource,
+  refused: (pod: Pod, message: string) => void,
+): Pod[] {
+  const names = new Set<string>();
+  const kept: Pod[] = [];
+  for (const pod of pods) {
+    const { name = '', namespace = '', uid = '' } = pod.metadata;
+    const full = `${name}_${namespace}`;
+    if (names.has(full)) {
+      refused(
+        pod,
+        `Error validating pod ${full}(${uid}) from ${type} due to duplicate pod name ${JSON.stringify(name)}, ignoring`,
+      );
+      continue;
+    }
+    names.add(full);
+    kept.push(pod);
+  }
+  return kept;
 }

@@ -5,18 +5,22 @@
  * debounced). A file that does not parse, or that kube refuses, is logged once with its path and
  * the reason, and skipped (as kubelet's periodic read does, its pods go); the other pods keep
  * running. A missing path is no error (kubelet waits
- * for it to appear).
+ * for it to appear). Two pods with the same namespace and name: the one of the first file (by
+ * name) runs, the other is refused ({@link dropDuplicateNames}) and reported once through
+ * `invalid` for as long as it stays.
  */
 import { existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types/core-v1.js';
-import { decodeManifest } from './manifest.js';
+import { decodeManifest, dropDuplicateNames } from './manifest.js';
 
 /** What a pod source reports. */
 export interface StaticPodHandlers {
   update(pod: Pod): void;
   removed(uid: string): void;
   synced(): void;
+  /** A pod refused after decoding (a duplicate name), with kube's message. */
+  invalid(pod: Pod, message: string): void;
 }
 
 /** How long after a change event the path is read (editors write in several steps). */
@@ -28,10 +32,12 @@ export class StaticFileSource {
   readonly #node: string;
   readonly #everyMs: number;
   readonly #handlers: StaticPodHandlers;
-  /** uid → the file it came from. */
-  readonly #known = new Map<string, string>();
+  /** uids of the pods handed on. */
+  readonly #known = new Set<string>();
   /** file → the error last logged for it. */
   readonly #warned = new Map<string, string>();
+  /** uids of the duplicates reported (again only once they went and came back). */
+  readonly #duplicates = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #debounce: NodeJS.Timeout | undefined;
   #watcher: FSWatcher | undefined;
@@ -84,7 +90,7 @@ export class StaticFileSource {
 
   #scan(): void {
     this.#watch();
-    const seen = new Map<string, string>();
+    const seen = new Set<string>();
     let files: string[] = [];
     try {
       files = this.#files();
@@ -92,13 +98,10 @@ export class StaticFileSource {
       console.error(`agent: reading static pod path ${this.#path}: ${(err as Error).message}`);
       return;
     }
+    const pods: Pod[] = [];
     for (const file of files) {
       try {
-        for (const pod of decodeManifest(readFileSync(file, 'utf8'), this.#node, file, 'file')) {
-          const uid = pod.metadata.uid ?? '';
-          seen.set(uid, file);
-          if (!this.#known.has(uid)) this.#handlers.update(pod);
-        }
+        pods.push(...decodeManifest(readFileSync(file, 'utf8'), this.#node, file, 'file'));
         this.#warned.delete(file);
       } catch (err) {
         const msg = (err as Error).message.split('\n')[0] ?? '';
@@ -107,8 +110,21 @@ export class StaticFileSource {
         this.#warned.set(file, msg);
       }
     }
-    for (const uid of this.#known.keys()) if (!seen.has(uid)) this.#handlers.removed(uid);
+    const duplicates = new Set<string>();
+    const kept = dropDuplicateNames(pods, 'file', (pod, message) => {
+      const uid = pod.metadata.uid ?? '';
+      duplicates.add(uid);
+      if (!this.#duplicates.has(uid)) this.#handlers.invalid(pod, message);
+    });
+    this.#duplicates.clear();
+    for (const uid of duplicates) this.#duplicates.add(uid);
+    for (const pod of kept) {
+      const uid = pod.metadata.uid ?? '';
+      seen.add(uid);
+      if (!this.#known.has(uid)) this.#handlers.update(pod);
+    }
+    for (const uid of this.#known) if (!seen.has(uid)) this.#handlers.removed(uid);
     this.#known.clear();
-    for (const [k, v] of seen) this.#known.set(k, v);
+    for (const uid of seen) this.#known.add(uid);
   }
 }

@@ -4,11 +4,13 @@
  * submission has a name and holds a Pod or a PodList, decoded and refused exactly as a static
  * pod file ({@link decodeManifest}, `kubernetes.io/config.source: http`, the uid hashed with
  * `agent:/manifests/<name>`); putting a submission again replaces its pods (unchanged ones keep
- * running), deleting it stops them. Submissions live in memory: a restarted agent has none, and
+ * running), deleting it stops them. A submission holding a pod whose namespace and name another
+ * pod already has (in it or in another submission) is refused whole, with kube's words for the
+ * duplicate (kubelet's config merge keeps only the first). Submissions live in memory: a restarted agent has none, and
  * the pods they ran are cleaned up as orphans.
  */
 import type { Pod } from '../../api/types/core-v1.js';
-import { decodeManifest } from './manifest.js';
+import { decodeManifest, dropDuplicateNames, ManifestError } from './manifest.js';
 import type { StaticPodHandlers } from './static-files.js';
 
 /** The names a submission may have (a DNS label). */
@@ -37,6 +39,10 @@ export class SubmissionSource {
    */
   put(name: string, text: string): Pod[] {
     const pods = decodeManifest(text, this.#node, `agent:/manifests/${name}`, 'http');
+    const others = [...this.#submissions].filter(([n]) => n !== name).flatMap(([, ps]) => ps);
+    dropDuplicateNames([...others, ...pods], 'http', (_pod, message) => {
+      throw new ManifestError(message);
+    });
     const old = new Set((this.#submissions.get(name) ?? []).map((p) => p.metadata.uid ?? ''));
     const next = new Set(pods.map((p) => p.metadata.uid ?? ''));
     for (const uid of old) if (!next.has(uid)) this.#handlers.removed(uid);

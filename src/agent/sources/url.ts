@@ -5,10 +5,11 @@
  * other than 200, a body kube would refuse) is logged once per distinct error and changes
  * nothing: the pods of the last good read keep running. An empty body means no pods (as kubelet,
  * which also logs it). The source counts as synced after its first good read, so the agent's
- * orphan clean-up waits for it, as kubelet's does.
+ * orphan clean-up waits for it, as kubelet's does. Of two pods with the same namespace and name,
+ * the first runs and the other is refused, reported through `invalid` once while it stays.
  */
 import type { Pod } from '../../api/types/core-v1.js';
-import { decodeManifest } from './manifest.js';
+import { decodeManifest, dropDuplicateNames } from './manifest.js';
 import type { StaticPodHandlers } from './static-files.js';
 
 /** kubelet's HTTP source client timeout. */
@@ -22,6 +23,8 @@ export class UrlSource {
   readonly #everyMs: number;
   readonly #handlers: StaticPodHandlers;
   readonly #known = new Set<string>();
+  /** uids of the duplicates reported. */
+  readonly #duplicates = new Set<string>();
   #lastError = '';
   #synced = false;
   #timer: NodeJS.Timeout | undefined;
@@ -90,7 +93,15 @@ export class UrlSource {
 
   #apply(pods: Pod[]): void {
     const seen = new Set<string>();
-    for (const pod of pods) {
+    const duplicates = new Set<string>();
+    const kept = dropDuplicateNames(pods, 'http', (pod, message) => {
+      const uid = pod.metadata.uid ?? '';
+      duplicates.add(uid);
+      if (!this.#duplicates.has(uid)) this.#handlers.invalid(pod, message);
+    });
+    this.#duplicates.clear();
+    for (const uid of duplicates) this.#duplicates.add(uid);
+    for (const pod of kept) {
       const uid = pod.metadata.uid ?? '';
       seen.add(uid);
       if (!this.#known.has(uid)) this.#handlers.update(pod);
