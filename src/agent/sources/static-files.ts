@@ -12,7 +12,8 @@
 import { existsSync, readdirSync, readFileSync, statSync, watch, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
 import type { Pod } from '../../api/types/core-v1.js';
-import { decodeManifest, dropDuplicateNames } from './manifest.js';
+import { decodeManifest } from './manifest.js';
+import { SourceSnapshot } from './snapshot.js';
 
 /** What a pod source reports. */
 export interface StaticPodHandlers {
@@ -32,12 +33,9 @@ export class StaticFileSource {
   readonly #node: string;
   readonly #everyMs: number;
   readonly #handlers: StaticPodHandlers;
-  /** uids of the pods handed on. */
-  readonly #known = new Set<string>();
+  readonly #snapshot: SourceSnapshot;
   /** file → the error last logged for it. */
   readonly #warned = new Map<string, string>();
-  /** uids of the duplicates reported (again only once they went and came back). */
-  readonly #duplicates = new Set<string>();
   #timer: NodeJS.Timeout | undefined;
   #debounce: NodeJS.Timeout | undefined;
   #watcher: FSWatcher | undefined;
@@ -47,6 +45,7 @@ export class StaticFileSource {
     this.#node = nodeName;
     this.#everyMs = everyMs;
     this.#handlers = handlers;
+    this.#snapshot = new SourceSnapshot('file', handlers);
   }
 
   start(): void {
@@ -90,7 +89,6 @@ export class StaticFileSource {
 
   #scan(): void {
     this.#watch();
-    const seen = new Set<string>();
     let files: string[] = [];
     try {
       files = this.#files();
@@ -110,21 +108,6 @@ export class StaticFileSource {
         this.#warned.set(file, msg);
       }
     }
-    const duplicates = new Set<string>();
-    const kept = dropDuplicateNames(pods, 'file', (pod, message) => {
-      const uid = pod.metadata.uid ?? '';
-      duplicates.add(uid);
-      if (!this.#duplicates.has(uid)) this.#handlers.invalid(pod, message);
-    });
-    this.#duplicates.clear();
-    for (const uid of duplicates) this.#duplicates.add(uid);
-    for (const pod of kept) {
-      const uid = pod.metadata.uid ?? '';
-      seen.add(uid);
-      if (!this.#known.has(uid)) this.#handlers.update(pod);
-    }
-    for (const uid of this.#known) if (!seen.has(uid)) this.#handlers.removed(uid);
-    this.#known.clear();
-    for (const uid of seen) this.#known.add(uid);
+    this.#snapshot.apply(pods);
   }
 }

@@ -9,7 +9,8 @@
  * the first runs and the other is refused, reported through `invalid` once while it stays.
  */
 import type { Pod } from '../../api/types/core-v1.js';
-import { decodeManifest, dropDuplicateNames } from './manifest.js';
+import { decodeManifest } from './manifest.js';
+import { SourceSnapshot } from './snapshot.js';
 import type { StaticPodHandlers } from './static-files.js';
 
 /** kubelet's HTTP source client timeout. */
@@ -22,9 +23,7 @@ export class UrlSource {
   readonly #node: string;
   readonly #everyMs: number;
   readonly #handlers: StaticPodHandlers;
-  readonly #known = new Set<string>();
-  /** uids of the duplicates reported. */
-  readonly #duplicates = new Set<string>();
+  readonly #snapshot: SourceSnapshot;
   #lastError = '';
   #synced = false;
   #timer: NodeJS.Timeout | undefined;
@@ -44,6 +43,7 @@ export class UrlSource {
     this.#node = nodeName;
     this.#everyMs = everyMs;
     this.#handlers = handlers;
+    this.#snapshot = new SourceSnapshot('http', handlers);
   }
 
   start(): void {
@@ -92,23 +92,7 @@ export class UrlSource {
   }
 
   #apply(pods: Pod[]): void {
-    const seen = new Set<string>();
-    const duplicates = new Set<string>();
-    const kept = dropDuplicateNames(pods, 'http', (pod, message) => {
-      const uid = pod.metadata.uid ?? '';
-      duplicates.add(uid);
-      if (!this.#duplicates.has(uid)) this.#handlers.invalid(pod, message);
-    });
-    this.#duplicates.clear();
-    for (const uid of duplicates) this.#duplicates.add(uid);
-    for (const pod of kept) {
-      const uid = pod.metadata.uid ?? '';
-      seen.add(uid);
-      if (!this.#known.has(uid)) this.#handlers.update(pod);
-    }
-    for (const uid of this.#known) if (!seen.has(uid)) this.#handlers.removed(uid);
-    this.#known.clear();
-    for (const uid of seen) this.#known.add(uid);
+    this.#snapshot.apply(pods);
     if (!this.#synced) {
       this.#synced = true;
       this.#handlers.synced();
