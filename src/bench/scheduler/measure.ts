@@ -23,7 +23,12 @@ import { ratePerSecond, summarize } from '../stats.js';
 import { BindWatch } from './binds.js';
 import { checkPlacement } from './placement.js';
 import { antiAffinityGroups, caseTitle, podBody, warmUpBody, type SchedulerCase } from './pods.js';
-import { spawnScheduler, type SchedulerClientSettings, type SchedulerKind } from './process.js';
+import {
+  spawnScheduler,
+  type SchedulerClientSettings,
+  type SchedulerKind,
+  type SchedulerProcess,
+} from './process.js';
 
 /** How long a fresh scheduler may take to bind its warm-up pod. */
 const WARM_UP_TIMEOUT_MS = 120_000;
@@ -147,6 +152,45 @@ function usageFigures(usage: ReturnType<ProcSampler['stop']>): Row['figures'] {
       };
 }
 
+/** A scheduler under test, started; `exited` rejects should it exit while measured. */
+async function startScheduler(
+  spec: MeasureSpec,
+  running: { proc?: SchedulerProcess },
+): Promise<{ proc: SchedulerProcess; exited: Promise<never> }> {
+  const proc = await spawnScheduler(spec.scheduler, spec.settings);
+  running.proc = proc;
+  const exited = proc.exited.then((why): never => {
+    throw new BenchError('BENCH_SCHEDULER', `${spec.subject} exited: ${why}`);
+  });
+  exited.catch(() => undefined);
+  return { proc, exited };
+}
+
+/**
+ * Runs `measure` in a fresh namespace that has its `default` ServiceAccount and a bind watch;
+ * then deletes the pods and the namespace and stops the scheduler `measure` started (through
+ * {@link startScheduler} with the `running` it is given), whatever happened.
+ */
+async function inFreshNamespace(
+  spec: MeasureSpec,
+  measure: (ns: string, watch: BindWatch, running: { proc?: SchedulerProcess }) => Promise<Row>,
+): Promise<Row> {
+  const { client } = spec;
+  const ns = await createNamespace(client, 'sched');
+  let watch: BindWatch | undefined;
+  const running: { proc?: SchedulerProcess } = {};
+  try {
+    await ensureServiceAccount(client, ns);
+    watch = await BindWatch.open(client, ns);
+    return await measure(ns, watch, running);
+  } finally {
+    watch?.close();
+    await deletePods(client, ns).catch(() => undefined);
+    await deleteNamespace(client, ns);
+    await running.proc?.stop();
+  }
+}
+
 /** Runs one measurement; resolves with its row. @throws BenchError BENCH_SCHEDULER */
 export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
   return spec.backlog ? measureBacklog(spec) : measureLive(spec);
@@ -156,12 +200,7 @@ export async function measureScheduler(spec: MeasureSpec): Promise<Row> {
 async function measureBacklog(spec: MeasureSpec): Promise<Row> {
   const { client, pods } = spec;
   const title = `${caseTitle(spec.case, pods, spec.nodes, spec.zones)}, backlog`;
-  const ns = await createNamespace(client, 'sched');
-  let watch: BindWatch | undefined;
-  let proc: Awaited<ReturnType<typeof spawnScheduler>> | undefined;
-  try {
-    await ensureServiceAccount(client, ns);
-    watch = await BindWatch.open(client, ns);
+  return inFreshNamespace(spec, async (ns, w, running) => {
     const path = `/api/v1/namespaces/${ns}/pods`;
     const groups = antiAffinityGroups(pods, spec.nodes);
     const names = Array.from({ length: pods }, (_, i) => `pod-${i}`);
@@ -172,15 +211,10 @@ async function measureBacklog(spec: MeasureSpec): Promise<Row> {
       await client.expect('POST', path, 201, { body: podBody(spec.case, i, groups), discardBody: true });
     });
     const spawned = process.hrtime.bigint();
-    proc = await spawnScheduler(spec.scheduler, spec.settings);
-    const exited = proc.exited.then((why): never => {
-      throw new BenchError('BENCH_SCHEDULER', `${spec.subject} exited: ${why}`);
-    });
-    exited.catch(() => undefined);
+    const { proc, exited } = await startScheduler(spec, running);
     const sampler = new ProcSampler(proc.pid);
-    await awaitBinds(spec, ns, watch, names, exited, 'the scheduler started');
+    await awaitBinds(spec, ns, w, names, exited, 'the scheduler started');
     const usage = sampler.stop();
-    const w = watch;
     const binds = names.map((n) => w.boundAt(n) as bigint);
     const first = binds.reduce((a, b) => (b < a ? b : a));
     const last = binds.reduce((a, b) => (b > a ? b : a));
@@ -199,32 +233,17 @@ async function measureBacklog(spec: MeasureSpec): Promise<Row> {
       },
       ...(broken === undefined ? {} : { note: `placement broke the constraint: ${broken}` }),
     };
-  } finally {
-    watch?.close();
-    await deletePods(client, ns).catch(() => undefined);
-    await deleteNamespace(client, ns);
-    await proc?.stop();
-  }
+  });
 }
 
 /** A running scheduler, then P pods created while it binds them. */
 async function measureLive(spec: MeasureSpec): Promise<Row> {
   const { client, pods } = spec;
   const title = caseTitle(spec.case, pods, spec.nodes, spec.zones);
-  const ns = await createNamespace(client, 'sched');
-  let watch: BindWatch | undefined;
-  let proc: Awaited<ReturnType<typeof spawnScheduler>> | undefined;
-  try {
-    await ensureServiceAccount(client, ns);
-    watch = await BindWatch.open(client, ns);
-    proc = await spawnScheduler(spec.scheduler, spec.settings);
-    const exited = proc.exited.then((why): never => {
-      throw new BenchError('BENCH_SCHEDULER', `${spec.subject} exited: ${why}`);
-    });
-    exited.catch(() => undefined);
+  return inFreshNamespace(spec, async (ns, w, running) => {
+    const { proc, exited } = await startScheduler(spec, running);
     const path = `/api/v1/namespaces/${ns}/pods`;
     await client.expect('POST', path, 201, { body: warmUpBody(), discardBody: true });
-    const w = watch;
     await w.allBound(
       ['warm-up'],
       Promise.race([
@@ -270,10 +289,5 @@ async function measureLive(spec: MeasureSpec): Promise<Row> {
       },
       ...(broken === undefined ? {} : { note: `placement broke the constraint: ${broken}` }),
     };
-  } finally {
-    watch?.close();
-    await deletePods(client, ns).catch(() => undefined);
-    await deleteNamespace(client, ns);
-    await proc?.stop();
-  }
+  });
 }
