@@ -15,13 +15,13 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { bridgeConflist, CNI_CONF_FILE } from '../src/agent/network/cni.js';
 import { CriClient } from '../src/agent/cri/client.js';
 import { BenchClient } from '../src/bench/client.js';
 import { capstanEntry } from '../src/bench/scheduler/process.js';
+import { freePort } from '../src/bench/cluster/children.js';
 import { spawnServer, type SpawnedServer } from '../src/bench/server-process.js';
 import { ContainerdProcess } from '../src/cluster/containerd.js';
 import {
@@ -46,22 +46,11 @@ const SYSCTLS = [
   'kernel/keys/root_maxbytes',
 ];
 
+export { freePort };
+
 export type Kind = 'capstan' | 'kubelet';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() =>
-        typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 /** The machine's first non-loopback IPv4 address (kubelet refuses a loopback node IP). */
 export function hostIP(): string {

@@ -5,9 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { readKubeconfigCredentials } from '../pki/kubeconfig-credentials.js';
+import { freePort } from './cluster/children.js';
 import { fastestCliEntryPath } from '../server/package-version.js';
 import { BenchClient } from './client.js';
 import { BenchError } from './errors.js';
@@ -43,19 +43,6 @@ export interface SpawnedServer {
   readonly readyMs: number;
   /** SIGTERM, then SIGKILL after 10 s; resolves once the process exited. Idempotent. */
   stop(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const addr = srv.address();
-      srv.close(() =>
-        typeof addr === 'object' && addr !== null ? resolve(addr.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
