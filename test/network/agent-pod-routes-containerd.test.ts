@@ -18,6 +18,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { linkNamespaces } from '../support/netns.js';
 
 // containerd starts through this wrapper (src/cluster/containerd.ts reads CAPSTAN_CONTAINERD when
 // loaded, hence the dynamic imports below); the namespace is the one named at each start.
@@ -133,24 +134,7 @@ describe.runIf(enabled)('the agent’s --run-pod-routes between two nodes with c
       execFileSync('ip', ['netns', 'exec', n.ns, 'sysctl', '-qw', 'net.ipv4.ip_forward=1']);
     }
     const [a, b] = nodes as [TestNode, TestNode];
-    execFileSync('ip', [
-      'link',
-      'add',
-      'net6c0',
-      'netns',
-      a.ns,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      'net6c1',
-      'netns',
-      b.ns,
-    ]);
-    execFileSync('ip', ['-n', a.ns, 'addr', 'add', `${a.ip}/24`, 'dev', 'net6c0']);
-    execFileSync('ip', ['-n', b.ns, 'addr', 'add', `${b.ip}/24`, 'dev', 'net6c1']);
-    execFileSync('ip', ['-n', a.ns, 'link', 'set', 'net6c0', 'up']);
-    execFileSync('ip', ['-n', b.ns, 'link', 'set', 'net6c1', 'up']);
+    linkNamespaces(a.ns, 'net6c0', `${a.ip}/24`, b.ns, 'net6c1', `${b.ip}/24`);
     for (const n of nodes) {
       process.env['CAPSTAN_TEST_NODE_NETNS'] = n.ns;
       n.ctrd = await startContainerd();

@@ -21,7 +21,7 @@ import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
 import { DEFAULT_ROUTE_PROTOCOL } from '../../src/agent/network/pod-routes.js';
 import { Client, NODES, loadKubeconfig } from '../../src/client/index.js';
 import type { Node } from '../../src/api/types/core-v1.js';
-import { NodeHost, netnsUnavailable, type PodHost } from '../support/netns.js';
+import { NodeHost, linkNamespaces, netnsUnavailable, type PodHost } from '../support/netns.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const missing = netnsUnavailable();
@@ -91,24 +91,7 @@ describe.skipIf(missing !== undefined)('the agent’s --run-pod-routes between t
     dir = await mkdtemp(join(tmpdir(), 'capstan-agent-routes-'));
     a = new NodeHost('10.244.11');
     b = new NodeHost('10.244.12');
-    execFileSync('ip', [
-      'link',
-      'add',
-      'net6lan0',
-      'netns',
-      a.ns,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      'net6lan1',
-      'netns',
-      b.ns,
-    ]);
-    execFileSync('ip', ['-n', a.ns, 'addr', 'add', '192.168.78.1/24', 'dev', 'net6lan0']);
-    execFileSync('ip', ['-n', b.ns, 'addr', 'add', '192.168.78.2/24', 'dev', 'net6lan1']);
-    execFileSync('ip', ['-n', a.ns, 'link', 'set', 'net6lan0', 'up']);
-    execFileSync('ip', ['-n', b.ns, 'link', 'set', 'net6lan1', 'up']);
+    linkNamespaces(a.ns, 'net6lan0', '192.168.78.1/24', b.ns, 'net6lan1', '192.168.78.2/24');
     podA = a.addPod(5, 'pod-a');
     podB = b.addPod(6, 'pod-b');
   }, 120_000);

@@ -25,7 +25,7 @@ import {
   type PodRoutes,
 } from '../../src/agent/network/pod-routes.js';
 import { startProxy, type Proxy } from '../../src/proxy/proxier.js';
-import { NodeHost, netnsUnavailable, type PodHost } from '../support/netns.js';
+import { NodeHost, linkNamespaces, netnsUnavailable, type PodHost } from '../support/netns.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 const missing = netnsUnavailable();
@@ -74,24 +74,7 @@ describe.skipIf(missing !== undefined)('pod routes between nodes (host-gw)', () 
     client = new Client(config);
     a = new NodeHost('10.244.1');
     b = new NodeHost('10.244.2');
-    execFileSync('ip', [
-      'link',
-      'add',
-      'net5lan0',
-      'netns',
-      a.ns,
-      'type',
-      'veth',
-      'peer',
-      'name',
-      'net5lan1',
-      'netns',
-      b.ns,
-    ]);
-    execFileSync('ip', ['-n', a.ns, 'addr', 'add', '192.168.77.1/24', 'dev', 'net5lan0']);
-    execFileSync('ip', ['-n', b.ns, 'addr', 'add', '192.168.77.2/24', 'dev', 'net5lan1']);
-    execFileSync('ip', ['-n', a.ns, 'link', 'set', 'net5lan0', 'up']);
-    execFileSync('ip', ['-n', b.ns, 'link', 'set', 'net5lan1', 'up']);
+    linkNamespaces(a.ns, 'net5lan0', '192.168.77.1/24', b.ns, 'net5lan1', '192.168.77.2/24');
     // A route the syncer did not write: it must survive everything the syncer does.
     execFileSync('ip', ['-n', a.ns, 'route', 'add', '10.99.0.0/24', 'via', '192.168.77.2']);
     podA = a.addPod(5, 'pod-a');

@@ -143,3 +143,22 @@ export class NodeHost {
     rmSync(this.#dir, { recursive: true, force: true });
   }
 }
+
+/**
+ * Links two network namespaces with a veth pair: `devA` in `nsA` with `cidrA`, `devB` in `nsB`
+ * with `cidrB` (addresses with their prefix), both up. The pair goes with either namespace.
+ */
+export function linkNamespaces(
+  nsA: string,
+  devA: string,
+  cidrA: string,
+  nsB: string,
+  devB: string,
+  cidrB: string,
+): void {
+  execFileSync('ip', ['link', 'add', devA, 'netns', nsA, 'type', 'veth', 'peer', 'name', devB, 'netns', nsB]);
+  execFileSync('ip', ['-n', nsA, 'addr', 'add', cidrA, 'dev', devA]);
+  execFileSync('ip', ['-n', nsB, 'addr', 'add', cidrB, 'dev', devB]);
+  execFileSync('ip', ['-n', nsA, 'link', 'set', devA, 'up']);
+  execFileSync('ip', ['-n', nsB, 'link', 'set', devB, 'up']);
+}
