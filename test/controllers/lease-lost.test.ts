@@ -29,17 +29,25 @@ afterAll(async () => {
   await env?.close();
 });
 
+/** The manager's flags with short Lease timings (3 s lease, 2 s renew deadline), plus `extra`. */
+function managerArgs(
+  ...extra: string[]
+): Extract<ReturnType<typeof parseControllerManagerArgs>, { help: false }> {
+  const parsed = parseControllerManagerArgs([
+    `--kubeconfig=${env.server.kubeconfigPath}`,
+    '--secure-port=0',
+    '--leader-elect-lease-duration=3s',
+    '--leader-elect-renew-deadline=2s',
+    '--leader-elect-retry-period=250ms',
+    ...extra,
+  ]);
+  if (parsed.help) throw new Error('unexpected --help');
+  return parsed;
+}
+
 describe('controller manager leadership', () => {
   it('campaigns again after its Lease was taken, and leads once that holder is gone', async () => {
-    const parsed = parseControllerManagerArgs([
-      `--kubeconfig=${env.server.kubeconfigPath}`,
-      '--secure-port=0',
-      '--leader-elect-lease-duration=3s',
-      '--leader-elect-renew-deadline=2s',
-      '--leader-elect-retry-period=250ms',
-      '--controllers=ttl-after-finished-controller',
-    ]);
-    if (parsed.help) throw new Error('unexpected --help');
+    const parsed = managerArgs('--controllers=ttl-after-finished-controller');
     const m = startControllerManager({
       clientConfig: loadKubeconfig(parsed.options.kubeconfig),
       options: parsed.options,
@@ -82,17 +90,7 @@ describe('controller manager leadership', () => {
     manager = undefined;
     // The first test's manager released nothing: wait for its lease to run out.
     await new Promise((r) => setTimeout(r, 3_500));
-    const parsed = parseControllerManagerArgs([
-      `--kubeconfig=${env.server.kubeconfigPath}`,
-      '--secure-port=0',
-      '--leader-elect-lease-duration=3s',
-      '--leader-elect-renew-deadline=2s',
-      '--leader-elect-retry-period=250ms',
-      '--kube-api-qps=4',
-      '--kube-api-burst=1',
-      '--controllers=flood',
-    ]);
-    if (parsed.help) throw new Error('unexpected --help');
+    const parsed = managerArgs('--kube-api-qps=4', '--kube-api-burst=1', '--controllers=flood');
     const ownLogs: string[] = [];
     let sent = 0;
     // 40 requests at 4 per second: 10 s of queue, five times the renew deadline.
