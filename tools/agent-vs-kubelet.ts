@@ -30,6 +30,8 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import { BUSYBOX_IMAGE } from '../src/cluster/dev-images.js';
 import {
+  arg,
+  toolStart,
   hostState,
   removeAgentLeftovers,
   sleep,
@@ -41,10 +43,7 @@ import {
   type NodeAgent,
 } from './node-agents.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? dflt : (process.argv[i + 1] ?? dflt);
-};
+toolStart('usage: node dist/tools/agent-vs-kubelet.js [--kubelet PATH] [--only capstan|kubelet]');
 const KUBELET = arg('kubelet', '/work/refbuild/bin/kubelet');
 const ONLY = arg('only', '');
 const KUBECTL_DIR = process.env['CAPSTAN_KUBECTL_DIR'] ?? '/usr/lib/google-cloud-sdk/bin';

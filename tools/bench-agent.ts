@@ -40,6 +40,8 @@ import { readProc } from '../src/bench/proc.js';
 import { percentile } from '../src/bench/stats.js';
 import { BUSYBOX_IMAGE } from '../src/cluster/dev-images.js';
 import {
+  arg,
+  toolStart,
   hostState,
   removeAgentLeftovers,
   sleep,
@@ -51,10 +53,9 @@ import {
   type NodeAgent,
 } from './node-agents.js';
 
-const arg = (name: string, dflt: string): string => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i === -1 ? dflt : (process.argv[i + 1] ?? dflt);
-};
+toolStart(
+  'usage: node dist/tools/bench-agent.js [--kubelet PATH] [--rounds N] [--single N] [--burst N] [--steady S] [--idle S] [--pod-cidr CIDR] [--only capstan|kubelet] [--containerd-log-level LEVEL]',
+);
 const KUBELET = arg('kubelet', '/work/refbuild/bin/kubelet');
 const ROUNDS = Number(arg('rounds', '2'));
 const SINGLE = Number(arg('single', '15'));

@@ -48,6 +48,25 @@ const SYSCTLS = [
 
 export { freePort };
 
+/**
+ * The hand-run tools' common start: `--help` prints `usage` and exits before anything is set up,
+ * and a closed standard output (`| head`) no longer ends the process with an unhandled EPIPE
+ * before its clean-up (containerd and its shims, mounts, the bridge, the Service route) ran.
+ */
+export function toolStart(usage: string): void {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    console.log(usage);
+    process.exit(0);
+  }
+  process.stdout.on('error', () => undefined);
+}
+
+/** The value after `--<name>` on the command line, or `dflt` (the hand-run tools' flag syntax). */
+export const arg = (name: string, dflt: string): string => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i === -1 ? dflt : (process.argv[i + 1] ?? dflt);
+};
+
 export type Kind = 'capstan' | 'kubelet';
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
