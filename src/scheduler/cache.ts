@@ -5,6 +5,7 @@
  * under them, and no copy is made per cycle.
  */
 import type { Node, Pod } from '../api/types/core-v1.js';
+import { AffinityIndex } from './affinity-index.js';
 import type { Snapshot } from './framework/types.js';
 import { NodeInfo } from './node-info.js';
 import { PodInfo } from './pod-info.js';
@@ -25,12 +26,29 @@ export function isTerminal(pod: Pod): boolean {
   return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed';
 }
 
+/** True when two label sets are equal. */
+function sameLabels(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (a === b) return true;
+  const ka = Object.keys(a ?? {});
+  if (ka.length !== Object.keys(b ?? {}).length) return false;
+  for (const k of ka) if (a?.[k] !== b?.[k]) return false;
+  return true;
+}
+
 /** Nodes and placed pods. */
 export class SchedulerCache implements Snapshot {
   readonly #infos = new Map<string, NodeInfo>();
   readonly #pods = new Map<string, CachedPod>();
   readonly #images = new Map<string, number>();
+  /** Nodes (with a Node object) holding a pod with any affinity term; with a required anti-affinity term. */
+  readonly #withAffinity = new Set<NodeInfo>();
+  readonly #withAnti = new Set<NodeInfo>();
   #list: NodeInfo[] | undefined;
+  /** InterPodAffinity's per-topology counts, kept with the pods and nodes. */
+  readonly affinityIndex = new AffinityIndex(() => this.#infos.values());
 
   /** Nodes (with a Node object), in insertion order; rebuilt only when nodes come or go. */
   get nodes(): readonly NodeInfo[] {
@@ -42,12 +60,21 @@ export class SchedulerCache implements Snapshot {
     return n?.node === undefined ? undefined : n;
   }
 
-  *nodesWithAffinityPods(): Iterable<NodeInfo> {
-    for (const n of this.nodes) if (n.podsWithAffinity.size > 0) yield n;
+  nodesWithAffinityPods(): Iterable<NodeInfo> {
+    return this.#withAffinity;
   }
 
-  *nodesWithRequiredAntiAffinityPods(): Iterable<NodeInfo> {
-    for (const n of this.nodes) if (n.podsWithRequiredAntiAffinity.size > 0) yield n;
+  nodesWithRequiredAntiAffinityPods(): Iterable<NodeInfo> {
+    return this.#withAnti;
+  }
+
+  /** Keeps the node's membership of the two sets above current. */
+  #track(info: NodeInfo): void {
+    const present = info.node !== undefined;
+    if (present && info.podsWithAffinity.size > 0) this.#withAffinity.add(info);
+    else this.#withAffinity.delete(info);
+    if (present && info.podsWithRequiredAntiAffinity.size > 0) this.#withAnti.add(info);
+    else this.#withAnti.delete(info);
   }
 
   imageNodeCount(image: string): number {
@@ -74,10 +101,15 @@ export class SchedulerCache implements Snapshot {
   /** Adds or replaces a node. */
   upsertNode(node: Node): void {
     const info = this.#info(node.metadata.name ?? '');
-    const isNew = info.node === undefined;
+    const old = info.node;
+    const isNew = old === undefined;
+    const relabelled = isNew || !sameLabels(old.metadata.labels, node.metadata.labels);
+    if (!isNew && relabelled) this.affinityIndex.node(info, -1);
     this.#countImages(info, -1);
     info.setNode(node);
     this.#countImages(info, 1);
+    if (relabelled) this.affinityIndex.node(info, 1);
+    this.#track(info);
     if (isNew) this.#list = undefined;
   }
 
@@ -85,9 +117,11 @@ export class SchedulerCache implements Snapshot {
   removeNode(name: string): void {
     const info = this.#infos.get(name);
     if (info === undefined) return;
+    if (info.node !== undefined) this.affinityIndex.node(info, -1);
     this.#countImages(info, -1);
     if (info.pods.size === 0) this.#infos.delete(name);
     else info.node = undefined;
+    this.#track(info);
     this.#list = undefined;
   }
 
@@ -111,7 +145,7 @@ export class SchedulerCache implements Snapshot {
     }
     this.removePod(key);
     const info = new PodInfo(pod);
-    this.#info(nodeName).addPod(info);
+    this.#place(info, nodeName);
     this.#pods.set(key, { info, nodeName, assumed: false });
   }
 
@@ -122,14 +156,22 @@ export class SchedulerCache implements Snapshot {
     this.#pods.delete(key);
     const info = this.#infos.get(c.nodeName);
     if (info === undefined) return;
-    info.removePod(key);
+    if (info.removePod(key)) this.affinityIndex.pod(info, c.info, -1);
+    this.#track(info);
     if (info.node === undefined && info.pods.size === 0) this.#infos.delete(c.nodeName);
+  }
+
+  #place(pod: PodInfo, nodeName: string): void {
+    const info = this.#info(nodeName);
+    info.addPod(pod);
+    this.affinityIndex.pod(info, pod, 1);
+    this.#track(info);
   }
 
   /** Places a pod on a node before its binding is confirmed. */
   assume(info: PodInfo, nodeName: string): void {
     this.removePod(info.key);
-    this.#info(nodeName).addPod(info);
+    this.#place(info, nodeName);
     this.#pods.set(info.key, { info, nodeName, assumed: true });
   }
 

@@ -23,6 +23,8 @@ export class NodeInfo {
   /** Pods with any (anti-)affinity term, and with a required anti-affinity term. */
   readonly podsWithAffinity = new Set<PodInfo>();
   readonly podsWithRequiredAntiAffinity = new Set<PodInfo>();
+  /** Pods with a term InterPodAffinity scores by (required affinity, preferred terms). */
+  podsWithScoringTerms = 0;
   readonly requested = new Resource();
   readonly nonZeroRequested = new Resource();
   allocatable = new Resource();
@@ -57,6 +59,7 @@ export class NodeInfo {
     this.pods.set(pi.key, pi);
     if (pi.hasAffinity) this.podsWithAffinity.add(pi);
     if (pi.requiredAntiAffinity.length > 0) this.podsWithRequiredAntiAffinity.add(pi);
+    if (pi.hasScoringTerms) this.podsWithScoringTerms++;
   }
 
   /** Removes a pod by key; false when it was not here. */
@@ -66,6 +69,7 @@ export class NodeInfo {
     this.pods.delete(key);
     this.podsWithAffinity.delete(pi);
     this.podsWithRequiredAntiAffinity.delete(pi);
+    if (pi.hasScoringTerms) this.podsWithScoringTerms--;
     this.#apply(pi, -1);
     return true;
   }

@@ -121,6 +121,13 @@ export class PodInfo {
     );
   }
 
+  /** True when the pod has a term InterPodAffinity scores other pods by (all but required anti-affinity). */
+  get hasScoringTerms(): boolean {
+    return (
+      this.requiredAffinity.length + this.preferredAffinity.length + this.preferredAntiAffinity.length > 0
+    );
+  }
+
   get priority(): number {
     return this.pod.spec?.priority ?? 0;
   }

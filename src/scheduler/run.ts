@@ -7,11 +7,12 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { ClientConfig } from '../client/index.js';
-import { Client, LeaderElector, SharedInformerFactory, stripManagedFields } from '../client/index.js';
+import { Client, LeaderElector, SharedInformerFactory } from '../client/index.js';
 import { ClientSchedulerApi } from './api.js';
 import { schedulerConfigFrom, type SchedulerConfig } from './config.js';
 import { SchedulerInformers } from './informers.js';
 import { Scheduler } from './scheduler.js';
+import { schedulerTransform } from './trim.js';
 
 /** Options of {@link startScheduler}. */
 export interface SchedulerRunOptions {
@@ -62,8 +63,9 @@ export function startScheduler(
     ...clientConfig,
     userAgent: `${clientConfig.userAgent ?? 'capstan-scheduler/v1.33'}/leader-election`,
   });
-  // Without managedFields, as kube-scheduler's pod informer (no plugin reads them).
-  const factory = new SharedInformerFactory(client, { log: logErr, transform: stripManagedFields });
+  // Pods and nodes keep only what the scheduler reads (src/scheduler/trim.ts), other kinds all
+  // but managedFields (as kube-scheduler's informers).
+  const factory = new SharedInformerFactory(client, { log: logErr, transform: schedulerTransform });
   const informers = new SchedulerInformers(factory);
   const api = new ClientSchedulerApi(client, logErr);
   let scheduler: Scheduler;

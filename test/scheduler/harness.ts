@@ -16,6 +16,7 @@ import type { ReplicaSet } from '../../src/api/types/apps-v1.js';
 import { schedulerConfigFrom } from '../../src/scheduler/config.js';
 import type { PodSchedulingCondition, SchedulerApi } from '../../src/scheduler/framework/types.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
+import { schedulerTransform } from '../../src/scheduler/trim.js';
 
 /** A node with the given allocatable (cpu, memory, pods) and extras. */
 export function node(
@@ -189,11 +190,14 @@ export class Harness {
     });
   }
 
-  addNode(n: Node): void {
-    this.scheduler.onNodeAdd(n);
+  /** Adds a node as the scheduler's informer hands it over: trimmed by its transform. */
+  addNode(node: Node): void {
+    this.scheduler.onNodeAdd(schedulerTransform(node) as Node);
   }
 
-  addPod(p: Pod): void {
+  /** Adds a pod as the scheduler's informer hands it over: trimmed by its transform. */
+  addPod(pod: Pod): void {
+    const p = schedulerTransform(pod) as Pod;
     this.pods.set(`${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`, p);
     this.scheduler.onPodAdd(p);
   }

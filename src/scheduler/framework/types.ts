@@ -14,6 +14,7 @@ import type {
 import type { ReplicaSet, StatefulSet } from '../../api/types/apps-v1.js';
 import type { PodDisruptionBudget } from '../../api/types/policy-v1.js';
 import type { StorageClass, CSINode } from '../../api/types/storage-v1.js';
+import type { AffinityIndex } from '../affinity-index.js';
 import type { NodeInfo } from '../node-info.js';
 import type { PodInfo } from '../pod-info.js';
 import type { Labels } from '../selectors.js';
@@ -49,6 +50,11 @@ export interface Snapshot {
   nodesWithRequiredAntiAffinityPods(): Iterable<NodeInfo>;
   /** Number of nodes holding each normalized image name. */
   imageNodeCount(image: string): number;
+  /**
+   * InterPodAffinity's counts kept with the pods (the cache's); absent in snapshots that
+   * change pods hypothetically (preemption's dry runs), where the plugin counts per cycle.
+   */
+  readonly affinityIndex?: AffinityIndex;
 }
 
 /** Read access to the kinds plugins consult besides nodes and pods. */

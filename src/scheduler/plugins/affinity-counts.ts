@@ -5,11 +5,11 @@
  * required anti-affinity on a cluster of P pods was O(P) selector matches, it is now O(nodes)
  * lookups plus O(pods changed since the last cycle) matches.
  */
+import { termsKey, type TopologyCounts } from '../affinity-index.js';
 import type { NodeInfo } from '../node-info.js';
 import type { AffinityTerm, PodInfo } from '../pod-info.js';
 
-/** Counts per topology key, then per topology value. */
-export type TopologyCounts = Map<string, Map<string, number>>;
+export type { TopologyCounts };
 
 /** Adds `by` to the count of the node's value of `key` (nodes without the label count nowhere). */
 export function bumpTopology(counts: TopologyCounts, node: NodeInfo, key: string, by: number): void {
@@ -56,10 +56,7 @@ function countPods(node: NodeInfo, matches: (pod: PodInfo) => boolean): number {
 }
 
 /** The cache key of a term's matches; undefined (not cacheable) with a namespace selector. */
-export function cacheKey(terms: readonly AffinityTerm[]): string | undefined {
-  if (terms.some((t) => t.namespaceSelector !== undefined)) return undefined;
-  return terms.length === 1 ? (terms[0] as AffinityTerm).key : `all\0${terms.map((t) => t.key).join('\0')}`;
-}
+export const cacheKey = termsKey;
 
 /** One distinct term of the pods on a node, with how many of them carry it. */
 export interface CountedTerm {

@@ -1,8 +1,8 @@
 /**
  * InterPodAffinity: required pod affinity and anti-affinity of the incoming pod, and the required
  * anti-affinity of pods already placed (symmetry), over any topology key; preferred terms of both
- * sides score. PreFilter counts matching pods per topology pair once per cycle, so Filter is a
- * few map lookups per node.
+ * sides score. PreFilter reads the counts of matching pods per topology pair, kept by the cache
+ * as pods come and go, so a cycle costs lookups per term and Filter a few per node.
  */
 import type { Handle, NodeScore, Plugin, Snapshot } from '../framework/types.js';
 import { MAX_NODE_SCORE } from '../framework/types.js';
@@ -19,13 +19,19 @@ import {
 } from './affinity-counts.js';
 import { PLUGIN } from './names.js';
 
+/** Pods per value of one topology key. */
+interface KeyCounts {
+  readonly topologyKey: string;
+  readonly counts: ReadonlyMap<string, number>;
+}
+
 interface FilterState {
-  /** Existing pods' required anti-affinity terms matching the incoming pod. */
-  readonly existingAnti: TopologyCounts;
+  /** Existing pods' required anti-affinity terms matching the incoming pod: their pods per topology. */
+  readonly existingAnti: readonly KeyCounts[];
   /** Existing pods matching all of the incoming pod's required affinity terms. */
   readonly affinity: TopologyCounts;
-  /** Existing pods matching each of the incoming pod's required anti-affinity terms. */
-  readonly anti: TopologyCounts;
+  /** Existing pods matching the incoming pod's required anti-affinity terms (any entry counts). */
+  readonly anti: readonly TopologyCounts[];
   readonly matchesSelf: boolean;
 }
 
@@ -47,10 +53,61 @@ export function affinityCaches(): AffinityCaches {
 }
 
 /**
+ * Placed pods matching all of `terms`, per topology key of each term and value: from the
+ * snapshot's index when it has one and counts these terms, else node by node (per-node results
+ * cached by node generation).
+ */
+function matchingCounts(
+  terms: readonly AffinityTerm[],
+  snap: Snapshot,
+  ns: NamespaceLabels,
+  caches: AffinityCaches,
+): TopologyCounts {
+  const indexed = snap.affinityIndex?.matching(terms);
+  if (indexed !== undefined) return indexed;
+  const counts: TopologyCounts = new Map();
+  const key = cacheKey(terms);
+  const matches = (other: PodInfo): boolean => matchesAll(terms, other, ns);
+  for (const node of snap.nodes) {
+    if (node.node === undefined || node.pods.size === 0) continue;
+    const n = caches.matches.count(node, key, matches);
+    if (n > 0) for (const t of terms) bumpTopology(counts, node, t.topologyKey, n);
+  }
+  return counts;
+}
+
+/** Existing pods' required anti-affinity terms that select `pod`, with their pods per topology. */
+function existingAntiCounts(
+  pod: PodInfo,
+  snap: Snapshot,
+  ns: NamespaceLabels,
+  caches: AffinityCaches,
+): KeyCounts[] {
+  const index = snap.affinityIndex;
+  if (index !== undefined) {
+    const out: KeyCounts[] = [];
+    for (const e of index.antiTerms())
+      if (termMatches(e.term, pod.pod, ns)) out.push({ topologyKey: e.term.topologyKey, counts: e.counts });
+    return out;
+  }
+  const counts: TopologyCounts = new Map();
+  const matched = new Map<string, boolean>();
+  for (const node of snap.nodesWithRequiredAntiAffinityPods()) {
+    for (const e of caches.antiTerms.of(node)) {
+      let m = matched.get(e.term.key);
+      if (m === undefined) matched.set(e.term.key, (m = termMatches(e.term, pod.pod, ns)));
+      if (m) bumpTopology(counts, node, e.term.topologyKey, e.count);
+    }
+  }
+  return [...counts].map(([topologyKey, c]) => ({ topologyKey, counts: c }));
+}
+
+/**
  * The counts the filter needs (exported for tests and preemption's dry runs), as kube's
  * PreFilter: existing pods' anti-affinity terms matching the pod, and existing pods matching the
- * pod's affinity and anti-affinity terms, per topology pair. Per-node results are cached by node
- * generation, so only nodes changed since the last cycle are matched again.
+ * pod's affinity and anti-affinity terms, per topology pair. The cache's snapshot keeps them with
+ * its pods (src/scheduler/affinity-index.ts); other snapshots count node by node, from per-node
+ * results cached by node generation.
  */
 export function affinityFilterState(
   pod: PodInfo,
@@ -58,34 +115,16 @@ export function affinityFilterState(
   ns: NamespaceLabels,
   caches: AffinityCaches = affinityCaches(),
 ): FilterState {
-  const existingAnti: TopologyCounts = new Map();
-  const matched = new Map<string, boolean>();
-  for (const node of snap.nodesWithRequiredAntiAffinityPods()) {
-    for (const e of caches.antiTerms.of(node)) {
-      let m = matched.get(e.term.key);
-      if (m === undefined) matched.set(e.term.key, (m = termMatches(e.term, pod.pod, ns)));
-      if (m) bumpTopology(existingAnti, node, e.term.topologyKey, e.count);
-    }
-  }
-  const affinity: TopologyCounts = new Map();
-  const anti: TopologyCounts = new Map();
   const required = pod.requiredAffinity;
-  if (required.length > 0 || pod.requiredAntiAffinity.length > 0) {
-    const allKey = cacheKey(required);
-    const matchesRequired = (other: PodInfo): boolean => matchesAll(required, other, ns);
-    for (const node of snap.nodes) {
-      if (node.node === undefined || node.pods.size === 0) continue;
-      if (required.length > 0) {
-        const n = caches.matches.count(node, allKey, matchesRequired);
-        if (n > 0) for (const t of required) bumpTopology(affinity, node, t.topologyKey, n);
-      }
-      for (const t of pod.requiredAntiAffinity) {
-        const n = caches.matches.count(node, cacheKey([t]), (other) => termMatches(t, other.pod, ns));
-        bumpTopology(anti, node, t.topologyKey, n);
-      }
-    }
-  }
-  return { existingAnti, affinity, anti, matchesSelf: matchesAll(required, pod, ns) };
+  return {
+    existingAnti: existingAntiCounts(pod, snap, ns, caches),
+    affinity:
+      required.length > 0
+        ? matchingCounts(required, snap, ns, caches)
+        : new Map<string, Map<string, number>>(),
+    anti: pod.requiredAntiAffinity.map((t) => matchingCounts([t], snap, ns, caches)),
+    matchesSelf: matchesAll(required, pod, ns),
+  };
 }
 
 function satisfiesAffinity(s: FilterState, pod: PodInfo, node: NodeInfo): boolean {
@@ -103,17 +142,18 @@ function satisfiesAnti(s: FilterState, pod: PodInfo, node: NodeInfo): boolean {
   const labels = node.node?.metadata.labels ?? {};
   for (const t of pod.requiredAntiAffinity) {
     const v = labels[t.topologyKey];
-    if (v !== undefined && topologyCount(s.anti, t.topologyKey, v) > 0) return false;
+    if (v === undefined) continue;
+    for (const counts of s.anti) if (topologyCount(counts, t.topologyKey, v) > 0) return false;
   }
   return true;
 }
 
 function satisfiesExistingAnti(s: FilterState, node: NodeInfo): boolean {
-  if (s.existingAnti.size === 0) return true;
+  if (s.existingAnti.length === 0) return true;
   const labels = node.node?.metadata.labels ?? {};
-  for (const [key, values] of s.existingAnti) {
-    const v = labels[key];
-    if (v !== undefined && (values.get(v) ?? 0) > 0) return false;
+  for (const e of s.existingAnti) {
+    const v = labels[e.topologyKey];
+    if (v !== undefined && (e.counts.get(v) ?? 0) > 0) return false;
   }
   return true;
 }
@@ -181,7 +221,7 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
       if (
         pod.requiredAffinity.length === 0 &&
         pod.requiredAntiAffinity.length === 0 &&
-        s.existingAnti.size === 0
+        s.existingAnti.length === 0
       ) {
         return { status: SKIP };
       }
@@ -226,6 +266,7 @@ export function interPodAffinity(args: Record<string, unknown>, handle: Handle):
       }
       for (const node of snap.nodesWithAffinityPods()) {
         any = true;
+        if (node.podsWithScoringTerms === 0) continue;
         for (const e of summaries.of(node, hardWeight, ignoreExisting).values()) {
           let m = matchesIncoming.get(e.term.key);
           if (m === undefined) matchesIncoming.set(e.term.key, (m = termMatches(e.term, pod.pod, ns)));
