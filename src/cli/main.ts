@@ -80,6 +80,12 @@ async function main(argv: readonly string[]): Promise<number> {
       return runAgent(rest);
     case 'envtest-assets':
       return (await import('../envtest/command.js')).runEnvtestAssetsCommand(rest);
+    case 'envtest-parked-server': {
+      // Hidden: the envtest assets' etcd stand-in starts it (src/envtest/parked-server.ts).
+      const code = await (await import('../envtest/parked-server.js')).runParkedServerCommand();
+      setTimeout(() => process.exit(code), 2_000).unref();
+      return code;
+    }
     default:
       console.error(USAGE);
       return command === undefined || command === 'help' || command === '--help' || command === '-h' ? 0 : 2;

@@ -31,6 +31,11 @@ export interface ClientConfig {
   readonly token?: string;
   /** Bearer token file, re-read when it changes (projected service-account tokens rotate); wins over `token`. */
   readonly tokenFile?: string;
+  /**
+   * The current bearer token, asked for on every request: credentials held in memory that rotate
+   * (client-go's token sources); wins over `tokenFile` and `token`.
+   */
+  readonly tokenSource?: () => string;
   readonly insecureSkipTlsVerify?: boolean;
   /** e.g. `capstan-controller-manager/v1.33 (linux/amd64)`. */
   readonly userAgent?: string;
@@ -167,6 +172,7 @@ export function withIdentity(config: ClientConfig, identity: Identity): ClientCo
     keyFile: _kf,
     token: _t,
     tokenFile: _f,
+    tokenSource: _s,
     ...rest
   }: ClientConfig = config;
   return 'token' in identity

@@ -38,7 +38,7 @@ const MAX_QUEUE = 1000;
 const MAX_NOTE = 1024;
 
 interface SeriesEntry {
-  /** The event as last written (name and namespace are what matter). */
+  /** The event as built here, with its series (not the server's copy). */
   event: Event;
   lastSeen: number;
   /** A series update waits to be written. */
@@ -173,9 +173,11 @@ export class EventRecorder {
     this.#draining = undefined;
   }
 
+  // An entry keeps the event as this recorder built it, not the server's answer: a series needs
+  // only its name, namespace and content, and the answer (managedFields and all) would otherwise
+  // be held for the series window.
   async #create(entry: SeriesEntry): Promise<void> {
-    const created = await this.#client.resource<Event>(EVENTS).create(entry.event);
-    entry.event = { ...created, ...(entry.event.series === undefined ? {} : { series: entry.event.series }) };
+    await this.#client.resource<Event>(EVENTS).create(entry.event);
   }
 
   async #writeSeries(entry: SeriesEntry): Promise<void> {
@@ -183,24 +185,15 @@ export class EventRecorder {
     const ev = entry.event;
     const events = this.#client.resource<Event>(EVENTS);
     try {
-      const patched = await events.patch(
+      await events.patch(
         ev.metadata.name ?? '',
         { series: ev.series },
         { type: 'merge', namespace: ev.metadata.namespace ?? 'default' },
       );
-      entry.event = { ...patched, ...(ev.series === undefined ? {} : { series: ev.series }) };
     } catch (err) {
       if (!isNotFound(err)) throw err;
       // The event expired (TTL): write it anew with the series.
-      const {
-        resourceVersion: _rv,
-        uid: _uid,
-        creationTimestamp: _ct,
-        managedFields: _mf,
-        ...meta
-      } = ev.metadata;
-      const created = await events.create({ ...ev, metadata: meta });
-      entry.event = created;
+      await events.create(ev);
     }
   }
 

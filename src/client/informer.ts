@@ -44,7 +44,8 @@ export interface SharedInformerFactoryOptions {
   log?: (message: string, err: unknown) => void;
   /**
    * Applied to every object before it is stored and handed to handlers (client-go's
-   * `WithTransform`), e.g. {@link stripManagedFields}. It must not mutate its argument.
+   * `WithTransform`), e.g. {@link stripManagedFields}, as each list page and watch event arrives.
+   * It must not mutate its argument.
    */
   transform?: (obj: TypedObject) => TypedObject;
 }
@@ -74,7 +75,6 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
   readonly #reflector: Reflector<T>;
   readonly #log: (message: string, err: unknown) => void;
   readonly #resyncMs: number;
-  readonly #transform: (obj: T) => T;
   #synced = false;
   readonly #syncWaiters: (() => void)[] = [];
   #running: Promise<void> | undefined;
@@ -89,8 +89,8 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
     this.#log = opts.log ?? defaultLog;
     this.#resyncMs = opts.resyncMs ?? 0;
     const transform = opts.transform;
-    this.#transform = transform === undefined ? (obj) => obj : (obj) => transform(obj) as T;
     this.#reflector = new Reflector<T>(client.resource<T>(ref), this, {
+      ...(transform === undefined ? {} : { transform: (obj: T) => transform(obj) as T }),
       ...(ref.namespaced && opts.namespace !== undefined ? { namespace: opts.namespace } : {}),
       ...selectors,
       ...(opts.watchList === undefined ? {} : { watchList: opts.watchList }),
@@ -172,7 +172,7 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
     const seen = new Set<string>();
     for (const obj of items) {
       seen.add(objectKey(obj));
-      this.#upsert(this.#transform(obj));
+      this.#upsert(obj);
     }
     for (const key of this.store.keys()) {
       if (seen.has(key)) continue;
@@ -188,10 +188,10 @@ class Informer<T extends TypedObject> implements SharedInformer<T>, ReflectorSin
   apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
     if (type === 'DELETED') {
       this.store.remove(objectKey(obj));
-      this.#deliver('delete', this.#transform(obj));
+      this.#deliver('delete', obj);
       return;
     }
-    this.#upsert(this.#transform(obj));
+    this.#upsert(obj);
   }
 }
 

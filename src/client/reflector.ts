@@ -30,7 +30,7 @@ export interface ReflectorSink<T> {
 }
 
 /** Options of a {@link Reflector}. */
-export interface ReflectorOptions {
+export interface ReflectorOptions<T = unknown> {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
@@ -42,6 +42,11 @@ export interface ReflectorOptions {
   minWatchTimeoutSeconds?: number;
   /** Failures are reported here (default console.error). */
   log?: (message: string, err: unknown) => void;
+  /**
+   * Applied to every object as it arrives (each list page, each watch event), before the sink
+   * sees it: a list's untrimmed pages are not all held until its last page.
+   */
+  transform?: (obj: T) => T;
 }
 
 const INITIAL_EVENTS_END = 'k8s.io/initial-events-end';
@@ -52,15 +57,17 @@ const BACKOFF_MAX_MS = 30_000;
 export class Reflector<T extends TypedObject> {
   readonly #rc: ResourceClient<T>;
   readonly #sink: ReflectorSink<T>;
-  readonly #opts: ReflectorOptions;
+  readonly #opts: ReflectorOptions<T>;
+  readonly #transform: (obj: T) => T;
   readonly #selectors: ListOptions;
   #rv = '';
   #watchList: boolean;
 
-  constructor(rc: ResourceClient<T>, sink: ReflectorSink<T>, opts: ReflectorOptions = {}) {
+  constructor(rc: ResourceClient<T>, sink: ReflectorSink<T>, opts: ReflectorOptions<T> = {}) {
     this.#rc = rc;
     this.#sink = sink;
     this.#opts = opts;
+    this.#transform = opts.transform ?? ((obj) => obj);
     this.#watchList = opts.watchList === true;
     const s: ListOptions = {};
     if (opts.namespace !== undefined && opts.namespace !== '') s.namespace = opts.namespace;
@@ -120,6 +127,10 @@ export class Reflector<T extends TypedObject> {
     const items: T[] = [];
     let cont: string | undefined;
     let rv = '';
+    // A List's items carry no kind; fill it so handlers (and the transform) see whole objects.
+    const kind = this.#rc.ref.kind;
+    const apiVersion =
+      this.#rc.ref.group === '' ? this.#rc.ref.version : `${this.#rc.ref.group}/${this.#rc.ref.version}`;
     do {
       if (signal.aborted) return;
       const page = await this.#rc.list({
@@ -127,18 +138,14 @@ export class Reflector<T extends TypedObject> {
         limit: this.#opts.pageSize ?? 500,
         ...(cont === undefined ? {} : { continue: cont }),
       });
-      for (const item of page.items) items.push(item);
+      for (const item of page.items) {
+        item.kind ??= kind;
+        item.apiVersion ??= apiVersion;
+        items.push(this.#transform(item));
+      }
       rv = page.metadata.resourceVersion ?? '';
       cont = page.metadata.continue;
     } while (cont !== undefined && cont !== '');
-    // A List's items carry no kind; fill it so handlers see whole objects.
-    const kind = this.#rc.ref.kind;
-    const apiVersion =
-      this.#rc.ref.group === '' ? this.#rc.ref.version : `${this.#rc.ref.group}/${this.#rc.ref.version}`;
-    for (const item of items) {
-      item.kind ??= kind;
-      item.apiVersion ??= apiVersion;
-    }
     this.#sink.replace(items, rv);
     this.#rv = rv;
   }
@@ -175,9 +182,9 @@ export class Reflector<T extends TypedObject> {
             pending = undefined;
           }
         } else if (pending !== undefined) {
-          pending.push(ev.object);
+          pending.push(this.#transform(ev.object));
         } else {
-          this.#sink.apply(ev.type, ev.object);
+          this.#sink.apply(ev.type, this.#transform(ev.object));
         }
         if (rv !== undefined && rv !== '' && pending === undefined) this.#rv = rv;
         delivered++;

@@ -148,6 +148,8 @@ export class Transport {
   }
 
   #authorization(): string | undefined {
+    const source = this.#config.tokenSource;
+    if (source !== undefined) return `Bearer ${source()}`;
     const file = this.#config.tokenFile;
     if (file !== undefined) {
       const now = performance.now();

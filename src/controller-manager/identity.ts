@@ -2,12 +2,10 @@
  * Per-controller identities (`--use-service-account-credentials`), as kube's
  * `DynamicControllerClientBuilder`: each controller acts as the service account
  * `kube-system/<serviceAccount>`, created when missing, with a bound token from the TokenRequest
- * API. Tokens last an hour and are renewed at 80 % of their life; the client reads them from a
- * private token file, so a renewal needs no new connection.
+ * API. Tokens last an hour and are renewed at 80 % of their life. They are held in memory only
+ * (a manager killed before its `close` leaves no credentials behind), and the client asks for the
+ * current one on each request, so a renewal needs no new connection.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Client, isAlreadyExists, SERVICE_ACCOUNTS, type ClientConfig } from '../client/index.js';
 import type { ServiceAccount } from '../api/types/core-v1.js';
 import type { TokenRequest } from '../api/types/authentication-v1.js';
@@ -15,7 +13,7 @@ import type { TokenRequest } from '../api/types/authentication-v1.js';
 const NAMESPACE = 'kube-system';
 const TOKEN_SECONDS = 3600;
 
-/** Makes clients; `close` stops renewals and removes the token files. */
+/** Makes clients; `close` stops renewals and forgets the tokens. */
 export interface ControllerClients {
   /** The client of `serviceAccount` (undefined: the manager's own identity). */
   clientFor(serviceAccount: string | undefined): Promise<Client>;
@@ -36,8 +34,7 @@ export async function serviceAccountIdentities(
   rootConfig: ClientConfig,
   onError: (message: string, err: unknown) => void,
 ): Promise<ControllerClients> {
-  const dir = await mkdtemp(join(tmpdir(), 'capstan-cm-tokens-'));
-  await chmod(dir, 0o700);
+  const tokens = new Map<string, string>();
   const timers = new Set<NodeJS.Timeout>();
   const clients = new Map<string, Promise<Client>>();
   const accounts = root.resource<ServiceAccount>(SERVICE_ACCOUNTS);
@@ -55,7 +52,7 @@ export async function serviceAccountIdentities(
     const token = answer.status?.token;
     if (token === undefined || token === '')
       throw new Error(`the token request of ${NAMESPACE}/${sa} returned no token`);
-    await writeFile(join(dir, sa), token, { mode: 0o600 });
+    tokens.set(sa, token);
     const expires = Date.parse(answer.status?.expirationTimestamp ?? '');
     return Number.isFinite(expires) ? Math.max(1_000, (expires - Date.now()) * 0.8) : TOKEN_SECONDS * 800;
   };
@@ -84,8 +81,19 @@ export async function serviceAccountIdentities(
       if (!isAlreadyExists(err)) throw err;
     }
     renewLater(sa, await writeToken(sa));
-    const { certData: _c, keyData: _k, token: _t, ...rest } = rootConfig;
-    return new Client({ ...rest, tokenFile: join(dir, sa) });
+    // The manager's own credentials are dropped, file-based ones too: a client certificate would
+    // authenticate before the token.
+    const {
+      certData: _c,
+      keyData: _k,
+      certFile: _cf,
+      keyFile: _kf,
+      token: _t,
+      tokenFile: _f,
+      tokenSource: _s,
+      ...rest
+    } = rootConfig;
+    return new Client({ ...rest, tokenSource: () => tokens.get(sa) ?? '' });
   };
   return {
     clientFor(sa) {
@@ -103,7 +111,7 @@ export async function serviceAccountIdentities(
       timers.clear();
       const made = await Promise.allSettled(clients.values());
       for (const r of made) if (r.status === 'fulfilled') await r.value.close();
-      await rm(dir, { recursive: true, force: true });
+      tokens.clear();
     },
   };
 }

@@ -5,7 +5,7 @@
 import { access, chmod, constants, mkdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { delimiter, join, resolve } from 'node:path';
 import { serverHelp } from '../server/options.js';
-import { ETCD_STANDIN_HELP, ETCD_STANDIN_JS } from './etcd-standin.js';
+import { ETCD_STANDIN_HELP, ETCD_STANDIN_JS, PARKED_FLAG, PARKED_PATH } from './etcd-standin.js';
 
 /** The environment variable that makes both shims use envtest's real etcd. */
 export const REAL_ETCD_ENV = 'CAPSTAN_ENVTEST_ETCD';
@@ -45,7 +45,7 @@ function shQuote(s: string): string {
 }
 
 function apiserverScript(node: string, mainJs: string, helpFile: string): string {
-  return `#!/bin/sh
+  return `#!/usr/bin/env bash
 # Written by \`capstan envtest-assets\`: Capstan as envtest's kube-apiserver.
 # envtest's flags pass through unchanged, except --etcd-servers: by default it is dropped and Capstan
 # keeps its objects in memory (--storage-backend=memory: envtest's etcd data never outlives a run
@@ -58,6 +58,9 @@ function apiserverScript(node: string, mainJs: string, helpFile: string): string
 # Like a bare kube-apiserver, the server runs no controllers (no default ServiceAccounts, no
 # kube-root-ca.crt, no namespace deletion) unless ${CONTROLLERS_ENV} or a --controllers flag
 # names some (\`capstan server --help\` lists them).
+# The etcd stand-in (envtest starts it first) keeps a server process parked, its code already
+# loaded: this script hands it the arguments over the stand-in's port and relays its output and
+# exit status (see etcd-standin.mjs). When there is none, it starts the server itself.
 CONTROLLERS="--controllers=\${${CONTROLLERS_ENV}:-}"
 NODE=${shQuote(node)}
 MAIN=${shQuote(mainJs)}
@@ -67,23 +70,69 @@ fi
 if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
   exec "$NODE" "$MAIN" server "$CONTROLLERS" "$@"
 fi
+etcd=
 n=$#
 skip=0
 while [ "$n" -gt 0 ]; do
   a=$1
   shift
   n=$((n - 1))
-  if [ "$skip" = 1 ]; then skip=0; continue; fi
+  if [ "$skip" = 1 ]; then skip=0; etcd=$a; continue; fi
   case $a in
-    --etcd-servers=*) ;;
+    --etcd-servers=*) etcd=\${a#--etcd-servers=} ;;
     --etcd-servers) skip=1 ;;
     *) set -- "$@" "$a" ;;
   esac
 done
 data=$(mktemp -d "\${TMPDIR:-/tmp}/capstan-envtest.XXXXXX") || exit 1
-"$NODE" "$MAIN" server --data-dir="$data" --storage-backend=memory --storage-media-type=application/json "$CONTROLLERS" "$@" &
+set -- --data-dir="$data" --storage-backend=memory --storage-media-type=application/json "$CONTROLLERS" "$@"
+
+# Runs the server the stand-in at $etcd parked, and exits with its status; returns when none is
+# parked there.
+parked() {
+  local LC_ALL=C first=\${etcd%%,*} hostport body a line pid code=
+  case $first in http://*:*) ;; *) return 1 ;; esac
+  hostport=\${first#http://}
+  hostport=\${hostport%%/*}
+  for a in "$@"; do
+    case $a in *$'\\n'*) return 1 ;; esac
+    body+="$a"$'\\n'
+  done
+  { exec 3<>"/dev/tcp/\${hostport%:*}/\${hostport##*:}"; } 2>/dev/null || return 1
+  printf 'POST ${PARKED_PATH} HTTP/1.0\\r\\nContent-Length: %d\\r\\n\\r\\n%s' "\${#body}" "$body" >&3
+  IFS= read -r line <&3
+  case $line in
+    'HTTP/1.'?' 200 '*) ;;
+    *) exec 3<&-; return 1 ;;
+  esac
+  while IFS= read -r line <&3 && [ "$line" != $'\\r' ]; do :; done
+  IFS= read -r line <&3
+  pid=\${line#pid }
+  echo "capstan envtest: running the server the etcd stand-in parked (pid $pid)" >&2
+  trap 'kill -TERM "$pid" 2>/dev/null' TERM
+  trap 'kill -INT "$pid" 2>/dev/null' INT
+  while IFS= read -r line <&3; do
+    case $line in
+      '1 '*) printf '%s\\n' "\${line#1 }" ;;
+      '2 '*) printf '%s\\n' "\${line#2 }" >&2 ;;
+      'exit '*) code=\${line#exit } ;;
+    esac
+  done
+  exec 3<&-
+  if [ -z "$code" ]; then
+    # The stand-in went away first: stop the server, which would otherwise outlive us.
+    kill -TERM "$pid" 2>/dev/null
+    code=1
+  fi
+  rm -rf "$data"
+  exit "$code"
+}
+parked "$@"
+
+"$NODE" "$MAIN" server "$@" &
 pid=$!
-trap 'kill -TERM "$pid" 2>/dev/null' TERM INT
+trap 'kill -TERM "$pid" 2>/dev/null' TERM
+trap 'kill -INT "$pid" 2>/dev/null' INT
 wait "$pid"
 rc=$?
 if kill -0 "$pid" 2>/dev/null; then
@@ -95,10 +144,11 @@ exit "$rc"
 `;
 }
 
-function etcdScript(node: string, standin: string): string {
+function etcdScript(node: string, standin: string, mainJs: string): string {
   return `#!/bin/sh
 # Written by \`capstan envtest-assets\`: envtest starts etcd and polls its /health; Capstan's
-# kube-apiserver shim uses its embedded store, so by default this only answers that probe.
+# kube-apiserver shim keeps its objects in memory, so by default this only answers that probe, and
+# parks a Capstan server process for the shim (etcd-standin.mjs).
 # With ${REAL_ETCD_ENV}=1 it runs the first real etcd on PATH instead.
 # envtest runs \`etcd --help\` before every start: the stand-in's answer needs no node process.
 if [ "\${${REAL_ETCD_ENV}:-}" != "1" ]; then
@@ -122,7 +172,7 @@ if [ "\${${REAL_ETCD_ENV}:-}" = "1" ]; then
   echo "${REAL_ETCD_ENV}=1 but no etcd on PATH" >&2
   exit 127
 fi
-exec ${shQuote(node)} ${shQuote(standin)} "$@"
+exec ${shQuote(node)} ${shQuote(standin)} ${shQuote(`${PARKED_FLAG}=${mainJs}`)} "$@"
 `;
 }
 
@@ -159,7 +209,7 @@ export async function writeEnvtestAssets(dir: string, options: EnvtestAssetsOpti
   await writeFile(help, `${serverHelp()}\n`);
   await writeFile(apiserver, apiserverScript(node, resolve(options.mainJs), help));
   await writeFile(standin, ETCD_STANDIN_JS);
-  await writeFile(etcd, etcdScript(node, standin));
+  await writeFile(etcd, etcdScript(node, standin, resolve(options.mainJs)));
   await chmod(apiserver, 0o755);
   await chmod(etcd, 0o755);
   const kubectl = await findKubectl(options.searchPath ?? process.env['PATH'] ?? '', abs);

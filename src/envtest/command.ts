@@ -8,8 +8,9 @@ import { REAL_ETCD_ENV, writeEnvtestAssets } from './assets.js';
 const HELP = `usage: capstan envtest-assets [DIR]
 
 Writes DIR (default ./envtest-assets) for controller-runtime's envtest:
-  kube-apiserver  runs \`capstan server\` with envtest's flags on a fresh embedded store
-  etcd            a stand-in answering envtest's /health probe
+  kube-apiserver  runs \`capstan server\` with envtest's flags, its objects in memory
+  etcd            a stand-in answering envtest's /health probe; it starts a server process for
+                  kube-apiserver beforehand, so that the server starts sooner
   kubectl         a link to the kubectl found on PATH, when there is one
 
 Then: KUBEBUILDER_ASSETS=DIR go test ./...

@@ -14,7 +14,8 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { ConfigMap, Pod } from '../../src/api/types/core-v1.js';
+import type { ConfigMap, Pod, ServiceAccount } from '../../src/api/types/core-v1.js';
+import type { TokenRequest } from '../../src/api/types/authentication-v1.js';
 import type { Deployment } from '../../src/api/types/apps-v1.js';
 import {
   ApiStatusError,
@@ -23,6 +24,7 @@ import {
   DEPLOYMENTS,
   NAMESPACES,
   PODS,
+  SERVICE_ACCOUNTS,
   TransportError,
   inClusterConfig,
   isAlreadyExists,
@@ -441,6 +443,42 @@ describe('config', () => {
     } finally {
       clock.mockRestore();
       await rm(dir, { recursive: true, force: true });
+    }
+  });
+  it('asks its token source for the bearer token on every request', async () => {
+    const accounts = client.resource<ServiceAccount>(SERVICE_ACCOUNTS);
+    await accounts.create({
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: { name: 'sourced', namespace: NS },
+    });
+    const answer = await accounts.createSubresource<TokenRequest>(
+      'sourced',
+      'token',
+      { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', metadata: {}, spec: { audiences: [] } },
+      { namespace: NS },
+    );
+    let current = 'not-a-token';
+    let asked = 0;
+    const c = new Client({
+      ...withIdentity(loadKubeconfig(server.kubeconfigPath), { token: 'unused' }),
+      tokenSource: () => {
+        asked++;
+        return current;
+      },
+    });
+    try {
+      const err = await c
+        .resource(NAMESPACES)
+        .get(NS)
+        .catch((e: unknown) => e);
+      expect((err as ApiStatusError).code).toBe(401);
+      current = answer.status?.token ?? '';
+      // The next request carries the new token: no new client, no file.
+      expect((await c.resource(NAMESPACES).get(NS)).metadata?.name).toBe(NS);
+      expect(asked).toBe(2);
+    } finally {
+      await c.close();
     }
   });
   it('loads file certificates and token files from a kubeconfig, and in-cluster config', async () => {

@@ -14,6 +14,8 @@ import {
   stripManagedFields,
   type SharedInformer,
 } from '../../src/client/index.js';
+import { Reflector } from '../../src/client/reflector.js';
+import type { ResourceClient } from '../../src/client/resource-client.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
@@ -243,5 +245,52 @@ describe('shared informer', () => {
       const late = new Promise((r) => setTimeout(() => r('still running after 10 s'), 10_000).unref());
       expect(await Promise.race([stopped, late])).toBe('stopped');
     }
+  });
+});
+
+describe('reflector', () => {
+  it('applies its transform to each list page as it arrives, before asking for the next', async () => {
+    const pages = [
+      { items: [cm('p', 'a'), cm('p', 'b')], metadata: { resourceVersion: '7', continue: 'next' } },
+      { items: [cm('p', 'c')], metadata: { resourceVersion: '7' } },
+    ];
+    let served = 0;
+    const fake = {
+      ref: CONFIG_MAPS,
+      list: () => Promise.resolve(pages[served++]),
+      watch: () => {
+        throw new Error('no watch expected');
+      },
+    } as unknown as ResourceClient<ConfigMap>;
+    const seen: string[] = [];
+    const stop = new AbortController();
+    let replaced: ConfigMap[] = [];
+    const reflector = new Reflector<ConfigMap>(
+      fake,
+      {
+        replace: (items) => {
+          replaced = items;
+          stop.abort();
+        },
+        apply: () => undefined,
+      },
+      {
+        pageSize: 2,
+        transform: (o) => {
+          seen.push(`${o.kind} ${o.metadata?.name} after page ${served}`);
+          return { ...o, data: { trimmed: 'yes' } };
+        },
+      },
+    );
+    await reflector.run(stop.signal);
+    // Each page's items were transformed before the next page was asked for (a list's pages are
+    // not all held untransformed), and they carry the kind a List's items lack.
+    expect(seen).toEqual([
+      'ConfigMap a after page 1',
+      'ConfigMap b after page 1',
+      'ConfigMap c after page 2',
+    ]);
+    expect(replaced.map((o) => o.data)).toEqual([{ trimmed: 'yes' }, { trimmed: 'yes' }, { trimmed: 'yes' }]);
+    expect(reflector.lastSyncResourceVersion).toBe('7');
   });
 });

@@ -270,6 +270,8 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
     const api = run('kube-apiserver', apiserverArgs(port, etcdUrl), { TMPDIR: shimTmp });
     await poll(async () => (await httpsGet(port, '/healthz')) === 200, api, 30_000);
     startMs.push(performance.now() - t0);
+    // The first start runs the server the stand-in parked; a restart finds none and starts cold.
+    expect(api.output().includes('running the server the etcd stand-in parked'), api.output()).toBe(i === 0);
     if (i === 0) {
       // The pair envtest wrote is served unchanged: the request above trusted only envtest's CA.
       await configMapCrud(port, api, 'envtest-cm');
@@ -277,6 +279,9 @@ it('the etcd stand-in and the kube-apiserver shim pass envtest’s start, CRUD a
     const t1 = performance.now();
     expect(await stop(api), api.output()).toBe(0);
     stopMs.push(performance.now() - t1);
+    // The server's own lines reach the shim's output, and it is stopped: its port is closed.
+    expect(api.output()).toContain('serving on https://127.0.0.1:');
+    expect(await httpsGet(port, '/healthz')).toBe(0);
     // The shim's temporary data directory is gone once it exits.
     expect(await readdir(shimTmp)).toEqual([]);
   }
@@ -329,6 +334,83 @@ it('the etcd stand-in exits when the process that started it dies without stoppi
   } finally {
     parent.kill('SIGKILL');
     if (alive()) process.kill(pid, 'SIGKILL');
+  }
+}, 60_000);
+
+/** Whether process `pid` exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function gone(pid: number, ms = 15_000): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  return !alive(pid);
+}
+
+/** The stand-in at a fresh port, healthy. */
+async function startStandin(): Promise<{ etcd: Proc; url: string }> {
+  const url = `http://127.0.0.1:${await freePort()}`;
+  const etcd = run('etcd', [`--listen-client-urls=${url}`, `--data-dir=${join(root, 'etcd-data')}`]);
+  await poll(
+    async () =>
+      fetch(`${url}/health`).then(
+        (r) => r.ok,
+        () => false,
+      ),
+    etcd,
+    20_000,
+  );
+  return { etcd, url };
+}
+
+it('a parked server is stopped when its kube-apiserver shim is killed, and when the stand-in stops first', async () => {
+  for (const killed of ['shim', 'stand-in'] as const) {
+    const { etcd, url } = await startStandin();
+    const port = await freePort();
+    const api = run('kube-apiserver', apiserverArgs(port, url), { TMPDIR: shimTmp });
+    try {
+      await poll(async () => (await httpsGet(port, '/healthz')) === 200, api, 60_000);
+      const pid = Number(/stand-in parked \(pid (\d+)\)/.exec(api.output())?.[1]);
+      expect(pid, api.output()).toBeGreaterThan(0);
+      if (killed === 'shim') {
+        api.proc.kill('SIGKILL');
+        expect(await gone(pid), 'the server of a killed shim stops').toBe(true);
+        expect(await httpsGet(port, '/healthz')).toBe(0);
+        expect(await stop(etcd)).toBe(0);
+        // A killed shim cannot remove its data directory (as before the stand-in parked servers).
+        await rm(shimTmp, { recursive: true, force: true });
+        await mkdir(shimTmp);
+      } else {
+        // envtest stops kube-apiserver before etcd; a stand-in stopped first stops the server, and
+        // the shim then exits with the server's status.
+        expect(await stop(etcd)).toBe(0);
+        expect(await gone(pid)).toBe(true);
+        expect(await api.exited).toBe(0);
+        expect(await readdir(shimTmp)).toEqual([]);
+      }
+    } finally {
+      api.proc.kill('SIGKILL');
+      etcd.proc.kill('SIGKILL');
+    }
+  }
+}, 180_000);
+
+it('the parked server exits with its stand-in, even one killed, and a bad request gets no server', async () => {
+  const { etcd, url } = await startStandin();
+  try {
+    const parked = Number(execFileSync('pgrep', ['-P', String(etcd.proc.pid)], { encoding: 'utf8' }).trim());
+    expect(parked).toBeGreaterThan(0);
+    expect(await fetch(`${url}/capstan-envtest/apiserver`)).toHaveProperty('status', 404); // GET
+    etcd.proc.kill('SIGKILL');
+    expect(await gone(parked), 'the parked server of a killed stand-in exits').toBe(true);
+  } finally {
+    etcd.proc.kill('SIGKILL');
   }
 }, 60_000);
 
