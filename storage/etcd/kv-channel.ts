@@ -280,9 +280,10 @@ export class KvChannel {
           });
         } catch (err) {
           last = err as Error;
-          if (member === leader && (!reached || isUnavailable(err))) {
-            // The leader is gone (or its connection): unless the write may have reached it,
-            // write again once the next leader is known, not through a follower meanwhile.
+          if (member === leader) {
+            // Whatever failed (the connection, a dropped proposal on a leader cut off from its
+            // peers, a timeout), the next writes check who leads first. Unless this write may
+            // have reached etcd, it is sent again once that is known, not through a follower.
             this.#leader.lost(member);
             if (!reached || isNotSent(err)) {
               leaderLost = true;
@@ -441,7 +442,7 @@ class LeaderRoute {
     }
   }
 
-  /** The leader's connection failed (or it was skipped as down): look for the next one. */
+  /** A write to the leader failed (or it was skipped as down): look for the leader again. */
   lost(member: Member): void {
     if (this.#leader !== member) return;
     this.#leader = undefined;
