@@ -398,9 +398,9 @@ class LeaderRoute {
   readonly #gates: HostGates;
   readonly #status: (member: Member) => Promise<MemberStatus>;
   #leader: Member | undefined;
-  /** When the leader was last found. */
-  #foundAt = 0;
-  /** When the leader's connection last failed (writes wait for a new one until LEADER_WAIT_MS after). */
+  /** When the last round of status calls began. */
+  #askedAt = 0;
+  /** When a write to the leader last failed (writes wait for a new one until LEADER_WAIT_MS after). */
   #lostAt: number | undefined;
   #lookup: Promise<void> | undefined;
   #closed = false;
@@ -425,19 +425,22 @@ class LeaderRoute {
     // A call or watch on the leader's host failed since: it may be dead.
     if (this.#leader !== undefined && this.#gates.isDown(this.#leader.host)) this.lost(this.#leader);
     if (this.#leader !== undefined) {
-      if (Date.now() - this.#foundAt > LEADER_CHECK_MS) void this.#find();
+      if (Date.now() - this.#askedAt > LEADER_CHECK_MS) void this.#find();
       return this.#leader;
     }
     if (this.#lostAt === undefined) {
       void this.#find(); // not known yet: this write goes anywhere, the next ones to the leader
       return undefined;
     }
+    const until = Math.min(this.#lostAt + LEADER_WAIT_MS, deadline ?? Infinity);
+    if (Date.now() >= until) {
+      void this.#find(); // waited long enough since the loss: go anywhere, keep looking
+      return undefined;
+    }
     for (;;) {
       await this.#find();
       if (this.#leader !== undefined || this.#closed) return this.#leader;
-      const now = Date.now();
-      const until = Math.min(this.#lostAt + LEADER_WAIT_MS, deadline ?? Infinity);
-      if (now + LEADER_POLL_MS >= until) return undefined;
+      if (Date.now() + LEADER_POLL_MS >= until) return undefined;
       await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
     }
   }
@@ -460,6 +463,7 @@ class LeaderRoute {
   }
 
   async #ask(): Promise<void> {
+    this.#askedAt = Date.now();
     const answers = await Promise.all(
       this.#members.map(async (member) => {
         try {
@@ -477,16 +481,12 @@ class LeaderRoute {
       // An old leader cut off from the others may still think it leads: the newest term wins.
       if (best === undefined || a.status.term > best.status.term) best = a;
     }
-    if (this.#closed) return;
-    if (best !== undefined) {
-      this.#leader = best.member;
-      this.#foundAt = Date.now();
-      this.#lostAt = undefined;
-    } else if (this.#leader !== undefined) {
-      // Nobody leads now (an election): wait for the next leader from here.
-      this.#leader = undefined;
-      this.#lostAt = Date.now();
-    }
+    // No member saying it leads changes nothing: during an election the writes keep waiting;
+    // otherwise the known leader's own answer may just be slow (a loaded machine), and a leader
+    // that is really gone shows by the next write to it failing (lost()).
+    if (this.#closed || best === undefined) return;
+    this.#leader = best.member;
+    this.#lostAt = undefined;
   }
 }
 
