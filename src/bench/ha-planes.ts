@@ -136,8 +136,8 @@ export async function startCapstanPlane(
 }
 
 /**
- * Starts `servers` kube-apiservers from `binDir` on a fresh etcd cluster; resolves once every
- * one answers `/readyz`.
+ * Starts `servers` kube-apiservers from `binDir` on a fresh etcd cluster, each once the one before
+ * answers `/readyz`; resolves once every one does.
  * @throws BenchError BENCH_USAGE without `binDir/kube-apiserver`, BENCH_SERVER_START when a
  *   process does not come up (what started is stopped).
  */
@@ -165,7 +165,9 @@ export async function startKubePlane(
     // One token file, keys and CA for the whole control plane (admin.kubeconfig names the first server).
     const credentials = await writeCredentials(dir, `https://${serverAddress(0)}:${ports[0]!}`);
     const kubeconfigs: string[] = [];
-    const waits: Promise<unknown>[] = [];
+    // One at a time, as Capstan's: kube-apiservers starting together on an empty etcd race to
+    // create the service IP allocator's RangeAllocation, and the loser exits ("another caller
+    // has already initialized the resource").
     for (let i = 0; i < servers; i++) {
       const address = serverAddress(i);
       const port = ports[i]!;
@@ -180,11 +182,8 @@ export async function startKubePlane(
         binary,
         apiserverArgs({ etcdServers: etcd.endpoints, address, port, credentials, certDir }),
       );
-      waits.push(
-        waitApiserverReady(child, readKubeconfigCredentials(kubeconfig)).then((client) => client.close()),
-      );
+      (await waitApiserverReady(child, readKubeconfigCredentials(kubeconfig))).close();
     }
-    await Promise.all(waits);
     return { kubeconfigs, about: `${servers} kube-apiservers (${binary}) on ${etcd.about}`, stop };
   } catch (err) {
     await stop();

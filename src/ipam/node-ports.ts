@@ -56,7 +56,10 @@ export class NodePortAllocator {
   async #take(ctx: ResourceContext, port: number, parent: ServiceRef, dryRun: boolean): Promise<boolean> {
     if (dryRun) return (await ctx.store.get(this.#key(port))).kv === undefined;
     try {
-      const value = JSON.stringify({ namespace: parent.namespace, name: parent.name });
+      // When it was taken: the start-time repair on a shared store frees an unheld port only
+      // once it is old enough (another server may be about to write its Service).
+      const created = ctx.now().toISOString();
+      const value = JSON.stringify({ namespace: parent.namespace, name: parent.name, created });
       await ctx.store.create(this.#key(port), Buffer.from(value));
       return true;
     } catch (err) {
@@ -114,13 +117,22 @@ export class NodePortAllocator {
     }
   }
 
-  /** Every allocated port with its owner. */
-  async list(ctx: ResourceContext): Promise<{ port: number; parent: ServiceRef | undefined }[]> {
+  /**
+   * Every allocated port with its owner and when it was taken (undefined for a key written
+   * before Capstan recorded it).
+   */
+  async list(
+    ctx: ResourceContext,
+  ): Promise<{ port: number; parent: ServiceRef | undefined; created: string | undefined }[]> {
     const res = await ctx.store.range({ prefix: NODE_PORT_PREFIX });
-    return res.items.map((kv) => ({
-      port: Number(kv.key.slice(kv.key.lastIndexOf('/') + 1)),
-      parent: ownerOf(kv.value),
-    }));
+    return res.items.map((kv) => {
+      const record = parseRecord(kv.value);
+      return {
+        port: Number(kv.key.slice(kv.key.lastIndexOf('/') + 1)),
+        parent: record?.parent,
+        created: record?.created,
+      };
+    });
   }
 
   /** Re-takes a port a Service holds (repair); false when another Service holds it. */
@@ -131,10 +143,22 @@ export class NodePortAllocator {
 }
 
 function ownerOf(value: Uint8Array): ServiceRef | undefined {
+  return parseRecord(value)?.parent;
+}
+
+/** A port key's value: its Service and, when recorded, the time it was taken. */
+function parseRecord(value: Uint8Array): { parent: ServiceRef; created: string | undefined } | undefined {
   try {
-    const v = JSON.parse(Buffer.from(value).toString('utf8')) as { namespace?: unknown; name?: unknown };
+    const v = JSON.parse(Buffer.from(value).toString('utf8')) as {
+      namespace?: unknown;
+      name?: unknown;
+      created?: unknown;
+    };
     const text = (x: unknown): string => (typeof x === 'string' ? x : '');
-    return { namespace: text(v.namespace), name: text(v.name) };
+    return {
+      parent: { namespace: text(v.namespace), name: text(v.name) },
+      created: typeof v.created === 'string' ? v.created : undefined,
+    };
   } catch {
     return undefined;
   }

@@ -6,10 +6,12 @@
  * allocation done by create-if-absent, the repair never hands out a duplicate: it only restores
  * what Services hold and frees what none does.
  *
- * On a store other servers share (etcd), another server may be between allocating an IP and
- * writing its Service while this one starts: an IPAddress no Service holds is freed only once it
- * is {@link SHARED_ORPHAN_GRACE_MS} old, else the in-flight Service would be written with an IP
- * handed out again (the HA fault test's long runs found such pairs).
+ * On a store other servers share (etcd), another server may be between allocating an IP or a
+ * node port and writing its Service while this one starts: the allocation records are read
+ * before the Services (one whose Service is written meanwhile is seen held), and one no Service
+ * holds is freed only once it is {@link SHARED_ORPHAN_GRACE_MS} old, else the in-flight Service
+ * would be written with an IP or port handed out again (the HA fault test's long runs found such
+ * pairs of cluster IPs).
  */
 import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan } from '../resource/keys.js';
@@ -17,7 +19,7 @@ import { decodeStored, isJsonObject } from '../api/object.js';
 import type { ClusterIPAllocator } from './cluster-ips.js';
 import type { NodePortAllocator } from './node-ports.js';
 
-/** How old an unheld IPAddress must be before the repair frees it, on a shared store. */
+/** How old an unheld IPAddress or node port must be before the repair frees it, on a shared store. */
 export const SHARED_ORPHAN_GRACE_MS = 5 * 60_000;
 
 function key(namespace: string, name: string): string {
@@ -32,8 +34,9 @@ export async function repairServiceAllocations(
 ): Promise<void> {
   const type = ctx.registry.byResource('', 'v1', 'services');
   if (type === undefined) return;
-  // The IPAddresses first: one whose Service is written before the Services are read is held.
+  // The allocations first: one whose Service is written before the Services are read is held.
   const existingIPs = await ips.list(ctx);
+  const existingPorts = await ports.list(ctx);
   const res = await ctx.store.range(collectionSpan(type, undefined));
   const heldIPs = new Map<string, string>();
   const heldPorts = new Map<number, string>();
@@ -64,13 +67,12 @@ export async function repairServiceAllocations(
     else if (holder === undefined && settled(a.created)) await ips.release(ctx, a.ip, a.parent);
   }
   for (const [ip, owner] of heldIPs) if (!present.has(ip)) await ips.ensure(ctx, ip, refOf(owner));
-  const existingPorts = await ports.list(ctx);
   const portsPresent = new Set<number>();
   for (const p of existingPorts) {
     const holder = heldPorts.get(p.port);
     const parent = p.parent === undefined ? undefined : key(p.parent.namespace, p.parent.name);
     if (holder !== undefined && holder === parent) portsPresent.add(p.port);
-    else if (holder === undefined) await ports.release(ctx, p.port, undefined);
+    else if (holder === undefined && settled(p.created)) await ports.release(ctx, p.port, undefined);
   }
   for (const [port, owner] of heldPorts)
     if (!portsPresent.has(port)) await ports.ensure(ctx, port, refOf(owner));

@@ -85,6 +85,12 @@ export class HostGates {
     this.#downUntil.set(host, Date.now() + Math.min(MAX_DOWN_MS, FIRST_DOWN_MS * 2 ** (streak - 1)));
   }
 
+  /** `host` answered a call made outside the pool (a status call): it is reachable again. */
+  markAnswered(host: string): void {
+    this.#downUntil.delete(host);
+    this.#streak.delete(host);
+  }
+
   #skip(host: string): boolean {
     if (this.#memberCount < 2) return false;
     const now = Date.now();

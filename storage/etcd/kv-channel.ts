@@ -14,8 +14,15 @@
  * defaults filled), and failures become the same `etcd3` error classes, so the rest of the
  * backend (`error-map.ts`) is unchanged.
  *
- * Member choice: members in random order, a member {@link HostGates} marks down skipped while
- * another is up. Failover follows kube's etcd client (clientv3's retry interceptor over grpc-go):
+ * Member choice: reads go to the members in random order, a member {@link HostGates} marks down
+ * skipped while another is up. Writes go to the leader ({@link LeaderRoute}) when one is known:
+ * a write a follower receives is forwarded to the leader, and when the leader dies in between
+ * the proposal is lost and the follower answers only after etcd's request timeout (5 s + two
+ * election timeouts, 7 s by default: the HA failover comparison saw writes taken in the second
+ * after an etcd leader kill wait that long). After the leader's connection fails, writes wait
+ * (up to {@link LEADER_WAIT_MS}) until a member says it is the new leader, usually one election
+ * timeout, and go there. Failover follows kube's etcd client (clientv3's retry interceptor over
+ * grpc-go):
  * - a call that certainly never reached a member (connection refused or not yet made, reset
  *   before its bytes were handed to the connection, refused by GOAWAY or REFUSED_STREAM) is sent
  *   at once to the next member, reads and writes alike (grpc-go's transparent retry, clientv3's
@@ -62,6 +69,19 @@ import type { WatchStream } from './watch.js';
  */
 const REQUIRE_LEADER: [string, string][] = [['hasleader', 'true']];
 
+/**
+ * How long writes wait for a new leader after the leader's connection failed (etcd elects one
+ * within an election timeout or two: 1 s by default, randomised up to twice that); then they go
+ * to the members in random order, as without a known leader.
+ */
+const LEADER_WAIT_MS = 3_000;
+/** Pause between two rounds of status calls while looking for the leader. */
+const LEADER_POLL_MS = 50;
+/** Age after which the known leader is checked again (a leader can change without a failure). */
+const LEADER_CHECK_MS = 5_000;
+/** Bound on one status call. */
+const STATUS_TIMEOUT_MS = 1_000;
+
 /** clientv3's default number of attempts of a unary call. */
 const MAX_ATTEMPTS = 100;
 /** clientv3's pause between rounds over the members (roundRobinQuorumBackoff's 25 ms). */
@@ -75,6 +95,7 @@ interface Codecs {
   readonly txnResponse: protobuf.Type;
   readonly watchRequest: protobuf.Type;
   readonly watchResponse: protobuf.Type;
+  readonly statusResponse: protobuf.Type;
 }
 
 let codecs: Codecs | undefined;
@@ -95,6 +116,7 @@ function loadCodecs(): Codecs {
     txnResponse: type('TxnResponse'),
     watchRequest: type('WatchRequest'),
     watchResponse: type('WatchResponse'),
+    statusResponse: type('StatusResponse'),
   };
   return codecs;
 }
@@ -183,12 +205,14 @@ export class KvChannel {
   readonly #watchMembers: Member[];
   readonly #gates: HostGates;
   readonly #codecs = loadCodecs();
+  readonly #leader: LeaderRoute;
   #closed = false;
 
   constructor(endpoints: readonly string[], tls: ChannelTls | undefined, gates: HostGates) {
     this.#members = endpoints.map((e) => new Member(e, tls));
     this.#watchMembers = endpoints.map((e) => new Member(e, tls));
     this.#gates = gates;
+    this.#leader = new LeaderRoute(this.#members, gates, (member) => this.#status(member));
   }
 
   range(request: IRangeRequest, options: CallOptions): Promise<IRangeResponse> {
@@ -216,6 +240,7 @@ export class KvChannel {
 
   close(): void {
     this.#closed = true;
+    this.#leader.close();
     for (const member of this.#members) member.close();
     for (const member of this.#watchMembers) member.close();
   }
@@ -240,7 +265,10 @@ export class KvChannel {
         if (this.#closed) throw new ClientClosedError('etcd');
       }
       let tried = false;
-      for (const member of this.#order()) {
+      let leaderLost = false;
+      const leader = repeatable ? undefined : await this.#leader.forWrite(deadline);
+      if (this.#closed) throw new ClientClosedError('etcd');
+      for (const member of this.#order(leader)) {
         if (attempts >= MAX_ATTEMPTS) throw last ?? new MemberSkippedError('none');
         let reached = false;
         try {
@@ -252,6 +280,16 @@ export class KvChannel {
           });
         } catch (err) {
           last = err as Error;
+          if (member === leader) {
+            // Whatever failed (the connection, a dropped proposal on a leader cut off from its
+            // peers, a timeout), the next writes check who leads first. Unless this write may
+            // have reached etcd, it is sent again once that is known, not through a follower.
+            this.#leader.lost(member);
+            if (!reached || isNotSent(err)) {
+              leaderLost = true;
+              break;
+            }
+          }
           if (!reached) continue; // skipped: marked down while another member is up
           tried = true;
           if (isNotSent(err)) continue;
@@ -259,14 +297,18 @@ export class KvChannel {
           throw err;
         }
       }
+      if (leaderLost) continue;
       // Every member was skipped: the gates let a call through once all are down.
       if (!tried && last instanceof MemberSkippedError && round > 0) break;
     }
     throw last ?? new MemberSkippedError('none');
   }
 
-  /** Members in random order (the pool's shuffle), so load spreads over a healthy cluster. */
-  #order(): Member[] {
+  /**
+   * Members in random order (the pool's shuffle), so load spreads over a healthy cluster; with
+   * `first` (the leader, for a write) that one first.
+   */
+  #order(first?: Member): Member[] {
     const members = this.#members;
     if (members.length < 2) return members;
     const order = [...members];
@@ -276,7 +318,35 @@ export class KvChannel {
       order[i] = order[j] as Member;
       order[j] = a;
     }
+    if (first !== undefined) {
+      order.splice(order.indexOf(first), 1);
+      order.unshift(first);
+    }
     return order;
+  }
+
+  /** `Maintenance/Status` of one member: its own id, the leader it knows, and its raft term. */
+  async #status(member: Member): Promise<MemberStatus> {
+    const { statusResponse } = this.#codecs;
+    const call = member
+      .session()
+      .unary('/etcdserverpb.Maintenance/Status', new Uint8Array(0), STATUS_TIMEOUT_MS);
+    const timer = setTimeout(() => call.cancel(), STATUS_TIMEOUT_MS + 100);
+    try {
+      const body = await call.done;
+      const res = statusResponse.toObject(statusResponse.decode(body), TO_OBJECT) as {
+        header?: { member_id?: string };
+        leader?: string;
+        raftTerm?: string;
+      };
+      return {
+        id: res.header?.member_id ?? '0',
+        leader: res.leader ?? '0',
+        term: BigInt(res.raftTerm ?? '0'),
+      };
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** One gRPC unary call on `member`: resolves with the response message's bytes. */
@@ -307,6 +377,116 @@ export class KvChannel {
         },
       );
     });
+  }
+}
+
+/** What a member's `Status` says (ids as decimal strings, "0" for none). */
+interface MemberStatus {
+  readonly id: string;
+  readonly leader: string;
+  readonly term: bigint;
+}
+
+/**
+ * Which member takes writes: the one whose own status says it is the leader (so a dead leader,
+ * still named by followers until their election timeout, is never picked: it cannot answer).
+ * Learned in the background on the first write and every {@link LEADER_CHECK_MS}; after
+ * {@link lost}, writes wait for the next one. One round of status calls at a time.
+ */
+class LeaderRoute {
+  readonly #members: readonly Member[];
+  readonly #gates: HostGates;
+  readonly #status: (member: Member) => Promise<MemberStatus>;
+  #leader: Member | undefined;
+  /** When the last round of status calls began. */
+  #askedAt = 0;
+  /** When a write to the leader last failed (writes wait for a new one until LEADER_WAIT_MS after). */
+  #lostAt: number | undefined;
+  #lookup: Promise<void> | undefined;
+  #closed = false;
+
+  constructor(
+    members: readonly Member[],
+    gates: HostGates,
+    status: (member: Member) => Promise<MemberStatus>,
+  ) {
+    this.#members = members;
+    this.#gates = gates;
+    this.#status = status;
+  }
+
+  /**
+   * The member to send a write to first: the leader when known; after a loss, the next leader
+   * once found (waiting up to {@link LEADER_WAIT_MS} after the loss and never past `deadline`);
+   * undefined when there is one member or none is known.
+   */
+  async forWrite(deadline: number | undefined): Promise<Member | undefined> {
+    if (this.#members.length < 2) return undefined;
+    // A call or watch on the leader's host failed since: it may be dead.
+    if (this.#leader !== undefined && this.#gates.isDown(this.#leader.host)) this.lost(this.#leader);
+    if (this.#leader !== undefined) {
+      if (Date.now() - this.#askedAt > LEADER_CHECK_MS) void this.#find();
+      return this.#leader;
+    }
+    if (this.#lostAt === undefined) {
+      void this.#find(); // not known yet: this write goes anywhere, the next ones to the leader
+      return undefined;
+    }
+    const until = Math.min(this.#lostAt + LEADER_WAIT_MS, deadline ?? Infinity);
+    if (Date.now() >= until) {
+      void this.#find(); // waited long enough since the loss: go anywhere, keep looking
+      return undefined;
+    }
+    for (;;) {
+      await this.#find();
+      if (this.#leader !== undefined || this.#closed) return this.#leader;
+      if (Date.now() + LEADER_POLL_MS >= until) return undefined;
+      await new Promise((resolve) => setTimeout(resolve, LEADER_POLL_MS));
+    }
+  }
+
+  /** A write to the leader failed (or it was skipped as down): look for the leader again. */
+  lost(member: Member): void {
+    if (this.#leader !== member) return;
+    this.#leader = undefined;
+    this.#lostAt = Date.now();
+  }
+
+  close(): void {
+    this.#closed = true;
+  }
+
+  /** One round of status calls to every member (shared by the writes waiting meanwhile). */
+  #find(): Promise<void> {
+    this.#lookup ??= this.#ask().finally(() => (this.#lookup = undefined));
+    return this.#lookup;
+  }
+
+  async #ask(): Promise<void> {
+    this.#askedAt = Date.now();
+    const answers = await Promise.all(
+      this.#members.map(async (member) => {
+        try {
+          const status = await this.#status(member);
+          this.#gates.markAnswered(member.host);
+          return { member, status };
+        } catch {
+          return undefined; // down or unreachable: it cannot be the leader we write to
+        }
+      }),
+    );
+    let best: { member: Member; status: MemberStatus } | undefined;
+    for (const a of answers) {
+      if (a === undefined || a.status.id === '0' || a.status.leader !== a.status.id) continue;
+      // An old leader cut off from the others may still think it leads: the newest term wins.
+      if (best === undefined || a.status.term > best.status.term) best = a;
+    }
+    // No member saying it leads changes nothing: during an election the writes keep waiting;
+    // otherwise the known leader's own answer may just be slow (a loaded machine), and a leader
+    // that is really gone shows by the next write to it failing (lost()).
+    if (this.#closed || best === undefined) return;
+    this.#leader = best.member;
+    this.#lostAt = undefined;
   }
 }
 

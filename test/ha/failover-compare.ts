@@ -28,7 +28,9 @@
  *     --packages=external --outfile=dist/ha/failover-compare.mjs
  *   node dist/ha/failover-compare.mjs /work/refbuild/bin 3
  * (the directory of the kube binaries, the rounds). It prints each measurement as it goes and
- * a JSON report at the end, with the load average at every measurement.
+ * a JSON report at the end, with the load average at every measurement. A third argument
+ * `etcd-leader` runs only step 2 of each round (no host kills), and prints every write attempt
+ * that was in flight during the 8 s after each kill.
  */
 import { mkdirSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -225,13 +227,14 @@ async function etcdLeader(plane: Plane): Promise<number | undefined> {
   return undefined;
 }
 
-async function round(plane: Plane, r: number, samples: Sample[]): Promise<void> {
+async function round(plane: Plane, r: number, samples: Sample[], etcdLeaderOnly: boolean): Promise<void> {
   const record = (figure: string, ms: number | undefined): void => {
     const s = { plane: plane.name, round: r, figure, ms, load: Number(loadavg()[0]!.toFixed(1)) };
     samples.push(s);
     console.log(JSON.stringify(s));
   };
-  const writers = new Writers(plane.servers, 6);
+  // Names of their own per round: names of an earlier round would be refused (409, no ack).
+  const writers = new Writers(plane.servers, 6, 4, `r${r}-`);
   const acked = (n: number): Promise<void> => {
     const base = writers.log.ackTimes.length;
     return until(`${n} writes on ${plane.name}`, () => writers.log.ackTimes.length >= base + n, 120_000);
@@ -280,11 +283,13 @@ async function round(plane: Plane, r: number, samples: Sample[]): Promise<void> 
   };
   try {
     await acked(20);
-    // The controller manager's leader host, then (when elsewhere) the scheduler's.
-    await hostKill('kube-controller-manager');
-    if (!recorded.has('scheduler failover')) await hostKill('kube-scheduler');
+    if (!etcdLeaderOnly) {
+      // The controller manager's leader host, then (when elsewhere) the scheduler's.
+      await hostKill('kube-controller-manager');
+      if (!recorded.has('scheduler failover')) await hostKill('kube-scheduler');
+    }
 
-    for (const which of ['leader', 'follower'] as const) {
+    for (const which of etcdLeaderOnly ? (['leader'] as const) : (['leader', 'follower'] as const)) {
       const leader = await etcdLeader(plane);
       if (leader === undefined) throw new Error(`${plane.name}: no etcd leader`);
       const member =
@@ -293,6 +298,21 @@ async function round(plane: Plane, r: number, samples: Sample[]): Promise<void> 
       await member.proc.kill('SIGKILL');
       await acked(5);
       record(`next write after etcd ${which} kill`, nextAck(k));
+      if (etcdLeaderOnly) {
+        await hold(8_000);
+        // The longest a write begun in the 2 s after the kill waited for its answer (a write
+        // a follower forwards to the dead leader waits for etcd's 7 s request timeout).
+        const begun = writers.log.attempts.filter((a) => a.start >= k && a.start < k + 2_000);
+        record(
+          'slowest write begun within 2 s of the etcd leader kill',
+          Math.max(0, ...begun.map((a) => a.end - a.start)),
+        );
+        const around = writers.log.attempts.filter((a) => a.end > k - 100 && a.start < k + 8_000);
+        for (const a of around)
+          console.log(
+            `  w${a.writer} ${a.server} ${a.start - k}..${a.end - k} ms ${a.status}${a.error === undefined ? '' : ` ${a.error}`}`,
+          );
+      }
       await hold(1_000);
       const s = Date.now();
       member.proc.start();
@@ -316,6 +336,7 @@ function median(xs: readonly number[]): number | undefined {
 async function main(): Promise<void> {
   const binDir = process.argv[2] ?? '/work/refbuild/bin';
   const rounds = Number(process.argv[3] ?? 3);
+  const etcdLeaderOnly = process.argv[4] === 'etcd-leader';
   const planes: Plane[] = [];
   const samples: Sample[] = [];
   const loadStart = loadavg()[0]!;
@@ -328,7 +349,7 @@ async function main(): Promise<void> {
     }
     for (let r = 1; r <= rounds; r++) {
       const order = r % 2 === 1 ? planes : [...planes].reverse();
-      for (const p of order) await round(p, r, samples);
+      for (const p of order) await round(p, r, samples, etcdLeaderOnly);
     }
   } finally {
     for (const p of planes) await p.destroy();

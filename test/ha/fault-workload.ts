@@ -21,6 +21,18 @@ export interface WriteLog {
   /** Time (ms) of every acknowledgement, in order. */
   readonly ackTimes: number[];
   readonly serviceIps: Map<string, string>;
+  /** Every attempt, in the order they ended (for looking into a slow failover). */
+  readonly attempts: Attempt[];
+}
+
+/** One request of a writer: when it was sent and answered, where, and how. */
+export interface Attempt {
+  readonly writer: number;
+  readonly server: string;
+  readonly start: number;
+  readonly end: number;
+  readonly status: number;
+  readonly error?: string;
 }
 
 /** Writers running until `stop()`. */
@@ -31,6 +43,7 @@ export class Writers {
     uncertain: new Map(),
     ackTimes: [],
     serviceIps: new Map(),
+    attempts: [],
   };
   #running = true;
   readonly #loops: Promise<void>[];
@@ -40,6 +53,8 @@ export class Writers {
     count: number,
     /** Every `serviceEvery`-th write of writer 0 creates a Service. */
     readonly serviceEvery = 4,
+    /** Prefixed to every name, so that several runs on one cluster do not reuse names. */
+    readonly namePrefix = '',
   ) {
     this.#loops = Array.from({ length: count }, (_, w) => this.#writer(w));
   }
@@ -48,14 +63,25 @@ export class Writers {
     let turn = w;
     for (let i = 0; this.#running; i++) {
       const service = w === 0 && i % this.serviceEvery === 0;
-      const name = service ? `svc-${i}` : `w${w}-${i}`;
+      const name = `${this.namePrefix}${service ? `svc-${i}` : `w${w}-${i}`}`;
       const path = service ? `/api/v1/namespaces/${NS}/services` : `/api/v1/namespaces/${NS}/configmaps`;
       const body = service
         ? { apiVersion: 'v1', kind: 'Service', metadata: { name }, spec: { ports: [{ port: 80 }] } }
         : { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { w: String(w) } };
       for (let attempt = 0; ; attempt++) {
         const server = this.servers[turn++ % this.servers.length]!;
+        const start = Date.now();
         const a = await server.call('POST', path, body);
+        this.log.attempts.push({
+          writer: w,
+          server: server.host.name,
+          start,
+          end: Date.now(),
+          status: a.status,
+          ...(a.status === 201
+            ? {}
+            : { error: a.error ?? JSON.stringify(a.json['message'] ?? a.json).slice(0, 160) }),
+        });
         if (a.status === 201) {
           const meta = a.json['metadata'] as { resourceVersion: string };
           if (service) {

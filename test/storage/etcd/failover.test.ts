@@ -21,6 +21,7 @@ import type { LocalEtcd } from '../../../tools/etcd-local.js';
 import { ETCD_BINARY } from '../../../tools/etcd-local.js';
 import { existsSync } from 'node:fs';
 import { adminJson, adminTls, startTestServer, type TestServer } from '../../support/server.js';
+import { etcdLeaderOf } from './support.js';
 
 const HAVE_ETCD = existsSync(ETCD_BINARY);
 if (!HAVE_ETCD && process.env['CI'] === 'true') throw new Error(`${ETCD_BINARY} is missing (CI=true)`);
@@ -51,20 +52,6 @@ afterAll(async () => {
   await server?.close();
   await cluster?.close();
 });
-
-/** The member etcd reports as leader (its maintenance status, through the JSON gateway). */
-async function leaderOf(c: LocalEtcdCluster): Promise<ClusterMember> {
-  for (const m of c.members) {
-    try {
-      const res = await fetch(`${m.endpoint}/v3/maintenance/status`, { method: 'POST', body: '{}' });
-      const s = (await res.json()) as { header?: { member_id?: string }; leader?: string };
-      if (s.leader !== undefined && s.header?.member_id === s.leader) return m;
-    } catch {
-      // a stopped member
-    }
-  }
-  throw new Error('no leader found');
-}
 
 /** A client watch over HTTPS, collecting the names of ADDED configmaps. */
 function openWatch(from: string): { added: string[]; errors: string[]; close(): void } {
@@ -182,7 +169,7 @@ describe.skipIf(!HAVE_ETCD)('etcd member failover (three members)', () => {
       // then the load goes on while the member is gone and while it comes back.
       const signals = ['SIGTERM', 'SIGTERM', 'SIGKILL'] as const;
       for (const [round, signal] of signals.entries()) {
-        const leader = await leaderOf(cluster);
+        const leader = await etcdLeaderOf(cluster.members);
         const victim = cluster.members.filter((m) => m !== leader)[round % 2] as ClusterMember;
         await load.pause();
         await victim.stop(signal);

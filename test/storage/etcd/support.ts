@@ -109,3 +109,19 @@ export async function waitFor(
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
 }
+
+/** The member etcd reports as leader (its maintenance status, through the JSON gateway). */
+export async function etcdLeaderOf<M extends { readonly endpoint: string }>(
+  members: readonly M[],
+): Promise<M> {
+  for (const m of members) {
+    try {
+      const res = await fetch(`${m.endpoint}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+      const s = (await res.json()) as { header?: { member_id?: string }; leader?: string };
+      if (s.leader !== undefined && s.header?.member_id === s.leader) return m;
+    } catch {
+      // a stopped member
+    }
+  }
+  throw new Error('no leader found');
+}
