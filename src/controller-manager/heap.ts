@@ -7,8 +7,10 @@
  *   MiB of RSS that holds nothing live); with a growth factor of 1 it stays at its initial
  *   1 MiB semi-spaces, at the cost of more, shorter scavenges;
  * - `--optimize-for-size` makes the old generation grow by smaller steps and release sooner.
- * Holding 10,000 pods, these took the manager from 150 to 99 MiB RSS at the same pods/s
- * (docs/bench/cluster.md). Both flags are read while the process runs, so setting them here,
+ * Holding 10,000 pods, these took the manager from 139 to 105 MiB RSS at about the same pods/s;
+ * the price is CPU: over a scale to 10,000 and a foreground delete, V8's collector took 15 s
+ * instead of 4 s (more objects reach the old generation, which is then marked more often; see
+ * docs/bench/cluster.md). Both flags are read while the process runs, so setting them here,
  * before any informer starts, works (`--max-semi-space-size` would only work on the command
  * line). Process-wide, so only the command sets them, never `capstan server`, whose in-process
  * manager shares the server's heap.
