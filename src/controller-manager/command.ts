@@ -9,6 +9,7 @@ import { inClusterConfig, loadKubeconfig, type ClientConfig } from '../client/in
 import { controllerManagerHelp, notImplementedWarnings, parseControllerManagerArgs } from './options.js';
 import { startControllerManager, type ManagerLog } from './manager.js';
 import { startHealthServer } from './health.js';
+import { tuneHeapForSize } from './heap.js';
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -38,6 +39,7 @@ export async function runControllerManagerCommand(argv: readonly string[]): Prom
     process.stdout.write(`${controllerManagerHelp()}\n`);
     return 0;
   }
+  tuneHeapForSize();
   const { options } = parsed;
   for (const w of notImplementedWarnings(argv)) STDERR_LOG.warn(w);
   let clientConfig: ClientConfig;

@@ -2,13 +2,79 @@
  * The event recorders of one term of the controllers: one client `EventRecorder` (events.k8s.io/v1
  * with series aggregation) per controller client and component, closed (flushed) together when
  * the controllers stop.
+ *
+ * In front of each recorder, kube's aggregation of similar events (client-go
+ * `tools/record`'s EventAggregator, which kube-controller-manager's controllers record through):
+ * events that differ only in their note (same regarding object, type and reason) are written
+ * as they are up to 10 distinct notes within 10 minutes; after that they are recorded with the
+ * note `(combined from similar events): <the first combined note>`, which the recorder turns
+ * into one event whose series counts them. A ReplicaSet scaled to 10,000 replicas thus writes
+ * 10 `SuccessfulCreate` events and one series, not 10,000 events (which the recorder's queue
+ * would mostly drop, after holding each of them for the 6-minute series window). kube's
+ * combined event carries the latest note; here it keeps the first, so that it stays one series.
  */
-import { EventRecorder, type Client } from '../client/index.js';
+import { EventRecorder, type Client, type TypedObject } from '../client/index.js';
 import type { EventSink } from '../controllers/context.js';
+
+/** Distinct notes of one kind of event written before they are combined (client-go's default). */
+export const AGGREGATE_MAX_EVENTS = 10;
+/** The window of the count (client-go's default, 600 s). */
+export const AGGREGATE_WINDOW_MS = 600_000;
+/** Aggregation keys remembered, least recently used dropped first (client-go's LRU size). */
+export const AGGREGATE_MAX_KEYS = 4096;
+
+const COMBINED_PREFIX = '(combined from similar events): ';
+
+interface Similar {
+  /** When the window began. */
+  since: number;
+  /** Distinct notes seen in the window (at most {@link AGGREGATE_MAX_EVENTS}). */
+  readonly notes: Set<string>;
+  /** The combined note, once there is one. */
+  combined?: string;
+}
+
+/** Combines similar events before they reach `sink` (see the module comment). */
+export class SimilarEventAggregator implements EventSink {
+  /** By aggregation key; Map order is the LRU order (a use re-inserts). */
+  readonly #similar = new Map<string, Similar>();
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  event(
+    regarding: TypedObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
+    const m = regarding.metadata ?? {};
+    const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, type, reason, action]);
+    const now = this.now();
+    let s = this.#similar.get(key);
+    if (s !== undefined) this.#similar.delete(key);
+    if (s === undefined || now - s.since > AGGREGATE_WINDOW_MS) s = { since: now, notes: new Set() };
+    this.#similar.set(key, s);
+    if (this.#similar.size > AGGREGATE_MAX_KEYS) {
+      const oldest = this.#similar.keys().next().value;
+      if (oldest !== undefined) this.#similar.delete(oldest);
+    }
+    if (s.notes.has(note) || s.notes.size < AGGREGATE_MAX_EVENTS) {
+      s.notes.add(note);
+      this.sink.event(regarding, type, reason, action, note);
+      return;
+    }
+    s.combined ??= `${COMBINED_PREFIX}${note}`;
+    this.sink.event(regarding, type, reason, action, s.combined);
+  }
+}
 
 /** Makes and closes recorders. */
 export class EventRecorders {
-  readonly #made = new Map<Client, Map<string, EventRecorder>>();
+  readonly #made = new Map<Client, Map<string, { recorder: EventRecorder; sink: EventSink }>>();
 
   constructor(private readonly onError: (message: string, err: unknown) => void) {}
 
@@ -19,18 +85,19 @@ export class EventRecorders {
       byComponent = new Map();
       this.#made.set(client, byComponent);
     }
-    let recorder = byComponent.get(component);
-    if (recorder === undefined) {
-      recorder = new EventRecorder(client, { component, log: this.onError });
-      byComponent.set(component, recorder);
+    let made = byComponent.get(component);
+    if (made === undefined) {
+      const recorder = new EventRecorder(client, { component, log: this.onError });
+      made = { recorder, sink: new SimilarEventAggregator(recorder) };
+      byComponent.set(component, made);
     }
-    return recorder;
+    return made.sink;
   }
 
   /** Flushes and stops every recorder. */
   async close(): Promise<void> {
     const all = [...this.#made.values()].flatMap((m) => [...m.values()]);
     this.#made.clear();
-    await Promise.all(all.map((r) => r.close()));
+    await Promise.all(all.map((r) => r.recorder.close()));
   }
 }

@@ -174,9 +174,9 @@ export class GarbageCollector {
       );
       return;
     }
-    if (waiting.length > 0 && node.dependents.size > 0) {
+    if (waiting.length > 0 && (node.dependents?.size ?? 0) > 0) {
       // Deleting this in the foreground too; a dependent already waiting on it would deadlock.
-      if ([...node.dependents].some((d) => d.deletingDependents)) {
+      if ([...(node.dependents ?? [])].some((d) => d.deletingDependents)) {
         const waitingUids = new Set(waiting.map((r) => r.uid));
         await this.#patchOwners(
           node.identity,
@@ -236,7 +236,7 @@ export class GarbageCollector {
 
   /** A foreground owner: done when no dependent blocks; else push its blocking dependents. */
   async #deletingDependents(node: GraphNode): Promise<void> {
-    const blocking = [...node.dependents].filter((d) =>
+    const blocking = [...(node.dependents ?? [])].filter((d) =>
       d.owners.some((r) => r.uid === node.uid && r.blockOwnerDeletion === true),
     );
     if (blocking.length === 0) {
@@ -249,7 +249,7 @@ export class GarbageCollector {
   async #attemptToOrphan(uid: string): Promise<void> {
     const node = this.#graph.get(uid);
     if (node === undefined) return;
-    for (const dep of [...node.dependents]) {
+    for (const dep of [...(node.dependents ?? [])]) {
       const latest = await this.#fetch(dep.identity, dep.uid);
       if (latest === undefined) continue;
       const refs = latest.metadata.ownerReferences ?? [];

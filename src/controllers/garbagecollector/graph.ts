@@ -28,7 +28,8 @@ export interface GraphNode {
   readonly uid: string;
   identity: NodeIdentity;
   owners: readonly OwnerReference[];
-  readonly dependents: Set<GraphNode>;
+  /** Made on the first dependent: most objects (every pod) never have one. */
+  dependents?: Set<GraphNode>;
   /** Not seen by a monitor yet: only referenced. */
   virtual: boolean;
   beingDeleted: boolean;
@@ -84,7 +85,6 @@ export class OwnerGraph {
         uid,
         identity,
         owners: [],
-        dependents: new Set(),
         virtual: false,
         beingDeleted: false,
         deletingDependents: false,
@@ -101,7 +101,7 @@ export class OwnerGraph {
       for (const [ownerUid, ref] of before) {
         const next = after.get(ownerUid);
         const owner = this.#nodes.get(ownerUid);
-        if (next === undefined) owner?.dependents.delete(node);
+        if (next === undefined) owner?.dependents?.delete(node);
         // A foreground owner may have been waiting for this reference to go or stop blocking.
         const unblocked = ref.blockOwnerDeletion === true && next?.blockOwnerDeletion !== true;
         if (unblocked && owner?.deletingDependents === true) this.work.attemptToDelete(owner.uid);
@@ -115,7 +115,7 @@ export class OwnerGraph {
     if (deleting && has(meta, FOREGROUND_FINALIZER)) {
       const starts = !node.deletingDependents || old === undefined;
       node.deletingDependents = true;
-      if (starts) for (const dep of node.dependents) this.work.attemptToDelete(dep.uid);
+      if (starts) for (const dep of node.dependents ?? []) this.work.attemptToDelete(dep.uid);
       this.work.attemptToDelete(uid);
     } else {
       node.deletingDependents = false;
@@ -130,11 +130,11 @@ export class OwnerGraph {
     for (const ref of node.owners) {
       const owner = this.#nodes.get(ref.uid ?? '');
       if (owner === undefined) continue;
-      owner.dependents.delete(node);
+      owner.dependents?.delete(node);
       if (owner.deletingDependents) this.work.attemptToDelete(owner.uid);
-      if (owner.virtual && owner.dependents.size === 0) this.#nodes.delete(owner.uid);
+      if (owner.virtual && (owner.dependents?.size ?? 0) === 0) this.#nodes.delete(owner.uid);
     }
-    for (const dep of node.dependents) this.work.attemptToDelete(dep.uid);
+    for (const dep of node.dependents ?? []) this.work.attemptToDelete(dep.uid);
   }
 
   /** Links `node` under each owner of `refs`, creating virtual owners to verify. */
@@ -150,7 +150,6 @@ export class OwnerGraph {
           uid: ownerUid,
           identity: { apiVersion, kind, name: ref.name ?? '', namespace: ns },
           owners: [],
-          dependents: new Set(),
           virtual: true,
           beingDeleted: false,
           deletingDependents: false,
@@ -163,7 +162,7 @@ export class OwnerGraph {
         // A namespaced owner in another namespace is, for this dependent, absent.
         this.work.attemptToDelete(node.uid);
       }
-      owner.dependents.add(node);
+      (owner.dependents ??= new Set()).add(node);
     }
   }
 }
