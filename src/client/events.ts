@@ -142,8 +142,8 @@ export class EventRecorder {
       type,
     };
     const entry: SeriesEntry = { event, lastSeen: now, dirty: false };
-    this.#series.set(key, entry);
-    this.#enqueue(() => this.#create(entry));
+    // A dropped event (queue full) is not remembered for a series either.
+    if (this.#enqueue(() => this.#create(entry))) this.#series.set(key, entry);
   }
 
   /** Hex of the time in ns, made unique within this recorder. */
@@ -152,13 +152,15 @@ export class EventRecorder {
     return ns.toString(16);
   }
 
-  #enqueue(job: () => Promise<void>): void {
+  /** Queues `job`; false when the queue is full and it was dropped. */
+  #enqueue(job: () => Promise<void>): boolean {
     if (this.#queue.length >= MAX_QUEUE) {
       this.#log(`event recorder ${this.#component}: queue full, dropping an event`, undefined);
-      return;
+      return false;
     }
     this.#queue.push(job);
     this.#draining ??= this.#drain();
+    return true;
   }
 
   async #drain(): Promise<void> {
