@@ -34,11 +34,41 @@ function heapLikeGo(): void {
   setFlagsFromString('--heap-growing-percent=100');
 }
 
+/**
+ * V8 settings for the node agent, whose idle RSS counts (issue 32: ≤ 0.7× kubelet's). Measured
+ * on an idle agent with no pod, from /proc/PID/status, smaps and `v8.getHeapSpaceStatistics()`
+ * (docs/bench/agent.md, 2026-12-03):
+ *
+ * - `--no-opt`: no TurboFan. An agent's JavaScript is glue around native work (JSON, TLS,
+ *   HTTP/2, gRPC framing), so optimized code buys little: a 30-pod burst cost 6% more CPU
+ *   (850 → 900 and 720 → 770 ms). Without it, the optimizing compiler's pages of the `node`
+ *   binary (3.2 MiB of text), its memory and its code stay out of an idle agent: 57.3 against
+ *   62-65 MiB RSS.
+ * - `--no-sparkplug`: no baseline compiler either; its machine code was 0.7 MiB of an idle
+ *   agent's heap. One burst each (load 10-16): idle RSS 56.5 against 57.4 MiB, the burst's
+ *   agent CPU 710 against 770 ms (no cost seen).
+ * - `--semi-space-growth-factor=1`: keeps the young generation at V8's initial 1 MiB
+ *   semi-spaces. V8 doubles them, up to 16 MiB, when many young objects survive a scavenge, as
+ *   while the agent starts, and an idle process keeps them (2 of 5 starts on a loaded machine:
+ *   an 8 MiB new space, RSS 69-70 MiB). `--max-semi-space-size` cannot do this from here: V8
+ *   reads it only when it sets the heap up (checked: set here, the new space still grew). The
+ *   growth factor is read at each growth, so 1 keeps the size (0 crashes node 20).
+ *
+ * Only the real agent: the simulated agent, the scheduler and the controller-manager run hot
+ * JavaScript loops at high allocation rates, where both would cost throughput.
+ */
+function agentV8Flags(): void {
+  setFlagsFromString('--no-opt');
+  setFlagsFromString('--no-sparkplug');
+  setFlagsFromString('--semi-space-growth-factor=1');
+}
+
 /** `capstan agent`: the node agent on a container runtime (src/agent); `--simulate` runs simulated nodes. */
 async function runAgent(args: readonly string[]): Promise<number> {
   if (args.includes('--simulate') || args.includes('--simulate=true')) {
     return (await import('../agent/simulated/command.js')).runSimulatedAgentCommand(args);
   }
+  agentV8Flags();
   return (await import('../agent/command.js')).runAgentCommand(args);
 }
 
