@@ -135,7 +135,7 @@ export class Agent {
         })
       : undefined;
     const events: EventSink = this.#client
-      ? new ApiEventRecorder(this.#client, this.nodeName)
+      ? new ApiEventRecorder(this.#client, this.nodeName, { qps: config.eventQPS, burst: config.eventBurst })
       : new LogEventSink();
     this.#events = events;
     this.#runtime = new PodRuntime(this.cri, {

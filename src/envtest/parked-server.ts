@@ -33,7 +33,12 @@ function parseArgs(line: string): string[] | undefined {
 export async function runParkedServerCommand(): Promise<number> {
   // The server's code, and the app module its start imports lazily, are loaded while envtest
   // waits for etcd: a start then only runs it.
-  const [{ runServerCommand }] = await Promise.all([import('../server/run.js'), import('../server/app.js')]);
+  const [{ runServerCommand }, { startupTrace }] = await Promise.all([
+    import('../server/run.js'),
+    import('../server/startup-trace.js'),
+    import('../server/app.js'),
+  ]);
+  startupTrace('parked');
   const parent = process.ppid;
   const orphaned = setInterval(() => {
     if (process.ppid !== parent) process.kill(process.pid, 'SIGTERM');
