@@ -6,7 +6,11 @@
  *
  * - The pair in use is `<cert-dir>/<pair>-current.pem` (see cert-store.ts).
  * - The next rotation is due at a jittered 70–90 % of the certificate's lifetime, from its
- *   NotBefore; with no usable certificate (the serving pair before its first request) it is due now.
+ *   NotBefore; with no usable certificate (the serving pair before its first request) it is due now,
+ *   and also when the certificate in use no longer names what would be requested now (client-go's
+ *   `certSatisfiesTemplate`): an agent restarted with another `--node-ip` or node name asks at once
+ *   for a serving certificate naming its new addresses. The names are checked again every
+ *   {@link TEMPLATE_CHECK_MS}, as client-go does, for callers whose addresses change while running.
  * - A rotation makes a new ECDSA P-256 key, a CertificateSigningRequest (`generateName: csr-`)
  *   for `CN=system:node:<node>, O=system:nodes` with the signer, usages and names given, waits
  *   for its certificate (up to 15 minutes), stores the pair, swaps the symlink and tells the owner.
@@ -51,6 +55,41 @@ export interface CertificateManagerOptions {
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const FIRST_RETRY_MS = 2_000;
 const MAX_RETRY_MS = 32_000;
+/** How often the names of the certificate in use are compared with the requested ones (client-go: 1 s). */
+export const TEMPLATE_CHECK_MS = 1_000;
+
+/** An IP address as one spelling (IPv6 compressed, lower case). */
+function canonicalIP(ip: string): string {
+  return ip.includes(':') ? new URL(`http://[${ip}]/`).hostname.slice(1, -1) : ip;
+}
+
+function sameSet(a: readonly string[], b: readonly string[]): boolean {
+  const x = new Set(a);
+  const y = new Set(b);
+  return x.size === y.size && [...x].every((v) => y.has(v));
+}
+
+/**
+ * Whether `certPem` names what a serving-certificate request now would: subject
+ * `CN=system:node:<node>, O=system:nodes` and exactly the DNS names and IP addresses of `names`.
+ * Without `names` (the client pair) there is nothing to compare.
+ */
+export function satisfiesRequest(
+  certPem: string,
+  nodeName: string,
+  names: RequestedNames | undefined,
+): boolean {
+  if (names === undefined) return true;
+  const cert = new X509Certificate(certPem);
+  const subject = cert.subject.split('\n');
+  if (!subject.includes(`CN=system:node:${nodeName}`) || !subject.includes('O=system:nodes')) return false;
+  const alt = (cert.subjectAltName ?? '').split(', ').filter((e) => e !== '');
+  const dns = alt.filter((e) => e.startsWith('DNS:')).map((e) => e.slice('DNS:'.length));
+  const ips = alt
+    .filter((e) => e.startsWith('IP Address:'))
+    .map((e) => canonicalIP(e.slice('IP Address:'.length)));
+  return sameSet(dns, names.dnsNames ?? []) && sameSet(ips, (names.ipAddresses ?? []).map(canonicalIP));
+}
 
 /**
  * When a certificate valid from `notBefore` to `notAfter` is due for rotation: at 70 % of its
@@ -67,6 +106,10 @@ export class CertificateManager {
   #current: CertPair | undefined;
   #deadline: number | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #templateTimer: NodeJS.Timeout | undefined;
+  #rotating = false;
+  /** The names of the last issued request (JSON). */
+  #requested: string | undefined;
   #retryMs = FIRST_RETRY_MS;
   #stopped = false;
 
@@ -89,17 +132,39 @@ export class CertificateManager {
   /** Schedules the rotations. */
   start(): void {
     this.#schedule();
+    this.#templateTimer = setInterval(() => {
+      // Names changed since the certificate in use was issued: rotate now, unless a rotation is
+      // under way or already due (a failed one keeps its backoff).
+      const waiting = this.#deadline !== undefined && this.#deadline > Date.now();
+      if (!this.#rotating && waiting && this.#current !== undefined && !this.#satisfied(this.#current))
+        this.#schedule();
+    }, TEMPLATE_CHECK_MS);
+    this.#templateTimer.unref();
   }
 
   stop(): void {
     this.#stopped = true;
     clearTimeout(this.#timer);
+    clearInterval(this.#templateTimer);
+  }
+
+  /**
+   * Whether `pair` names what would be requested now. A certificate issued for the very names
+   * this manager last asked for counts as satisfying, even when the signer changed them: asking
+   * again would only get the same answer.
+   */
+  #satisfied(pair: CertPair): boolean {
+    const names = this.#opts.names?.();
+    return (
+      satisfiesRequest(pair.cert, this.#opts.nodeName, names) ||
+      (this.#requested !== undefined && this.#requested === JSON.stringify(names))
+    );
   }
 
   #schedule(): void {
     if (this.#stopped) return;
     const cur = this.#current;
-    if (cur === undefined) this.#deadline = Date.now();
+    if (cur === undefined || !this.#satisfied(cur)) this.#deadline = Date.now();
     else {
       const cert = new X509Certificate(cur.cert);
       this.#deadline = rotationDeadline(Date.parse(cert.validFrom), Date.parse(cert.validTo));
@@ -120,6 +185,7 @@ export class CertificateManager {
   async #rotate(): Promise<void> {
     if (this.#stopped) return;
     const { pair, nodeName } = this.#opts;
+    this.#rotating = true;
     try {
       const next = await this.#request();
       if (this.#stopped) return;
@@ -137,6 +203,8 @@ export class CertificateManager {
       );
       this.#wait(this.#retryMs);
       this.#retryMs = Math.min(this.#retryMs * 2, MAX_RETRY_MS);
+    } finally {
+      this.#rotating = false;
     }
   }
 
@@ -144,11 +212,12 @@ export class CertificateManager {
     const o = this.#opts;
     const keyPem = privateKeyPem((await generateKeyPair()).privateKey);
     const privateKey = createPrivateKey(keyPem);
+    const names = o.names?.();
     const request = createCsr(
       { commonName: `system:node:${o.nodeName}`, organizations: ['system:nodes'] },
       createPublicKey(privateKey),
       privateKey,
-      o.names?.() ?? {},
+      names ?? {},
     );
     const name = await createSigningRequest(o.client, {
       request,
@@ -157,6 +226,7 @@ export class CertificateManager {
     });
     console.log(`agent: waiting for the ${o.pair} certificate (certificate signing request ${name})`);
     const cert = await waitForCertificate(o.client, name, o.waitTimeoutMs ?? 15 * 60_000);
+    this.#requested = JSON.stringify(names);
     return { cert, key: keyPem };
   }
 }
