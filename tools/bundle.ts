@@ -63,6 +63,22 @@ const nativeBinding: Plugin = {
 };
 
 /**
+ * No long.js in the bundles: protobufjs (bundled only for the node agent's CRI schemas, the light
+ * build) then reads 64-bit integers as numbers, exact below 2^53, which is all the agent reads
+ * (src/agent/cri/schema.ts). long.js compiles a WebAssembly module as it loads, ~0.75 MiB of an
+ * idle agent's RSS. (The etcd client stays outside the bundle with its own protobufjs and long.js.)
+ */
+const noLongJs: Plugin = {
+  name: 'capstan-no-long-js',
+  setup(b) {
+    b.onResolve({ filter: /^long$/ }, () => ({ path: 'long', namespace: 'capstan-no-long-js' }));
+    b.onLoad({ filter: /.*/, namespace: 'capstan-no-long-js' }, () => ({
+      contents: 'module.exports = null;',
+    }));
+  },
+};
+
+/**
  * The bundle as the loader compiles it: CommonJS's module function around the code (so the loader
  * compiles the file's text as it is, without a second copy), ASCII only (so it is read as a
  * one-byte string: half the memory of a two-byte one). esbuild escapes non-ASCII text in strings
@@ -116,7 +132,7 @@ async function bundleCli(outfile: string, plugins: Plugin[]): Promise<Metafile> 
     supported: { 'dynamic-import': false },
     define: { 'import.meta.url': '__capstanImportMetaUrl' },
     external: ['etcd3'],
-    plugins: [nativeBinding, ...plugins],
+    plugins: [nativeBinding, noLongJs, ...plugins],
     // No comments or indentation: the script source stays in the heap for the process's life.
     // Identifiers keep their names (stack traces, profiles).
     minifyWhitespace: true,

@@ -66,10 +66,11 @@ describe('the bundled build', () => {
     for (const command of Object.keys(COMPONENT_BUNDLES)) {
       const file = join(ROOT, BUNDLE_DIR, bundleFileOf(command));
       expect(file).not.toBe(join(ROOT, BUNDLE_DIR, CLI_BUNDLE));
-      expect(statSync(file).size).toBeLessThan(whole / 4);
+      // The agent's is the largest (~1.3 of 5.2 MB): it holds protobufjs's light build for CRI.
+      expect(statSync(file).size).toBeLessThan(whole / 3);
       // The server's modules (esbuild names each module by its path) and its HTTP framework are left out.
       const text = readFileSync(file, 'latin1');
-      for (const left of ['"dist/src/server/run.js"', 'node_modules/fastify/'])
+      for (const left of ['"dist/src/server/run.js"', 'node_modules/fastify/', 'node_modules/long/'])
         expect(text.includes(left), `${file} holds ${left}`).toBe(false);
       expect(run(BUNDLE, [command, '--help'])).toBe(run(TSC_MAIN, [command, '--help']));
     }

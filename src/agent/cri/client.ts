@@ -1,6 +1,6 @@
 /**
  * A small typed client of CRI v1 (RuntimeService and ImageService) over gRPC on a Unix socket,
- * built on @grpc/grpc-js with protobufjs reading `proto/cri/api.proto` at run time.
+ * built on @grpc/grpc-js with protobufjs and the CRI schema of `./schema.ts`.
  *
  * Every call has a deadline (2 min by default, 10 min for image pulls, the command's timeout plus
  * a margin for ExecSync). Failures are {@link CriError}s carrying the gRPC status code, so callers
@@ -13,12 +13,9 @@
  * cri.close();
  * ```
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
+import { agentSchema, CRI_PROTO } from './schema.js';
 import type * as T from './types.js';
 import type { CriContainerStats, CriPodSandboxStats } from './stats-types.js';
 
@@ -42,35 +39,6 @@ export function isCriNotFound(err: unknown): boolean {
 const DEFAULT_DEADLINE_MS = 120_000;
 const PULL_DEADLINE_MS = 600_000;
 
-function findProtoFile(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, 'proto/cri/api.proto');
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir)
-      throw new Error(`CRI: proto/cri/api.proto not found above ${fileURLToPath(import.meta.url)}`);
-    dir = parent;
-  }
-}
-
-let cachedRoot: protobuf.Root | undefined;
-/**
- * The CRI schema: from `proto/cri/api.json` (protobufjs's JSON descriptor of `api.proto`, generated
- * by tools/gen-cri-descriptor.ts; about 10x faster to load than parsing the .proto, which matters
- * to a node's start-up), or from `api.proto` itself when the descriptor is absent.
- */
-function criRoot(): protobuf.Root {
-  if (cachedRoot) return cachedRoot;
-  const { Root } = createRequire(import.meta.url)('protobufjs') as typeof protobuf;
-  const proto = findProtoFile();
-  const descriptor = proto.replace(/\.proto$/, '.json');
-  cachedRoot = existsSync(descriptor)
-    ? Root.fromJSON(JSON.parse(readFileSync(descriptor, 'utf8')) as protobuf.INamespace)
-    : new Root().loadSync(proto);
-  return cachedRoot;
-}
-
 const TO_OBJECT: protobuf.IConversionOptions = {
   longs: String,
   enums: String,
@@ -93,7 +61,7 @@ export class CriClient {
   readonly #root: protobuf.Root;
 
   constructor(endpoint: string) {
-    this.#root = criRoot();
+    this.#root = agentSchema(CRI_PROTO);
     this.#client = new grpc.Client(criTarget(endpoint), grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': 16 * 1024 * 1024,
     });

@@ -10,13 +10,10 @@
  * Events name containers, so the watcher keeps the container → pod map from the last relist;
  * an unknown container (just created) triggers an immediate relist.
  */
-import { existsSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { criTarget } from '../cri/client.js';
+import { agentSchema, CONTAINERD_EVENTS_PROTO } from '../cri/schema.js';
 import type { PodRuntime, PodRuntimeState } from './runtime.js';
 
 /** What the watcher reports. */
@@ -27,17 +24,6 @@ export interface WatcherHandlers {
   relisted(pods: Map<string, PodRuntimeState>): void;
   /** The runtime answered (true) or failed (false) the last relist. */
   health(ok: boolean, error?: unknown): void;
-}
-
-function protoFile(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const p = join(dir, 'proto/containerd/events.proto');
-    if (existsSync(p)) return p;
-    const up = dirname(dir);
-    if (up === dir) throw new Error('proto/containerd/events.proto not found');
-    dir = up;
-  }
 }
 
 const TASK_TOPICS = ['/tasks/start', '/tasks/exit', '/tasks/oom', '/tasks/delete'];
@@ -63,8 +49,7 @@ export class RuntimeWatcher {
     this.#endpoint = endpoint;
     this.#handlers = handlers;
     this.#relistMs = relistMs;
-    const { Root } = createRequire(import.meta.url)('protobufjs') as typeof protobuf;
-    this.#root = new Root().loadSync(protoFile());
+    this.#root = agentSchema(CONTAINERD_EVENTS_PROTO);
   }
 
   start(): void {
