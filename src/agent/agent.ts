@@ -467,10 +467,20 @@ export class Agent {
             }),
           }
         : {}),
+      ...(pair === 'kubelet-client' && this.config.bootstrapKubeconfig
+        ? { bootstrapClient: () => this.#bootstrapClient() }
+        : {}),
       rotated,
     });
     manager.start();
     this.#closers.push(() => manager.stop());
+  }
+
+  /** A client with the bootstrap kubeconfig's credentials (`--bootstrap-kubeconfig`). */
+  #bootstrapClient(): Client {
+    const path = this.config.bootstrapKubeconfig;
+    if (!path) throw new Error('no --bootstrap-kubeconfig');
+    return new Client({ ...loadKubeconfig(path), userAgent: 'capstan-agent/v1.33 (linux)' });
   }
 
   /** Starts the proxy, cluster DNS, NetworkPolicy enforcement and pod routes the configuration asks for. */

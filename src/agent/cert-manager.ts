@@ -15,6 +15,8 @@
  *   for `CN=system:node:<node>, O=system:nodes` with the signer, usages and names given, waits
  *   for its certificate (up to 15 minutes), stores the pair, swaps the symlink and tells the owner.
  * - A failed rotation is retried after 2 s, doubling to 32 s (kubelet's backoff), and logged.
+ * - A client certificate that expired while the agent ran (rotations failed until its end) is
+ *   requested again with the bootstrap credentials, when there are any.
  */
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import type { Client } from '../client/index.js';
@@ -43,6 +45,12 @@ export interface CertificateManagerOptions {
   readonly usages: readonly string[];
   /** The client requests are made with (for the client pair: the identity being rotated). */
   readonly client: Client;
+  /**
+   * For the client pair: a client to request with once the certificate in use has expired (it no
+   * longer authenticates), made for the request and closed after it. kubelet's certificate
+   * manager then uses the bootstrap kubeconfig's credentials, as its TLS bootstrap does at start.
+   */
+  readonly bootstrapClient?: () => Client;
   /** The subject alternative names to request (the serving certificate's node addresses). */
   readonly names?: () => RequestedNames;
   /** Called with the new pair once it is stored and current. */
@@ -219,14 +227,22 @@ export class CertificateManager {
       privateKey,
       names ?? {},
     );
-    const name = await createSigningRequest(o.client, {
-      request,
-      signerName: o.signerName,
-      usages: o.usages,
-    });
-    console.log(`agent: waiting for the ${o.pair} certificate (certificate signing request ${name})`);
-    const cert = await waitForCertificate(o.client, name, o.waitTimeoutMs ?? 15 * 60_000);
-    this.#requested = JSON.stringify(names);
-    return { cert, key: keyPem };
+    const expired = this.#current === undefined || !certValid(this.#current.cert);
+    const bootstrap = expired ? o.bootstrapClient?.() : undefined;
+    const client = bootstrap ?? o.client;
+    try {
+      const name = await createSigningRequest(client, {
+        request,
+        signerName: o.signerName,
+        usages: o.usages,
+      });
+      const by = bootstrap === undefined ? '' : ', with the bootstrap credentials';
+      console.log(`agent: waiting for the ${o.pair} certificate (certificate signing request ${name}${by})`);
+      const cert = await waitForCertificate(client, name, o.waitTimeoutMs ?? 15 * 60_000);
+      this.#requested = JSON.stringify(names);
+      return { cert, key: keyPem };
+    } finally {
+      await bootstrap?.close();
+    }
   }
 }

@@ -16,7 +16,9 @@
  * - with `--rotate-certificates`, a client certificate near its end (a 30 s one, minted by the
  *   test) is renewed through a new request at 70–90 % of its lifetime, auto-approved for the
  *   node itself (kubeadm's `selfnodeclient` binding); the symlink is swapped and the agent keeps
- *   working once the old certificate has expired, with no restart.
+ *   working once the old certificate has expired, with no restart;
+ * - a client certificate that ran out while the agent ran (its renewals denied) is requested
+ *   again with the bootstrap token, as kubelet's certificate manager does, with no restart.
  */
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { lstat, readdir, readFile, readlink, stat, writeFile } from 'node:fs/promises';
@@ -233,8 +235,13 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
     expect((await lstat(join(certDir, 'kubelet-server-current.pem'))).isSymbolicLink()).toBe(true);
   }, 30_000);
 
-  it('renews a client certificate near its end through a new CSR, without a restart', async () => {
-    // A 30 s client certificate for the node, from the cluster CA; the agent restarts onto it.
+  /**
+   * Makes the agent's client certificate one from the cluster CA valid from 5 s ago until
+   * `validMs` from now, and restarts the agent onto it; returns it and the symlink's target.
+   */
+  const restartOnShortClientCertificate = async (
+    validMs: number,
+  ): Promise<{ short: X509Certificate; shortTarget: string }> => {
     const caPem = await readFile(join(node.server.certDir, 'ca.crt'), 'utf8');
     const caKey = createPrivateKey(await readFile(join(node.server.certDir, 'ca.key'), 'utf8'));
     const key = await generateKeyPair();
@@ -249,12 +256,31 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
       },
       usage: 'client',
       notBefore: new Date(now - 5_000),
-      notAfter: new Date(now + 25_000),
+      notAfter: new Date(now + validMs),
     });
-    const short = new X509Certificate(shortPem);
     await storePair(certDir, 'kubelet-client', shortPem, privateKeyPem(key.privateKey));
     const shortTarget = await readlink(join(certDir, 'kubelet-client-current.pem'));
     await node.restartAgent();
+    return { short: new X509Certificate(shortPem), shortTarget };
+  };
+
+  /** Waits until the Lease of the node is renewed after `after` (ms since the epoch). */
+  const leaseRenewedAfter = async (after: number): Promise<number> => {
+    let renewTime = 0;
+    while (renewTime <= after && Date.now() < after + 30_000) {
+      await new Promise((r) => setTimeout(r, 1_000));
+      const lease = JSON.parse(
+        await node.kubectl('get', 'lease', '-n', 'kube-node-lease', NODE, '-o', 'json'),
+      ) as Lease;
+      renewTime = Date.parse(lease.spec?.renewTime ?? '');
+    }
+    return renewTime;
+  };
+
+  it('renews a client certificate near its end through a new CSR, without a restart', async () => {
+    // A 30 s client certificate for the node, from the cluster CA; the agent restarts onto it.
+    const now = Date.now();
+    const { short, shortTarget } = await restartOnShortClientCertificate(25_000);
     // Due at 70-90 % of 30 s from NotBefore: 16-22 s from now, then a request and its approval.
     const deadline = Date.now() + 45_000;
     let renewed: CertificateSigningRequest | undefined;
@@ -284,14 +310,49 @@ describe.runIf(enabled)('TLS bootstrap of the agent', () => {
     // Once the short certificate has expired, the same agent still renews its Lease.
     const expired = Date.parse(short.validTo);
     await new Promise((r) => setTimeout(r, Math.max(0, expired - Date.now()) + 1_000));
-    let renewTime = 0;
-    while (renewTime <= expired && Date.now() < expired + 30_000) {
-      await new Promise((r) => setTimeout(r, 1_000));
-      const lease = JSON.parse(
-        await node.kubectl('get', 'lease', '-n', 'kube-node-lease', NODE, '-o', 'json'),
-      ) as Lease;
-      renewTime = Date.parse(lease.spec?.renewTime ?? '');
-    }
-    expect(renewTime).toBeGreaterThan(expired);
+    expect(await leaseRenewedAfter(expired)).toBeGreaterThan(expired);
   }, 120_000);
+
+  it('once its client certificate has expired, asks again with the bootstrap token, without a restart', async () => {
+    // Every renewal the node asks for with its own (still valid) certificate is denied, so the
+    // certificate runs out; kubelet's certificate manager then asks with the bootstrap
+    // credentials, which kubeadm's nodeclient binding has approved.
+    await node.kubectl('delete', 'clusterrolebinding', 'kubeadm:node-autoapprove-certificate-rotation');
+    const { short, shortTarget } = await restartOnShortClientCertificate(15_000);
+    const expired = Date.parse(short.validTo);
+    const denied = new Set<string>();
+    const deadline = expired + 60_000;
+    let renewed: CertificateSigningRequest | undefined;
+    while (!renewed?.status?.certificate && Date.now() < deadline) {
+      for (const csr of await csrsOf(KUBELET_CLIENT_SIGNER)) {
+        const name = csr.metadata.name ?? '';
+        if (csr.metadata.generateName !== 'csr-' || (csr.status?.conditions ?? []).length > 0) continue;
+        if (csr.spec?.username === `system:node:${NODE}`) {
+          await node.kubectl('certificate', 'deny', name);
+          denied.add(name);
+        }
+      }
+      renewed = (await csrsOf(KUBELET_CLIENT_SIGNER)).find(
+        (c) => c.metadata.generateName === 'csr-' && c.spec?.username === `system:bootstrap:${TOKEN_ID}`,
+      );
+      await new Promise((r) => setTimeout(r, 300));
+    }
+    expect(denied.size).toBeGreaterThan(0);
+    expect(renewed?.status?.conditions?.map((c) => [c.type, c.reason])).toEqual([
+      ['Approved', 'AutoApproved'],
+    ]);
+    // Asked for only once the certificate in use had expired.
+    expect(Date.parse(renewed?.metadata.creationTimestamp ?? '')).toBeGreaterThanOrEqual(expired - 1_000);
+    let target = shortTarget;
+    while (target === shortTarget && Date.now() < deadline + 5_000) {
+      await new Promise((r) => setTimeout(r, 200));
+      target = await readlink(join(certDir, 'kubelet-client-current.pem'));
+    }
+    const current = new X509Certificate(await readFile(join(certDir, 'kubelet-client-current.pem'), 'utf8'));
+    expect(current.serialNumber).not.toBe(short.serialNumber);
+    expect(current.subject).toContain(`CN=system:node:${NODE}`);
+    // The agent works again with the new certificate: its Lease is renewed.
+    const issued = Date.now();
+    expect(await leaseRenewedAfter(issued)).toBeGreaterThan(issued);
+  }, 150_000);
 });
