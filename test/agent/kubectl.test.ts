@@ -132,16 +132,18 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       })
       .toBe('ImagePullBackOff');
     expect(await jsonpath('noimage', '.status.phase')).toBe('Pending');
-    const messages = await k(
-      'get',
-      'events',
-      '--field-selector',
-      'involvedObject.name=noimage',
-      '-o',
-      'jsonpath={.items[*].message}',
-    );
-    expect(messages).toContain('Error: ErrImagePull');
-    expect(messages).toContain('Error: ImagePullBackOff');
+    // Events are written after the status, held to --event-qps as kubelet's are.
+    const messages = (): Promise<string> =>
+      k(
+        'get',
+        'events',
+        '--field-selector',
+        'involvedObject.name=noimage',
+        '-o',
+        'jsonpath={.items[*].message}',
+      );
+    await expect.poll(messages, { timeout: 20_000 }).toContain('Error: ErrImagePull');
+    await expect.poll(messages, { timeout: 20_000 }).toContain('Error: ImagePullBackOff');
   }, 90_000);
 
   it('deletes pods: containers stopped, then the object removed', async () => {

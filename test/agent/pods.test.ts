@@ -225,7 +225,10 @@ describe.runIf(enabled)('pod workers on containerd', () => {
     });
     workers.update(p);
     await expect.poll(() => statuses.get(p.metadata.uid ?? '')?.phase, { timeout: 30_000 }).toBe('Running');
-    // A new worker set that knows no pod treats the agent's pod as an orphan, and only it.
+    // The agent that ran it is gone (else its worker, woken by the container's death, would start
+    // the pod again); a new worker set that knows no pod treats the pod as an orphan, and only it.
+    watcher.stop();
+    await workers.stop();
     const runtime = new PodRuntime(cri, {
       podLogsDir: logs,
       cgroupRoot: ctrd.cgroupParent,
