@@ -40,7 +40,7 @@ import type { AgentCounts } from './stats/agent-metrics.js';
 import { ProbeMetrics } from './stats/probe-metrics.js';
 import { StatsProvider } from './stats/provider.js';
 import { servingCertificate } from './serving-cert.js';
-import { CLIENT_USAGES, KUBELET_CLIENT_SIGNER } from './tls-bootstrap.js';
+import { AGENT_USER_AGENT, bootstrapClient, CLIENT_USAGES, KUBELET_CLIENT_SIGNER } from './tls-bootstrap.js';
 import { StaticFileSource } from './sources/static-files.js';
 import { SubmissionSource } from './sources/submissions.js';
 import { UrlSource } from './sources/url.js';
@@ -129,7 +129,7 @@ export class Agent {
     this.#client = clientConfig
       ? new Client({
           ...rotatingClientConfig(config, clientConfig),
-          userAgent: 'capstan-agent/v1.33 (linux)',
+          userAgent: AGENT_USER_AGENT,
           qps: 50,
           burst: 100,
         })
@@ -451,6 +451,7 @@ export class Agent {
   ): void {
     if (!this.#client) return;
     const addresses = nodeAddresses(this.nodeIP, this.nodeName);
+    const bootstrapKubeconfig = this.config.bootstrapKubeconfig;
     const isIP = (t: string | undefined): boolean => t === 'InternalIP' || t === 'ExternalIP';
     const manager = new CertificateManager({
       certDir: this.config.certDir,
@@ -467,20 +468,13 @@ export class Agent {
             }),
           }
         : {}),
-      ...(pair === 'kubelet-client' && this.config.bootstrapKubeconfig
-        ? { bootstrapClient: () => this.#bootstrapClient() }
+      ...(pair === 'kubelet-client' && bootstrapKubeconfig
+        ? { bootstrapClient: () => bootstrapClient(bootstrapKubeconfig) }
         : {}),
       rotated,
     });
     manager.start();
     this.#closers.push(() => manager.stop());
-  }
-
-  /** A client with the bootstrap kubeconfig's credentials (`--bootstrap-kubeconfig`). */
-  #bootstrapClient(): Client {
-    const path = this.config.bootstrapKubeconfig;
-    if (!path) throw new Error('no --bootstrap-kubeconfig');
-    return new Client({ ...loadKubeconfig(path), userAgent: 'capstan-agent/v1.33 (linux)' });
   }
 
   /** Starts the proxy, cluster DNS, NetworkPolicy enforcement and pod routes the configuration asks for. */

@@ -44,6 +44,17 @@ export interface TlsBootstrapOptions {
   readonly timeoutMs?: number;
 }
 
+/** The User-Agent of the agent's API clients. */
+export const AGENT_USER_AGENT = 'capstan-agent/v1.33 (linux)';
+
+/**
+ * A client with the bootstrap kubeconfig's credentials (a bootstrap token): for the first client
+ * certificate, and again when the one in use has expired (cert-manager.ts). Close it after use.
+ */
+export function bootstrapClient(bootstrapKubeconfig: string): Client {
+  return new Client({ ...loadKubeconfig(bootstrapKubeconfig), userAgent: AGENT_USER_AGENT });
+}
+
 /** kubelet's signer for its client certificate. */
 export const KUBELET_CLIENT_SIGNER = 'kubernetes.io/kube-apiserver-client-kubelet';
 /** kubelet's usages for its client certificate (an ECDSA key). */
@@ -121,10 +132,7 @@ export async function bootstrapClientCertificate(opts: TlsBootstrapOptions): Pro
   const commonName = `system:node:${opts.nodeName}`;
   const request = createCsr({ commonName, organizations: ['system:nodes'] }, publicKey, privateKey);
   const name = requestName(publicKey.export({ format: 'der', type: 'spki' }), commonName, 'system:nodes');
-  const client = new Client({
-    ...loadKubeconfig(opts.bootstrapKubeconfig),
-    userAgent: 'capstan-agent/v1.33 (linux)',
-  });
+  const client = bootstrapClient(opts.bootstrapKubeconfig);
   let certPem: string;
   try {
     // A restart with the same key makes the same request (the name is the key's digest).

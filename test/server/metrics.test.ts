@@ -79,9 +79,11 @@ describe('/metrics', () => {
       subresource: '',
       component: 'apiserver',
     };
-    const count = (families: Map<string, PromFamily>, labels: Record<string, string>): number =>
-      sampleValue(families, 'apiserver_request', 'apiserver_request_total', { ...common, ...labels }) ?? 0;
-    const total = (labels: Record<string, string>): number => count(m, labels) - count(before, labels);
+    /** How much `sample` (with `labels`) grew since the baseline scrape. */
+    const delta = (family: string, sample: string, labels: Record<string, string>): number =>
+      (sampleValue(m, family, sample, labels) ?? 0) - (sampleValue(before, family, sample, labels) ?? 0);
+    const total = (labels: Record<string, string>): number =>
+      delta('apiserver_request', 'apiserver_request_total', { ...common, ...labels });
     expect(total({ verb: 'POST', scope: 'resource', code: '201' })).toBe(3);
     expect(total({ verb: 'GET', scope: 'resource', code: '200' })).toBe(5);
     expect(total({ verb: 'GET', scope: 'resource', code: '404' })).toBe(1);
@@ -89,8 +91,7 @@ describe('/metrics', () => {
     expect(m.get('apiserver_request_duration_seconds')?.type).toBe('histogram');
     const getCount = { ...common, verb: 'GET', scope: 'resource', dry_run: '' };
     const histogram = (sample: string, labels: Record<string, string>): number =>
-      (sampleValue(m, 'apiserver_request_duration_seconds', sample, labels) ?? 0) -
-      (sampleValue(before, 'apiserver_request_duration_seconds', sample, labels) ?? 0);
+      delta('apiserver_request_duration_seconds', sample, labels);
     expect(histogram('apiserver_request_duration_seconds_count', getCount)).toBe(6);
     expect(histogram('apiserver_request_duration_seconds_bucket', { ...getCount, le: '+Inf' })).toBe(6);
     const objects = (resource: string): number =>

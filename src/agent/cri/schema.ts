@@ -26,7 +26,7 @@ export function descriptorPath(proto: string): string {
 }
 
 /** `relative` found walking up from this module (dist/src/…, the bundle, or src/ under vitest). */
-export function findPackageFile(relative: string): string {
+function findPackageFile(relative: string): string {
   let dir = dirname(fileURLToPath(import.meta.url));
   for (;;) {
     const candidate = join(dir, relative);
