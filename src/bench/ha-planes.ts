@@ -6,7 +6,9 @@
  *
  * - Capstan: `capstan server` processes (the build in dist/) sharing one cluster CA and
  *   service-account key (copied from the first server's pki, as an installer shares them), each
- *   with its own data dir and admin kubeconfig.
+ *   with its own data dir and admin kubeconfig. They run as bare API servers (`--controllers=`:
+ *   no in-process controller manager or scheduler), as kube-apiserver does, unless a
+ *   `--server-arg` names `--controllers`; the API server's own loops run on both sides.
  * - kube: kube-apiserver processes from a directory of binaries built elsewhere, sharing the
  *   token file, client CA and service-account key of the cluster bench's kube stack.
  *
@@ -41,6 +43,15 @@ export interface ControlPlane {
   readonly about: string;
   /** Stops the servers, then etcd, and removes the data. Idempotent. */
   stop(): Promise<void>;
+}
+
+/**
+ * The flags of each Capstan server of the plane after its addresses: `--controllers=` (a bare
+ * API server, as kube-apiserver is) unless `serverArgs` names `--controllers`, then `serverArgs`.
+ */
+export function bareServerArgs(serverArgs: readonly string[]): string[] {
+  const named = serverArgs.some((a) => a === '--controllers' || a.startsWith('--controllers='));
+  return named ? [...serverArgs] : ['--controllers=', ...serverArgs];
 }
 
 /** The loopback address of server `i`. */
@@ -117,7 +128,7 @@ export async function startCapstanPlane(
           `--etcd-servers=${etcd.endpoints}`,
           `--advertise-address=${address}`,
           `--cert-dir=${pki}`,
-          ...serverArgs,
+          ...bareServerArgs(serverArgs),
         ],
       });
       started.push(server);

@@ -150,7 +150,7 @@ const FLAGS: readonly FlagSpec[] = [
     'ha-compare',
     'string',
     '',
-    "A directory with kube-apiserver (built elsewhere): the bench starts A, --ha-servers capstan servers (with --server-arg flags) on a three-member etcd, and B, as many kube-apiservers from this directory on another three-member etcd (etcd: $CAPSTAN_ETCD_BIN, default /usr/bin/etcd), each server on its own loopback address; requests go round-robin over each side's servers. Instead of --kubeconfig and --compare.",
+    "A directory with kube-apiserver (built elsewhere): the bench starts A, --ha-servers capstan servers on a three-member etcd (bare API servers, --controllers=, as kube-apiserver has no controller manager or scheduler; --server-arg flags follow, and one naming --controllers replaces that), and B, as many kube-apiservers from this directory on another three-member etcd (etcd: $CAPSTAN_ETCD_BIN, default /usr/bin/etcd), each server on its own loopback address; requests go round-robin over each side's servers. Instead of --kubeconfig and --compare.",
   ),
   flag('ha-servers', 'int', 3, 'API servers on each side of --ha-compare.'),
   flag(
@@ -158,6 +158,12 @@ const FLAGS: readonly FlagSpec[] = [
     'int',
     0,
     'Times each scenario runs on each server (figures are medians; B ÷ A per round). Default: 3 with a comparison, else 1.',
+  ),
+  flag(
+    'warmup-rounds',
+    'int',
+    0,
+    'Unmeasured runs of each scenario on each server before its measured rounds (same order), so that JIT-compiled servers are measured warm, as a server that has been up for a while is.',
   ),
   flag(
     'preset',
@@ -253,6 +259,8 @@ export interface BenchOptions {
   readonly ha: HaCompare | undefined;
   /** Runs of each scenario on each server. */
   readonly rounds: number;
+  /** Unmeasured runs of each scenario on each server before its measured rounds. */
+  readonly warmupRounds: number;
   /** The scheduler scenario's settings. */
   readonly scheduler: SchedulerBenchOptions;
 }
@@ -400,6 +408,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
           serverArgs: compareArgs,
         };
   if (int('rounds') < 0) throw new FlagError('--rounds must not be negative');
+  if (int('warmup-rounds') < 0) throw new FlagError('--warmup-rounds must not be negative');
   const schedulerBinary = opt('scheduler-binary');
   const rounds =
     int('rounds') > 0
@@ -430,6 +439,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     compare,
     ha,
     rounds,
+    warmupRounds: int('warmup-rounds'),
     scheduler: {
       binary: schedulerBinary,
       qps: v.get('scheduler-qps') as number,

@@ -79,6 +79,8 @@ export interface RunReport {
   readonly subjects?: readonly SubjectInfo[];
   /** Rounds of each scenario (interleaved A, B / B, A in a comparison). */
   readonly rounds?: number;
+  /** Unmeasured runs of each scenario on each server before the measured rounds (`--warmup-rounds`). */
+  readonly warmupRounds?: number;
   readonly rows: readonly Row[];
   /** B ÷ A per figure, in a comparison. */
   readonly comparisons?: readonly Comparison[];
@@ -167,6 +169,11 @@ function comparisonMarkdown(run: RunReport): string[] {
     '',
     ...subjects.map((s) => `- ${s.label}: ${s.target}`),
     '',
+    ...(run.warmupRounds === undefined
+      ? []
+      : [
+          `Before its measured rounds, each scenario ran ${run.warmupRounds} unmeasured warm-up round(s) on each server.`,
+        ]),
     `Each scenario ran ${run.rounds ?? 1} round(s) on each server, interleaved (A then B, then B then A, ...),`,
     'so that a slow moment of the shared machine hits both. The ratio is the median of the per-round',
     'ratios B ÷ A; the spread is their smallest and largest; from 8 rounds on, a 95% confidence interval',

@@ -161,6 +161,13 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
     const comparisons: Comparison[] = [];
     const failures: string[] = [];
     for (const name of serverScenarios) {
+      for (let round = 0; round < options.warmupRounds; round++)
+        for (const s of subjects) {
+          io.progress(
+            `${name}, warm-up ${round + 1}/${options.warmupRounds} (not measured): ${s.ctx.subject}`,
+          );
+          await runOnce(name, s.ctx, []);
+        }
       const perSubject = subjects.map(() => [] as Row[][]);
       for (let round = 0; round < rounds; round++) {
         const order = subjects.map((_, i) => i);
@@ -203,6 +210,7 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
       target: subjects[0]?.target ?? sched?.target ?? '',
       subjects: allSubjects,
       rounds,
+      ...(options.warmupRounds > 0 ? { warmupRounds: options.warmupRounds } : {}),
       rows,
       ...(allSubjects.length > 1 ? { comparisons } : {}),
       ...(failures.length === 0 ? {} : { failures }),

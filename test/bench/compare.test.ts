@@ -159,4 +159,43 @@ describe('rounds', () => {
     expect(medianInterval([1, 2, 3, 4, 5, 6, 7])).toBeUndefined();
     expect(median([])).toBeNaN();
   });
+
+  it('runs warm-up rounds first, unmeasured, on each server', async () => {
+    const json = join(dir, 'w.json');
+    const markdown = join(dir, 'w.md');
+    const err: string[] = [];
+    const code = await runBenchCommand(
+      [
+        'get',
+        '--kubeconfig',
+        a.kubeconfigPath,
+        '--compare',
+        b.kubeconfigPath,
+        '--clients=2',
+        '--duration=100ms',
+        '--rounds=1',
+        '--warmup-rounds=2',
+        '--json',
+        json,
+        '--markdown',
+        markdown,
+      ],
+      { out: () => undefined, err: (l) => err.push(l) },
+    );
+    expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
+    expect(code).toBe(0);
+    const runs = err
+      .map((l) => /^crud, (warm-up|round) (\d)\/\d.*: ([AB]):/.exec(l))
+      .filter((m) => m !== null)
+      .map((m) => `${m[1]} ${m[2]}${m[3]}`);
+    expect(runs).toEqual(['warm-up 1A', 'warm-up 1B', 'warm-up 2A', 'warm-up 2B', 'round 1A', 'round 1B']);
+    const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+    expect(report.rounds).toBe(1);
+    expect(report.warmupRounds).toBe(2);
+    // Only the measured round counts.
+    const ops = report.comparisons?.find((c) => c.scenario === 'get' && c.figure === 'ops/s');
+    expect(ops?.rounds).toBe(1);
+    expect(ops?.perRound).toHaveLength(1);
+    expect(await readFile(markdown, 'utf8')).toContain('2 unmeasured warm-up round(s)');
+  });
 });

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BenchClient } from '../../src/bench/client.js';
 import { FlagError } from '../../src/flags/flags.js';
+import { bareServerArgs } from '../../src/bench/ha-planes.js';
 import { parseBenchArgs } from '../../src/bench/options.js';
 import { backendOfArgs, identifySubject, listeningPid, productOf } from '../../src/bench/subject.js';
 
@@ -164,5 +165,13 @@ describe('flags of an HA comparison', () => {
     expect(() => parseBenchArgs(['--ha-compare=/ref/bin', '--compare=c.kubeconfig'])).toThrow(FlagError);
     expect(() => parseBenchArgs(['--ha-compare=/ref/bin', '--ha-servers=0'])).toThrow(FlagError);
     expect(() => parseBenchArgs(['--kubeconfig=a.kubeconfig,'])).toThrow(/empty kubeconfig path/);
+    expect(() => parseBenchArgs(['--warmup-rounds=-1'])).toThrow(FlagError);
+  });
+
+  it("run Capstan's servers bare, as kube-apiserver runs, unless a --server-arg names --controllers", () => {
+    expect(bareServerArgs([])).toEqual(['--controllers=']);
+    expect(bareServerArgs(['--v=2'])).toEqual(['--controllers=', '--v=2']);
+    expect(bareServerArgs(['--controllers=*'])).toEqual(['--controllers=*']);
+    expect(bareServerArgs(['--controllers', '-scheduler'])).toEqual(['--controllers', '-scheduler']);
   });
 });
