@@ -1058,7 +1058,7 @@ export const SERVER_FLAGS: readonly FlagSpec[] = [
     type: 'stringSlice',
     default: ['*'],
     usage:
-      "The in-process controllers to run, with kube-controller-manager's syntax: '*' runs every controller that is on by default, 'foo' turns on the controller named foo, '-foo' turns it off; an empty value runs none. Names (kube's, canonical or alias): namespace-controller (namespace), serviceaccount-controller (serviceaccount), serviceaccount-token-controller (serviceaccount-token), root-ca-certificate-publisher-controller (root-ca-cert-publisher), token-cleaner-controller (tokencleaner; acts only with --enable-bootstrap-token-auth, and unlike kube-controller-manager is in '*'), clusterrole-aggregation-controller (clusterrole-aggregation), resourcequota-controller (resourcequota), certificatesigningrequest-signing-controller (csrsigning). kube-apiserver's own start-up work (system namespaces, bootstrap RBAC policy, priority and fairness, the kubernetes Service, cluster IP repair) always runs.",
+      "The in-process controllers to run, with kube-controller-manager's syntax: '*' runs every controller that is on by default, 'foo' turns on the controller named foo, '-foo' turns it off; an empty value runs none (a bare API server, as kube-apiserver is). The names are kube-controller-manager's (canonical or alias; capstan controller-manager runs the same set, and the same ones are off unless named, such as token-cleaner-controller), plus 'scheduler' for the in-process scheduler. kube-apiserver's own start-up work (system namespaces, bootstrap RBAC policy, priority and fairness, the kubernetes Service, cluster IP repair) always runs.",
   },
   {
     section: CAPSTAN,
