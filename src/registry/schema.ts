@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findCapstanPackage } from './package-root.js';
+import { findCapstanPackage } from '../package/root.js';
 
 /** Path of the generated schema file, relative to the package root. */
 export const SCHEMA_FILE = 'src/registry/generated/schemas.json';

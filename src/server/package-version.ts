@@ -6,7 +6,7 @@
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findCapstanPackage } from '../registry/package-root.js';
+import { findCapstanPackage } from '../package/root.js';
 
 /** The bundled build's directory, relative to the package root (tools/bundle.ts writes it). */
 export const BUNDLE_DIR = join('dist', 'bundle');

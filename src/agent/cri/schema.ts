@@ -10,10 +10,11 @@
  * them as numbers, exact below 2^53 (nanosecond timestamps round to ~256 ns); either way the
  * agent asks for them as decimal strings.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs/light.js';
+import { findCapstanPackage } from '../../package/root.js';
 
 /** The schema files, relative to the package root. */
 export const CRI_PROTO = 'proto/cri/api.proto';
@@ -25,16 +26,12 @@ export function descriptorPath(proto: string): string {
   return proto.replace(/\.proto$/, '.json');
 }
 
-/** `relative` found walking up from this module (dist/src/…, the bundle, or src/ under vitest). */
+/** `relative` under Capstan's package root, found from this module (dist/src/…, the bundle, or src/ under vitest). */
 function findPackageFile(relative: string): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = join(dir, relative);
-    if (existsSync(candidate)) return candidate;
-    const parent = dirname(dir);
-    if (parent === dir) throw new Error(`${relative} not found above ${fileURLToPath(import.meta.url)}`);
-    dir = parent;
-  }
+  const here = dirname(fileURLToPath(import.meta.url));
+  const pkg = findCapstanPackage(here);
+  if (pkg === undefined) throw new Error(`Capstan's package.json not found above ${here}`);
+  return join(pkg.root, relative);
 }
 
 const roots = new Map<AgentProto, protobuf.Root>();

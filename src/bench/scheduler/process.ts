@@ -9,7 +9,7 @@ import { createWriteStream, existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { findCapstanPackage } from '../../registry/package-root.js';
+import { findCapstanPackage } from '../../package/root.js';
 import { packageVersion } from '../../server/package-version.js';
 import { BenchError } from '../errors.js';
 import { CAPSTAN_MAIN } from '../server-process.js';

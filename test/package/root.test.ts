@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findCapstanPackage } from '../../src/registry/package-root.js';
+import { findCapstanPackage } from '../../src/package/root.js';
 import { findPackageRoot, SchemaError } from '../../src/registry/schema.js';
 
 const top = mkdtempSync(join(tmpdir(), 'capstan-package-root-'));
