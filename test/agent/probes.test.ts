@@ -272,7 +272,9 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
 
   it('holds started until a startup tcpSocket probe passes, and kills a container that never starts', async () => {
     await applyPod('slow', {
-      command: ['sh', '-c', 'sleep 5; exec httpd -f -p 9000 -h /'],
+      // Long enough that the status showing the container running still shows it not started,
+      // even when that status reaches the test seconds late on a loaded machine.
+      command: ['sh', '-c', 'sleep 12; exec httpd -f -p 9000 -h /'],
       ports: [{ name: 'svc', containerPort: 9000 }],
       startupProbe: { tcpSocket: { port: 'svc' }, periodSeconds: 1, failureThreshold: 30 },
       readinessProbe: { tcpSocket: { port: 9000 }, periodSeconds: 1 },
@@ -289,7 +291,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
     expect(await jsonpath('slow', '.status.containerStatuses[0].started')).toBe('false');
     expect(await jsonpath('slow', '.status.containerStatuses[0].ready')).toBe('false');
     await expect
-      .poll(() => jsonpath('slow', '.status.containerStatuses[0].started'), { timeout: 20_000 })
+      .poll(() => jsonpath('slow', '.status.containerStatuses[0].started'), { timeout: 30_000 })
       .toBe('true');
     await expect
       .poll(() => jsonpath('slow', '.status.containerStatuses[0].ready'), { timeout: 10_000 })
@@ -373,13 +375,17 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
         timeout: 20_000,
       })
       .toBe('Error');
-    const evs = await events('deadline');
-    expect(evs.map((e) => `${e.type} ${e.reason} ${e.message}`)).toEqual(
-      expect.arrayContaining([
-        'Normal DeadlineExceeded Pod was active on the node longer than the specified deadline',
-        'Normal Killing Stopping container c',
-      ]),
-    );
+    // Events are written after the status, at the agent's event rate: poll for them.
+    await expect
+      .poll(async () => (await events('deadline')).map((e) => `${e.type} ${e.reason} ${e.message}`), {
+        timeout: 20_000,
+      })
+      .toEqual(
+        expect.arrayContaining([
+          'Normal DeadlineExceeded Pod was active on the node longer than the specified deadline',
+          'Normal Killing Stopping container c',
+        ]),
+      );
     // Failed for good: the container is not started again.
     await new Promise((r) => setTimeout(r, 2000));
     expect(await jsonpath('deadline', '.status.containerStatuses[0].restartCount')).toBe('0');
