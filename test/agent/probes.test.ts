@@ -66,6 +66,9 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
         await k('get', 'events', '--field-selector', `involvedObject.name=${pod}`, '-o', 'json'),
       ) as { items: KubeEvent[] }
     ).items;
+  /** The pod's events as `type reason message` lines. */
+  const eventLines = async (pod: string): Promise<string[]> =>
+    (await events(pod)).map((e) => `${e.type} ${e.reason} ${e.message}`);
   const apply = async (name: string, obj: Record<string, unknown>): Promise<void> => {
     const file = join(dir, `${name}.json`);
     await writeFile(file, JSON.stringify(obj));
@@ -331,9 +334,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
     expect(await jsonpath('hooks', '.status.containerStatuses[0].ready')).toBe('false');
 
     await expect
-      .poll(async () => (await events('badhook')).map((e) => `${e.type} ${e.reason} ${e.message}`), {
-        timeout: 60_000,
-      })
+      .poll(() => eventLines('badhook'), { timeout: 60_000 })
       .toEqual(
         expect.arrayContaining([
           'Warning FailedPostStartHook PostStartHook failed',
@@ -377,9 +378,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
       .toBe('Error');
     // Events are written after the status, at the agent's event rate: poll for them.
     await expect
-      .poll(async () => (await events('deadline')).map((e) => `${e.type} ${e.reason} ${e.message}`), {
-        timeout: 20_000,
-      })
+      .poll(() => eventLines('deadline'), { timeout: 20_000 })
       .toEqual(
         expect.arrayContaining([
           'Normal DeadlineExceeded Pod was active on the node longer than the specified deadline',
