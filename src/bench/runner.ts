@@ -166,7 +166,11 @@ export async function runBench(options: BenchOptions, io: RunIo, command: string
           io.progress(
             `${name}, warm-up ${round + 1}/${options.warmupRounds} (not measured): ${s.ctx.subject}`,
           );
-          await runOnce(name, s.ctx, []);
+          // A failed warm-up is reported (its figures were never wanted), so a broken server
+          // is not hidden behind measured rounds that may then pass.
+          const warmupFailures: string[] = [];
+          await runOnce(name, s.ctx, warmupFailures);
+          failures.push(...warmupFailures.map((f) => `warm-up ${round + 1}: ${f}`));
         }
       const perSubject = subjects.map(() => [] as Row[][]);
       for (let round = 0; round < rounds; round++) {

@@ -9,7 +9,6 @@ import { inClusterConfig, loadKubeconfig, type ClientConfig } from '../client/in
 import { controllerManagerHelp, notImplementedWarnings, parseControllerManagerArgs } from './options.js';
 import { startControllerManager, type ManagerLog } from './manager.js';
 import { startHealthServer } from './health.js';
-import { tuneHeapForSize } from './heap.js';
 
 function describe(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
@@ -39,7 +38,6 @@ export async function runControllerManagerCommand(argv: readonly string[]): Prom
     process.stdout.write(`${controllerManagerHelp()}\n`);
     return 0;
   }
-  tuneHeapForSize();
   const { options } = parsed;
   for (const w of notImplementedWarnings(argv)) STDERR_LOG.warn(w);
   let clientConfig: ClientConfig;

@@ -13,7 +13,6 @@ import {
 } from './config.js';
 import { startHealthServer } from './health.js';
 import { startScheduler } from './run.js';
-import { tuneSchedulerHeap } from './v8-flags.js';
 
 const misc = flagsOfSection('Misc flags');
 const secure = flagsOfSection('Secure serving flags');
@@ -152,7 +151,6 @@ export async function runSchedulerCommand(argv: readonly string[]): Promise<numb
     console.log(`usage: capstan scheduler [flags]\n\n${SCHEDULER_FLAGS.usage()}`);
     return 0;
   }
-  tuneSchedulerHeap();
   const abort = new AbortController();
   try {
     const config = await schedulerConfigOf(flags);

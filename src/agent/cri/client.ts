@@ -15,7 +15,7 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
-import { agentSchema, CRI_PROTO } from './schema.js';
+import { loadAgentSchema, CRI_PROTO } from './schema.js';
 import type * as T from './types.js';
 import type { CriContainerStats, CriPodSandboxStats } from './stats-types.js';
 
@@ -61,7 +61,7 @@ export class CriClient {
   readonly #root: protobuf.Root;
 
   constructor(endpoint: string) {
-    this.#root = agentSchema(CRI_PROTO);
+    this.#root = loadAgentSchema(CRI_PROTO);
     this.#client = new grpc.Client(criTarget(endpoint), grpc.credentials.createInsecure(), {
       'grpc.max_receive_message_length': 16 * 1024 * 1024,
     });

@@ -13,7 +13,7 @@
 import * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { criTarget } from '../cri/client.js';
-import { agentSchema, CONTAINERD_EVENTS_PROTO } from '../cri/schema.js';
+import { loadAgentSchema, CONTAINERD_EVENTS_PROTO } from '../cri/schema.js';
 import type { PodRuntime, PodRuntimeState } from './runtime.js';
 
 /** What the watcher reports. */
@@ -49,7 +49,7 @@ export class RuntimeWatcher {
     this.#endpoint = endpoint;
     this.#handlers = handlers;
     this.#relistMs = relistMs;
-    this.#root = agentSchema(CONTAINERD_EVENTS_PROTO);
+    this.#root = loadAgentSchema(CONTAINERD_EVENTS_PROTO);
   }
 
   start(): void {

@@ -1,0 +1,74 @@
+/**
+ * The V8 flags each `capstan` command sets on itself before it loads its code: one table, so
+ * what a process runs with is read in one place. The API server and the one-shot commands keep
+ * V8's defaults (a server's request rate matters more than its footprint); the long-running
+ * components trade some allocation throughput for memory. All of these flags are read while the
+ * process runs, so `v8.setFlagsFromString` before the component starts works; flags that V8
+ * reads only when it sets the heap up (`--max-semi-space-size`) would not, which is why the
+ * semi-space growth factor is used instead (checked: set at run time, the new space still grew).
+ *
+ * Why each flag, with what was measured:
+ *
+ * - `--heap-growing-percent=100` (every long-running component): the heap grows to twice its
+ *   live size before the next full collection, as Go's default (`GOGC=100`) lets kube's
+ *   components do; V8 otherwise grows it up to four times under a high allocation rate. On
+ *   `capstan bench scheduler --preset=full --scheduler-backlog`: peak RSS 10-40% lower for about
+ *   the same CPU (docs/bench/scheduler.md).
+ * - `--semi-space-growth-factor=1`: keeps the young generation at V8's initial 1 MiB
+ *   semi-spaces. V8 doubles them, up to 16 MiB, when many young objects survive a scavenge (a
+ *   burst of thousands of pods, an agent starting) and a process then keeps them: about 30 MiB
+ *   of RSS holding nothing live. The growth factor is read at each growth, so 1 keeps the size
+ *   (0 crashes node 20). The price is more, shorter scavenges.
+ * - `--optimize-for-size` (controller manager, scheduler): the old generation grows by smaller
+ *   steps and is released sooner. Holding 10,000 pods, this and the growth factor took the
+ *   controller manager from 139 to 105 MiB RSS at about the same pods/s, with more collector
+ *   CPU: 15 s instead of 4 s over a scale to 10,000 and a foreground delete
+ *   (docs/bench/cluster.md).
+ * - `--heap-growing-percent=25` (scheduler, instead of 100): its live heap is mostly its
+ *   informers' pods and nodes, which change slowly, so the extra full collections are few. On
+ *   `bench scheduler --preset=full` (5,000 pods, 1,000 nodes, live), peak RSS went from 136-148
+ *   MiB with V8's defaults to 99.6-106 with the two flags above and 89.5-94.2 with this one, at
+ *   the same scheduler CPU within the run-to-run spread.
+ * - The real node agent, whose idle RSS counts (issue 32: ≤ 0.7× kubelet's), measured on an idle
+ *   agent with no pod (docs/bench/agent.md, 2026-12-03):
+ *   - `--no-opt`: no TurboFan. An agent's JavaScript is glue around native work (JSON, TLS,
+ *     HTTP/2, gRPC framing), so optimized code buys little: a 30-pod burst cost 6% more CPU
+ *     (850 → 900 and 720 → 770 ms), while the optimizing compiler's pages of the `node` binary,
+ *     its memory and its code stay out of an idle agent: 57.3 against 62-65 MiB RSS.
+ *   - `--no-sparkplug`: no baseline compiler either; its code was 0.7 MiB of an idle agent's
+ *     heap. Idle RSS 56.5 against 57.4 MiB, the burst's CPU 710 against 770 ms.
+ *   - `--bytecode-old-age=1`: bytecode not run since the last collection is dropped at the next
+ *     (V8's default waits 5), so what only start-up ran leaves an idle agent sooner. Idle RSS
+ *     53.8 against 54.7 MiB at the same idle CPU; `--stress-flush-code` went no lower and
+ *     tripled the idle CPU.
+ *
+ *   Only the real agent: the simulated agent runs hot JavaScript loops at a high allocation
+ *   rate, where these would cost throughput.
+ *
+ * The flags are process-wide, so `capstan server`, whose in-process controllers and scheduler
+ * share its heap, sets none of them.
+ */
+
+const LIKE_GO = '--heap-growing-percent=100';
+const SMALL_YOUNG_GENERATION = '--semi-space-growth-factor=1';
+
+/** Each long-running component's flags, in the order they are set. */
+const COMPONENT_FLAGS: Readonly<Record<string, readonly string[]>> = {
+  'controller-manager': [LIKE_GO, SMALL_YOUNG_GENERATION, '--optimize-for-size'],
+  scheduler: [SMALL_YOUNG_GENERATION, '--optimize-for-size', '--heap-growing-percent=25'],
+  proxy: [LIKE_GO],
+  agent: [LIKE_GO, '--no-opt', '--no-sparkplug', SMALL_YOUNG_GENERATION, '--bytecode-old-age=1'],
+  'simulated-agent': [LIKE_GO],
+};
+
+/** True when `capstan agent` runs simulated nodes. */
+export function isSimulatedAgent(args: readonly string[]): boolean {
+  return args.includes('--simulate') || args.includes('--simulate=true');
+}
+
+/** The V8 flags `capstan <command> <args>` sets on itself; none for the server and one-shot commands. */
+export function v8FlagsOf(command: string | undefined, args: readonly string[]): readonly string[] {
+  if (command === undefined) return [];
+  const key = command === 'agent' && isSimulatedAgent(args) ? 'simulated-agent' : command;
+  return Object.hasOwn(COMPONENT_FLAGS, key) ? (COMPONENT_FLAGS[key] as readonly string[]) : [];
+}

@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { isSimulatedAgent, v8FlagsOf } from '../../src/cli/v8-flags.js';
+import { COMPONENT_BUNDLES } from '../../src/cli/bundles.js';
+
+describe('v8FlagsOf', () => {
+  it('leaves the API server and the one-shot commands on V8 defaults', () => {
+    for (const command of ['server', 'cluster', 'bench', 'verify', 'version', 'images', undefined]) {
+      expect(v8FlagsOf(command, [])).toEqual([]);
+    }
+  });
+
+  it('lets no long-running component heap grow past twice its live size', () => {
+    for (const command of Object.keys(COMPONENT_BUNDLES)) {
+      const growth = v8FlagsOf(command, [])
+        .filter((f) => f.startsWith('--heap-growing-percent='))
+        .map((f) => Number(f.split('=')[1]));
+      expect(growth.length, command).toBeGreaterThan(0);
+      // The last setting wins; it must not exceed Go's GOGC=100.
+      expect(growth.at(-1), command).toBeLessThanOrEqual(100);
+    }
+  });
+
+  it('keeps the scheduler at 25% growth', () => {
+    const flags = v8FlagsOf('scheduler', []);
+    expect(flags.filter((f) => f.startsWith('--heap-growing-percent='))).toEqual([
+      '--heap-growing-percent=25',
+    ]);
+    expect(flags).toContain('--semi-space-growth-factor=1');
+    expect(flags).toContain('--optimize-for-size');
+  });
+
+  it('turns the optimizing compilers off for the real agent only', () => {
+    expect(v8FlagsOf('agent', ['--kubeconfig=x'])).toContain('--no-opt');
+    expect(v8FlagsOf('agent', ['--simulate'])).not.toContain('--no-opt');
+    expect(v8FlagsOf('agent', ['--simulate=true', '--nodes=5'])).toEqual(['--heap-growing-percent=100']);
+  });
+
+  it('tells the simulated agent apart', () => {
+    expect(isSimulatedAgent(['--simulate'])).toBe(true);
+    expect(isSimulatedAgent(['--simulate=true'])).toBe(true);
+    expect(isSimulatedAgent(['--simulate=false'])).toBe(false);
+    expect(isSimulatedAgent([])).toBe(false);
+  });
+});
