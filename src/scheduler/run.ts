@@ -12,7 +12,7 @@ import { ClientSchedulerApi } from './api.js';
 import { schedulerConfigFrom, type SchedulerConfig } from './config.js';
 import { SchedulerInformers } from './informers.js';
 import { Scheduler } from './scheduler.js';
-import { schedulerTransform } from './trim.js';
+import { createSchedulerTransform } from './trim.js';
 
 /** Options of {@link startScheduler}. */
 export interface SchedulerRunOptions {
@@ -65,7 +65,7 @@ export function startScheduler(
   });
   // Pods and nodes keep only what the scheduler reads (src/scheduler/trim.ts), other kinds all
   // but managedFields (as kube-scheduler's informers).
-  const factory = new SharedInformerFactory(client, { log: logErr, transform: schedulerTransform });
+  const factory = new SharedInformerFactory(client, { log: logErr, transform: createSchedulerTransform() });
   const informers = new SchedulerInformers(factory);
   const api = new ClientSchedulerApi(client, logErr);
   let scheduler: Scheduler;

@@ -22,6 +22,12 @@
  * and taints; status capacity, allocatable and images. Every other kind keeps all but
  * managedFields.
  *
+ * Repeated parts are kept once ({@link ValueSharer}): the pods of one workload have equal
+ * labels, containers, tolerations and affinity, and their namespace, scheduler name and node name
+ * are a few strings, so 5,000 pods of one Deployment hold one copy of each instead of 5,000. The
+ * shared copies are frozen: informers' objects are read-only, and a write to one would now change
+ * many pods, so it fails loudly instead.
+ *
  * A plugin that reads another field must add it here (test/scheduler/trim.test.ts lists them).
  */
 import type { Container, Node, Pod, PodSpec } from '../api/types/core-v1.js';
@@ -62,9 +68,91 @@ const POD_SPEC: readonly (keyof PodSpec)[] = [
 const CONTAINER: readonly (keyof Container)[] = ['name', 'image', 'resources', 'ports', 'restartPolicy'];
 const POD_CONDITIONS = new Set(['PodScheduled', 'DisruptionTarget']);
 
-/** The scheduler's view of a pod (see the file's comment). */
-export function trimPod(pod: Pod): Pod {
-  const out: Pod = { metadata: pick(pod.metadata, POD_META) };
+/** Values above this many characters of JSON are not shared: they are seldom repeated. */
+const MAX_SHARED_JSON = 4096;
+
+/** Freezes a JSON value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * One frozen copy of each distinct JSON value (and string) it is handed, so equal parts of many
+ * objects are held once. Each table holds at most `limit` entries and starts over when full, so
+ * values that never repeat (a StatefulSet pod's own label) cannot grow it without bound; objects
+ * trimmed before that keep their copies, which are only no longer shared with later ones.
+ */
+export class ValueSharer {
+  readonly #values = new Map<string, unknown>();
+  readonly #strings = new Map<string, string>();
+  readonly #limit: number;
+
+  constructor(limit = 4096) {
+    this.#limit = limit;
+  }
+
+  /** The shared, frozen copy of `value` (a JSON object or array); `undefined` stays undefined. */
+  value<T>(value: T): T {
+    if (typeof value !== 'object' || value === null) return value;
+    const key = JSON.stringify(value);
+    if (key.length > MAX_SHARED_JSON) return value;
+    const known = this.#values.get(key);
+    if (known !== undefined) return known as T;
+    if (this.#values.size >= this.#limit) this.#values.clear();
+    // A copy: the caller's object is left as it was (and unfrozen).
+    const copy = deepFreeze(JSON.parse(key) as T);
+    this.#values.set(key, copy);
+    return copy;
+  }
+
+  /** The shared instance of `s`. */
+  string<T extends string | undefined>(s: T): T {
+    if (s === undefined) return s;
+    const known = this.#strings.get(s);
+    if (known !== undefined) return known as T;
+    if (this.#strings.size >= this.#limit) this.#strings.clear();
+    this.#strings.set(s, s);
+    return s;
+  }
+}
+
+/** Sets `obj[key]` to the shared copy of its value, when it has one. */
+function shareField<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
+  const v = obj[key];
+  if (v !== undefined) obj[key] = sharer.value(v);
+}
+
+/** Sets `obj[key]` to the shared instance of its string, when it has one. */
+function shareString<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
+  const v = obj[key];
+  if (typeof v === 'string') obj[key] = sharer.string(v);
+}
+
+const SHARED_POD_SPEC: readonly (keyof PodSpec)[] = [
+  'nodeSelector',
+  'affinity',
+  'tolerations',
+  'topologySpreadConstraints',
+  'schedulingGates',
+  'volumes',
+  'overhead',
+  'resources',
+  'containers',
+  'initContainers',
+];
+
+/** The scheduler's view of a pod (see the file's comment); `sharer` keeps repeated parts once. */
+export function trimPod(pod: Pod, sharer: ValueSharer = new ValueSharer()): Pod {
+  const meta = pick(pod.metadata, POD_META);
+  shareString(meta, 'namespace', sharer);
+  shareString(meta, 'creationTimestamp', sharer);
+  shareField(meta, 'labels', sharer);
+  shareField(meta, 'annotations', sharer);
+  const out: Pod = { metadata: meta };
   if (pod.apiVersion !== undefined) out.apiVersion = pod.apiVersion;
   if (pod.kind !== undefined) out.kind = pod.kind;
   if (pod.spec !== undefined) {
@@ -73,36 +161,56 @@ export function trimPod(pod: Pod): Pod {
       spec.containers = pod.spec.containers.map((c) => pick(c, CONTAINER));
     if (pod.spec.initContainers !== undefined)
       spec.initContainers = pod.spec.initContainers.map((c) => pick(c, CONTAINER));
+    for (const k of SHARED_POD_SPEC) shareField(spec, k, sharer);
+    shareString(spec, 'nodeName', sharer);
+    shareString(spec, 'schedulerName', sharer);
+    shareString(spec, 'preemptionPolicy', sharer);
     out.spec = spec;
   }
   const s = pod.status;
   if (s !== undefined) {
     const status: NonNullable<Pod['status']> = pick(s, ['phase', 'nominatedNodeName', 'startTime']);
     const conditions = s.conditions?.filter((c) => POD_CONDITIONS.has(c.type ?? ''));
-    if (conditions !== undefined && conditions.length > 0) status.conditions = conditions;
+    if (conditions !== undefined && conditions.length > 0) status.conditions = sharer.value(conditions);
+    shareString(status, 'phase', sharer);
+    shareString(status, 'startTime', sharer);
     out.status = status;
   }
   return out;
 }
 
-/** The scheduler's view of a node (see the file's comment). */
-export function trimNode(node: Node): Node {
+/** The scheduler's view of a node (see the file's comment); `sharer` keeps repeated parts once. */
+export function trimNode(node: Node, sharer: ValueSharer = new ValueSharer()): Node {
   const out: Node = {
     metadata: pick(node.metadata, ['name', 'uid', 'resourceVersion', 'labels', 'deletionTimestamp']),
   };
   if (node.apiVersion !== undefined) out.apiVersion = node.apiVersion;
   if (node.kind !== undefined) out.kind = node.kind;
-  if (node.spec !== undefined) out.spec = pick(node.spec, ['unschedulable', 'taints']);
-  if (node.status !== undefined) out.status = pick(node.status, ['capacity', 'allocatable', 'images']);
+  if (node.spec !== undefined) {
+    const spec = pick(node.spec, ['unschedulable', 'taints']);
+    shareField(spec, 'taints', sharer);
+    out.spec = spec;
+  }
+  if (node.status !== undefined) {
+    const status = pick(node.status, ['capacity', 'allocatable', 'images']);
+    shareField(status, 'capacity', sharer);
+    shareField(status, 'allocatable', sharer);
+    shareField(status, 'images', sharer);
+    out.status = status;
+  }
   return out;
 }
 
 /**
- * The scheduler's informer transform: pods and nodes trimmed, every other kind without
- * managedFields. Informers fill `kind` on listed items, so it tells the kinds apart.
+ * The scheduler's informer transform: pods and nodes trimmed (their repeated parts shared through
+ * one {@link ValueSharer} for all of them), every other kind without managedFields. Informers
+ * fill `kind` on listed items, so it tells the kinds apart.
  */
-export function schedulerTransform(obj: TypedObject): TypedObject {
-  if (obj.kind === 'Pod' && obj.apiVersion === 'v1') return trimPod(obj as Pod);
-  if (obj.kind === 'Node' && obj.apiVersion === 'v1') return trimNode(obj as Node);
-  return stripManagedFields(obj);
+export function createSchedulerTransform(): (obj: TypedObject) => TypedObject {
+  const sharer = new ValueSharer();
+  return (obj) => {
+    if (obj.kind === 'Pod' && obj.apiVersion === 'v1') return trimPod(obj as Pod, sharer);
+    if (obj.kind === 'Node' && obj.apiVersion === 'v1') return trimNode(obj as Node, sharer);
+    return stripManagedFields(obj);
+  };
 }

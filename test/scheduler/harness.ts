@@ -16,7 +16,7 @@ import type { ReplicaSet } from '../../src/api/types/apps-v1.js';
 import { schedulerConfigFrom } from '../../src/scheduler/config.js';
 import type { PodSchedulingCondition, SchedulerApi } from '../../src/scheduler/framework/types.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
-import { schedulerTransform } from '../../src/scheduler/trim.js';
+import { createSchedulerTransform } from '../../src/scheduler/trim.js';
 
 /** A node with the given allocatable (cpu, memory, pods) and extras. */
 export function node(
@@ -117,6 +117,8 @@ export class Harness {
     pvcUpdates: [],
   };
   readonly scheduler: Scheduler;
+  /** The scheduler's own informer transform: trimmed, shared and frozen pods and nodes. */
+  readonly #transform = createSchedulerTransform();
 
   constructor(config?: unknown) {
     const key = (p: Pod): string => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
@@ -192,12 +194,12 @@ export class Harness {
 
   /** Adds a node as the scheduler's informer hands it over: trimmed by its transform. */
   addNode(node: Node): void {
-    this.scheduler.onNodeAdd(schedulerTransform(node) as Node);
+    this.scheduler.onNodeAdd(this.#transform(node) as Node);
   }
 
   /** Adds a pod as the scheduler's informer hands it over: trimmed by its transform. */
   addPod(pod: Pod): void {
-    const p = schedulerTransform(pod) as Pod;
+    const p = this.#transform(pod) as Pod;
     this.pods.set(`${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`, p);
     this.scheduler.onPodAdd(p);
   }

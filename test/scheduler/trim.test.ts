@@ -7,7 +7,9 @@
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../src/api/types/core-v1.js';
 import { podRequests } from '../../src/scheduler/resources.js';
-import { schedulerTransform, trimNode, trimPod } from '../../src/scheduler/trim.js';
+import { createSchedulerTransform, trimNode, trimPod, ValueSharer } from '../../src/scheduler/trim.js';
+
+const schedulerTransform = createSchedulerTransform();
 
 const running: Pod = {
   apiVersion: 'v1',
@@ -173,5 +175,75 @@ describe('schedulerTransform', () => {
       metadata: { name: 'c', annotations: { a: 'b' } },
       spec: { volumeName: 'pv' },
     });
+  });
+
+  it('holds the equal parts of many pods once, frozen, and leaves the informer’s objects alone', () => {
+    const transform = createSchedulerTransform();
+    const replica = (i: number): Pod =>
+      structuredClone({ ...running, metadata: { ...running.metadata, name: `web-${i}`, uid: `u${i}` } });
+    const sources = [replica(1), replica(2)];
+    const [a, b] = sources.map((p) => transform(p) as Pod) as [Pod, Pod];
+    expect(a.metadata.name).toBe('web-1');
+    expect(b.metadata.name).toBe('web-2');
+    for (const part of [
+      (p: Pod) => p.metadata.labels,
+      (p: Pod) => p.metadata.annotations,
+      (p: Pod) => p.spec?.containers,
+      (p: Pod) => p.spec?.initContainers,
+      (p: Pod) => p.spec?.tolerations,
+      (p: Pod) => p.spec?.nodeSelector,
+      (p: Pod) => p.spec?.volumes,
+      (p: Pod) => p.status?.conditions,
+    ]) {
+      expect(part(a)).toBeDefined();
+      expect(part(a)).toBe(part(b));
+      expect(Object.isFrozen(part(a))).toBe(true);
+    }
+    expect(Object.isFrozen(a.spec?.containers?.[0]?.resources?.requests)).toBe(true);
+    expect(() => {
+      (a.metadata.labels as Record<string, string>)['app'] = 'other';
+    }).toThrow(TypeError);
+    // The pods' own fields are not shared, and the sources stay writable.
+    expect(a.metadata).not.toBe(b.metadata);
+    expect(Object.isFrozen(a.metadata)).toBe(false);
+    expect(Object.isFrozen(sources[0]?.metadata.labels)).toBe(false);
+    // A different value gets its own copy.
+    const other = transform({
+      ...replica(3),
+      metadata: { ...replica(3).metadata, labels: { app: 'db' } },
+    }) as Pod;
+    expect(other.metadata.labels).toEqual({ app: 'db' });
+    expect(other.metadata.labels).not.toBe(a.metadata.labels);
+  });
+
+  it('shares equal node capacity and taints between nodes', () => {
+    const transform = createSchedulerTransform();
+    const node = (name: string): Node => ({
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name, labels: { 'kubernetes.io/hostname': name } },
+      spec: { taints: [{ key: 'k', effect: 'NoSchedule' }] },
+      status: { capacity: { cpu: '4', pods: '110' }, allocatable: { cpu: '4', pods: '110' } },
+    });
+    const [x, y] = [transform(node('n1')) as Node, transform(node('n2')) as Node];
+    expect(x.status?.capacity).toBe(y.status?.capacity);
+    expect(x.status?.allocatable).toBe(y.status?.capacity);
+    expect(x.spec?.taints).toBe(y.spec?.taints);
+    expect(x.metadata.labels).toEqual({ 'kubernetes.io/hostname': 'n1' });
+  });
+});
+
+describe('ValueSharer', () => {
+  it('starts over when full instead of growing', () => {
+    const sharer = new ValueSharer(2);
+    const first = sharer.value({ a: '1' });
+    expect(sharer.value({ a: '1' })).toBe(first);
+    sharer.value({ a: '2' });
+    sharer.value({ a: '3' }); // full: the table starts over
+    const again = sharer.value({ a: '1' });
+    expect(again).toEqual({ a: '1' });
+    expect(again).not.toBe(first);
+    expect(sharer.value(undefined)).toBeUndefined();
+    expect(sharer.string('default')).toBe('default');
   });
 });
