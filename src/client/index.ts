@@ -13,5 +13,6 @@ export * from './watch.js';
 export * from './workqueue.js';
 export * from './reflector.js';
 export * from './informer.js';
+export * from './share.js';
 export * from './leader-election.js';
 export * from './events.js';

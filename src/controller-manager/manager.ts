@@ -9,7 +9,8 @@
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Client, SharedInformerFactory, stripManagedFields, type ClientConfig } from '../client/index.js';
+import { Client, SharedInformerFactory, type ClientConfig } from '../client/index.js';
+import { createManagerTransform } from './pod-sharing.js';
 import { runLeaderElection } from './leader.js';
 import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
@@ -105,11 +106,12 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
     setMaxListeners(0, signal);
     state = 'running';
     started.length = 0;
-    // Without managedFields, as kube-controller-manager's informers (no controller reads them).
+    // Without managedFields, as kube-controller-manager's informers (no controller reads them),
+    // and pods' repeated parts held once (src/controller-manager/pod-sharing.ts).
     const informers = new SharedInformerFactory(root, {
       resyncMs: 0,
       log: (m, e) => log.error(m, e),
-      transform: stripManagedFields,
+      transform: createManagerTransform(),
     });
     let identities: ControllerClients | undefined;
     const recorders = new EventRecorders((m, e) => log.error(m, e));

@@ -22,7 +22,7 @@
  * and taints; status capacity, allocatable and images. Every other kind keeps all but
  * managedFields.
  *
- * Repeated parts are kept once ({@link ValueSharer}): the pods of one workload have equal
+ * Repeated parts are kept once (src/client/share.ts): the pods of one workload have equal
  * labels, containers, tolerations and affinity, and their namespace, scheduler name and node name
  * are a few strings, so 5,000 pods of one Deployment hold one copy of each instead of 5,000. The
  * shared copies are frozen: informers' objects are read-only, and a write to one would now change
@@ -32,7 +32,13 @@
  */
 import type { Container, Node, Pod, PodSpec } from '../api/types/core-v1.js';
 import type { ObjectMeta } from '../api/types/meta-v1.js';
-import { stripManagedFields, type TypedObject } from '../client/index.js';
+import {
+  shareField,
+  shareString,
+  stripManagedFields,
+  ValueSharer,
+  type TypedObject,
+} from '../client/index.js';
 
 /** Copies the named fields that are present (no `undefined` entries: objects stay compact). */
 function pick<T extends object, K extends keyof T>(obj: T, keys: readonly K[]): Pick<T, K> {
@@ -67,70 +73,6 @@ const POD_SPEC: readonly (keyof PodSpec)[] = [
 ];
 const CONTAINER: readonly (keyof Container)[] = ['name', 'image', 'resources', 'ports', 'restartPolicy'];
 const POD_CONDITIONS = new Set(['PodScheduled', 'DisruptionTarget']);
-
-/** Values above this many characters of JSON are not shared: they are seldom repeated. */
-const MAX_SHARED_JSON = 4096;
-
-/** Freezes a JSON value and everything in it. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
-
-/**
- * One frozen copy of each distinct JSON value (and string) it is handed, so equal parts of many
- * objects are held once. Each table holds at most `limit` entries and starts over when full, so
- * values that never repeat (a StatefulSet pod's own label) cannot grow it without bound; objects
- * trimmed before that keep their copies, which are only no longer shared with later ones.
- */
-export class ValueSharer {
-  readonly #values = new Map<string, unknown>();
-  readonly #strings = new Map<string, string>();
-  readonly #limit: number;
-
-  constructor(limit = 4096) {
-    this.#limit = limit;
-  }
-
-  /** The shared, frozen copy of `value` (a JSON object or array); `undefined` stays undefined. */
-  value<T>(value: T): T {
-    if (typeof value !== 'object' || value === null) return value;
-    const key = JSON.stringify(value);
-    if (key.length > MAX_SHARED_JSON) return value;
-    const known = this.#values.get(key);
-    if (known !== undefined) return known as T;
-    if (this.#values.size >= this.#limit) this.#values.clear();
-    // A copy: the caller's object is left as it was (and unfrozen).
-    const copy = deepFreeze(JSON.parse(key) as T);
-    this.#values.set(key, copy);
-    return copy;
-  }
-
-  /** The shared instance of `s`. */
-  string<T extends string | undefined>(s: T): T {
-    if (s === undefined) return s;
-    const known = this.#strings.get(s);
-    if (known !== undefined) return known as T;
-    if (this.#strings.size >= this.#limit) this.#strings.clear();
-    this.#strings.set(s, s);
-    return s;
-  }
-}
-
-/** Sets `obj[key]` to the shared copy of its value, when it has one. */
-function shareField<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
-  const v = obj[key];
-  if (v !== undefined) obj[key] = sharer.value(v);
-}
-
-/** Sets `obj[key]` to the shared instance of its string, when it has one. */
-function shareString<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
-  const v = obj[key];
-  if (typeof v === 'string') obj[key] = sharer.string(v);
-}
 
 const SHARED_POD_SPEC: readonly (keyof PodSpec)[] = [
   'nodeSelector',

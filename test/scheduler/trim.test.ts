@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../src/api/types/core-v1.js';
 import { podRequests } from '../../src/scheduler/resources.js';
-import { createSchedulerTransform, trimNode, trimPod, ValueSharer } from '../../src/scheduler/trim.js';
+import { createSchedulerTransform, trimNode, trimPod } from '../../src/scheduler/trim.js';
+import { ValueSharer } from '../../src/client/share.js';
 
 const schedulerTransform = createSchedulerTransform();
 

@@ -1,0 +1,75 @@
+/**
+ * Holding equal parts of many cached objects once. The pods of one workload have equal labels,
+ * owner references, containers, tolerations and volumes, and their namespace, node and scheduler
+ * names are a few strings; an informer that keeps 10,000 of them otherwise holds 10,000 copies of
+ * each (V8's JSON parser makes a new object for every object it reads, and shares only short
+ * strings). A component's informer transform hands those parts to one {@link ValueSharer}.
+ *
+ * The shared copies are frozen: informers' objects are read-only by contract, and a write to a
+ * shared part would change every object that holds it, so it fails loudly (a TypeError) instead.
+ * Code that changes a cached object must copy it first (`cloneJson`, `structuredClone`: both give
+ * unfrozen copies).
+ */
+/** Values above this many characters of JSON are not shared: they are seldom repeated. */
+const MAX_SHARED_JSON = 4096;
+
+/** Freezes a JSON value and everything in it. */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/**
+ * One frozen copy of each distinct JSON value (and string) it is handed, so equal parts of many
+ * objects are held once. Each table holds at most `limit` entries and starts over when full, so
+ * values that never repeat (a StatefulSet pod's own label) cannot grow it without bound; objects
+ * trimmed before that keep their copies, which are only no longer shared with later ones.
+ */
+export class ValueSharer {
+  readonly #values = new Map<string, unknown>();
+  readonly #strings = new Map<string, string>();
+  readonly #limit: number;
+
+  constructor(limit = 4096) {
+    this.#limit = limit;
+  }
+
+  /** The shared, frozen copy of `value` (a JSON object or array); `undefined` stays undefined. */
+  value<T>(value: T): T {
+    if (typeof value !== 'object' || value === null) return value;
+    const key = JSON.stringify(value);
+    if (key.length > MAX_SHARED_JSON) return value;
+    const known = this.#values.get(key);
+    if (known !== undefined) return known as T;
+    if (this.#values.size >= this.#limit) this.#values.clear();
+    // A copy: the caller's object is left as it was (and unfrozen).
+    const copy = deepFreeze(JSON.parse(key) as T);
+    this.#values.set(key, copy);
+    return copy;
+  }
+
+  /** The shared instance of `s`. */
+  string<T extends string | undefined>(s: T): T {
+    if (s === undefined) return s;
+    const known = this.#strings.get(s);
+    if (known !== undefined) return known as T;
+    if (this.#strings.size >= this.#limit) this.#strings.clear();
+    this.#strings.set(s, s);
+    return s;
+  }
+}
+
+/** Sets `obj[key]` to the shared copy of its value, when it has one. */
+export function shareField<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
+  const v = obj[key];
+  if (v !== undefined) obj[key] = sharer.value(v);
+}
+
+/** Sets `obj[key]` to the shared instance of its string, when it has one. */
+export function shareString<T extends object, K extends keyof T>(obj: T, key: K, sharer: ValueSharer): void {
+  const v = obj[key];
+  if (typeof v === 'string') obj[key] = sharer.string(v);
+}
