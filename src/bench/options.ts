@@ -226,6 +226,12 @@ const FLAGS: readonly FlagSpec[] = [
     'scheduler scenario: create every pod before the scheduler starts, and measure pods/s from its first bind to its last (the scheduler alone, not the rate at which the server creates pods); no latencies.',
   ),
   flag(
+    'scheduler-create-rate',
+    'float',
+    0,
+    "scheduler scenario: create the pods at this steady rate (pods/s, at most 32 creates in flight) instead of as fast as the server takes them, so both schedulers' latencies are measured under the same load; 0: as fast as possible.",
+  ),
+  flag(
     'scheduler-cases',
     'stringSlice',
     [...SCHEDULER_CASES],
@@ -274,6 +280,8 @@ export interface SchedulerBenchOptions {
   readonly cases: readonly SchedulerCase[];
   /** `--scheduler-backlog`: every pod exists before the scheduler starts. */
   readonly backlog: boolean;
+  /** `--scheduler-create-rate`: pods created per second, paced; undefined: as fast as possible. */
+  readonly createRate: number | undefined;
   readonly pods: number;
   readonly nodes: number;
   readonly rounds: number;
@@ -311,6 +319,9 @@ interleaved round by round, each creating --pods pods per case. Figures: pods bo
 (first create to last bind), create-to-bound latency p50 and p99, the scheduler's CPU and RSS.
 With --scheduler-backlog every pod is created before the scheduler starts, and pods/s counts from
 its first bind to its last: the scheduler's own rate, not capped by the server's create rate.
+With --scheduler-create-rate the pods are created at that steady rate, so both schedulers'
+latencies are measured under the same load (as fast as possible, the side whose scheduler leaves
+the server more CPU also makes the server create faster, and queue more).
   capstan bench scheduler --preset=full --scheduler-binary=/path/to/kube-scheduler --rounds=1
 
 ${new FlagSet('capstan bench', FLAGS).usage()}`;
@@ -421,6 +432,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     if (!(SCHEDULER_CASES as readonly string[]).includes(c))
       throw new FlagError(`unknown scheduler case ${c}: want ${SCHEDULER_CASES.join(', ')}`);
   if (cases.length === 0) throw new FlagError('--scheduler-cases names no case');
+  const createRate = v.get('scheduler-create-rate') as number;
+  if (!(createRate >= 0) || !Number.isFinite(createRate))
+    throw new FlagError('--scheduler-create-rate must be a number of pods per second, or 0');
+  if (createRate > 0 && v.get('scheduler-backlog') === true)
+    throw new FlagError('--scheduler-create-rate paces live creates: drop it or --scheduler-backlog');
   return {
     scenarios: scenarios.length === 0 ? DEFAULT_SCENARIOS : scenarios,
     kubeconfig: kubeconfigs('kubeconfig'),
@@ -446,6 +462,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
       burst: int('scheduler-burst'),
       cases: cases as readonly SchedulerCase[],
       backlog: v.get('scheduler-backlog') === true,
+      createRate: createRate > 0 ? createRate : undefined,
       pods: sizes.schedulerPods,
       nodes: sizes.schedulerNodes,
       rounds,

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runBenchCommand } from '../../src/bench/command.js';
 import { DEFAULT_SCENARIOS, parseBenchArgs } from '../../src/bench/options.js';
 import type { RunReport } from '../../src/bench/report.js';
+import { dueAt, until } from '../../src/bench/scheduler/measure.js';
 import { checkPlacement } from '../../src/bench/scheduler/placement.js';
 import { capstanEntry, kubeSchedulerConfig } from '../../src/bench/scheduler/process.js';
 import { FlagError } from '../../src/flags/flags.js';
@@ -45,6 +46,12 @@ describe('capstan bench scheduler', () => {
     ]);
     expect(sized?.scheduler).toMatchObject({ pods: 7, nodes: 3, qps: 50, cases: ['spread'], backlog: false });
     expect(parseBenchArgs(['scheduler', '--scheduler-backlog'])?.scheduler.backlog).toBe(true);
+    expect(sized?.scheduler.createRate).toBeUndefined();
+    expect(parseBenchArgs(['scheduler', '--scheduler-create-rate=150'])?.scheduler.createRate).toBe(150);
+    expect(() => parseBenchArgs(['scheduler', '--scheduler-create-rate=-1'])).toThrow(FlagError);
+    expect(() => parseBenchArgs(['scheduler', '--scheduler-create-rate=10', '--scheduler-backlog'])).toThrow(
+      FlagError,
+    );
     expect(() => parseBenchArgs(['scheduler', '--scheduler-cases=bogus'])).toThrow(FlagError);
     expect(DEFAULT_SCENARIOS).not.toContain('scheduler');
     const yaml = kubeSchedulerConfig({ kubeconfig: '/k', qps: 50, burst: 100, dir: '/d' });
@@ -137,4 +144,48 @@ describe('capstan bench scheduler', () => {
       expect(row?.figures['p50 ms']).toBeUndefined();
     },
   );
+
+  it(
+    'create rate: the pods are created at the given steady rate, whatever the server could take',
+    { timeout: 300_000 },
+    async () => {
+      capstanEntry();
+      const json = join(dir, 'paced.json');
+      const err: string[] = [];
+      const code = await runBenchCommand(
+        [
+          'scheduler',
+          '--pods=8',
+          '--nodes=4',
+          '--scheduler-cases=plain',
+          '--scheduler-create-rate=4',
+          '--json',
+          json,
+        ],
+        { out: () => undefined, err: (l) => err.push(l) },
+      );
+      expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
+      expect(code).toBe(0);
+      const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+      const [row] = report.rows.filter((r) => r.scenario === 'scheduler');
+      expect(row?.case).toBe('plain, 8 pods on 4 nodes, created at 4/s');
+      expect(row?.figures['pods bound']).toBe(8);
+      // 8 creates 0.25 s apart span at least 1.75 s; unpaced, a server creates 8 pods in a few ms.
+      expect(row?.figures['creates/s']).toBeLessThan(5);
+      expect(row?.figures['pods/s']).toBeLessThan(5);
+      expect(row?.figures['p99 ms']).toBeGreaterThanOrEqual(row?.figures['p50 ms'] as number);
+    },
+  );
+
+  it('paces by the clock: pod i is due i/rate seconds after the start', async () => {
+    const start = process.hrtime.bigint();
+    expect(dueAt(start, 0, 4)).toBe(start);
+    expect(dueAt(start, 3, 4)).toBe(start + 750_000_000n);
+    const t = process.hrtime.bigint();
+    await until(t + 50_000_000n);
+    expect(Number(process.hrtime.bigint() - t) / 1e6).toBeGreaterThanOrEqual(49);
+    const past = process.hrtime.bigint();
+    await until(past - 1_000_000_000n);
+    expect(Number(process.hrtime.bigint() - past) / 1e6).toBeLessThan(20);
+  });
 });

@@ -90,6 +90,7 @@ export async function runSchedulerBench(
               settings,
               case: c,
               backlog: options.backlog,
+              ...(options.createRate === undefined ? {} : { createRate: options.createRate }),
               pods,
               nodes,
               zones,
@@ -126,7 +127,7 @@ export async function runSchedulerBench(
         version: s.label,
         backend: '',
       })),
-      target: `capstan server started by the bench (${nodes} simulated nodes in ${zones} zones; schedulers at --kube-api-qps=${options.qps} --kube-api-burst=${options.burst}${options.backlog ? '; every pod created before the scheduler starts' : ''})`,
+      target: `capstan server started by the bench (${nodes} simulated nodes in ${zones} zones; schedulers at --kube-api-qps=${options.qps} --kube-api-burst=${options.burst}${options.backlog ? '; every pod created before the scheduler starts' : ''}${options.createRate === undefined ? '' : `; pods created at ${options.createRate}/s`})`,
     };
   } finally {
     await teardown.run();

@@ -7,6 +7,10 @@
  * scheduler process's CPU and RSS over the measured part, read from `/proc`. Then the pods are
  * deleted and the scheduler stopped, whatever happened.
  *
+ * With `createRate`, pod `i` is created no sooner than `i / createRate` seconds after the first:
+ * a steady load, the same for every scheduler, so their latencies compare (created as fast as
+ * possible, the side whose scheduler takes less CPU also lets the server create faster).
+ *
  * With `backlog`, every pod is created before the scheduler starts: pods/s is then counted from
  * its first bind to its last, the scheduler's own rate with the server's create rate out of the
  * way (above, pods/s can be no more than creates/s), and there are no latencies (every pod
@@ -45,12 +49,25 @@ export interface MeasureSpec {
   readonly case: SchedulerCase;
   /** Create every pod before the scheduler starts (see the file's comment). */
   readonly backlog: boolean;
+  /** Pods created per second, paced (see the file's comment); undefined: as fast as possible. */
+  readonly createRate?: number;
   readonly pods: number;
   readonly nodes: number;
   readonly zones: number;
   /** Node name → zone, for the placement check. */
   readonly zoneOf: ReadonlyMap<string, string>;
   readonly progress: (line: string) => void;
+}
+
+/** Resolves at `due` (a `process.hrtime.bigint()` reading), at once when that has passed. */
+export function until(due: bigint): Promise<void> {
+  const ms = Number(due - process.hrtime.bigint()) / 1e6;
+  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** When pod `i` of a run started at `start` may be created, at `rate` pods per second. */
+export function dueAt(start: bigint, i: number, rate: number): bigint {
+  return start + BigInt(Math.round((i / rate) * 1e9));
 }
 
 /** A promise that rejects after `ms` (and never keeps the process alive). */
@@ -239,7 +256,8 @@ async function measureBacklog(spec: MeasureSpec): Promise<Row> {
 /** A running scheduler, then P pods created while it binds them. */
 async function measureLive(spec: MeasureSpec): Promise<Row> {
   const { client, pods } = spec;
-  const title = caseTitle(spec.case, pods, spec.nodes, spec.zones);
+  const rate = spec.createRate;
+  const title = `${caseTitle(spec.case, pods, spec.nodes, spec.zones)}${rate === undefined ? '' : `, created at ${count(rate)}/s`}`;
   return inFreshNamespace(spec, async (ns, w, running) => {
     const { proc, exited } = await startScheduler(spec, running);
     const path = `/api/v1/namespaces/${ns}/pods`;
@@ -260,6 +278,7 @@ async function measureLive(spec: MeasureSpec): Promise<Row> {
     // A pod exists from its create's answer on: that is the "created" end of its latency (a
     // bind seen before the answer counts as 0).
     const creating = closedLoop(CREATORS, { maxOps: pods }, async (i) => {
+      if (rate !== undefined) await until(dueAt(start, i, rate));
       await client.expect('POST', path, 201, { body: podBody(spec.case, i, groups), discardBody: true });
       created[i] = process.hrtime.bigint();
     });
