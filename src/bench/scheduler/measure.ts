@@ -59,10 +59,17 @@ export interface MeasureSpec {
   readonly progress: (line: string) => void;
 }
 
-/** Resolves at `due` (a `process.hrtime.bigint()` reading), at once when that has passed. */
-export function until(due: bigint): Promise<void> {
-  const ms = Number(due - process.hrtime.bigint()) / 1e6;
-  return ms <= 0 ? Promise.resolve() : new Promise((resolve) => setTimeout(resolve, ms));
+/**
+ * Resolves once `due` (a `process.hrtime.bigint()` reading) has passed, at once when it has. A
+ * timer may fire up to a millisecond early against the clock (the event loop's cached time), so
+ * it waits again until the clock says so.
+ */
+export async function until(due: bigint): Promise<void> {
+  for (;;) {
+    const ms = Number(due - process.hrtime.bigint()) / 1e6;
+    if (ms <= 0) return;
+    await new Promise((resolve) => setTimeout(resolve, Math.ceil(ms)));
+  }
 }
 
 /** When pod `i` of a run started at `start` may be created, at `rate` pods per second. */
