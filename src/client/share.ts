@@ -51,6 +51,19 @@ export class ValueSharer {
     return copy;
   }
 
+  /**
+   * Replaces every part of `obj` with its shared copy: object and array values by
+   * {@link value}, strings by {@link string}; numbers and booleans stay.
+   */
+  shareParts(obj: object): void {
+    const fields = obj as Record<string, unknown>;
+    for (const k of Object.keys(fields)) {
+      const v = fields[k];
+      if (typeof v === 'object' && v !== null) fields[k] = this.value(v);
+      else if (typeof v === 'string') fields[k] = this.string(v);
+    }
+  }
+
   /** The shared instance of `s`. */
   string<T extends string | undefined>(s: T): T {
     if (s === undefined) return s;

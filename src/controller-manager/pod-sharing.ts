@@ -26,15 +26,8 @@ export function sharePodParts(pod: Pod, sharer: ValueSharer): Pod {
   const meta = pod.metadata;
   for (const k of SHARED_META) shareField(meta, k, sharer);
   for (const k of SHARED_META_STRINGS) shareString(meta, k, sharer);
-  const spec = pod.spec as Record<string, unknown> | undefined;
-  if (spec !== undefined) {
-    // Every part of a pod's spec is repeated by its workload's other pods.
-    for (const k of Object.keys(spec)) {
-      const v = spec[k];
-      if (typeof v === 'object' && v !== null) spec[k] = sharer.value(v);
-      else if (typeof v === 'string') spec[k] = sharer.string(v);
-    }
-  }
+  // Every part of a pod's spec is repeated by its workload's other pods.
+  if (pod.spec !== undefined) sharer.shareParts(pod.spec);
   const status = pod.status;
   if (status !== undefined) {
     for (const k of SHARED_STATUS) shareField(status, k, sharer);

@@ -74,19 +74,6 @@ const POD_SPEC: readonly (keyof PodSpec)[] = [
 const CONTAINER: readonly (keyof Container)[] = ['name', 'image', 'resources', 'ports', 'restartPolicy'];
 const POD_CONDITIONS = new Set(['PodScheduled', 'DisruptionTarget']);
 
-const SHARED_POD_SPEC: readonly (keyof PodSpec)[] = [
-  'nodeSelector',
-  'affinity',
-  'tolerations',
-  'topologySpreadConstraints',
-  'schedulingGates',
-  'volumes',
-  'overhead',
-  'resources',
-  'containers',
-  'initContainers',
-];
-
 /** The scheduler's view of a pod (see the file's comment); `sharer` keeps repeated parts once. */
 export function trimPod(pod: Pod, sharer: ValueSharer = new ValueSharer()): Pod {
   const meta = pick(pod.metadata, POD_META);
@@ -103,10 +90,8 @@ export function trimPod(pod: Pod, sharer: ValueSharer = new ValueSharer()): Pod 
       spec.containers = pod.spec.containers.map((c) => pick(c, CONTAINER));
     if (pod.spec.initContainers !== undefined)
       spec.initContainers = pod.spec.initContainers.map((c) => pick(c, CONTAINER));
-    for (const k of SHARED_POD_SPEC) shareField(spec, k, sharer);
-    shareString(spec, 'nodeName', sharer);
-    shareString(spec, 'schedulerName', sharer);
-    shareString(spec, 'preemptionPolicy', sharer);
+    // Every part kept of a spec is repeated by the workload's other pods.
+    sharer.shareParts(spec);
     out.spec = spec;
   }
   const s = pod.status;

@@ -26,6 +26,20 @@ afterAll(async () => {
 });
 
 describe('capstan bench scheduler', () => {
+  /** Runs the plain case on 8 pods and 4 nodes with `flag`; the run must succeed. */
+  async function plainRun(jsonName: string, flag: string): Promise<RunReport> {
+    capstanEntry(); // throws without a build (npm run build): these runs need one, in CI too
+    const json = join(dir, jsonName);
+    const err: string[] = [];
+    const code = await runBenchCommand(
+      ['scheduler', '--pods=8', '--nodes=4', '--scheduler-cases=plain', flag, '--json', json],
+      { out: () => undefined, err: (l) => err.push(l) },
+    );
+    expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
+    expect(code).toBe(0);
+    return JSON.parse(await readFile(json, 'utf8')) as RunReport;
+  }
+
   it('flags: sizes by preset and flag, the cases, the same QPS for every scheduler', () => {
     const quick = parseBenchArgs(['scheduler']);
     expect(quick?.scheduler).toMatchObject({ pods: 500, nodes: 100, qps: 5000, burst: 5000, rounds: 1 });
@@ -115,24 +129,7 @@ describe('capstan bench scheduler', () => {
     'backlog: every pod exists before the scheduler starts; pods/s from the first bind to the last',
     { timeout: 300_000 },
     async () => {
-      capstanEntry();
-      const json = join(dir, 'backlog.json');
-      const err: string[] = [];
-      const code = await runBenchCommand(
-        [
-          'scheduler',
-          '--pods=8',
-          '--nodes=4',
-          '--scheduler-cases=plain',
-          '--scheduler-backlog',
-          '--json',
-          json,
-        ],
-        { out: () => undefined, err: (l) => err.push(l) },
-      );
-      expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
-      expect(code).toBe(0);
-      const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+      const report = await plainRun('backlog.json', '--scheduler-backlog');
       const rows = report.rows.filter((r) => r.scenario === 'scheduler');
       expect(rows.map((r) => r.case)).toEqual(['plain, 8 pods on 4 nodes, backlog']);
       const [row] = rows;
@@ -149,24 +146,7 @@ describe('capstan bench scheduler', () => {
     'create rate: the pods are created at the given steady rate, whatever the server could take',
     { timeout: 300_000 },
     async () => {
-      capstanEntry();
-      const json = join(dir, 'paced.json');
-      const err: string[] = [];
-      const code = await runBenchCommand(
-        [
-          'scheduler',
-          '--pods=8',
-          '--nodes=4',
-          '--scheduler-cases=plain',
-          '--scheduler-create-rate=4',
-          '--json',
-          json,
-        ],
-        { out: () => undefined, err: (l) => err.push(l) },
-      );
-      expect(err.filter((l) => l.startsWith('capstan bench:'))).toEqual([]);
-      expect(code).toBe(0);
-      const report = JSON.parse(await readFile(json, 'utf8')) as RunReport;
+      const report = await plainRun('paced.json', '--scheduler-create-rate=4');
       const [row] = report.rows.filter((r) => r.scenario === 'scheduler');
       expect(row?.case).toBe('plain, 8 pods on 4 nodes, created at 4/s');
       expect(row?.figures['pods bound']).toBe(8);
