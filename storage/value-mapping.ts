@@ -51,6 +51,43 @@ export function mapWatchEvent(
   }
 }
 
+/**
+ * `kv` whose value is `map(kv.value)`, computed on the first read of `value` and kept; the stored
+ * form is dropped then. For values that most readers never look at (a watch event's previous
+ * value, an event no watcher or list asks for).
+ */
+export function lazyKeyValue(kv: KeyValue, map: (kv: KeyValue) => Uint8Array): KeyValue {
+  return new LazyKeyValue(kv, map);
+}
+
+class LazyKeyValue implements KeyValue {
+  readonly key: string;
+  readonly createRevision: bigint;
+  readonly modRevision: bigint;
+  readonly lease: bigint;
+  #stored: KeyValue | undefined;
+  #map: ((kv: KeyValue) => Uint8Array) | undefined;
+  #value: Uint8Array | undefined;
+
+  constructor(kv: KeyValue, map: (kv: KeyValue) => Uint8Array) {
+    this.key = kv.key;
+    this.createRevision = kv.createRevision;
+    this.modRevision = kv.modRevision;
+    this.lease = kv.lease;
+    this.#stored = kv;
+    this.#map = map;
+  }
+
+  get value(): Uint8Array {
+    if (this.#value === undefined) {
+      this.#value = (this.#map as (kv: KeyValue) => Uint8Array)(this.#stored as KeyValue);
+      this.#stored = undefined;
+      this.#map = undefined;
+    }
+    return this.#value;
+  }
+}
+
 /** Awaits `pending`; a conflict's or an existing key's `current` value is rethrown mapped. */
 async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Promise<T> {
   try {
@@ -77,6 +114,7 @@ export abstract class ValueMappingStore extends PassThroughStore {
   readonly #out: KeyValueMapping = (kv) => (kv.value.byteLength === 0 ? kv : this.toCaller(kv));
   readonly #outPrevious: KeyValueMapping = (kv) =>
     kv.value.byteLength === 0 ? kv : this.toCallerPrevious(kv);
+  readonly #outWatched: KeyValueMapping = (kv) => (kv.value.byteLength === 0 ? kv : this.toCallerWatched(kv));
 
   /** The stored form of `value`, written under `key`. */
   protected abstract toStored(key: string, value: Uint8Array): Uint8Array;
@@ -86,6 +124,11 @@ export abstract class ValueMappingStore extends PassThroughStore {
 
   /** As {@link toCaller}, for a watch event's previous value (a wrapper may map it lazily). */
   protected toCallerPrevious(kv: KeyValue): KeyValue {
+    return this.toCaller(kv);
+  }
+
+  /** As {@link toCaller}, for a watch event's value (a wrapper may map it lazily). */
+  protected toCallerWatched(kv: KeyValue): KeyValue {
     return this.toCaller(kv);
   }
 
@@ -127,7 +170,7 @@ export abstract class ValueMappingStore extends PassThroughStore {
 
   watch(span: KeySpan, options?: WatchOptions): Watch {
     return new MappedWatch(this.inner.watch(span, options), (event) =>
-      mapWatchEvent(event, this.#out, this.#outPrevious),
+      mapWatchEvent(event, this.#outWatched, this.#outPrevious),
     );
   }
 

@@ -5,7 +5,7 @@
  * encoding. Keys, revisions, leases and everything else pass through untouched.
  */
 import type { KeyValue, Store } from '../../storage/interface.js';
-import { ValueMappingStore } from '../../storage/value-mapping.js';
+import { lazyKeyValue, ValueMappingStore } from '../../storage/value-mapping.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
@@ -47,18 +47,20 @@ class TranscodingStore extends ValueMappingStore {
    * cache keeps its own previous state), so most previous values are never decoded.
    */
   protected override toCallerPrevious(kv: KeyValue): KeyValue {
-    const decode = (): Uint8Array => this.#decode(kv);
-    let decoded: Uint8Array | undefined;
-    return {
-      key: kv.key,
-      createRevision: kv.createRevision,
-      modRevision: kv.modRevision,
-      lease: kv.lease,
-      get value(): Uint8Array {
-        return (decoded ??= decode());
-      },
-    };
+    return lazyKeyValue(kv, this.#decodeValue);
   }
+
+  /**
+   * `kv` with its value decoded on first read: the watch cache keeps every event, but decodes
+   * one only when a list, a watcher or a read asks for it. A server that takes writes and serves
+   * no watch of the type then never decodes its events (each server of a control plane sees
+   * every write).
+   */
+  protected override toCallerWatched(kv: KeyValue): KeyValue {
+    return lazyKeyValue(kv, this.#decodeValue);
+  }
+
+  readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv);
 
   #decode(kv: KeyValue): Uint8Array {
     const memoKey = `${kv.modRevision}\u0000${kv.key}`;

@@ -4,6 +4,10 @@
  * lazily filled cache of its encodings, one per wire format, shared by every list and watcher
  * that sends it. The JSON encoding splices the resourceVersion into the stored bytes
  * (`withResourceVersion`), so no parse and no stringify happen on the way out.
+ *
+ * A version made from a key-value reads the key-value's `value` only when first asked: a store
+ * may decode it lazily (src/representation/transcoding-store.ts), and a version nobody reads is
+ * then never decoded.
  */
 import type { ObjectSource } from '../representation/types.js';
 import type { KubeObject } from '../api/object.js';
@@ -16,8 +20,9 @@ export const JSON_FORMAT = 'json';
 export class ObjectVersion implements ObjectSource {
   /** The storage key. */
   readonly key: string;
-  /** Stored bytes (never mutated; shared with the store's read result). */
-  readonly value: Uint8Array;
+  /** The stored bytes, or where to read them the first time. */
+  #value: Uint8Array | undefined;
+  #source: { readonly value: Uint8Array } | undefined;
   /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
   readonly revision: bigint;
   /** The JSON encoding, kept outside the map: every version served is asked for it. */
@@ -25,10 +30,21 @@ export class ObjectVersion implements ObjectSource {
   #encodings: Map<string, Uint8Array> | undefined;
   #object: KubeObject | undefined;
 
-  constructor(key: string, value: Uint8Array, revision: bigint) {
+  /** `value`: the stored bytes, or a key-value (or another holder) whose `value` gives them. */
+  constructor(key: string, value: Uint8Array | { readonly value: Uint8Array }, revision: bigint) {
     this.key = key;
-    this.value = value;
+    if (value instanceof Uint8Array) this.#value = value;
+    else this.#source = value;
     this.revision = revision;
+  }
+
+  /** Stored bytes (never mutated; shared with the store's read result). */
+  get value(): Uint8Array {
+    if (this.#value === undefined) {
+      this.#value = (this.#source as { readonly value: Uint8Array }).value;
+      this.#source = undefined;
+    }
+    return this.#value;
   }
 
   /**
@@ -70,6 +86,11 @@ export class ObjectVersion implements ObjectSource {
 
   /** The same stored bytes shown at another revision (an object leaving a selection, a delete). */
   at(revision: bigint): ObjectVersion {
-    return revision === this.revision ? this : new ObjectVersion(this.key, this.value, revision);
+    if (revision === this.revision) return this;
+    return new ObjectVersion(
+      this.key,
+      this.#value ?? (this.#source as { readonly value: Uint8Array }),
+      revision,
+    );
   }
 }

@@ -255,12 +255,12 @@ export class TypeCache {
     const now = this.#now();
     let event: CacheEvent;
     if (ev.type === 'put') {
-      const version = new ObjectVersion(key, ev.kv.value, ev.kv.modRevision);
+      const version = new ObjectVersion(key, ev.kv, ev.kv.modRevision);
       this.#state.put(version);
       event = new CacheEvent('put', ev.revision, version, prev, now);
     } else {
       this.#state.delete(key);
-      const before = prev ?? new ObjectVersion(key, ev.prevKv.value, ev.prevKv.modRevision);
+      const before = prev ?? new ObjectVersion(key, ev.prevKv, ev.prevKv.modRevision);
       event = new CacheEvent('delete', ev.revision, before.at(ev.revision), before, now);
     }
     this.#window.push(event, now);
