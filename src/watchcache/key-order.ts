@@ -23,3 +23,28 @@ export function compareKeyOrder(a: string, b: string): number {
   }
   return a.length - b.length;
 }
+
+/** A UTF-16 unit at or above U+D800: the only units whose order the remapping changes. */
+const HIGH_UNIT = /[\ud800-\uffff]/;
+
+/**
+ * `keys` sorted in the store's key order, in place. Keys without a unit at or above U+D800 (all
+ * but a few) sort by plain UTF-16 order, which then agrees with key order, with the engine's
+ * native comparison: several times faster than {@link compareKeyOrder} over thousands of keys.
+ */
+export function sortKeys(keys: string[]): string[] {
+  return keys.some((k) => HIGH_UNIT.test(k)) ? keys.sort(compareKeyOrder) : keys.sort();
+}
+
+/**
+ * A comparison in the store's key order for keys compared against `keys`: plain UTF-16 order
+ * when no key of `keys` has a unit at or above U+D800 (one side plain is enough for the two
+ * orders to agree at the first difference), else {@link compareKeyOrder}.
+ */
+export function keyOrderAgainst(keys: readonly string[]): (a: string, b: string) => number {
+  return keys.some((k) => HIGH_UNIT.test(k)) ? compareKeyOrder : comparePlain;
+}
+
+function comparePlain(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
