@@ -147,7 +147,11 @@ export type WatchEvent =
       readonly revision: bigint;
       /** The key at the delete: `key`, empty `value`, `modRevision` = the delete's revision. */
       readonly kv: KeyValue;
-      /** The value that was deleted (always known). */
+      /**
+       * The value that was deleted (always known), except in a watch opened with
+       * `previousValues: false`, where a backend may give only the key, with an empty value and
+       * revisions 0.
+       */
       readonly prevKv: KeyValue;
     }
   | {
@@ -168,6 +172,12 @@ export interface WatchOptions {
    * Unset: only on {@link Watch.requestProgress}.
    */
   readonly progressIntervalMs?: number;
+  /**
+   * False: the caller keeps its own state of every key and reads no previous values (the watch
+   * cache), so a backend may leave them out: a put's `prevKv` is then undefined and a delete's
+   * holds only the key. etcd then reads no previous value per event and watcher. Default true.
+   */
+  readonly previousValues?: boolean;
 }
 
 /**

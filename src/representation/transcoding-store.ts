@@ -57,7 +57,9 @@ class TranscodingStore extends ValueMappingStore {
    * every write).
    */
   protected override toCallerWatched(kv: KeyValue): KeyValue {
-    return lazyKeyValue(kv, this.#decodeValue);
+    // The stored value may be a view into a larger network read, which the cache would then keep
+    // alive for as long as it holds the version: it keeps a copy of the value's own bytes instead.
+    return lazyKeyValue({ ...kv, value: Buffer.from(kv.value) }, this.#decodeValue);
   }
 
   readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv);

@@ -225,6 +225,8 @@ export class TypeCache {
     const watch = store.watch(this.#span, {
       fromRevision: start + 1n,
       progressIntervalMs: this.#o.bookmarkIntervalMs,
+      // The state holds every key's current version, so the previous ones are never read.
+      previousValues: false,
     });
     this.#watch = watch;
     this.#phase = 'ready';
@@ -259,9 +261,14 @@ export class TypeCache {
       this.#state.put(version);
       event = new CacheEvent('put', ev.revision, version, prev, now);
     } else {
+      // The state has every live key (listed, then followed event by event): a delete of a key it
+      // lacks deleted nothing it ever showed, and the watch carries no previous value to show.
+      if (prev === undefined) {
+        if (ev.revision > this.#revision) this.#revision = ev.revision;
+        return;
+      }
       this.#state.delete(key);
-      const before = prev ?? new ObjectVersion(key, ev.prevKv, ev.prevKv.modRevision);
-      event = new CacheEvent('delete', ev.revision, before.at(ev.revision), before, now);
+      event = new CacheEvent('delete', ev.revision, prev.at(ev.revision), prev, now);
     }
     this.#window.push(event, now);
     if (ev.revision > this.#revision) this.#revision = ev.revision;

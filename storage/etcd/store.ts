@@ -229,6 +229,7 @@ export class EtcdStore implements Store {
       spanToRange(span),
       from < 1n ? 1n : from,
       options?.progressIntervalMs,
+      options?.previousValues !== false,
     );
     if (this.#closed) watch.close();
     else this.#watches.add(watch);

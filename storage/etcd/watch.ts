@@ -60,6 +60,7 @@ export class EtcdWatch implements Watch {
   readonly #transport: WatchTransport;
   readonly #target: EtcdRange;
   readonly #dropAll: boolean;
+  readonly #previousValues: boolean;
   readonly #queue = new EventQueue();
   readonly #progress: ProgressTracker;
   #state: State = 'connecting';
@@ -80,14 +81,18 @@ export class EtcdWatch implements Watch {
   /**
    * @param fromRevision first revision to deliver (≥ 1).
    * @param progressIntervalMs emit progress while idle at about this interval (unset: never).
+   * @param previousValues ask etcd for each event's previous value (`prev_kv`); without, a put
+   *   has none and a delete's holds only the key.
    */
   constructor(
     transport: WatchTransport,
     target: WatchTarget,
     fromRevision: bigint,
     progressIntervalMs: number | undefined,
+    previousValues = true,
   ) {
     this.#transport = transport;
+    this.#previousValues = previousValues;
     this.#target = target ?? NOTHING;
     this.#dropAll = target === undefined;
     this.#position = fromRevision - 1n;
@@ -158,7 +163,7 @@ export class EtcdWatch implements Watch {
           key: this.#target.key,
           range_end: this.#target.rangeEnd,
           start_revision: wire(this.#etcdStart),
-          prev_kv: true,
+          prev_kv: this.#previousValues,
           progress_notify: true,
         },
       });
@@ -215,7 +220,7 @@ export class EtcdWatch implements Watch {
       if (revision <= this.#position || this.#dropAll) continue;
       let event: WatchEvent;
       try {
-        event = toWatchEvent(ev, revision);
+        event = this.#previousValues ? toWatchEvent(ev, revision) : withoutPrevious(ev, revision);
       } catch (err) {
         if (!(err instanceof WatchCompactedPrevError)) throw err;
         // etcd could not read the previous value: history below this revision is gone.
@@ -348,6 +353,14 @@ function mayBeCutReplay(events: readonly IEvent[]): boolean {
     previous = ev.kv.mod_revision;
   }
   return distinct >= ETCD_REPLAY_BATCH_REVISIONS;
+}
+
+/** A watch event of a watch without previous values: a delete's `prevKv` is the key alone. */
+function withoutPrevious(ev: IEvent, revision: bigint): WatchEvent {
+  const kv = toKeyValue(ev.kv);
+  if (ev.type === 'Put') return { type: 'put', revision, kv, prevKv: undefined };
+  const prevKv = { key: kv.key, value: kv.value, createRevision: 0n, modRevision: 0n, lease: 0n };
+  return { type: 'delete', revision, kv, prevKv };
 }
 
 function toWatchEvent(ev: IEvent, revision: bigint): WatchEvent {

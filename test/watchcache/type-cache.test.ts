@@ -3,7 +3,8 @@
  * (backlog, live, selectors, bookmarks), bounded queues, encode-once, rebuild from history.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Store } from '../../storage/interface.js';
+import type { KeySpan, Store, Watch, WatchOptions } from '../../storage/interface.js';
+import { MappedWatch } from '../../storage/mapped-watch.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { encodeForStorage } from '../../src/api/object.js';
 import { FieldSelector } from '../../src/resource/field-selector.js';
@@ -171,6 +172,50 @@ describe('TypeCache', () => {
     expect(evs.map((e) => e.type)).toEqual(['ADDED', 'DELETED', 'ADDED']);
     expect(evs[1]?.object.metadata['labels']).toEqual({ app: 'x' });
     expect(evs[1]?.object.metadata['resourceVersion']).toBe(String(moved.revision));
+    w.end();
+  });
+
+  it('asks for no previous values and serves deletes from its own state, as on etcd', async () => {
+    const asked: (boolean | undefined)[] = [];
+    const inner = await openMemoryStore();
+    // What etcd gives a watch opened with previousValues: false.
+    store = new Proxy(inner, {
+      get(target, prop) {
+        if (prop !== 'watch') {
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        }
+        return (span: KeySpan, options?: WatchOptions): Watch => {
+          asked.push(options?.previousValues);
+          const w = target.watch(span, options);
+          if (options?.previousValues !== false) return w;
+          return new MappedWatch(w, (e) =>
+            e.type === 'put'
+              ? { ...e, prevKv: undefined }
+              : e.type === 'delete'
+                ? { ...e, prevKv: { ...e.kv, createRevision: 0n, modRevision: 0n, lease: 0n } }
+                : e,
+          );
+        };
+      },
+    });
+    const a = await store.create(key('a'), cm('a', { app: 'x' }, { k: 'first' }));
+    const cache = newCache();
+    await ready(cache);
+    expect(asked).toEqual([false]);
+    const w = open(cache, 'now');
+    const p = take(w, 2);
+    const b = await store.update(key('a'), cm('a', { app: 'x' }, { k: 'last' }), {
+      ifModRevision: a.revision,
+    });
+    const gone = await store.delete(key('a'));
+    const evs = await p;
+    expect(evs.map((e) => e.type)).toEqual(['MODIFIED', 'DELETED']);
+    // The deleted object is the last state the cache held, at the delete's revision.
+    expect((evs[1]?.object as unknown as { data: unknown }).data).toEqual({ k: 'last' });
+    expect(evs[1]?.object.metadata['resourceVersion']).toBe(String(gone.revision));
+    expect(b.revision).toBeLessThan(gone.revision);
+    expect(cache.get(key('a'))).toBeUndefined();
     w.end();
   });
 

@@ -12,7 +12,7 @@ import { startEtcd, type LocalEtcd } from '../../../tools/etcd-local.js';
 import { execFileSync } from 'node:child_process';
 import { progressIsOrdered } from '../../../storage/etcd/server-version.js';
 import { ETCD_BINARY } from '../../../tools/etcd-local.js';
-import { bytes, runEtcdTests, waitFor } from './support.js';
+import { bytes, runEtcdTests, text, waitFor } from './support.js';
 
 /** The version of the etcd binary the tests start (e.g. `3.4.23`). */
 function etcdVersion(): string | undefined {
@@ -252,6 +252,41 @@ describe.runIf(runEtcdTests)('etcd watch progress', () => {
     }, 'progress on an empty span');
     expect(c.events.every((e) => e.type === 'progress')).toBe(true);
     w.close();
+  });
+
+  it('a watch without previous values gets the same changes, with no previous value but the key', async () => {
+    const p = ns();
+    const withPrev = store.watch({ prefix: p });
+    const without = store.watch({ prefix: p }, { previousValues: false });
+    const a = collect(withPrev);
+    const b = collect(without);
+    await store.create(`${p}k`, bytes('one'));
+    const read = await store.get(`${p}k`);
+    await store.update(`${p}k`, bytes('two'), { ifModRevision: read.kv?.modRevision ?? 0n });
+    await store.delete(`${p}k`);
+    await waitFor(() => a.events.length >= 3 && b.events.length >= 3, 'three events on each watch');
+    const strip = (e: WatchEvent): unknown =>
+      e.type === 'progress'
+        ? e
+        : { type: e.type, revision: e.revision, key: e.kv.key, value: text(e.kv.value) };
+    expect(b.events.map(strip)).toEqual(a.events.map(strip));
+    // With them: the update's and the delete's previous values. Without: none, and the key alone.
+    const [, update, deleted] = a.events;
+    expect(update?.type === 'put' ? text(update.prevKv?.value ?? new Uint8Array()) : '').toBe('one');
+    expect(deleted?.type === 'delete' ? text(deleted.prevKv.value) : '').toBe('two');
+    const [, update2, deleted2] = b.events;
+    expect(update2?.type === 'put' ? update2.prevKv : 'not a put').toBeUndefined();
+    if (deleted2?.type !== 'delete') throw new Error('the third event is not a delete');
+    const { key, value, createRevision, modRevision, lease } = deleted2.prevKv;
+    expect({ key, value: value.byteLength, createRevision, modRevision, lease }).toEqual({
+      key: `${p}k`,
+      value: 0,
+      createRevision: 0n,
+      modRevision: 0n,
+      lease: 0n,
+    });
+    withPrev.close();
+    without.close();
   });
 
   it('closing the store ends its watches', async () => {
