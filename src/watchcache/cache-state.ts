@@ -2,14 +2,14 @@
  * The current state of one resource type in the watch cache: every live object's latest
  * version, by key and in key order.
  *
- * Writes are O(1): a put or delete changes the map and notes the key, and the key-ordered array
- * that lists read is brought up to date only when a {@link CacheState.snapshot} asks for it, in
- * one pass over the last array (O(n) copying plus O(k log n) for k changed keys). An insert into a sorted array
- * cost O(n) per write instead, a memmove of the whole array, which dominated a server's watch
- * ingestion at tens of thousands of objects. A snapshot is never changed afterwards, so a list
- * streaming for seconds sees one consistent state while writers go on.
+ * Writes are O(1): a put or delete changes the map and notes the key; the key-ordered array
+ * that lists read is brought up to date only when a {@link CacheState.snapshot} asks for it, from
+ * the last array and the noted keys (O(n) copying plus O(k log n) for k keys). An insert into a
+ * sorted array per write cost O(n) instead, a memmove of the whole array, the largest part of a
+ * server's watch ingestion at tens of thousands of objects. A snapshot never changes afterwards,
+ * so a list streaming for seconds sees one consistent state while writers go on.
  */
-import { compareKeyOrder, keyOrderAgainst, sortKeys } from './key-order.js';
+import { compareKeyOrder, keyOrderFor, sortKeys } from './key-order.js';
 import type { ObjectVersion } from './object-version.js';
 
 /** Index of the first item whose key is ≥ `key` (items sorted by key). */
@@ -82,9 +82,10 @@ export class CacheState {
    * key first so earlier positions hold. Many: one pass, copying run by run between them.
    */
   #rebuild(): void {
-    const changed = sortKeys([...this.#changed]);
+    const keys = [...this.#changed];
     this.#changed = new Set();
-    const compare = keyOrderAgainst(changed);
+    const compare = keyOrderFor(keys);
+    const changed = sortKeys(keys, compare);
     const old = this.#sorted;
     if (changed.length <= FEW_CHANGES) {
       const out = old.slice();

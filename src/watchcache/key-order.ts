@@ -28,21 +28,18 @@ export function compareKeyOrder(a: string, b: string): number {
 const HIGH_UNIT = /[\ud800-\uffff]/;
 
 /**
- * `keys` sorted in the store's key order, in place. Keys without a unit at or above U+D800 (all
- * but a few) sort by plain UTF-16 order, which then agrees with key order, with the engine's
- * native comparison: several times faster than {@link compareKeyOrder} over thousands of keys.
+ * The comparison in the store's key order for sorting `keys` and comparing them against others:
+ * plain UTF-16 order when none of `keys` has a unit at or above U+D800 (all but a few keys; one
+ * side without such units is enough for the two orders to agree at the first difference), which
+ * the engine compares natively, several times faster than {@link compareKeyOrder}.
  */
-export function sortKeys(keys: string[]): string[] {
-  return keys.some((k) => HIGH_UNIT.test(k)) ? keys.sort(compareKeyOrder) : keys.sort();
+export function keyOrderFor(keys: readonly string[]): (a: string, b: string) => number {
+  return keys.some((k) => HIGH_UNIT.test(k)) ? compareKeyOrder : comparePlain;
 }
 
-/**
- * A comparison in the store's key order for keys compared against `keys`: plain UTF-16 order
- * when no key of `keys` has a unit at or above U+D800 (one side plain is enough for the two
- * orders to agree at the first difference), else {@link compareKeyOrder}.
- */
-export function keyOrderAgainst(keys: readonly string[]): (a: string, b: string) => number {
-  return keys.some((k) => HIGH_UNIT.test(k)) ? compareKeyOrder : comparePlain;
+/** `keys` sorted in place by `compare` from {@link keyOrderFor}: plain order by the native sort. */
+export function sortKeys(keys: string[], compare: (a: string, b: string) => number): string[] {
+  return compare === comparePlain ? keys.sort() : keys.sort(compare);
 }
 
 function comparePlain(a: string, b: string): number {
