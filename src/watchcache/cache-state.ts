@@ -117,7 +117,7 @@ export class CacheState {
   }
 }
 
-/** Up to this many changed keys, a rebuild edits a copy in place (each insert or delete a native memmove). */
+/** Up to this many changed keys, a rebuild edits a copy in place (an insert or delete: a memmove). */
 const FEW_CHANGES = 32;
 
 /** As {@link lowerBound}, searching `items[from..]` with `compare`. */
