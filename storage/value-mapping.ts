@@ -88,6 +88,11 @@ class LazyKeyValue implements KeyValue {
   }
 }
 
+/** `map`, except that an empty value (a deleted key's, a keys-only read's) passes unmapped. */
+function nonEmpty(map: KeyValueMapping): KeyValueMapping {
+  return (kv) => (kv.value.byteLength === 0 ? kv : map(kv));
+}
+
 /** Awaits `pending`; a conflict's or an existing key's `current` value is rethrown mapped. */
 async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Promise<T> {
   try {
@@ -111,10 +116,9 @@ async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Pro
  */
 export abstract class ValueMappingStore extends PassThroughStore {
   /** The mappings out as fields, so events and errors allocate no closure per call. */
-  readonly #out: KeyValueMapping = (kv) => (kv.value.byteLength === 0 ? kv : this.toCaller(kv));
-  readonly #outPrevious: KeyValueMapping = (kv) =>
-    kv.value.byteLength === 0 ? kv : this.toCallerPrevious(kv);
-  readonly #outWatched: KeyValueMapping = (kv) => (kv.value.byteLength === 0 ? kv : this.toCallerWatched(kv));
+  readonly #out = nonEmpty((kv) => this.toCaller(kv));
+  readonly #outPrevious = nonEmpty((kv) => this.toCallerPrevious(kv));
+  readonly #outWatched = nonEmpty((kv) => this.toCallerWatched(kv));
 
   /** The stored form of `value`, written under `key`. */
   protected abstract toStored(key: string, value: Uint8Array): Uint8Array;

@@ -14,15 +14,7 @@ import type { ObjectVersion } from './object-version.js';
 
 /** Index of the first item whose key is ≥ `key` (items sorted by key). */
 export function lowerBound(items: readonly ObjectVersion[], key: string): number {
-  let lo = 0;
-  let hi = items.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    const item = items[mid];
-    if (item !== undefined && compareKeyOrder(item.key, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
+  return lowerBoundFrom(items, key, 0, compareKeyOrder);
 }
 
 /**

@@ -20,9 +20,8 @@ export const JSON_FORMAT = 'json';
 export class ObjectVersion implements ObjectSource {
   /** The storage key. */
   readonly key: string;
-  /** The stored bytes, or where to read them the first time. */
-  #value: Uint8Array | undefined;
-  #source: { readonly value: Uint8Array } | undefined;
+  /** Where the stored bytes are read (a lazy key-value computes them once, on the first read). */
+  readonly #source: { readonly value: Uint8Array };
   /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
   readonly revision: bigint;
   /** The JSON encoding, kept outside the map: every version served is asked for it. */
@@ -33,18 +32,13 @@ export class ObjectVersion implements ObjectSource {
   /** `value`: the stored bytes, or a key-value (or another holder) whose `value` gives them. */
   constructor(key: string, value: Uint8Array | { readonly value: Uint8Array }, revision: bigint) {
     this.key = key;
-    if (value instanceof Uint8Array) this.#value = value;
-    else this.#source = value;
+    this.#source = value instanceof Uint8Array ? { value } : value;
     this.revision = revision;
   }
 
   /** Stored bytes (never mutated; shared with the store's read result). */
   get value(): Uint8Array {
-    if (this.#value === undefined) {
-      this.#value = (this.#source as { readonly value: Uint8Array }).value;
-      this.#source = undefined;
-    }
-    return this.#value;
+    return this.#source.value;
   }
 
   /**
@@ -86,11 +80,6 @@ export class ObjectVersion implements ObjectSource {
 
   /** The same stored bytes shown at another revision (an object leaving a selection, a delete). */
   at(revision: bigint): ObjectVersion {
-    if (revision === this.revision) return this;
-    return new ObjectVersion(
-      this.key,
-      this.#value ?? (this.#source as { readonly value: Uint8Array }),
-      revision,
-    );
+    return revision === this.revision ? this : new ObjectVersion(this.key, this.#source, revision);
   }
 }

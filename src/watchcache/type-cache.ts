@@ -255,23 +255,20 @@ export class TypeCache {
     const key = ev.kv.key;
     const prev = this.#state.get(key);
     const now = this.#now();
-    let event: CacheEvent;
+    let event: CacheEvent | undefined;
     if (ev.type === 'put') {
       const version = new ObjectVersion(key, ev.kv, ev.kv.modRevision);
       this.#state.put(version);
       event = new CacheEvent('put', ev.revision, version, prev, now);
-    } else {
+    } else if (prev !== undefined) {
       // The state has every live key (listed, then followed event by event): a delete of a key it
       // lacks deleted nothing it ever showed, and the watch carries no previous value to show.
-      if (prev === undefined) {
-        if (ev.revision > this.#revision) this.#revision = ev.revision;
-        return;
-      }
       this.#state.delete(key);
       event = new CacheEvent('delete', ev.revision, prev.at(ev.revision), prev, now);
     }
-    this.#window.push(event, now);
     if (ev.revision > this.#revision) this.#revision = ev.revision;
+    if (event === undefined) return;
+    this.#window.push(event, now);
     for (const watcher of this.#watchers) watcher.offer(event);
   }
 
