@@ -7,6 +7,8 @@
  * them ({@link withResourceVersion}); bytes written by anyone else take the parse-and-encode path.
  */
 
+import { ownedConcat, ownedUtf8 } from './bytes.js';
+
 /** A JSON object (the parsed body of a request or a stored value). */
 export type JsonObject = { [key: string]: unknown };
 
@@ -105,9 +107,9 @@ export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer
     const cut = at + METADATA_OPEN.length;
     const rv = `"resourceVersion":"${revision}"`;
     const empty = bytes[cut] === 0x7d; // `"metadata":{}` takes no comma
-    return Buffer.concat([bytes.subarray(0, cut), Buffer.from(empty ? rv : `${rv},`), bytes.subarray(cut)]);
+    return ownedConcat([bytes.subarray(0, cut), Buffer.from(empty ? rv : `${rv},`), bytes.subarray(cut)]);
   }
-  return Buffer.from(JSON.stringify(decodeStored(value, revision)));
+  return ownedUtf8(JSON.stringify(decodeStored(value, revision)));
 }
 
 /**

@@ -13,6 +13,7 @@
  * from the chosen encoding at the storage boundary (see transcoding-store.ts).
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
+import { ownedUtf8 } from '../api/bytes.js';
 import { isJsonObject, ObjectJson, type JsonObject, type KubeObject } from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
 import type { ProtobufEncoder } from './protobuf.js';
@@ -139,7 +140,7 @@ export class StorageCodec {
       // JSON never holds them, and an update must compare equal to what it read back.
       const object = { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest };
       dropNulls(object, raw);
-      return Buffer.from(JSON.stringify(object));
+      return ownedUtf8(JSON.stringify(object));
     } catch (err) {
       if (isCodecError(err)) return value;
       throw err;

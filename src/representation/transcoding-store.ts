@@ -5,6 +5,7 @@
  * encoding. Keys, revisions, leases and everything else pass through untouched.
  */
 import type { KeyValue, Store } from '../../storage/interface.js';
+import { ownedCopy } from '../../storage/bytes.js';
 import { lazyKeyValue, ValueMappingStore } from '../../storage/value-mapping.js';
 import type { StorageCodec } from './storage-codec.js';
 
@@ -59,7 +60,7 @@ class TranscodingStore extends ValueMappingStore {
   protected override toCallerWatched(kv: KeyValue): KeyValue {
     // The stored value may be a view into a larger network read, which the cache would then keep
     // alive for as long as it holds the version: it keeps a copy of the value's own bytes instead.
-    return lazyKeyValue({ ...kv, value: Buffer.from(kv.value) }, this.#decodeValue);
+    return lazyKeyValue({ ...kv, value: ownedCopy(kv.value) }, this.#decodeValue);
   }
 
   readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv);

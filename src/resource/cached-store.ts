@@ -17,9 +17,10 @@
  *   Otherwise one consistent read of storage, optionally paged, or an Exact read at the asked
  *   revision (410 when compacted): storage-pages.ts.
  * - watch: from a ready cache unless it cannot show that it reached the asked state in time;
- *   from storage otherwise (storage-watch.ts), also for a start before the revision the cache
- *   listed its state at (that history is in storage only), and for a resumption from a
- *   revision while the cache is still warming (it does not wait for the warm-up).
+ *   from storage otherwise (storage-watch.ts), also for a resumption from before the cache's
+ *   event window (history the cache never held or has dropped: storage keeps it until it
+ *   compacts, then answers 410 Expired), and for a resumption from a revision while the cache
+ *   is still warming (it does not wait for the warm-up).
  * - writes ({@link CachedStore.guaranteedUpdate}): the first attempt starts from the cache's
  *   copy when it holds the object (kube's GuaranteedUpdate); the caller's compare on its mod
  *   revision catches a stale copy, and an attempt that fails or writes nothing on it runs again
@@ -60,12 +61,7 @@ import {
 import type { ListPlan, WatchPlan } from './read-plan.js';
 import type { Selection } from './selection.js';
 import { pageMeta, pageSources, readStoragePage } from './storage-pages.js';
-import {
-  errorFrame,
-  initialEventsEndAnnotations,
-  openStorageWatch,
-  type StorageWatchOptions,
-} from './storage-watch.js';
+import { initialEventsEndAnnotations, openStorageWatch, type StorageWatchOptions } from './storage-watch.js';
 
 /**
  * The revision of a continue token that lists the rest of its collection at the latest revision,
@@ -105,16 +101,6 @@ function cacheFrames(rep: Representation): WatchFrames | undefined {
   return {
     object: (type, version) => rep.event(type, version),
     value: (type, value) => rep.event(type, new ValueSource(value as unknown as KubeObject)),
-  };
-}
-
-/** A watch that is one frame (an expired start) and then ends. */
-function oneFrame(frame: Uint8Array): EventStream {
-  return {
-    async *frames() {
-      yield frame;
-    },
-    close: () => undefined,
   };
 }
 
@@ -289,7 +275,9 @@ export class CachedStore implements ObjectStore {
     rep: Representation,
   ): Promise<EventStream> {
     const source = await this.#watchSource(type, plan);
-    if (source === undefined) return openStorageWatch(this.#o, rep, type, plan, scope.selection, scope.span);
+    const fromStorage = (): Promise<EventStream> =>
+      openStorageWatch(this.#o, rep, type, plan, scope.selection, scope.span);
+    if (source === undefined) return fromStorage();
     const { cache, from } = source;
     const frames = cacheFrames(rep);
     const watcher = cache.openWatcher({
@@ -303,9 +291,9 @@ export class CachedStore implements ObjectStore {
       apiVersion: type.apiVersion,
       ...(frames === undefined ? {} : { frames }),
     });
-    if (watcher === 'expired') {
-      return oneFrame(errorFrame(rep, new CompactedError(from as bigint, cache.oldest)));
-    }
+    // The window moved past `from` since #watchSource looked: storage still holds that history
+    // (or answers 410 Expired once it compacted it).
+    if (watcher === 'expired') return fromStorage();
     return { frames: () => watcher.frames(), close: () => watcher.end() };
   }
 
@@ -331,8 +319,10 @@ export class CachedStore implements ObjectStore {
     if (plan.from === 'latest') {
       if (!(await cache.waitConsistent(this.#timeoutMs))) return undefined;
     } else if (typeof plan.from === 'bigint') {
-      // History from before the cache listed its state is storage's: the cache never held it.
-      if (!plan.initialEvents && plan.from < cache.startRevision) return undefined;
+      // History the window does not hold is storage's: from before the cache listed its state
+      // (it never held it) or older than its window (dropped; storage keeps history until it
+      // compacts, the spec's 5 minutes by default).
+      if (!plan.initialEvents && plan.from < cache.oldest) return undefined;
       if (!plan.initialEvents) from = plan.from;
       else if (!(await cache.waitFresh(plan.from, this.#timeoutMs))) {
         if (!cache.ready) return undefined;

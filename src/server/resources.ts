@@ -124,7 +124,7 @@ export interface WatchCacheDeps {
   readonly startAll?: boolean;
   /** Queue bound per client watcher (default 10,000). */
   readonly watcherCapacity?: number;
-  /** Events younger than this are kept (ms, default 5 minutes). */
+  /** Events younger than this are kept (ms, default 75 s; older history is storage's). */
   readonly minAgeMs?: number;
   /** Failures of a type's storage watch. */
   readonly onError?: (resource: string, err: unknown) => void;

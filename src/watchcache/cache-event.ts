@@ -1,9 +1,9 @@
 /**
- * A change as the watch cache keeps it, and the JSON watch frames built from it. A frame is
- * `{"type":"T","object":<object bytes>}\n`; the object bytes come from the version's encoding
- * cache and the frame for the event's natural type is built once per event, whatever the number
- * of watchers. Frames of other types (an object entering or leaving a selection, synthetic ADDED
- * events of the initial state) are put together per watcher from the cached object bytes.
+ * A change as the watch cache keeps it, and the JSON watch frame around an object's bytes. A
+ * frame is `{"type":"T","object":<object bytes>}\n`; the object bytes come from the version's
+ * encoding cache (one encoding per version, whatever the number of watchers), and each watcher
+ * puts its frames together from them. Events are not given a frame of their own to keep: the
+ * window holds every event for a while, and a kept frame doubled what each one held.
  */
 import type { ObjectVersion } from './object-version.js';
 
@@ -42,7 +42,6 @@ export class CacheEvent {
   readonly prev: ObjectVersion | undefined;
   /** When the cache saw it (ms since the epoch), for the window's time bound. */
   readonly at: number;
-  #frame: Buffer | undefined;
   #leaving: ObjectVersion | undefined;
 
   constructor(
@@ -75,10 +74,5 @@ export class CacheEvent {
   leaving(): ObjectVersion | undefined {
     if (this.type !== 'put' || this.prev === undefined) return undefined;
     return (this.#leaving ??= this.prev.at(this.revision));
-  }
-
-  /** The JSON frame of {@link naturalType}, built once. `json` supplies the object's bytes. */
-  jsonFrame(json: (v: ObjectVersion) => Uint8Array): Buffer {
-    return (this.#frame ??= jsonFrame(this.naturalType, json(this.object)));
   }
 }

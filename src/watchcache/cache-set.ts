@@ -10,6 +10,11 @@ import type { ResourceType } from '../registry/types.js';
 import { TypeCache } from './type-cache.js';
 import { RevisionProbe } from './revision-probe.js';
 
+/** kube-apiserver's event freshness (its bookmark frequency plus 15 s): the window's age bound. */
+const DEFAULT_MIN_AGE_MS = 75_000;
+/** kube-apiserver's upper bound of a watch cache's capacity (100 × 1024 events). */
+const DEFAULT_MAX_EVENTS = 102_400;
+
 /** Settings shared by every type's cache. */
 export interface WatchCachesOptions {
   readonly store: Store;
@@ -17,9 +22,12 @@ export interface WatchCachesOptions {
   readonly defaultSize: number;
   /** `--watch-cache-sizes` entries, `resource[.group]#size`. */
   readonly sizes?: readonly string[];
-  /** Events younger than this are always kept (default 5 minutes, the spec's watch history). */
+  /**
+   * Events younger than this are always kept (default 75 s, kube's event freshness). Older
+   * history is served by storage, which keeps the spec's 5 minutes (src/resource/cached-store.ts).
+   */
   readonly minAgeMs?: number;
-  /** Hard bound of events per type (default 1,000,000). */
+  /** Hard bound of events per type (default 102,400, kube's largest watch cache). */
   readonly maxEvents?: number;
   /** Queue bound per client watcher (default 10,000 events). */
   readonly watcherCapacity?: number;
@@ -80,8 +88,8 @@ export class WatchCaches {
       prefix: `/${type.storageResource}/`,
       window: {
         capacity: size,
-        minAgeMs: this.#o.minAgeMs ?? 5 * 60_000,
-        maxEvents: Math.max(size, this.#o.maxEvents ?? 1_000_000),
+        minAgeMs: this.#o.minAgeMs ?? DEFAULT_MIN_AGE_MS,
+        maxEvents: Math.max(size, this.#o.maxEvents ?? DEFAULT_MAX_EVENTS),
       },
       watcherCapacity: this.#o.watcherCapacity ?? 10_000,
       bookmarkIntervalMs: this.#o.bookmarkIntervalMs,

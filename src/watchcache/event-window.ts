@@ -3,9 +3,11 @@
  * order, so that a watch can start from any revision the window still covers.
  *
  * Bounds: an event is dropped only when the window holds more than `capacity` events AND the
- * event is older than `minAgeMs` (the spec's 5 minutes of watch history), or when the window
- * holds more than `maxEvents` (a hard memory bound under extreme write rates). Dropping an event
- * of revision R moves {@link EventWindow.oldest} to R: every event after R is still here.
+ * event is older than `minAgeMs`, or when the window holds more than `maxEvents` (a hard memory
+ * bound under high write rates). Dropping an event of revision R moves {@link EventWindow.oldest}
+ * to R: every event after R is still here. A watch from before that is storage's to serve
+ * (src/resource/cached-store.ts): the window only spares storage the recent history that
+ * resuming clients ask for.
  */
 import type { CacheEvent } from './cache-event.js';
 

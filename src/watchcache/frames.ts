@@ -1,11 +1,10 @@
 /**
  * How a watcher turns events into bytes on its stream. The default is JSON lines built from the
- * cached JSON of each version (and, for an event's natural type, one frame per event shared by
- * every watcher). Another representation (protobuf frames, Table rows) plugs in as a
+ * cached JSON of each version. Another representation (protobuf frames, Table rows) plugs in as a
  * {@link WatchFrames} whose `object` encodes through the version's per-format cache
  * (`ObjectVersion.encoded`), so each version is still encoded once per format.
  */
-import { jsonFrame, type CacheEvent, type WatchEventType } from './cache-event.js';
+import { jsonFrame, type WatchEventType } from './cache-event.js';
 import type { ObjectVersion } from './object-version.js';
 
 /** A synthesized object of a frame (a bookmark). */
@@ -21,8 +20,6 @@ export interface WatchFrames {
   object(type: WatchEventType, version: ObjectVersion): Uint8Array;
   /** A frame carrying a synthesized object (bookmarks). */
   value(type: WatchEventType, value: FrameValue): Uint8Array;
-  /** A cache event seen as its natural type (lets JSON share one frame per event); optional. */
-  natural?(event: CacheEvent): Uint8Array;
 }
 
 /** JSON lines from the cache's encode-once JSON accessor. */
@@ -30,6 +27,5 @@ export function jsonFrames(json: (version: ObjectVersion) => Uint8Array): WatchF
   return {
     object: (type, version) => jsonFrame(type, json(version)),
     value: (type, value) => jsonFrame(type, Buffer.from(JSON.stringify(value))),
-    natural: (event) => event.jsonFrame(json),
   };
 }

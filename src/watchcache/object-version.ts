@@ -78,6 +78,16 @@ export class ObjectVersion implements ObjectSource {
     return (this.#object ??= decodeStored(this.value, this.revision));
   }
 
+  /**
+   * Drops the parsed object; a later {@link object} parses again. The watch cache calls it for a
+   * version a newer one replaced, once every watcher has decided its selections on it: the event
+   * window keeps such versions for resuming watchers, which seldom come, and a parsed pod is
+   * several times its bytes.
+   */
+  forgetObject(): void {
+    this.#object = undefined;
+  }
+
   /** The same stored bytes shown at another revision (an object leaving a selection, a delete). */
   at(revision: bigint): ObjectVersion {
     return revision === this.revision ? this : new ObjectVersion(this.key, this.#source, revision);

@@ -270,6 +270,8 @@ export class TypeCache {
     if (event === undefined) return;
     this.#window.push(event, now);
     for (const watcher of this.#watchers) watcher.offer(event);
+    // Every watcher has decided its selections on the replaced version (offer is synchronous).
+    prev?.forgetObject();
   }
 
   #requestProgress(): void {

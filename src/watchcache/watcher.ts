@@ -43,7 +43,14 @@ export interface CacheWatcherOptions {
   readonly onEnd: (watcher: CacheWatcher) => void;
 }
 
-type Queued = CacheEvent | bigint;
+/** A live event and the type a selecting watcher decided it is (at the offer, see below). */
+interface Selected {
+  readonly event: CacheEvent;
+  readonly type: WatchEventType;
+}
+
+/** Live events (a watcher without selectors sees their natural type), selected ones, bookmarks. */
+type Queued = CacheEvent | Selected | bigint;
 
 /** A client watch fed by the cache. */
 export class CacheWatcher {
@@ -86,12 +93,21 @@ export class CacheWatcher {
     wake?.();
   }
 
-  /** Offers a live event (synchronous, never blocks). */
+  /**
+   * Offers a live event (synchronous, never blocks). A watcher with selectors decides the event's
+   * type here, while the cache still holds the previous version's parsed object: once every
+   * watcher was offered the event, the cache lets that object go (TypeCache).
+   */
   offer(event: CacheEvent): void {
     if (this.#ending || event.revision <= this.#lastRevision) return;
     if (!inKeyRange(this.#o.scope, event.key)) return;
     this.#lastRevision = event.revision;
-    if (this.#o.scope.selection.everything || this.#eventType(event) !== undefined) this.#push(event);
+    if (this.#o.scope.selection.everything) {
+      this.#push(event);
+      return;
+    }
+    const type = this.#eventType(event);
+    if (type !== undefined) this.#push({ event, type });
   }
 
   /** Offers a bookmark at `revision` (queued only when idle, and only with allowWatchBookmarks). */
@@ -124,13 +140,17 @@ export class CacheWatcher {
 
   #frame(item: Queued): Uint8Array | undefined {
     if (typeof item === 'bigint') return this.#bookmarkFrame(item, false);
+    if ('event' in item) return this.#eventFrame(item.event, item.type);
+    // A live event of a watcher without selectors, or a backlog event (decided now).
     const type = this.#eventType(item);
-    if (type === undefined) return undefined;
+    return type === undefined ? undefined : this.#eventFrame(item, type);
+  }
+
+  #eventFrame(event: CacheEvent, type: WatchEventType): Uint8Array {
     const { frames } = this.#o;
-    if (type === item.naturalType)
-      return frames.natural ? frames.natural(item) : frames.object(type, item.object);
+    if (type === event.naturalType) return frames.object(type, event.object);
     // Leaving the selection: the last selected state, at the change's revision.
-    const object = (type === 'DELETED' ? item.leaving() : undefined) ?? item.object;
+    const object = (type === 'DELETED' ? event.leaving() : undefined) ?? event.object;
     return frames.object(type, object);
   }
 

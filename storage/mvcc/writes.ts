@@ -6,6 +6,7 @@
  * The caller has already decided the compare and taken the revision; staging is synchronous,
  * so the revision order of entries in the recent log and in batches is the order of calls.
  */
+import { ownedCopy } from '../bytes.js';
 import type { KeyValue } from '../interface.js';
 import {
   RECORD_DELETE,
@@ -38,7 +39,7 @@ export function stagePut(
   live: IndexEntry | undefined,
 ): LogEntry {
   const createRev = live === undefined ? revision : live.createRev;
-  const stored = Buffer.from(value);
+  const stored = ownedCopy(value);
   const kv: KeyValue = { key, value: stored, createRevision: createRev, modRevision: revision, lease };
   const entry: LogEntry = {
     revision,

@@ -145,10 +145,21 @@ describe('watch from the cache window', () => {
     expect(await events(w, 2)).toEqual(['ADDED:b', 'ADDED:c']);
   });
 
-  it('a version older than the window gets an ERROR event with a 410 Expired Status', async () => {
+  it('a version older than the window is served from storage, which still holds that history', async () => {
     await start(true, { defaultSize: 2, minAgeMs: 0 });
     const a = await post('a');
     for (const n of ['b', 'c', 'd', 'e']) await post(n);
+    const w = await watch(`resourceVersion=${a.metadata.resourceVersion}`);
+    expect(await events(w, 4)).toEqual(['ADDED:b', 'ADDED:c', 'ADDED:d', 'ADDED:e']);
+    await post('f');
+    expect(await events(w, 1)).toEqual(['ADDED:f']);
+  });
+
+  it('a version older than the window and compacted in storage gets an ERROR event with a 410 Expired Status', async () => {
+    await start(true, { defaultSize: 2, minAgeMs: 0 });
+    const a = await post('a');
+    for (const n of ['b', 'c', 'd', 'e']) await post(n);
+    await s.store.compact(await s.store.currentRevision());
     const w = await watch(`resourceVersion=${a.metadata.resourceVersion}`);
     const ev = await w.next();
     expect(ev).toMatchObject({ type: 'ERROR', object: { kind: 'Status', reason: 'Expired', code: 410 } });

@@ -175,6 +175,34 @@ describe('TypeCache', () => {
     w.end();
   });
 
+  it("lets a replaced version's parsed object go once selecting watchers decided, and they still see the right types", async () => {
+    store = await openMemoryStore();
+    const a = await store.create(key('a'), cm('a', { app: 'x' }));
+    const cache = newCache();
+    await ready(cache);
+    const sel = new Selection(
+      LabelSelector.parse('app=x'),
+      FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
+    );
+    const w = open(cache, 'now', { selection: sel });
+    const first = cache.get(key('a'));
+    const parsed = first?.object();
+    const moved = await store.update(key('a'), cm('a', { app: 'y' }), { ifModRevision: a.revision });
+    await store.update(key('a'), cm('a', { app: 'x' }), { ifModRevision: moved.revision });
+    await cache.waitConsistent(3000);
+    // Replaced twice: its parse was dropped (a new one is made on demand, equal to the old).
+    expect(first?.object()).not.toBe(parsed);
+    expect(first?.object()).toEqual(parsed);
+    // The current version keeps its parse for the next change's selection.
+    const current = cache.get(key('a'));
+    expect(current?.object()).toBe(current?.object());
+    // Read only now: the types were decided when the events were offered.
+    const evs = await take(w, 2);
+    expect(evs.map((e) => e.type)).toEqual(['DELETED', 'ADDED']);
+    expect(evs[0]?.object.metadata['labels']).toEqual({ app: 'x' });
+    w.end();
+  });
+
   it('asks for no previous values and serves deletes from its own state, as on etcd', async () => {
     const asked: (boolean | undefined)[] = [];
     const inner = await openMemoryStore();
