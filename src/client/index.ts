@@ -14,5 +14,6 @@ export * from './workqueue.js';
 export * from './reflector.js';
 export * from './informer.js';
 export * from './share.js';
+export * from './pod-sharing.js';
 export * from './leader-election.js';
 export * from './events.js';

@@ -9,8 +9,7 @@
 import { setMaxListeners } from 'node:events';
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { Client, SharedInformerFactory, type ClientConfig } from '../client/index.js';
-import { createManagerTransform } from './pod-sharing.js';
+import { Client, podSharingTransform, SharedInformerFactory, type ClientConfig } from '../client/index.js';
 import { runLeaderElection } from './leader.js';
 import { EventRecorders } from './events.js';
 import type { ControllerContext, ControllerDescriptor, ControllerLog } from '../controllers/context.js';
@@ -107,11 +106,11 @@ export function startControllerManager(deps: ManagerDeps): RunningManager {
     state = 'running';
     started.length = 0;
     // Without managedFields, as kube-controller-manager's informers (no controller reads them),
-    // and pods' repeated parts held once (src/controller-manager/pod-sharing.ts).
+    // and pods' repeated parts held once (src/client/pod-sharing.ts).
     const informers = new SharedInformerFactory(root, {
       resyncMs: 0,
       log: (m, e) => log.error(m, e),
-      transform: createManagerTransform(),
+      transform: podSharingTransform(),
     });
     let identities: ControllerClients | undefined;
     const recorders = new EventRecorders((m, e) => log.error(m, e));

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types/core-v1.js';
 import { cloneJson } from '../../src/api/object.js';
-import { createManagerTransform } from '../../src/controller-manager/pod-sharing.js';
+import { podSharingTransform } from '../../src/client/pod-sharing.js';
 
 const replica = (i: number): Pod => ({
   apiVersion: 'v1',
@@ -49,13 +49,13 @@ const replica = (i: number): Pod => ({
 
 describe('the controller manager’s informer transform', () => {
   it('keeps every field of a pod but managedFields', () => {
-    const transform = createManagerTransform();
+    const transform = podSharingTransform();
     const { managedFields: _dropped, ...meta } = replica(1).metadata;
     expect(transform(replica(1))).toEqual({ ...replica(1), metadata: meta });
   });
 
   it('holds the parts the pods of one workload repeat once, frozen', () => {
-    const transform = createManagerTransform();
+    const transform = podSharingTransform();
     const [a, b] = [transform(replica(1)) as Pod, transform(replica(2)) as Pod];
     expect(a.spec?.containers).toBe(b.spec?.containers);
     expect(a.spec?.tolerations).toBe(b.spec?.tolerations);
@@ -74,7 +74,7 @@ describe('the controller manager’s informer transform', () => {
   });
 
   it('gives controllers writable copies through cloneJson and structuredClone', () => {
-    const transform = createManagerTransform();
+    const transform = podSharingTransform();
     const cached = transform(replica(1)) as Pod;
     transform(replica(2));
     for (const copy of [cloneJson(cached), structuredClone(cached)]) {
@@ -88,7 +88,7 @@ describe('the controller manager’s informer transform', () => {
   });
 
   it('leaves other kinds whole but for managedFields', () => {
-    const transform = createManagerTransform();
+    const transform = podSharingTransform();
     const rs = {
       apiVersion: 'apps/v1',
       kind: 'ReplicaSet',

@@ -1,20 +1,17 @@
 /**
- * The controller manager's informer transform: managedFields dropped from every object (as
- * kube-controller-manager's shared informers do), and the parts that the pods of one workload
- * repeat held once (src/client/share.ts). Pods are most of what a manager holds (10,000 replicas
- * are 10,000 cached pods), and a ReplicaSet's pods differ only in their names, uids, node names
- * and statuses. Unlike the scheduler's, this transform drops no field: controllers write pods
- * back from their cached copies (the StatefulSet controller's PUT), so every field is kept, and
- * only equal parts are shared. Controllers copy a cached pod before changing it.
+ * An informer transform for components that hold many pods (the controller manager, the
+ * simulated nodes): managedFields dropped from every object (as kube-controller-manager's shared
+ * informers do), and the parts that the pods of one workload repeat held once (share.ts). Pods
+ * are most of what such a component holds (10,000 replicas are 10,000 cached pods), and a
+ * ReplicaSet's pods differ only in their names, uids, node names and statuses. Unlike the
+ * scheduler's trim, this transform drops no field: controllers write pods back from their cached
+ * copies (the StatefulSet controller's PUT), so every field is kept, and only equal parts are
+ * shared. Users copy a cached pod before changing it (shared parts are frozen).
  */
 import type { Pod } from '../api/types/core-v1.js';
-import {
-  shareField,
-  shareString,
-  stripManagedFields,
-  ValueSharer,
-  type TypedObject,
-} from '../client/index.js';
+import type { TypedObject } from './client.js';
+import { stripManagedFields } from './informer.js';
+import { shareField, shareString, ValueSharer } from './share.js';
 
 const SHARED_META = ['labels', 'annotations', 'ownerReferences', 'finalizers'] as const;
 const SHARED_META_STRINGS = ['namespace', 'generateName', 'creationTimestamp'] as const;
@@ -36,8 +33,8 @@ export function sharePodParts(pod: Pod, sharer: ValueSharer): Pod {
   return pod;
 }
 
-/** The manager's informer transform (see the module comment); one sharer for all its informers. */
-export function createManagerTransform(): (obj: TypedObject) => TypedObject {
+/** The transform (see the module comment); one sharer for all the informers of a factory. */
+export function podSharingTransform(): (obj: TypedObject) => TypedObject {
   const sharer = new ValueSharer();
   return (obj) => {
     const stripped = stripManagedFields(obj);
