@@ -81,8 +81,8 @@ export class ObjectVersion implements ObjectSource {
   /**
    * Drops the parsed object; a later {@link object} parses again. The watch cache calls it for a
    * version a newer one replaced, once every watcher has decided its selections on it: the event
-   * window keeps such versions for resuming watchers, which seldom come, and a parsed pod is
-   * several times its bytes.
+   * window keeps such versions for resuming watchers, which seldom come, and a parsed pod takes
+   * about as much memory again as its JSON bytes.
    */
   forgetObject(): void {
     this.#object = undefined;
