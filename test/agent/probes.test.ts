@@ -275,11 +275,12 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
 
   it('holds started until a startup tcpSocket probe passes, and kills a container that never starts', async () => {
     await applyPod('slow', {
-      // Long enough that the status showing the container running still shows it not started,
-      // even when that status reaches the test seconds late on a loaded machine.
-      command: ['sh', '-c', 'sleep 12; exec httpd -f -p 9000 -h /'],
+      // It listens only after the test has seen it running and not started, and says so (exec,
+      // below): any fixed wait raced with a status that reached the test late on a loaded machine
+      // (12 s was not enough in a CI run).
+      command: ['sh', '-c', 'until [ -e /tmp/listen ]; do sleep 0.2; done; exec httpd -f -p 9000 -h /'],
       ports: [{ name: 'svc', containerPort: 9000 }],
-      startupProbe: { tcpSocket: { port: 'svc' }, periodSeconds: 1, failureThreshold: 30 },
+      startupProbe: { tcpSocket: { port: 'svc' }, periodSeconds: 1, failureThreshold: 120 },
       readinessProbe: { tcpSocket: { port: 9000 }, periodSeconds: 1 },
     });
     await applyPod('nostart', {
@@ -293,6 +294,7 @@ describe.runIf(enabled)('probes, hooks and deadlines with kubectl 1.33', () => {
       .not.toBe('');
     expect(await jsonpath('slow', '.status.containerStatuses[0].started')).toBe('false');
     expect(await jsonpath('slow', '.status.containerStatuses[0].ready')).toBe('false');
+    await k('exec', 'slow', '--', 'touch', '/tmp/listen');
     await expect
       .poll(() => jsonpath('slow', '.status.containerStatuses[0].started'), { timeout: 30_000 })
       .toBe('true');
