@@ -19,6 +19,12 @@ const everything = new Selection(
   FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
 );
 
+/** Objects labelled app=x. */
+const appX = new Selection(
+  LabelSelector.parse('app=x'),
+  FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
+);
+
 function cm(
   name: string,
   labels: Record<string, string> = {},
@@ -160,11 +166,7 @@ describe('TypeCache', () => {
     const a = await store.create(key('a'), cm('a', { app: 'x' }));
     const cache = newCache();
     await ready(cache);
-    const sel = new Selection(
-      LabelSelector.parse('app=x'),
-      FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
-    );
-    const w = open(cache, 'now', { initialEvents: true, selection: sel });
+    const w = open(cache, 'now', { initialEvents: true, selection: appX });
     const p = take(w, 3);
     const moved = await store.update(key('a'), cm('a', { app: 'y' }), { ifModRevision: a.revision });
     await store.update(key('a'), cm('a', { app: 'x' }), { ifModRevision: moved.revision });
@@ -180,11 +182,7 @@ describe('TypeCache', () => {
     const a = await store.create(key('a'), cm('a', { app: 'x' }));
     const cache = newCache();
     await ready(cache);
-    const sel = new Selection(
-      LabelSelector.parse('app=x'),
-      FieldSelector.parse(undefined, { group: '', kind: 'ConfigMap' }),
-    );
-    const w = open(cache, 'now', { selection: sel });
+    const w = open(cache, 'now', { selection: appX });
     const first = cache.get(key('a'));
     const parsed = first?.object();
     const moved = await store.update(key('a'), cm('a', { app: 'y' }), { ifModRevision: a.revision });
