@@ -105,6 +105,13 @@ export interface UpdateOptions {
   readonly ifModRevision: bigint;
   /** Attach to this lease (`0n` detaches). Unset: keep the key's current lease. */
   readonly lease?: bigint;
+  /**
+   * The key's create revision at `ifModRevision`, when the caller read that version. Given with
+   * `lease`, a store may take both from here for the result's key-value instead of reading them
+   * back in the same write (etcd does). A wrong value is the caller's error: it is not checked,
+   * and only the result would carry it.
+   */
+  readonly createRevision?: bigint;
 }
 
 export interface DeleteOptions {

@@ -11,8 +11,8 @@ import { badRequest, conflict, notFound } from '../api/errors.js';
 import { encodeForStorage, isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { objectKey } from './keys.js';
-import { RACED, type WriteOutcome } from './object-store.js';
-import { leaseFor } from './store-ops.js';
+import { racedWith, type WriteOutcome } from './object-store.js';
+import { updateOptions } from './store-ops.js';
 
 const MAX_ATTEMPTS = 16;
 
@@ -123,15 +123,11 @@ export async function bindPod(
       };
       if (dryRun) return { done: created };
       try {
-        const lease = await leaseFor(ctx, type);
-        await ctx.store.update(key, encodeForStorage(pod), {
-          ifModRevision: kv.modRevision,
-          ...(lease === undefined ? {} : { lease }),
-        });
+        await ctx.store.update(key, encodeForStorage(pod), await updateOptions(ctx, type, kv));
       } catch (err) {
-        const raced = err instanceof ConflictError || err instanceof NotFoundError;
-        if (!raced || attempt >= MAX_ATTEMPTS) throw err;
-        return RACED;
+        if (!(err instanceof ConflictError || err instanceof NotFoundError) || attempt >= MAX_ATTEMPTS)
+          throw err;
+        return racedWith(err);
       }
       return { done: created };
     },

@@ -24,7 +24,7 @@
  * - writes ({@link CachedStore.guaranteedUpdate}): the first attempt starts from the cache's
  *   copy when it holds the object (kube's GuaranteedUpdate); the caller's compare on its mod
  *   revision catches a stale copy, and an attempt that fails or writes nothing on it runs again
- *   on storage's copy.
+ *   on storage's copy: the one the failed compare found, or else a fresh read.
  *
  * "A ready cache" includes one that is reading its state right now (at start, or right after a
  * restart): a read it could serve waits for that warm-up, at most the freshness timeout, instead
@@ -334,8 +334,7 @@ export class CachedStore implements ObjectStore {
 
   async current(type: ResourceType, key: string): Promise<StoredObject | undefined> {
     const { kv } = await this.#store.get(key);
-    if (kv === undefined) return undefined;
-    return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)) };
+    return kv === undefined ? undefined : storedObject(type, kv);
   }
 
   /** The ready cache's copy of `key` (may be stale), or undefined when it has none. */
@@ -345,11 +344,11 @@ export class CachedStore implements ObjectStore {
     const kv: KeyValue = {
       key,
       value: version.value,
-      createRevision: 0n,
+      createRevision: version.createRevision,
       modRevision: version.revision,
       lease: 0n,
     };
-    return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)) };
+    return storedObject(type, kv);
   }
 
   async guaranteedUpdate<T>(
@@ -366,6 +365,12 @@ export class CachedStore implements ObjectStore {
       const outcome = await attempt(stored, n);
       if (outcome !== RACED) {
         if ('done' in outcome) return outcome.done;
+        if ('racedWith' in outcome) {
+          // The failed compare read the key in the same transaction: no second read.
+          stored = outcome.racedWith === undefined ? undefined : storedObject(type, outcome.racedWith);
+          cached = false;
+          continue;
+        }
         if (!cached) {
           if ('rejected' in outcome) throw outcome.rejected;
           return outcome.unchanged();
@@ -375,4 +380,9 @@ export class CachedStore implements ObjectStore {
       cached = false;
     }
   }
+}
+
+/** `kv` with a private parse of its value in `type`'s version. */
+function storedObject(type: ResourceType, kv: KeyValue): StoredObject {
+  return { kv, obj: inThisVersion(type, decodeStored(kv.value, kv.modRevision)) };
 }

@@ -33,7 +33,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
-import { RACED, type WriteOutcome } from './object-store.js';
+import { racedWith, type WriteOutcome } from './object-store.js';
 import { staleConflict } from './store-ops.js';
 import { admissionAttributes, serverRequester, type AdmissionRequester } from './admission.js';
 import { finalizersAfterDelete } from './gc-finalizers.js';
@@ -260,7 +260,7 @@ export async function deleteObject(
         if (err instanceof NotFoundError) throw notFound(qualified(type, name));
         if (!(err instanceof ConflictError)) throw err;
         if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
-        return RACED;
+        return racedWith(err);
       }
     },
   );

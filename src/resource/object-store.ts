@@ -5,6 +5,7 @@
  * themselves go to the raw {@link Store} (`ctx.store`), guarded by the mod revision of the copy
  * {@link ObjectStore.guaranteedUpdate} handed out.
  */
+import { ConflictError, type NotFoundError } from '../../storage/errors.js';
 import type { KeySpan, KeyValue } from '../../storage/interface.js';
 import type { KubeObject } from '../api/object.js';
 import type { ResourceType } from '../registry/types.js';
@@ -17,8 +18,8 @@ import type { Selection } from './selection.js';
 /** One stored object: its key-value (bytes, revisions) and its parse (with resourceVersion). */
 export interface StoredObject {
   /**
-   * `lease` and `createRevision` are 0 on the copy {@link ObjectStore.guaranteedUpdate} starts
-   * from when it is the watch cache's.
+   * `lease` is 0 on the copy {@link ObjectStore.guaranteedUpdate} starts from when it is the watch
+   * cache's, and `createRevision` is 0 there unless the cache had it from a watch event.
    */
   readonly kv: KeyValue;
   /** A private parse, in the form of the asked type's version: the caller may change it. */
@@ -53,6 +54,21 @@ export interface EventStream {
 export const RACED: unique symbol = Symbol('raced');
 
 /**
+ * A write that lost a race and learned from it the object as it is now: `current` is the
+ * key-value the failed compare found (undefined: the key is gone). The next attempt starts from
+ * it without reading storage again, as kube's GuaranteedUpdate retries from its transaction's
+ * failure branch.
+ */
+export interface RacedWith {
+  readonly racedWith: KeyValue | undefined;
+}
+
+/** The outcome of an attempt whose write failed with `err`: see {@link RacedWith}. */
+export function racedWith(err: ConflictError | NotFoundError): RacedWith {
+  return { racedWith: err instanceof ConflictError ? err.current : undefined };
+}
+
+/**
  * How one attempt of {@link ObjectStore.guaranteedUpdate} ended, besides throwing (a thrown
  * error is the answer, whatever copy the attempt saw):
  * - `done`: the answer (written, or final whatever the copy);
@@ -60,10 +76,15 @@ export const RACED: unique symbol = Symbol('raced');
  *   copy that may be stale it is never called);
  * - `rejected`: the attempt refused the object (preconditions, admission, validation) — the
  *   error on a current copy;
- * - {@link RACED}: the write lost a race; the next attempt reads the object again.
+ * - {@link RACED}: the write lost a race; the next attempt reads the object again;
+ * - {@link RacedWith}: the write lost a race and the next attempt starts from the state it found.
  */
 export type WriteOutcome<T> =
-  { readonly done: T } | { readonly unchanged: () => T } | { readonly rejected: unknown } | typeof RACED;
+  | { readonly done: T }
+  | { readonly unchanged: () => T }
+  | { readonly rejected: unknown }
+  | RacedWith
+  | typeof RACED;
 
 /** One attempt of a write on the object's copy (undefined: absent); `attempt` counts from 1. */
 export type WriteAttempt<T> = (stored: StoredObject | undefined, attempt: number) => Promise<WriteOutcome<T>>;

@@ -4,6 +4,7 @@
  * API errors clients expect.
  */
 import { isStorageError } from '../../storage/errors.js';
+import type { KeyValue, UpdateOptions } from '../../storage/interface.js';
 import { conflict, notFound, type ApiError } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext } from './context.js';
@@ -47,6 +48,27 @@ export function staleConflict(type: ResourceType, name: string): ApiError {
 /** The lease an object of `type` is written with (events carry `--event-ttl`), if any. */
 export async function leaseFor(ctx: ResourceContext, type: ResourceType): Promise<bigint | undefined> {
   return ctx.strategies.of(type).eventTTL ? ctx.eventLeases.leaseFor() : undefined;
+}
+
+/**
+ * The options of an update of `current` (the version the caller read): the compare on its mod
+ * revision, and the lease to write. A type with an event TTL gets the event lease (none named when
+ * TTLs are off: the key keeps what it has); every other type is written with no lease (`0n`), as
+ * kube writes it, which its keys never had anyway. With the lease named and the version's create
+ * revision known, a store need not read either back (`UpdateOptions.createRevision`).
+ */
+export async function updateOptions(
+  ctx: ResourceContext,
+  type: ResourceType,
+  current: KeyValue,
+): Promise<UpdateOptions> {
+  const lease = ctx.strategies.of(type).eventTTL ? await ctx.eventLeases.leaseFor() : 0n;
+  return {
+    ifModRevision: current.modRevision,
+    ...(lease === undefined ? {} : { lease }),
+    // 0 when unknown (a copy from the watch cache's listing).
+    ...(current.createRevision > 0n ? { createRevision: current.createRevision } : {}),
+  };
 }
 
 /** True for a storage error of the given code. */

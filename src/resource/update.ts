@@ -11,7 +11,8 @@
  *   Anything that fails on a cached copy (a lost race, a resourceVersion precondition, an
  *   error of the build or validation, an update that seems to change nothing) is retried once
  *   from storage before it counts.
- * - A lost race with another writer (the store's compare fails) rereads and rebuilds; a pinned
+ * - A lost race with another writer (the store's compare fails) rebuilds on the object the failed
+ *   compare found (its transaction read it: no second read, as in kube); a pinned
  *   resourceVersion then turns into the 409, an unpinned one simply applies to the newer object.
  * - An update that removes the last finalizer of an object being deleted deletes it.
  * - An update that changes nothing is not written (the resourceVersion stays).
@@ -41,8 +42,8 @@ import {
   withResourceVersion,
   type KubeObject,
 } from '../api/object.js';
-import { RACED, type WriteOutcome } from './object-store.js';
-import { leaseFor, staleConflict } from './store-ops.js';
+import { RACED, racedWith, type WriteOutcome } from './object-store.js';
+import { staleConflict, updateOptions } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 import { admissionAttributes } from './admission.js';
 
@@ -236,11 +237,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
           return { unchanged: () => ({ code: 200, body: body(), obj: current, deleted: false }) };
         }
         const bytes = encodeForStorage(next);
-        const lease = await leaseFor(ctx, type);
-        const written = await ctx.store.update(key, bytes, {
-          ifModRevision: kv.modRevision,
-          ...(lease === undefined ? {} : { lease }),
-        });
+        const written = await ctx.store.update(key, bytes, await updateOptions(ctx, type, kv));
         await pending?.commit();
         next.metadata.resourceVersion = String(written.revision);
         const body = withResourceVersion(bytes, written.revision);
@@ -250,7 +247,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         const raced = err instanceof ConflictError || err instanceof NotFoundError;
         if (!raced) throw err;
         if (attempt >= MAX_ATTEMPTS) throw staleConflict(type, name);
-        return RACED;
+        return racedWith(err);
       }
     },
   );

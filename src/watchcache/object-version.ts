@@ -13,6 +13,9 @@ import type { ObjectSource } from '../representation/types.js';
 import type { KubeObject } from '../api/object.js';
 import { decodeStored, withResourceVersion } from '../api/object.js';
 
+/** What a version reads its bytes from: the bytes, or a key-value (which also has its create revision). */
+type VersionSource = { readonly value: Uint8Array; readonly createRevision?: bigint };
+
 /** The format name of the JSON encoding in {@link ObjectVersion.encoded}. */
 export const JSON_FORMAT = 'json';
 
@@ -21,7 +24,7 @@ export class ObjectVersion implements ObjectSource {
   /** The storage key. */
   readonly key: string;
   /** Where the stored bytes are read (a lazy key-value computes them once, on the first read). */
-  readonly #source: { readonly value: Uint8Array };
+  readonly #source: VersionSource;
   /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
   readonly revision: bigint;
   /** The JSON encoding, kept outside the map: every version served is asked for it. */
@@ -30,7 +33,7 @@ export class ObjectVersion implements ObjectSource {
   #object: KubeObject | undefined;
 
   /** `value`: the stored bytes, or a key-value (or another holder) whose `value` gives them. */
-  constructor(key: string, value: Uint8Array | { readonly value: Uint8Array }, revision: bigint) {
+  constructor(key: string, value: Uint8Array | VersionSource, revision: bigint) {
     this.key = key;
     this.#source = value instanceof Uint8Array ? { value } : value;
     this.revision = revision;
@@ -39,6 +42,11 @@ export class ObjectVersion implements ObjectSource {
   /** Stored bytes (never mutated; shared with the store's read result). */
   get value(): Uint8Array {
     return this.#source.value;
+  }
+
+  /** The key's create revision, when this version came with its key-value (a watch event); else 0. */
+  get createRevision(): bigint {
+    return this.#source.createRevision ?? 0n;
   }
 
   /**

@@ -198,7 +198,7 @@ export class EtcdStore implements Store {
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
     this.#checkWrite(key);
     try {
-      return await this.#writes.update(key, value, options.ifModRevision, options.lease);
+      return await this.#writes.update(key, value, options);
     } catch (err) {
       throw toStoreError(err, 'update');
     }

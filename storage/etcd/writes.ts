@@ -20,7 +20,7 @@
 import type { ICompare, IPutRequest, IRequestOp, IResponseHeader, ITxnRequest, ITxnResponse } from 'etcd3';
 import { AlreadyExistsError, ConflictError, LeaseNotFoundError, NotFoundError } from '../errors.js';
 import { isLeaseNotFound } from './error-map.js';
-import type { KeyValue, TxnRequest, WriteResult } from '../interface.js';
+import type { KeyValue, TxnRequest, UpdateOptions, WriteResult } from '../interface.js';
 import { fromWire, keyBytes, toKeyValue, valueBytes, wire, type CallOptions } from './codec.js';
 
 /** Observes a response header (the store tracks the newest revision it has seen) and returns its revision. */
@@ -72,23 +72,28 @@ export class EtcdWrites {
     };
   }
 
-  /** See `Store.update`: `lease` unset keeps the key's lease. */
-  async update(
-    key: string,
-    value: Uint8Array,
-    ifModRevision: bigint,
-    lease: bigint | undefined,
-  ): Promise<WriteResult> {
+  /**
+   * See `Store.update`: `lease` unset keeps the key's lease. With both `lease` and
+   * `createRevision` given, the put is not followed by a read of the written key's metadata: an
+   * etcd txn pays for every read it holds (as it does for a put that keeps its lease), and
+   * kube-apiserver's updates have neither.
+   */
+  async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
+    const { ifModRevision, lease, createRevision } = options;
     const k = keyBytes(key);
     // mod_revision = 0 also holds for an absent key, which update must refuse: require existence.
     const compare = ifModRevision === 0n ? [modIs(k, 0n), exists(k)] : [modIs(k, ifModRevision)];
-    const res = await this.#putWithMeta(k, value, compare, lease ?? 'keep');
+    const known = lease !== undefined && createRevision !== undefined;
+    const res = known
+      ? await this.#txn(compare, [{ request_put: putRequest(k, value, lease) }], k, lease)
+      : await this.#putWithMeta(k, value, compare, lease ?? 'keep');
     const revision = this.#observe(res.header);
     if (!res.succeeded) {
       const current = currentOf(res);
       if (current === undefined) throw new NotFoundError(key);
       throw new ConflictError(key, ifModRevision, current, revision);
     }
+    if (known) return { revision, kv: { key, value, createRevision, modRevision: revision, lease } };
     return { revision, kv: writtenKv(res, key, value, revision) };
   }
 

@@ -114,6 +114,30 @@ describe('writes that start from a stale cached copy', () => {
     expect(caches.for(configMaps!)?.get('/configmaps/default/x')?.revision).toBe(stale);
   });
 
+  it('rebuild a lost race on the object its failed compare found, without reading storage', async () => {
+    const changed = await cm(
+      storageOnly,
+      'PATCH',
+      '/x',
+      { data: { s: '1' } },
+      'application/merge-patch+json',
+    );
+    reads.gets = 0;
+    // Starts from the stale cached copy; the write's compare fails and carries the stored object.
+    const put = await cm(cached, 'PUT', '/x', {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'x' },
+      data: { fresh: 'yes' },
+    });
+    expect(put['code']).toBe(200);
+    expect(reads.gets).toBe(0);
+    expect(BigInt(put.metadata.resourceVersion ?? '0')).toBeGreaterThan(
+      BigInt(changed.metadata.resourceVersion ?? '0'),
+    );
+    expect((await cm(storageOnly, 'GET', '/x')).data).toEqual({ fresh: 'yes' });
+  });
+
   it('judge a resourceVersion precondition by the stored object, not the stale copy', async () => {
     const current = await cm(storageOnly, 'GET', '/x');
     const body = { ...current, data: { v: 'pinned' } };

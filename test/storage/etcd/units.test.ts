@@ -1,6 +1,7 @@
 /**
  * The etcd backend's pure pieces, without an etcd: key ranges, the compacted-revision search,
- * the progress state machine, the watch buffer, and the server-version gate.
+ * the progress state machine, the watch buffer, the server-version gate, and the shape of an
+ * update's transaction.
  */
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
@@ -14,6 +15,8 @@ import {
   type RevisionProbe,
 } from '../../../storage/etcd/compaction.js';
 import { EventQueue } from '../../../storage/etcd/event-queue.js';
+import { EtcdWrites, type TxnSender } from '../../../storage/etcd/writes.js';
+import type { ITxnRequest, ITxnResponse } from 'etcd3';
 import { progressIsOrdered } from '../../../storage/etcd/server-version.js';
 import { ProgressTracker } from '../../../storage/etcd/watch-progress.js';
 
@@ -296,5 +299,57 @@ describe('progress tracker', () => {
     tracker.onAnswer(10n);
     expect(emitted).toEqual([[10n, true]]);
     tracker.stop();
+  });
+});
+
+describe('update transactions', () => {
+  /** Records each txn request and answers it as a succeeded put at revision 7. */
+  function recorder(): { sent: ITxnRequest[]; writes: EtcdWrites } {
+    const sent: ITxnRequest[] = [];
+    const sender: TxnSender = {
+      txn: (request) => {
+        sent.push(request);
+        const meta = {
+          key: Buffer.from('k'),
+          create_revision: '3',
+          mod_revision: '7',
+          version: '2',
+          lease: '9',
+        };
+        return Promise.resolve({
+          header: { revision: '7' },
+          succeeded: true,
+          responses: [{ response_put: {} }, { response_range: { kvs: [meta] } }],
+        } as unknown as ITxnResponse);
+      },
+    };
+    return {
+      sent,
+      writes: new EtcdWrites(
+        sender,
+        () => 7n,
+        () => ({}),
+      ),
+    };
+  }
+
+  it('reads the written key back when the lease or the create revision is not named', async () => {
+    const { sent, writes } = recorder();
+    const u = await writes.update('k', Buffer.from('v'), { ifModRevision: 5n });
+    expect(sent[0]?.success?.map((op) => Object.keys(op)[0])).toEqual(['request_put', 'request_range']);
+    expect(sent[0]?.success?.[0]?.request_put?.ignore_lease).toBe(true);
+    expect([u.kv.createRevision, u.kv.lease]).toEqual([3n, 9n]);
+  });
+
+  it('is one put, keeping nothing and reading nothing back, when both are named', async () => {
+    const { sent, writes } = recorder();
+    const u = await writes.update('k', Buffer.from('v'), {
+      ifModRevision: 5n,
+      lease: 0n,
+      createRevision: 3n,
+    });
+    expect(sent[0]?.success?.map((op) => Object.keys(op)[0])).toEqual(['request_put']);
+    expect(sent[0]?.success?.[0]?.request_put?.ignore_lease).toBeUndefined();
+    expect(u.kv).toMatchObject({ createRevision: 3n, modRevision: 7n, lease: 0n });
   });
 });

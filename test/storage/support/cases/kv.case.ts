@@ -128,6 +128,35 @@ export function kvCases(factory: StoreFactory): void {
       expect(plainKv((await store.get(k('a'))).kv)).toEqual(plainKv(u.kv));
     });
 
+    it("with the lease and the read version's create revision named, the result and the stored key agree", async () => {
+      const { store, k } = await stores.open();
+      const c = await store.create(k('a'), bytes('v1'));
+      const u = await store.update(k('a'), bytes('v2'), {
+        ifModRevision: c.revision,
+        lease: 0n,
+        createRevision: c.kv.createRevision,
+      });
+      expect(plainKv(u.kv)).toEqual({
+        key: k('a'),
+        value: hex(bytes('v2')),
+        createRevision: c.revision,
+        modRevision: u.revision,
+        lease: 0n,
+      });
+      expect(plainKv((await store.get(k('a'))).kv)).toEqual(plainKv(u.kv));
+      // A stale compare still fails with the current key, hint or not.
+      const err = await expectError(
+        store.update(k('a'), bytes('v3'), {
+          ifModRevision: c.revision,
+          lease: 0n,
+          createRevision: c.revision,
+        }),
+        ConflictError,
+        { expectedModRevision: c.revision, revision: u.revision },
+      );
+      expect(plainKv(err.current)).toEqual(plainKv(u.kv));
+    });
+
     it('a stale mod revision is ConflictError carrying the current key, and takes no revision', async () => {
       const { store, k } = await stores.open();
       const c = await store.create(k('a'), bytes('v1'));
