@@ -212,3 +212,56 @@ export async function removePortmapChainsIfUnused(): Promise<void> {
   for (const chain of PORTMAP_CHAINS)
     await run('iptables', ['-w', '-t', 'nat', '-X', chain]).catch(() => undefined);
 }
+
+/**
+ * The nftables tables iptables (its nft backend) makes for the `nat` table: the portmap plugin's
+ * iptables and ip6tables calls create them, its DEL too, even for a pod with no hostPort.
+ */
+export const IPTABLES_NAT_TABLES = ['ip nat', 'ip6 nat'] as const;
+
+/** Which of {@link IPTABLES_NAT_TABLES} exist now (none when nft cannot list them). */
+export async function natTablesPresent(): Promise<string[]> {
+  const listed: string[] = await run('nft', ['list', 'tables']).then(
+    (r) => r.stdout.split('\n').map((l) => l.trim()),
+    () => [],
+  );
+  return IPTABLES_NAT_TABLES.filter((t) => listed.includes(`table ${t}`));
+}
+
+/** iptables' own chains of the `nat` table, which it makes with the table. */
+const NAT_BASE_CHAINS = new Set(['PREROUTING', 'INPUT', 'OUTPUT', 'POSTROUTING']);
+
+/**
+ * Deletes each of {@link IPTABLES_NAT_TABLES} that was absent before (`before`, from
+ * {@link natTablesPresent}) and now holds nothing but iptables' empty base chains: what iptables
+ * made for the portmap plugin on a host that had no such table. A table with a rule or a chain of
+ * anyone's is left alone. Call it after {@link removePortmapChainsIfUnused}.
+ */
+export async function removeNatTablesIfUnused(before: readonly string[]): Promise<void> {
+  for (const table of IPTABLES_NAT_TABLES) {
+    if (before.includes(table)) continue;
+    const [family, name] = table.split(' ') as [string, string];
+    const listing = await run('nft', ['list', 'table', family, name]).then(
+      (r) => r.stdout,
+      () => undefined,
+    );
+    if (listing === undefined || !onlyEmptyBaseChains(listing)) continue;
+    await run('nft', ['delete', 'table', family, name]);
+  }
+}
+
+/** Whether an `nft list table` listing holds only empty base chains (their type and policy lines). */
+export function onlyEmptyBaseChains(listing: string): boolean {
+  for (const raw of listing.split('\n')) {
+    const line = raw.trim();
+    if (line === '' || line === '}' || /^table \S+ \S+ \{$/.test(line)) continue;
+    const chain = /^chain (\S+) \{$/.exec(line);
+    if (chain !== null) {
+      if (!NAT_BASE_CHAINS.has(chain[1] ?? '')) return false;
+      continue;
+    }
+    if (/^type nat hook \S+ priority [^;]+; policy accept;$/.test(line)) continue;
+    return false; // a rule, a set, a map, a non-default policy: someone's
+  }
+  return true;
+}

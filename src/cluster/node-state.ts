@@ -50,6 +50,11 @@ export interface NodeState {
   readonly cniNetworkName: string;
   /** The Service range whose blackhole route the cluster added, if it did. */
   readonly addedRoute?: string;
+  /**
+   * The iptables nat tables (`ip nat`, `ip6 nat`) that existed before the node first ran pods;
+   * absent in a state written before this was recorded (then none is removed).
+   */
+  readonly natTablesBefore?: readonly string[];
 }
 
 /** The recorded state, or undefined when there is none. */

@@ -24,6 +24,7 @@ import { ipAt, parseCidr } from '../ipam/cidr.js';
 import type { CommandIo, Companion } from '../server/run.js';
 import { startupTrace } from '../server/startup-trace.js';
 import { ContainerdProcess } from './containerd.js';
+import { natTablesPresent } from './containerd-teardown.js';
 import { ensureDevImages, importImagesDir } from './images.js';
 import { nodeLayout, readNodeState, writeNodeState, type NodeLayout, type NodeState } from './node-state.js';
 import { ensureBlackhole } from './service-route.js';
@@ -86,6 +87,8 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
     cgroupParent: layout.cgroupParent,
     cniNetworkName: layout.cniNetworkName,
     ...(ours ? { addedRoute: opts.serviceRange } : {}),
+    // Kept from the first run: a later one finds the tables the first one's pods made.
+    natTablesBefore: previous?.natTablesBefore ?? (await natTablesPresent()),
   };
   // Recorded before the agent runs anything, so a reset after a crash still knows what to remove.
   await writeNodeState(layout, state);

@@ -18,6 +18,7 @@ import { ContainerdProcess, containerdLayout, containerdMissing } from './contai
 import {
   CleanupErrors,
   removeBridgeIfUnused,
+  removeNatTablesIfUnused,
   removePortmapChainsIfUnused,
   removeWorkloads,
   teardownLeftovers,
@@ -81,6 +82,9 @@ async function resetNode(layout: NodeLayout, errors: CleanupErrors, io: CommandI
   }
   // portmap's shared nat chains outlive the pods' own; they go once no pod chain is left in them.
   await errors.attempt('portmap chains', removePortmapChainsIfUnused);
+  // Then the nat tables iptables made for them, when the node found none.
+  const natBefore = state?.natTablesBefore;
+  if (natBefore !== undefined) await errors.attempt('nat tables', () => removeNatTablesIfUnused(natBefore));
 }
 
 /**

@@ -27,8 +27,10 @@ import {
 } from '../../src/cluster/containerd.js';
 import {
   CleanupErrors,
+  natTablesPresent,
   portmapChainsPresent,
   removeBridgeIfUnused,
+  removeNatTablesIfUnused,
   removePortmapChainsIfUnused,
   removeCgroupTree,
   removeWorkloads,
@@ -96,6 +98,8 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
   let stopped = false;
   // The portmap plugin's shared nat chains outlive the pods: removed on stop if they were not here before.
   const portmapBefore = await portmapChainsPresent();
+  // So are the nat tables iptables makes for them on a host that had none.
+  const natTablesBefore = await natTablesPresent();
   const stop = async (): Promise<void> => {
     if (stopped) return;
     stopped = true;
@@ -106,6 +110,7 @@ export async function startContainerd(opts: ContainerdOptions = {}): Promise<Con
     await teardownLeftovers({ socket, mountDirs: [dir], cgroupParent, cniNetworkName: cniName }, errors);
     if (opts.cni) await run('ip', ['link', 'del', opts.cni.bridge]).catch(() => undefined);
     if (!portmapBefore) await errors.attempt('portmap chains', removePortmapChainsIfUnused);
+    await errors.attempt('nat tables', () => removeNatTablesIfUnused(natTablesBefore));
     await errors.attempt('directory', () => rm(dir, { recursive: true, force: true, maxRetries: 3 }));
     errors.throwIfAny('containerd clean-up');
   };
