@@ -34,6 +34,11 @@ async function cm(
   return Object.assign(res.json(), { code: res.statusCode });
 }
 
+/** The body of a PUT (or create) of ConfigMap x with `data`. */
+function configMapX(data: Record<string, string>): KObj {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' }, data };
+}
+
 beforeAll(async () => {
   const store = await openMemoryStore();
   // Every watch of the cache is held while the gate is shut: the cache stops seeing changes.
@@ -48,12 +53,7 @@ beforeAll(async () => {
       metadata: { name: 'default' },
     }),
   );
-  await cm(cached, 'POST', '', {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'x' },
-    data: { v: '1' },
-  });
+  await cm(cached, 'POST', '', configMapX({ v: '1' }));
   const cache = caches.for(configMaps!);
   for (let i = 0; i < 300 && cache?.get('/configmaps/default/x') === undefined; i++)
     await new Promise((r) => setTimeout(r, 10));
@@ -87,20 +87,10 @@ describe('writes that start from a stale cached copy', () => {
   it('act on the stored object: a PUT equal to the stale copy is still written, a patch merges into the stored state', async () => {
     gate.shut();
     const stale = caches.for(configMaps!)?.get('/configmaps/default/x')?.revision;
-    const changed = await cm(storageOnly, 'PUT', '/x', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'x' },
-      data: { v: '2' },
-    });
+    const changed = await cm(storageOnly, 'PUT', '/x', configMapX({ v: '2' }));
     expect(changed['code']).toBe(200);
     // Equal to the cache's (stale) copy: without a storage check this would be taken as a no-op.
-    const put = await cm(cached, 'PUT', '/x', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'x' },
-      data: { u: '0', v: '1' },
-    });
+    const put = await cm(cached, 'PUT', '/x', configMapX({ u: '0', v: '1' }));
     expect(put['code']).toBe(200);
     expect(put.data).toEqual({ u: '0', v: '1' });
     expect(BigInt(put.metadata.resourceVersion ?? '0')).toBeGreaterThan(
@@ -124,12 +114,7 @@ describe('writes that start from a stale cached copy', () => {
     );
     reads.gets = 0;
     // Starts from the stale cached copy; the write's compare fails and carries the stored object.
-    const put = await cm(cached, 'PUT', '/x', {
-      apiVersion: 'v1',
-      kind: 'ConfigMap',
-      metadata: { name: 'x' },
-      data: { fresh: 'yes' },
-    });
+    const put = await cm(cached, 'PUT', '/x', configMapX({ fresh: 'yes' }));
     expect(put['code']).toBe(200);
     expect(reads.gets).toBe(0);
     expect(BigInt(put.metadata.resourceVersion ?? '0')).toBeGreaterThan(

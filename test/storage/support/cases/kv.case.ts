@@ -8,6 +8,7 @@ import {
   NotFoundError,
   RevisionTooLargeError,
 } from '../../../../storage/errors.js';
+import type { Store, WriteResult } from '../../../../storage/interface.js';
 import { bytes, expectError, hex, plainKv } from '../compare.js';
 import { useStores, type StoreFactory } from '../factory.js';
 
@@ -113,19 +114,24 @@ export function kvCases(factory: StoreFactory): void {
   });
 
   describe('update', () => {
-    it('replaces the value at the expected mod revision, keeping the create revision', async () => {
-      const { store, k } = await stores.open();
-      const c = await store.create(k('a'), bytes('v1'));
-      const u = await store.update(k('a'), bytes('v2'), { ifModRevision: c.revision });
-      expect(u.revision).toBe(c.revision + 1n);
+    /** The result of updating `key` (created by `c`) to `v2` with `u`, and the store reading the same. */
+    async function expectUpdated(store: Store, key: string, c: WriteResult, u: WriteResult): Promise<void> {
       expect(plainKv(u.kv)).toEqual({
-        key: k('a'),
+        key,
         value: hex(bytes('v2')),
         createRevision: c.revision,
         modRevision: u.revision,
         lease: 0n,
       });
-      expect(plainKv((await store.get(k('a'))).kv)).toEqual(plainKv(u.kv));
+      expect(plainKv((await store.get(key)).kv)).toEqual(plainKv(u.kv));
+    }
+
+    it('replaces the value at the expected mod revision, keeping the create revision', async () => {
+      const { store, k } = await stores.open();
+      const c = await store.create(k('a'), bytes('v1'));
+      const u = await store.update(k('a'), bytes('v2'), { ifModRevision: c.revision });
+      expect(u.revision).toBe(c.revision + 1n);
+      await expectUpdated(store, k('a'), c, u);
     });
 
     it("with the lease and the read version's create revision named, the result and the stored key agree", async () => {
@@ -136,14 +142,7 @@ export function kvCases(factory: StoreFactory): void {
         lease: 0n,
         createRevision: c.kv.createRevision,
       });
-      expect(plainKv(u.kv)).toEqual({
-        key: k('a'),
-        value: hex(bytes('v2')),
-        createRevision: c.revision,
-        modRevision: u.revision,
-        lease: 0n,
-      });
-      expect(plainKv((await store.get(k('a'))).kv)).toEqual(plainKv(u.kv));
+      await expectUpdated(store, k('a'), c, u);
       // A stale compare still fails with the current key, hint or not.
       const err = await expectError(
         store.update(k('a'), bytes('v3'), {
