@@ -48,7 +48,7 @@ import type {
   IWatchRequest,
   IWatchResponse,
 } from 'etcd3';
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import type { CallOptions } from './codec.js';
 import {
   GRPC_DEADLINE_EXCEEDED,
@@ -103,8 +103,13 @@ let codecs: Codecs | undefined;
 function loadCodecs(): Codecs {
   if (codecs !== undefined) return codecs;
   const require = createRequire(import.meta.url);
+  // protobufjs is loaded at run time from node_modules, never bundled: the bundles leave long.js
+  // out (tools/bundle.ts), and a protobufjs without it reads and writes 64-bit integers as
+  // doubles, which round etcd's lease ids (a put would then name a lease that does not exist).
+  const pb = require('protobufjs') as typeof protobuf;
+  if (!pb.util.Long) throw new Error('etcd: protobufjs found no long.js, so 64-bit integers would round');
   const protoDir = join(dirname(require.resolve('etcd3/package.json')), 'proto');
-  const root = new protobuf.Root();
+  const root = new pb.Root();
   // rpc.proto imports "./kv.proto" and "./auth.proto" beside it.
   root.resolvePath = (_origin, target) => join(protoDir, target.replace(/^.*\//, ''));
   root.loadSync('rpc.proto', { keepCase: true });
