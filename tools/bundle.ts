@@ -15,8 +15,7 @@
  * - classic-level's native binding (`node-gyp-build` finds the `.node` file next to its package);
  * - the etcd client (`etcd3` with gRPC), loaded only with `--etcd-servers`;
  * - what the code loads with `createRequire` on purpose (yaml for request bodies, protobufjs for
- *   the OpenAPI v2 protobuf document and the etcd channel's messages), resolved from the bundle's
- *   directory upwards.
+ *   the OpenAPI v2 protobuf document), resolved from the bundle's directory upwards.
  * Data files the code reads at run time (the generated schemas, `proto/`, `package.json`) are
  * found by walking up from the bundle to the package root, as from `dist/src/`: the bundle works
  * only inside the package it was built in.
@@ -67,8 +66,8 @@ const nativeBinding: Plugin = {
  * No long.js in the bundles: protobufjs (bundled only for the node agent's CRI schemas, the light
  * build) then reads 64-bit integers as numbers, exact below 2^53, which is all the agent reads
  * (src/agent/cri/schema.ts). long.js compiles a WebAssembly module as it loads, ~0.75 MiB of an
- * idle agent's RSS. (The etcd client stays outside the bundle: etcd3, and the protobufjs with
- * long.js that storage/etcd/kv-channel.ts loads with createRequire, as lease ids need 64 bits.)
+ * idle agent's RSS. (The etcd client stays outside the bundle with its own protobufjs and long.js;
+ * the server's own etcd channel reads its messages without protobufjs, storage/etcd/messages.ts.)
  */
 const noLongJs: Plugin = {
   name: 'capstan-no-long-js',

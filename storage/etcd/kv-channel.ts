@@ -10,9 +10,9 @@
  * i.e. as much CPU as the rest of a request. A unary gRPC call is one HTTP/2 stream: headers, one
  * length-prefixed protobuf message, and the status in the trailers (`grpc-session.ts` says why
  * that is not `node:http2` either). Requests and responses keep the `etcd3` shapes (the same
- * protobuf definitions, decoded with the same conventions: 64-bit integers and enums as strings,
- * defaults filled), and failures become the same `etcd3` error classes, so the rest of the
- * backend (`error-map.ts`) is unchanged.
+ * protobuf messages, encoded and decoded by `messages.ts` with the same conventions: 64-bit
+ * integers and enums as strings, defaults filled), and failures become the same `etcd3` error
+ * classes, so the rest of the backend (`error-map.ts`) is unchanged.
  *
  * Member choice: reads go to the members in random order, a member {@link HostGates} marks down
  * skipped while another is up. Writes go to the leader ({@link LeaderRoute}) when one is known:
@@ -36,8 +36,6 @@
  * A watch stream goes to a random member that is not marked down; one that fails marks its
  * member down and is re-opened by its watch (`watch.ts`) from the revision it reached.
  */
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
 import { EventEmitter } from 'node:events';
 import { castGrpcError, ClientClosedError, GRPCUnavailableError } from 'etcd3';
 import type {
@@ -48,8 +46,16 @@ import type {
   IWatchRequest,
   IWatchResponse,
 } from 'etcd3';
-import type protobuf from 'protobufjs';
 import type { CallOptions } from './codec.js';
+import {
+  decodeRangeResponse,
+  decodeStatusResponse,
+  decodeTxnResponse,
+  decodeWatchResponse,
+  encodeRangeRequest,
+  encodeTxnRequest,
+  encodeWatchRequest,
+} from './messages.js';
 import {
   GRPC_DEADLINE_EXCEEDED,
   GRPC_INTERNAL,
@@ -86,53 +92,6 @@ const STATUS_TIMEOUT_MS = 1_000;
 const MAX_ATTEMPTS = 100;
 /** clientv3's pause between rounds over the members (roundRobinQuorumBackoff's 25 ms). */
 const ROUND_PAUSE_MS = 25;
-
-/** The request/response types, loaded once from the proto files the `etcd3` package ships. */
-interface Codecs {
-  readonly rangeRequest: protobuf.Type;
-  readonly rangeResponse: protobuf.Type;
-  readonly txnRequest: protobuf.Type;
-  readonly txnResponse: protobuf.Type;
-  readonly watchRequest: protobuf.Type;
-  readonly watchResponse: protobuf.Type;
-  readonly statusResponse: protobuf.Type;
-}
-
-let codecs: Codecs | undefined;
-
-function loadCodecs(): Codecs {
-  if (codecs !== undefined) return codecs;
-  const require = createRequire(import.meta.url);
-  // protobufjs is loaded at run time from node_modules, never bundled: the bundles leave long.js
-  // out (tools/bundle.ts), and a protobufjs without it reads and writes 64-bit integers as
-  // doubles, which round etcd's lease ids (a put would then name a lease that does not exist).
-  const pb = require('protobufjs') as typeof protobuf;
-  if (!pb.util.Long) throw new Error('etcd: protobufjs found no long.js, so 64-bit integers would round');
-  const protoDir = join(dirname(require.resolve('etcd3/package.json')), 'proto');
-  const root = new pb.Root();
-  // rpc.proto imports "./kv.proto" and "./auth.proto" beside it.
-  root.resolvePath = (_origin, target) => join(protoDir, target.replace(/^.*\//, ''));
-  root.loadSync('rpc.proto', { keepCase: true });
-  const type = (name: string): protobuf.Type => root.lookupType(`etcdserverpb.${name}`);
-  codecs = {
-    rangeRequest: type('RangeRequest'),
-    rangeResponse: type('RangeResponse'),
-    txnRequest: type('TxnRequest'),
-    txnResponse: type('TxnResponse'),
-    watchRequest: type('WatchRequest'),
-    watchResponse: type('WatchResponse'),
-    statusResponse: type('StatusResponse'),
-  };
-  return codecs;
-}
-
-/** The conventions `etcd3` decodes with (its proto-loader options). */
-const TO_OBJECT: protobuf.IConversionOptions = {
-  longs: String,
-  enums: String,
-  defaults: true,
-  oneofs: true,
-};
 
 /** gRPC status names by code, for messages in grpc-js's form (`14 UNAVAILABLE: ...`). */
 const STATUS_NAMES = [
@@ -209,7 +168,6 @@ export class KvChannel {
   /** The same members, for watch streams. */
   readonly #watchMembers: Member[];
   readonly #gates: HostGates;
-  readonly #codecs = loadCodecs();
   readonly #leader: LeaderRoute;
   #closed = false;
 
@@ -221,13 +179,13 @@ export class KvChannel {
   }
 
   range(request: IRangeRequest, options: CallOptions): Promise<IRangeResponse> {
-    const { rangeRequest, rangeResponse } = this.#codecs;
-    return this.#call('/etcdserverpb.KV/Range', rangeRequest, rangeResponse, request, options, true);
+    const message = encodeRangeRequest(request);
+    return this.#call('/etcdserverpb.KV/Range', message, decodeRangeResponse, options, true);
   }
 
   txn(request: ITxnRequest, options: CallOptions): Promise<ITxnResponse> {
-    const { txnRequest, txnResponse } = this.#codecs;
-    return this.#call('/etcdserverpb.KV/Txn', txnRequest, txnResponse, request, options, false);
+    const message = encodeTxnRequest(request);
+    return this.#call('/etcdserverpb.KV/Txn', message, decodeTxnResponse, options, false);
   }
 
   /**
@@ -238,7 +196,7 @@ export class KvChannel {
     const up = this.#watchMembers.filter((m) => !this.#gates.isDown(m.host));
     const pool = up.length > 0 ? up : this.#watchMembers;
     const member = pool[Math.floor(Math.random() * pool.length)] as Member;
-    return new GrpcWatchStream(this.#closed ? undefined : member, this.#codecs, (err) => {
+    return new GrpcWatchStream(this.#closed ? undefined : member, (err) => {
       if (isUnavailable(err)) this.#gates.markFailed(member.host);
     });
   }
@@ -250,16 +208,14 @@ export class KvChannel {
     for (const member of this.#watchMembers) member.close();
   }
 
-  async #call<Req extends object, Res>(
+  async #call<Res>(
     path: string,
-    requestType: protobuf.Type,
-    responseType: protobuf.Type,
-    request: Req,
+    message: Uint8Array,
+    decode: (body: Buffer) => Res,
     options: CallOptions,
     repeatable: boolean,
   ): Promise<Res> {
     if (this.#closed) throw new ClientClosedError('etcd');
-    const message = requestType.encode(requestType.fromObject(request)).finish();
     const deadline = typeof options.deadline === 'number' ? options.deadline : undefined;
     let last: Error | undefined;
     let attempts = 0;
@@ -281,7 +237,7 @@ export class KvChannel {
             reached = true;
             attempts += 1;
             const body = await this.#unary(member, path, message, deadline);
-            return responseType.toObject(responseType.decode(body), TO_OBJECT) as Res;
+            return decode(body);
           });
         } catch (err) {
           last = err as Error;
@@ -332,23 +288,14 @@ export class KvChannel {
 
   /** `Maintenance/Status` of one member: its own id, the leader it knows, and its raft term. */
   async #status(member: Member): Promise<MemberStatus> {
-    const { statusResponse } = this.#codecs;
     const call = member
       .session()
       .unary('/etcdserverpb.Maintenance/Status', new Uint8Array(0), STATUS_TIMEOUT_MS);
     const timer = setTimeout(() => call.cancel(), STATUS_TIMEOUT_MS + 100);
     try {
       const body = await call.done;
-      const res = statusResponse.toObject(statusResponse.decode(body), TO_OBJECT) as {
-        header?: { member_id?: string };
-        leader?: string;
-        raftTerm?: string;
-      };
-      return {
-        id: res.header?.member_id ?? '0',
-        leader: res.leader ?? '0',
-        term: BigInt(res.raftTerm ?? '0'),
-      };
+      const res = decodeStatusResponse(body);
+      return { id: res.header?.member_id ?? '0', leader: res.leader, term: BigInt(res.raftTerm) };
     } finally {
       clearTimeout(timer);
     }
@@ -530,24 +477,21 @@ function pastDeadline(deadline: number | undefined): boolean {
  */
 class GrpcWatchStream extends EventEmitter implements WatchStream {
   readonly #call: StreamCall | undefined;
-  readonly #codecs: Codecs;
   #cancelled = false;
 
-  constructor(member: Member | undefined, codecs: Codecs, onFailure: (err: Error) => void = () => {}) {
+  constructor(member: Member | undefined, onFailure: (err: Error) => void = () => {}) {
     super();
-    this.#codecs = codecs;
     if (member === undefined) {
       this.#later(new ClientClosedError('etcd'));
       return;
     }
-    const { watchResponse } = codecs;
     this.#call = member.session().stream(
       '/etcdserverpb.Watch/Watch',
       {
         message: (bytes) => {
           let response: IWatchResponse;
           try {
-            response = watchResponse.toObject(watchResponse.decode(bytes), TO_OBJECT) as IWatchResponse;
+            response = decodeWatchResponse(bytes);
           } catch (err) {
             this.#call?.cancel();
             this.#later(grpcError(GRPC_INTERNAL, `malformed watch response: ${(err as Error).message}`));
@@ -566,8 +510,7 @@ class GrpcWatchStream extends EventEmitter implements WatchStream {
   }
 
   write(request: IWatchRequest): void {
-    const { watchRequest } = this.#codecs;
-    this.#call?.write(watchRequest.encode(watchRequest.fromObject(request)).finish());
+    this.#call?.write(encodeWatchRequest(request));
   }
 
   cancel(): void {
