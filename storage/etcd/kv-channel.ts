@@ -178,12 +178,13 @@ export class KvChannel {
     this.#leader = new LeaderRoute(this.#members, gates, (member) => this.#status(member));
   }
 
-  range(request: IRangeRequest, options: CallOptions): Promise<IRangeResponse> {
+  // async: a request that cannot be encoded rejects, as a failed call does, rather than throwing.
+  async range(request: IRangeRequest, options: CallOptions): Promise<IRangeResponse> {
     const message = encodeRangeRequest(request);
     return this.#call('/etcdserverpb.KV/Range', message, decodeRangeResponse, options, true);
   }
 
-  txn(request: ITxnRequest, options: CallOptions): Promise<ITxnResponse> {
+  async txn(request: ITxnRequest, options: CallOptions): Promise<ITxnResponse> {
     const message = encodeTxnRequest(request);
     return this.#call('/etcdserverpb.KV/Txn', message, decodeTxnResponse, options, false);
   }
