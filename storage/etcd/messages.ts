@@ -447,7 +447,7 @@ function fields(r: Reader, field: (n: number, wireType: number) => void): void {
 }
 
 /** etcd's `ResponseHeader`. */
-export interface ResponseHeader {
+interface ResponseHeader {
   cluster_id: string;
   member_id: string;
   revision: string;
@@ -455,7 +455,7 @@ export interface ResponseHeader {
 }
 
 /** etcd's `mvccpb.KeyValue`. */
-export interface KeyValueMessage {
+interface KeyValueMessage {
   key: Buffer;
   create_revision: string;
   mod_revision: string;
@@ -536,27 +536,27 @@ function deleteRangeResponse(r: Reader): unknown {
   return { header: h, deleted, prev_kvs: prev };
 }
 
-/** The members of ResponseOp's `response` oneof, by field number. */
-const RESPONSE_OP = ['', 'response_range', 'response_put', 'response_delete_range', 'response_txn'] as const;
+/** The members of ResponseOp's `response` oneof by field number, and their decoders. */
+const RESPONSE_OP: readonly (readonly [string, (r: Reader) => unknown])[] = [
+  ['response_range', rangeResponse],
+  ['response_put', putResponse],
+  ['response_delete_range', deleteRangeResponse],
+  ['response_txn', txnResponse],
+];
 
 function responseOp(r: Reader): Record<string, unknown> {
   const op: Record<string, unknown> = {};
   fields(r, (n, t) => {
-    if (n >= 1 && n <= 4 && t === LENGTH) {
-      const name = RESPONSE_OP[n] as string;
-      // A oneof keeps its last member (protobuf's rule for a repeated oneof field).
-      for (const other of RESPONSE_OP) if (other !== '') delete op[other];
-      const m = r.nested();
-      op[name] =
-        n === 1
-          ? rangeResponse(m)
-          : n === 2
-            ? putResponse(m)
-            : n === 3
-              ? deleteRangeResponse(m)
-              : txnResponse(m);
-      op['response'] = name;
-    } else r.skip(t);
+    const member = RESPONSE_OP[n - 1];
+    if (member === undefined || t !== LENGTH) {
+      r.skip(t);
+      return;
+    }
+    // A oneof keeps its last member (protobuf's rule when one is sent twice).
+    for (const [other] of RESPONSE_OP) delete op[other];
+    const [name, decode] = member;
+    op[name] = decode(r.nested());
+    op['response'] = name;
   });
   return op;
 }
