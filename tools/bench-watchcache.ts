@@ -170,7 +170,6 @@ async function fanout(): Promise<void> {
     ),
   );
   while (cache.watcherCount < watchers) await new Promise((r) => setTimeout(r, 10));
-  const encodesBefore = cache.stats.jsonEncodes;
   const cpu = process.cpuUsage();
   const total = rate * seconds;
   let seq = 0;
@@ -202,7 +201,6 @@ async function fanout(): Promise<void> {
   console.log(
     `  CPU per delivered event ${fmt((used.user + used.system) / Math.max(delivered, 1))} µs (server + clients, one process)`,
   );
-  console.log(`  JSON encodes per event ${fmt((cache.stats.jsonEncodes - encodesBefore) / total)}`);
   for (const stop of streams) stop();
   await served.app.close();
   caches.close();

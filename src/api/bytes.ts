@@ -1,5 +1,5 @@
 /**
- * Bytes that are kept for long (a cached version's encodings, a decoded stored value) in buffers
+ * Bytes that are kept for long (a decoded stored value) in buffers
  * of their own: Node allocates a small Buffer (`Buffer.from`, `Buffer.concat`, under 4 KiB) as a
  * slice of a shared 8 KiB pool slab, and one slice kept alive keeps its whole slab (the same
  * concern as storage/bytes.ts, which the layers here may not share).
@@ -9,18 +9,5 @@
 export function ownedUtf8(text: string): Buffer {
   const out = Buffer.allocUnsafeSlow(Buffer.byteLength(text));
   out.write(text);
-  return out;
-}
-
-/** `parts` joined in a buffer of exactly their total length. */
-export function ownedConcat(parts: readonly Uint8Array[]): Buffer {
-  let length = 0;
-  for (const part of parts) length += part.byteLength;
-  const out = Buffer.allocUnsafeSlow(length);
-  let at = 0;
-  for (const part of parts) {
-    out.set(part, at);
-    at += part.byteLength;
-  }
   return out;
 }

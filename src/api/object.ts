@@ -7,8 +7,6 @@
  * them ({@link withResourceVersion}); bytes written by anyone else take the parse-and-encode path.
  */
 
-import { ownedConcat, ownedUtf8 } from './bytes.js';
-
 /** A JSON object (the parsed body of a request or a stored value). */
 export type JsonObject = { [key: string]: unknown };
 
@@ -94,22 +92,36 @@ export function decodeStored(value: Uint8Array, revision: bigint): KubeObject {
 }
 
 /**
- * The wire JSON of a stored object at `revision`, without parsing when the bytes have the layout
- * {@link encodeForStorage} writes: `"resourceVersion":"N",` is inserted right after the top-level
- * `"metadata":{`. The top-level metadata key is found as the first `"metadata":{` when nothing
- * before it opens an object (only the `kind` and `apiVersion` strings precede it); a JSON string
- * cannot contain that sequence unescaped, so the match is the key itself.
+ * The wire JSON of a stored object at `revision` as three parts to write one after the other,
+ * without parsing, when the bytes have the layout {@link encodeForStorage} writes:
+ * `"resourceVersion":"N",` goes right after the top-level `"metadata":{`. The top-level metadata
+ * key is found as the first `"metadata":{` when nothing before it opens an object (only the
+ * `kind` and `apiVersion` strings precede it); a JSON string cannot contain that sequence
+ * unescaped, so the match is the key itself. Undefined for any other layout.
  */
-export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer {
+export function resourceVersionParts(
+  value: Uint8Array,
+  revision: bigint,
+): readonly [Uint8Array, Uint8Array, Uint8Array] | undefined {
   const bytes = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
   const at = bytes.indexOf(METADATA_OPEN);
-  if (at > 0 && bytes[0] === 0x7b && bytes.indexOf(0x7b, 1) === at + METADATA_OPEN.length - 1) {
-    const cut = at + METADATA_OPEN.length;
-    const rv = `"resourceVersion":"${revision}"`;
-    const empty = bytes[cut] === 0x7d; // `"metadata":{}` takes no comma
-    return ownedConcat([bytes.subarray(0, cut), Buffer.from(empty ? rv : `${rv},`), bytes.subarray(cut)]);
-  }
-  return ownedUtf8(JSON.stringify(decodeStored(value, revision)));
+  const metadataFirst =
+    at > 0 && bytes[0] === 0x7b && bytes.indexOf(0x7b, 1) === at + METADATA_OPEN.length - 1;
+  if (!metadataFirst) return undefined;
+  const cut = at + METADATA_OPEN.length;
+  const rv = `"resourceVersion":"${revision}"`;
+  const empty = bytes[cut] === 0x7d; // `"metadata":{}` takes no comma
+  return [bytes.subarray(0, cut), Buffer.from(empty ? rv : `${rv},`), bytes.subarray(cut)];
+}
+
+/**
+ * The wire JSON of a stored object at `revision`: {@link resourceVersionParts} joined, or for
+ * another layout, a parse and an encode. The result is for sending: it may share a pooled slab.
+ */
+export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer {
+  const parts = resourceVersionParts(value, revision);
+  if (parts !== undefined) return Buffer.concat(parts);
+  return Buffer.from(JSON.stringify(decodeStored(value, revision)));
 }
 
 /**

@@ -83,10 +83,10 @@ function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-/** The JSON of `key` in `cache` (its encoding kept by the cache), or undefined when absent. */
+/** The JSON of `key` in `cache`, or undefined when absent. */
 function cachedItem(cache: TypeCache, key: string): Buffer | undefined {
   const version = cache.get(key);
-  return version === undefined ? undefined : asBuffer(cache.json(version));
+  return version === undefined ? undefined : asBuffer(version.json());
 }
 
 /** An object stored by another version of its kind (core/events.k8s.io Events), in `type`'s form. */

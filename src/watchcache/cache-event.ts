@@ -1,10 +1,11 @@
 /**
  * A change as the watch cache keeps it, and the JSON watch frame around an object's bytes. A
- * frame is `{"type":"T","object":<object bytes>}\n`; the object bytes come from the version's
- * encoding cache (one encoding per version, whatever the number of watchers), and each watcher
- * puts its frames together from them. Events are not given a frame of their own to keep: the
- * window holds every event for a while, and a kept frame doubled what each one held.
+ * frame is `{"type":"T","object":<object bytes>}\n`; each watcher builds its frames from the
+ * version's stored bytes with the resourceVersion spliced in, in one copy. Events are not given a
+ * frame of their own to keep: the window holds every event for a while, and a kept frame doubled
+ * what each one held.
  */
+import { resourceVersionParts, withResourceVersion } from '../api/object.js';
 import type { ObjectVersion } from './object-version.js';
 
 /** Watch event types on the wire. */
@@ -18,6 +19,14 @@ const PREFIX: Record<WatchEventType, Buffer> = {
   ERROR: Buffer.from('{"type":"ERROR","object":'),
 };
 const SUFFIX = Buffer.from('}\n');
+
+/** One JSON watch frame around a version's stored bytes at its revision. */
+export function jsonVersionFrame(type: WatchEventType, version: ObjectVersion): Buffer {
+  const parts = resourceVersionParts(version.value, version.revision) ?? [
+    withResourceVersion(version.value, version.revision),
+  ];
+  return Buffer.concat([PREFIX[type], ...parts, SUFFIX]);
+}
 
 /** One JSON watch frame around already encoded object bytes. */
 export function jsonFrame(type: WatchEventType, object: Uint8Array): Buffer {

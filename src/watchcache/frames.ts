@@ -1,10 +1,10 @@
 /**
  * How a watcher turns events into bytes on its stream. The default is JSON lines built from the
- * cached JSON of each version. Another representation (protobuf frames, Table rows) plugs in as a
+ * stored bytes of each version. Another representation (protobuf frames, Table rows) plugs in as a
  * {@link WatchFrames} whose `object` encodes through the version's per-format cache
  * (`ObjectVersion.encoded`), so each version is still encoded once per format.
  */
-import { jsonFrame, type WatchEventType } from './cache-event.js';
+import { jsonFrame, jsonVersionFrame, type WatchEventType } from './cache-event.js';
 import type { ObjectVersion } from './object-version.js';
 
 /** A synthesized object of a frame (a bookmark). */
@@ -22,10 +22,10 @@ export interface WatchFrames {
   value(type: WatchEventType, value: FrameValue): Uint8Array;
 }
 
-/** JSON lines from the cache's encode-once JSON accessor. */
-export function jsonFrames(json: (version: ObjectVersion) => Uint8Array): WatchFrames {
+/** JSON lines, each from a version's stored bytes (no parse, no encode). */
+export function jsonFrames(): WatchFrames {
   return {
-    object: (type, version) => jsonFrame(type, json(version)),
+    object: (type, version: ObjectVersion) => jsonVersionFrame(type, version),
     value: (type, value) => jsonFrame(type, Buffer.from(JSON.stringify(value))),
   };
 }

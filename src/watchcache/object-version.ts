@@ -1,9 +1,10 @@
 /**
  * One version of one object as the watch cache holds it: the stored JSON bytes (without
  * `resourceVersion`, as storage keeps them), the revision to show as its resourceVersion, and a
- * lazily filled cache of its encodings, one per wire format, shared by every list and watcher
- * that sends it. The JSON encoding splices the resourceVersion into the stored bytes
- * (`withResourceVersion`), so no parse and no stringify happen on the way out.
+ * lazily filled cache of its other encodings (protobuf, tables), one per wire format, shared by
+ * every list and watcher that sends it. JSON is not kept: it is the stored bytes with the
+ * resourceVersion spliced in (`resourceVersionParts`), made when sent, with no parse and no
+ * stringify, and a kept copy would hold the stored bytes twice.
  *
  * A version made from a key-value reads the key-value's `value` only when first asked: a store
  * may decode it lazily (src/representation/transcoding-store.ts), and a version nobody reads is
@@ -16,9 +17,6 @@ import { decodeStored, withResourceVersion } from '../api/object.js';
 /** What a version reads its bytes from: the bytes, or a key-value (which also has its create revision). */
 type VersionSource = { readonly value: Uint8Array; readonly createRevision?: bigint };
 
-/** The format name of the JSON encoding in {@link ObjectVersion.encoded}. */
-export const JSON_FORMAT = 'json';
-
 /** An immutable object version with per-format encodings computed at most once. */
 export class ObjectVersion implements ObjectSource {
   /** The storage key. */
@@ -27,10 +25,10 @@ export class ObjectVersion implements ObjectSource {
   readonly #source: VersionSource;
   /** The resourceVersion this version carries on the wire (a delete's revision for DELETED). */
   readonly revision: bigint;
-  /** The JSON encoding, kept outside the map: every version served is asked for it. */
-  #json: Uint8Array | undefined;
   #encodings: Map<string, Uint8Array> | undefined;
   #object: KubeObject | undefined;
+  /** Set by {@link forgetDerived}: encodings are then made for each caller and not kept. */
+  #replaced = false;
 
   /** `value`: the stored bytes, or a key-value (or another holder) whose `value` gives them. */
   constructor(key: string, value: Uint8Array | VersionSource, revision: bigint) {
@@ -51,49 +49,60 @@ export class ObjectVersion implements ObjectSource {
 
   /**
    * The object in `format`, encoding it with `encode` the first time any caller asks for that
-   * format. `format` is any stable name (`json`, `protobuf`, `table;v1`, ...): the cache does not
-   * interpret it. `encode` must be a pure function of this version; a throw is passed through
-   * and nothing is cached. Callers must not mutate the returned bytes.
+   * format (every time, once a newer version replaced this one). `format` is any stable name
+   * (`protobuf`, `table;v1`, ...): the cache does not interpret it. `encode` must be a pure
+   * function of this version; a throw is passed through and nothing is cached. Callers must not
+   * mutate the returned bytes.
    */
   encoded(format: string, encode: () => Uint8Array): Uint8Array {
-    if (format === JSON_FORMAT) return (this.#json ??= encode());
     const known = this.#encodings?.get(format);
     if (known !== undefined) return known;
     const bytes = encode();
-    (this.#encodings ??= new Map()).set(format, bytes);
+    if (!this.#replaced) (this.#encodings ??= new Map()).set(format, bytes);
     return bytes;
   }
 
-  /** True when `format` was encoded already (for tests and the encode counters of benchmarks). */
+  /** True when `format` is kept encoded (for tests). */
   hasEncoding(format: string): boolean {
-    if (format === JSON_FORMAT) return this.#json !== undefined;
     return this.#encodings?.has(format) ?? false;
   }
 
-  /** The JSON bytes with `metadata.resourceVersion` set, encoded once. */
-  json(onEncode?: () => void): Uint8Array {
-    return this.encoded(JSON_FORMAT, () => {
-      onEncode?.();
-      return withResourceVersion(this.value, this.revision);
-    });
+  /** The JSON bytes with `metadata.resourceVersion` set, spliced from the stored bytes per call. */
+  json(): Uint8Array {
+    return withResourceVersion(this.value, this.revision);
   }
 
   /**
-   * The parsed object, decoded once, for selectors and other read-only inspection. Shared:
-   * callers must not mutate it.
+   * The parsed object, for selectors and other read-only inspection, kept until the watch cache
+   * forgets it (and never kept once a newer version replaced this one). Shared: callers must not
+   * mutate it.
    */
   object(): KubeObject {
-    return (this.#object ??= decodeStored(this.value, this.revision));
+    if (this.#object !== undefined) return this.#object;
+    const object = decodeStored(this.value, this.revision);
+    if (!this.#replaced) this.#object = object;
+    return object;
   }
 
   /**
-   * Drops the parsed object; a later {@link object} parses again. The watch cache calls it for a
-   * version a newer one replaced, once every watcher has decided its selections on it: the event
-   * window keeps such versions for resuming watchers, which seldom come, and a parsed pod takes
-   * about as much memory again as its JSON bytes.
+   * Drops the parsed object; a later {@link object} parses again. The watch cache calls it for the
+   * current version once every watcher has decided its selections on it: a parsed pod takes about
+   * as much memory again as its JSON bytes, and the next change parses it at most once more.
    */
   forgetObject(): void {
     this.#object = undefined;
+  }
+
+  /**
+   * Drops everything but the stored bytes: the parsed object and every encoding, and keeps no
+   * encoding made later. The watch cache calls it for a version a newer one replaced, once every
+   * watcher has been offered the change: the event window keeps such versions for resuming
+   * watchers, which seldom come.
+   */
+  forgetDerived(): void {
+    this.#object = undefined;
+    this.#encodings = undefined;
+    this.#replaced = true;
   }
 
   /** The same stored bytes shown at another revision (an object leaving a selection, a delete). */

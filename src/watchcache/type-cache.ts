@@ -56,8 +56,6 @@ export type TypeCachePhase = 'idle' | 'warming' | 'ready' | 'closed';
 
 /** Counters for tests and benchmarks. */
 export interface TypeCacheStats {
-  /** JSON encodings made (at most one per object version). */
-  jsonEncodes: number;
   /** Client watchers ended because their queue overflowed. */
   overflows: number;
   /** Warm-ups started. */
@@ -114,18 +112,12 @@ export class TypeCache {
   #retry: NodeJS.Timeout | undefined;
   #wakeRetry: (() => void) | undefined;
   readonly stats: TypeCacheStats = {
-    jsonEncodes: 0,
     overflows: 0,
     warmups: 0,
     retainedSnapshots: 0,
     snapshotHits: 0,
   };
-  /** The encode-once JSON accessor handed to watchers and lists. */
-  readonly json = (version: ObjectVersion): Uint8Array => version.json(this.#countEncode);
-  readonly #jsonFrames: WatchFrames = jsonFrames(this.json);
-  readonly #countEncode = (): void => {
-    this.stats.jsonEncodes++;
-  };
+  readonly #jsonFrames: WatchFrames = jsonFrames();
   readonly #forget = (watcher: CacheWatcher): void => {
     this.#watchers.delete(watcher);
     if (watcher.overflowed) this.stats.overflows++;
@@ -270,8 +262,11 @@ export class TypeCache {
     if (event === undefined) return;
     this.#window.push(event, now);
     for (const watcher of this.#watchers) watcher.offer(event);
-    // Every watcher has decided its selections on the replaced version (offer is synchronous).
-    prev?.forgetObject();
+    // Every watcher has been offered the change (offer is synchronous) and has decided its
+    // selections on both versions. The replaced version keeps only its stored bytes from here
+    // on; the new one drops its parse, which the next change makes again if a selector asks.
+    prev?.forgetDerived();
+    event.object.forgetObject();
   }
 
   #requestProgress(): void {

@@ -19,15 +19,41 @@ describe('ObjectVersion', () => {
     expect(v.encoded('protobuf', enc)).toBe(first);
     expect(v.encoded('table;v1', enc)).not.toBe(first);
     expect(calls).toBe(2);
-    expect(v.hasEncoding('json')).toBe(false);
+    // JSON is spliced from the stored bytes per call, and not kept.
     const json = v.json();
-    expect(v.json()).toBe(json);
     expect(JSON.parse(Buffer.from(json).toString('utf8'))).toEqual({
       kind: 'ConfigMap',
       apiVersion: 'v1',
       metadata: { name: 'a', resourceVersion: '7' },
     });
-    expect(v.encoded('json', enc)).toBe(json);
+    expect(Buffer.from(v.json()).equals(Buffer.from(json))).toBe(true);
+    expect(v.hasEncoding('json')).toBe(false);
+  });
+
+  it('once replaced, keeps neither its parse nor any encoding, made before or after', () => {
+    const v = new ObjectVersion('/k', encodeForStorage({ metadata: { name: 'k' } }), 3n);
+    v.encoded('protobuf', () => Uint8Array.of(1));
+    const parsed = v.object();
+    expect(v.object()).toBe(parsed);
+    v.forgetDerived();
+    expect(v.hasEncoding('protobuf')).toBe(false);
+    expect(v.object()).toEqual(parsed);
+    expect(v.object()).not.toBe(v.object());
+    v.encoded('protobuf', () => Uint8Array.of(2));
+    expect(v.hasEncoding('protobuf')).toBe(false);
+    // A version shown at another revision (a delete) starts with nothing dropped.
+    const deleted = v.at(4n);
+    deleted.encoded('protobuf', () => Uint8Array.of(3));
+    expect(deleted.hasEncoding('protobuf')).toBe(true);
+  });
+
+  it('forgetObject drops only the parse, and a later one is kept again', () => {
+    const v = new ObjectVersion('/k', encodeForStorage({ metadata: { name: 'k' } }), 3n);
+    const parsed = v.object();
+    v.forgetObject();
+    const again = v.object();
+    expect(again).not.toBe(parsed);
+    expect(v.object()).toBe(again);
   });
 
   it('a throwing encoder caches nothing', () => {

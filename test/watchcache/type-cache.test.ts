@@ -188,10 +188,11 @@ describe('TypeCache', () => {
     const moved = await store.update(key('a'), cm('a', { app: 'y' }), { ifModRevision: a.revision });
     await store.update(key('a'), cm('a', { app: 'x' }), { ifModRevision: moved.revision });
     await cache.waitConsistent(3000);
-    // Replaced twice: its parse was dropped (a new one is made on demand, equal to the old).
+    // Replaced twice: its parse was dropped, and one made on demand (equal to the old) is not kept.
     expect(first?.object()).not.toBe(parsed);
     expect(first?.object()).toEqual(parsed);
-    // The current version keeps its parse for the next change's selection.
+    expect(first?.object()).not.toBe(first?.object());
+    // The current version parses on demand and keeps that parse until the next change.
     const current = cache.get(key('a'));
     expect(current?.object()).toBe(current?.object());
     // Read only now: the types were decided when the events were offered.
@@ -245,17 +246,29 @@ describe('TypeCache', () => {
     w.end();
   });
 
-  it('encodes each object version once for any number of watchers', async () => {
+  it('sends every watcher the same frames, with the resourceVersion, and keeps no encoding of a replaced version', async () => {
     store = await openMemoryStore();
     const cache = newCache();
     await ready(cache);
     const watchers = [open(cache, 'now'), open(cache, 'now'), open(cache, 'now')];
-    const reads = watchers.map((w) => take(w, 5));
-    for (let i = 0; i < 5; i++) await store.create(key(`e${i}`), cm(`e${i}`));
+    const reads = watchers.map((w) => take(w, 6));
+    const revisions: bigint[] = [];
+    for (let i = 0; i < 5; i++) revisions.push((await store.create(key(`e${i}`), cm(`e${i}`))).revision);
+    await cache.waitConsistent(3000);
+    const first = cache.get(key('e0'));
+    first?.encoded('protobuf', () => Uint8Array.of(1));
+    expect(first?.hasEncoding('protobuf')).toBe(true);
+    const [e0] = revisions;
+    if (e0 === undefined) throw new Error('no create');
+    revisions.push((await store.update(key('e0'), cm('e0', { app: 'x' }), { ifModRevision: e0 })).revision);
     const seen = await Promise.all(reads);
-    for (const s of seen) expect(s).toHaveLength(5);
+    for (const s of seen) expect(s).toHaveLength(6);
     expect(JSON.stringify(seen[0])).toBe(JSON.stringify(seen[2]));
-    expect(cache.stats.jsonEncodes).toBe(5);
+    expect(seen[0]?.map((e) => e.object.metadata['resourceVersion'])).toEqual(revisions.map(String));
+    // The replaced version dropped its encodings and keeps none made later.
+    expect(first?.hasEncoding('protobuf')).toBe(false);
+    first?.encoded('protobuf', () => Uint8Array.of(2));
+    expect(first?.hasEncoding('protobuf')).toBe(false);
     for (const w of watchers) w.end();
   });
 
