@@ -1,8 +1,10 @@
 /**
  * The V8 flags each `capstan` command sets on itself before it loads its code: one table, so
- * what a process runs with is read in one place. The API server and the one-shot commands keep
- * V8's defaults (a server's request rate matters more than its footprint); the long-running
- * components trade some allocation throughput for memory. All of these flags are read while the
+ * what a process runs with is read in one place. A bare API server (`--controllers=`, as in a
+ * production control plane on etcd) and the one-shot commands keep V8's defaults: there a
+ * server's request rate matters more than its footprint. The long-running components, and a
+ * server that runs the whole control plane in-process, trade some allocation throughput for
+ * memory. All of these flags are read while the
  * process runs, so `v8.setFlagsFromString` before the component starts works; flags that V8
  * reads only when it sets the heap up (`--max-semi-space-size`) would not, which is why the
  * semi-space growth factor is used instead (checked: set at run time, the new space still grew).
@@ -44,21 +46,30 @@
  *
  *   Only the real agent: the simulated agent runs hot JavaScript loops at a high allocation
  *   rate, where these would cost throughput.
- *
- * The flags are process-wide, so `capstan server`, whose in-process controllers and scheduler
- * share its heap, sets none of them.
+ * - `--heap-growing-percent=50`: `capstan server` and `capstan cluster` with their in-process
+ *   controllers and scheduler (the whole single-node control plane in one heap, whose RSS is
+ *   issue 31's figure), and the simulated agent, which also gets the small young generation and
+ *   `--optimize-for-size`. On `capstan bench cluster nodes deployment --preset=full` (1,000
+ *   simulated nodes, 10,000 pods Running): the stack's peak RSS went from 759 to 589 MiB (server
+ *   625 → 493, simulated agent 149 → 108), the time to 10,000 pods Running from 36.8 to 42.6 s,
+ *   the stack's CPU from 45.0 to 56.5 s (docs/bench/cluster.md). At 100 the server peaked at 525
+ *   MiB; at 30, 490 MiB for 10% more CPU again; the small young generation on the server cost
+ *   40% in time (51.4 s) for 36 MiB less. The flags are process-wide, so a bare server keeps
+ *   V8's defaults: on etcd, its write rate is issue 34's figure.
  */
 
 const LIKE_GO = '--heap-growing-percent=100';
+const HALF_GROWTH = '--heap-growing-percent=50';
 const SMALL_YOUNG_GENERATION = '--semi-space-growth-factor=1';
 
-/** Each long-running component's flags, in the order they are set. */
-const COMPONENT_FLAGS: Readonly<Record<string, readonly string[]>> = {
+/** Each long-running role's flags, in the order they are set. */
+const ROLE_FLAGS: Readonly<Record<string, readonly string[]>> = {
   'controller-manager': [LIKE_GO, SMALL_YOUNG_GENERATION, '--optimize-for-size'],
   scheduler: [SMALL_YOUNG_GENERATION, '--optimize-for-size', '--heap-growing-percent=25'],
   proxy: [LIKE_GO],
   agent: [LIKE_GO, '--no-opt', '--no-sparkplug', SMALL_YOUNG_GENERATION, '--bytecode-old-age=1'],
-  'simulated-agent': [LIKE_GO],
+  'simulated-agent': [HALF_GROWTH, SMALL_YOUNG_GENERATION, '--optimize-for-size'],
+  'whole-control-plane': [HALF_GROWTH],
 };
 
 /** True when `capstan agent` runs simulated nodes. */
@@ -66,9 +77,29 @@ export function isSimulatedAgent(args: readonly string[]): boolean {
   return args.includes('--simulate') || args.includes('--simulate=true');
 }
 
-/** The V8 flags `capstan <command> <args>` sets on itself; none for the server and one-shot commands. */
+/**
+ * True when `capstan server` or `capstan cluster` runs no in-process controller and no scheduler:
+ * its last `--controllers` has an empty value (`--controllers=` or `--controllers ''`).
+ */
+export function isBareServer(args: readonly string[]): boolean {
+  let bare = false;
+  args.forEach((arg, i) => {
+    if (arg.startsWith('--controllers=')) bare = arg.slice('--controllers='.length).trim() === '';
+    else if (arg === '--controllers') bare = (args[i + 1] ?? '').trim() === '';
+  });
+  return bare;
+}
+
+/** The row of {@link ROLE_FLAGS} that `capstan <command> <args>` runs as. */
+function roleOf(command: string, args: readonly string[]): string {
+  if (command === 'agent' && isSimulatedAgent(args)) return 'simulated-agent';
+  if ((command === 'server' || command === 'cluster') && !isBareServer(args)) return 'whole-control-plane';
+  return command;
+}
+
+/** The V8 flags `capstan <command> <args>` sets on itself; none for a bare server and one-shot commands. */
 export function v8FlagsOf(command: string | undefined, args: readonly string[]): readonly string[] {
   if (command === undefined) return [];
-  const key = command === 'agent' && isSimulatedAgent(args) ? 'simulated-agent' : command;
-  return Object.hasOwn(COMPONENT_FLAGS, key) ? (COMPONENT_FLAGS[key] as readonly string[]) : [];
+  const role = roleOf(command, args);
+  return Object.hasOwn(ROLE_FLAGS, role) ? (ROLE_FLAGS[role] as readonly string[]) : [];
 }

@@ -1,12 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { isSimulatedAgent, v8FlagsOf } from '../../src/cli/v8-flags.js';
+import { isBareServer, isSimulatedAgent, v8FlagsOf } from '../../src/cli/v8-flags.js';
 import { COMPONENT_BUNDLES } from '../../src/cli/bundles.js';
 
 describe('v8FlagsOf', () => {
-  it('leaves the API server and the one-shot commands on V8 defaults', () => {
-    for (const command of ['server', 'cluster', 'bench', 'verify', 'version', 'images', undefined]) {
+  it('leaves a bare API server and the one-shot commands on V8 defaults', () => {
+    for (const command of ['bench', 'verify', 'version', 'images', undefined]) {
       expect(v8FlagsOf(command, [])).toEqual([]);
     }
+    expect(v8FlagsOf('server', ['--controllers='])).toEqual([]);
+    expect(v8FlagsOf('server', ['--etcd-servers=http://e:2379', '--controllers', ''])).toEqual([]);
+    expect(v8FlagsOf('cluster', ['--controllers='])).toEqual([]);
+  });
+
+  it('halves the heap growth of a server that runs the control plane in-process', () => {
+    for (const command of ['server', 'cluster']) {
+      expect(v8FlagsOf(command, [])).toEqual(['--heap-growing-percent=50']);
+      expect(v8FlagsOf(command, ['--controllers=*,-scheduler'])).toEqual(['--heap-growing-percent=50']);
+      expect(v8FlagsOf(command, ['--controllers', 'scheduler'])).toEqual(['--heap-growing-percent=50']);
+    }
+  });
+
+  it('tells a bare server apart, the last --controllers winning', () => {
+    expect(isBareServer([])).toBe(false);
+    expect(isBareServer(['--controllers='])).toBe(true);
+    expect(isBareServer(['--controllers= '])).toBe(true);
+    expect(isBareServer(['--controllers=', '--controllers=*'])).toBe(false);
+    expect(isBareServer(['--controllers=*', '--controllers'])).toBe(true);
   });
 
   it('lets no long-running component heap grow past twice its live size', () => {
@@ -32,7 +51,11 @@ describe('v8FlagsOf', () => {
   it('turns the optimizing compilers off for the real agent only', () => {
     expect(v8FlagsOf('agent', ['--kubeconfig=x'])).toContain('--no-opt');
     expect(v8FlagsOf('agent', ['--simulate'])).not.toContain('--no-opt');
-    expect(v8FlagsOf('agent', ['--simulate=true', '--nodes=5'])).toEqual(['--heap-growing-percent=100']);
+    expect(v8FlagsOf('agent', ['--simulate=true', '--nodes=5'])).toEqual([
+      '--heap-growing-percent=50',
+      '--semi-space-growth-factor=1',
+      '--optimize-for-size',
+    ]);
   });
 
   it('tells the simulated agent apart', () => {
