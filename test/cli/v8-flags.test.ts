@@ -48,13 +48,15 @@ describe('v8FlagsOf', () => {
     expect(flags).toContain('--optimize-for-size');
   });
 
-  it('turns the optimizing compilers off for the real agent only', () => {
+  it('turns both compilers off for the real agent, and only the optimizing one for the simulated agent', () => {
     expect(v8FlagsOf('agent', ['--kubeconfig=x'])).toContain('--no-opt');
-    expect(v8FlagsOf('agent', ['--simulate'])).not.toContain('--no-opt');
+    expect(v8FlagsOf('agent', ['--kubeconfig=x'])).toContain('--no-sparkplug');
+    expect(v8FlagsOf('agent', ['--simulate'])).not.toContain('--no-sparkplug');
     expect(v8FlagsOf('agent', ['--simulate=true', '--nodes=5'])).toEqual([
       '--heap-growing-percent=50',
       '--semi-space-growth-factor=1',
       '--optimize-for-size',
+      '--no-opt',
     ]);
   });
 
