@@ -17,7 +17,7 @@ import { decodeStored, withResourceVersion } from '../api/object.js';
 /** What a version reads its bytes from: the bytes, or a key-value (which also has its create revision). */
 type VersionSource = { readonly value: Uint8Array; readonly createRevision?: bigint };
 
-/** An immutable object version with per-format encodings computed at most once. */
+/** An immutable object version whose encodings are each computed once while it is the current one. */
 export class ObjectVersion implements ObjectSource {
   /** The storage key. */
   readonly key: string;
