@@ -5,6 +5,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { packageVersion } from '../server/package-version.js';
+import { CODE_CACHE_WRITE_ENV } from './code-cache.js';
 import { isSimulatedAgent, v8FlagsOf } from './v8-flags.js';
 
 const USAGE = `usage: capstan <command> [flags]
@@ -33,7 +34,12 @@ async function runAgent(args: readonly string[]): Promise<number> {
 
 async function main(argv: readonly string[]): Promise<number> {
   const [command, ...rest] = argv;
-  for (const flag of v8FlagsOf(command, rest)) setFlagsFromString(flag);
+  // The build's warm-up, which writes the bundle's code cache, keeps V8's default flags: V8
+  // refuses a cache made under other flags, and every process compiles the bundle before its
+  // command sets any (bundle-loader.ts).
+  if (process.env[CODE_CACHE_WRITE_ENV] === undefined) {
+    for (const flag of v8FlagsOf(command, rest)) setFlagsFromString(flag);
+  }
   switch (command) {
     case 'version':
       console.log(`capstan ${packageVersion()}`);

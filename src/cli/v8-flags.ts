@@ -1,10 +1,10 @@
 /**
  * The V8 flags each `capstan` command sets on itself before it loads its code: one table, so
- * what a process runs with is read in one place. A bare API server (`--controllers=`, as in a
- * production control plane on etcd) and the one-shot commands keep V8's defaults: there a
- * server's request rate matters more than its footprint. The long-running components, and a
- * server that runs the whole control plane in-process, trade some allocation throughput for
- * memory. All of these flags are read while the
+ * what a process runs with is read in one place. A server on etcd (production, several servers
+ * behind one store), a bare API server (`--controllers=`) and the one-shot commands keep V8's
+ * defaults: there a server's request rate matters more than its footprint. The long-running
+ * components, and the single-node server that runs the whole control plane in-process on its
+ * embedded store, trade some allocation throughput for memory. All of these flags are read while the
  * process runs, so `v8.setFlagsFromString` before the component starts works; flags that V8
  * reads only when it sets the heap up (`--max-semi-space-size`) would not, which is why the
  * semi-space growth factor is used instead (checked: set at run time, the new space still grew).
@@ -46,9 +46,9 @@
  *
  *   The simulated agent takes only `--no-opt` of these (below): it runs hot JavaScript loops at
  *   a high allocation rate, where the baseline compiler and old bytecode earn their keep.
- * - `--heap-growing-percent=50`: `capstan server` and `capstan cluster` with their in-process
- *   controllers and scheduler (the whole single-node control plane in one heap, whose RSS is
- *   issue 31's figure), and the simulated agent, which also gets the small young generation,
+ * - `--heap-growing-percent=50`: `capstan server` and `capstan cluster` on the embedded store
+ *   (no `--etcd-servers`) with their in-process controllers and scheduler (the whole single-node
+ *   control plane in one heap, whose RSS is issue 31's figure), and the simulated agent, which also gets the small young generation,
  *   `--optimize-for-size` and `--no-opt`. On `capstan bench cluster nodes deployment
  *   --preset=full` (1,000 simulated nodes, 10,000 pods Running): the stack's peak RSS went from
  *   759 to 589 MiB (server 625 → 493, simulated agent 149 → 108), the time to 10,000 pods
@@ -56,8 +56,8 @@
  *   At 100 the server peaked at 525 MiB; at 30, 490 MiB for 10% more CPU again; the small young
  *   generation on the server cost 40% in time (51.4 s) for 36 MiB less. `--no-opt` then took
  *   the simulated agent from 110 to 99 MiB at the same time and CPU, and 1,000 idle nodes from
- *   110 to 66 MiB at 3.73% of a core (3.68% before). The flags are process-wide, so a bare server
- *   keeps V8's defaults: on etcd, its write rate is issue 34's figure.
+ *   110 to 66 MiB at 3.73% of a core (3.68% before). The flags are process-wide, so a server on
+ *   etcd keeps V8's defaults: its write rate and failover are issue 34's figures.
  */
 
 const LIKE_GO = '--heap-growing-percent=100';
@@ -71,7 +71,7 @@ const ROLE_FLAGS: Readonly<Record<string, readonly string[]>> = {
   proxy: [LIKE_GO],
   agent: [LIKE_GO, '--no-opt', '--no-sparkplug', SMALL_YOUNG_GENERATION, '--bytecode-old-age=1'],
   'simulated-agent': [HALF_GROWTH, SMALL_YOUNG_GENERATION, '--optimize-for-size', '--no-opt'],
-  'whole-control-plane': [HALF_GROWTH],
+  'single-node-control-plane': [HALF_GROWTH],
 };
 
 /** True when `capstan agent` runs simulated nodes. */
@@ -92,14 +92,25 @@ export function isBareServer(args: readonly string[]): boolean {
   return bare;
 }
 
+/** True when `args` name etcd servers (`--etcd-servers=URL,...` or `--etcd-servers URL,...`). */
+export function isOnEtcd(args: readonly string[]): boolean {
+  let urls = '';
+  args.forEach((arg, i) => {
+    if (arg.startsWith('--etcd-servers=')) urls = arg.slice('--etcd-servers='.length);
+    else if (arg === '--etcd-servers') urls = args[i + 1] ?? '';
+  });
+  return urls.trim() !== '';
+}
+
 /** The row of {@link ROLE_FLAGS} that `capstan <command> <args>` runs as. */
 function roleOf(command: string, args: readonly string[]): string {
   if (command === 'agent' && isSimulatedAgent(args)) return 'simulated-agent';
-  if ((command === 'server' || command === 'cluster') && !isBareServer(args)) return 'whole-control-plane';
+  const server = command === 'server' || command === 'cluster';
+  if (server && !isBareServer(args) && !isOnEtcd(args)) return 'single-node-control-plane';
   return command;
 }
 
-/** The V8 flags `capstan <command> <args>` sets on itself; none for a bare server and one-shot commands. */
+/** The V8 flags `capstan <command> <args>` sets on itself; none for servers on etcd or bare, and one-shot commands. */
 export function v8FlagsOf(command: string | undefined, args: readonly string[]): readonly string[] {
   if (command === undefined) return [];
   const role = roleOf(command, args);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isBareServer, isSimulatedAgent, v8FlagsOf } from '../../src/cli/v8-flags.js';
+import { isBareServer, isOnEtcd, isSimulatedAgent, v8FlagsOf } from '../../src/cli/v8-flags.js';
 import { COMPONENT_BUNDLES } from '../../src/cli/bundles.js';
 
 describe('v8FlagsOf', () => {
@@ -12,7 +12,15 @@ describe('v8FlagsOf', () => {
     expect(v8FlagsOf('cluster', ['--controllers='])).toEqual([]);
   });
 
-  it('halves the heap growth of a server that runs the control plane in-process', () => {
+  it('leaves a server on etcd on V8 defaults, with or without in-process components', () => {
+    expect(v8FlagsOf('server', ['--etcd-servers=https://10.0.0.1:2379'])).toEqual([]);
+    expect(v8FlagsOf('server', ['--etcd-servers', 'http://a:2379,http://b:2379'])).toEqual([]);
+    expect(v8FlagsOf('cluster', ['--etcd-servers=http://a:2379'])).toEqual([]);
+    expect(isOnEtcd(['--etcd-servers='])).toBe(false);
+    expect(isOnEtcd([])).toBe(false);
+  });
+
+  it('halves the heap growth of a single-node server that runs the control plane in-process', () => {
     for (const command of ['server', 'cluster']) {
       expect(v8FlagsOf(command, [])).toEqual(['--heap-growing-percent=50']);
       expect(v8FlagsOf(command, ['--controllers=*,-scheduler'])).toEqual(['--heap-growing-percent=50']);

@@ -89,12 +89,14 @@ describe('capstan controller-manager against a server', () => {
     const d = (await env.get<Deployment>(`/apis/apps/v1/namespaces/${NS}/deployments/solo`)).json;
     expect(d.status?.availableReplicas).toBe(2);
 
-    // The leader stops: the other takes over after the lease expires and keeps reconciling.
+    // The leader stops: the other takes over after the lease expires and keeps reconciling. kube's
+    // defaults bound that by the lease (15 s) and a jittered retry (2 s × 1.2); 20 s left too
+    // little slack for a loaded CI machine.
     await first.stop();
     await waitFor(
       'the second manager leading',
       async () => (second.state() === 'running' ? true : undefined),
-      20_000,
+      30_000,
     );
     expect((await env.kubectl('scale', 'deployment/solo', '--replicas=3')).code).toBe(0);
     const again = await env.kubectl('rollout', 'status', 'deployment/solo', '--timeout=60s');
