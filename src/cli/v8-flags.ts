@@ -48,11 +48,13 @@
  *   a high allocation rate, where the baseline compiler and old bytecode earn their keep.
  * - `--heap-growing-percent=50`: `capstan server` and `capstan cluster` on the embedded store
  *   (no `--etcd-servers`) with their in-process controllers and scheduler (the whole single-node
- *   control plane in one heap, whose RSS is issue 31's figure), and the simulated agent, which also gets the small young generation,
- *   `--optimize-for-size` and `--no-opt`. On `capstan bench cluster nodes deployment
- *   --preset=full` (1,000 simulated nodes, 10,000 pods Running): the stack's peak RSS went from
- *   759 to 589 MiB (server 625 → 493, simulated agent 149 → 108), the time to 10,000 pods
- *   Running from 36.8 to 42.6 s, the stack's CPU from 45.0 to 56.5 s (docs/bench/cluster.md).
+ *   control plane in one heap, whose RSS is issue 31's figure), and the simulated agent, which
+ *   also gets the small young generation, `--optimize-for-size` and `--no-opt`. On `capstan
+ *   bench cluster nodes deployment --preset=full` (1,000 simulated nodes, 10,000 pods Running):
+ *   the stack's peak RSS went from 759 to 589 MiB (server 625 → 493, simulated agent 149 → 108),
+ *   the time to 10,000 pods Running from 36.8 to 42.6 s, the stack's CPU from 45.0 to 56.5 s
+ *   (docs/bench/cluster.md). Those runs had the code cache refused (the warm-up then set these
+ *   flags too); with it accepted, the same bench took 39.7 s at 554 MiB.
  *   At 100 the server peaked at 525 MiB; at 30, 490 MiB for 10% more CPU again; the small young
  *   generation on the server cost 40% in time (51.4 s) for 36 MiB less. `--no-opt` then took
  *   the simulated agent from 110 to 99 MiB at the same time and CPU, and 1,000 idle nodes from
