@@ -81,27 +81,27 @@ export function isSimulatedAgent(args: readonly string[]): boolean {
   return args.includes('--simulate') || args.includes('--simulate=true');
 }
 
+/** The value of the last `--name=V` or `--name V` in `args`, or undefined when it is not given. */
+function lastValueOf(args: readonly string[], name: string): string | undefined {
+  let value: string | undefined;
+  args.forEach((arg, i) => {
+    if (arg.startsWith(`${name}=`)) value = arg.slice(name.length + 1);
+    else if (arg === name) value = args[i + 1] ?? '';
+  });
+  return value;
+}
+
 /**
  * True when `capstan server` or `capstan cluster` runs no in-process controller and no scheduler:
  * its last `--controllers` has an empty value (`--controllers=` or `--controllers ''`).
  */
 export function isBareServer(args: readonly string[]): boolean {
-  let bare = false;
-  args.forEach((arg, i) => {
-    if (arg.startsWith('--controllers=')) bare = arg.slice('--controllers='.length).trim() === '';
-    else if (arg === '--controllers') bare = (args[i + 1] ?? '').trim() === '';
-  });
-  return bare;
+  return lastValueOf(args, '--controllers')?.trim() === '';
 }
 
 /** True when `args` name etcd servers (`--etcd-servers=URL,...` or `--etcd-servers URL,...`). */
 export function isOnEtcd(args: readonly string[]): boolean {
-  let urls = '';
-  args.forEach((arg, i) => {
-    if (arg.startsWith('--etcd-servers=')) urls = arg.slice('--etcd-servers='.length);
-    else if (arg === '--etcd-servers') urls = args[i + 1] ?? '';
-  });
-  return urls.trim() !== '';
+  return (lastValueOf(args, '--etcd-servers') ?? '').trim() !== '';
 }
 
 /** The row of {@link ROLE_FLAGS} that `capstan <command> <args>` runs as. */
