@@ -23,9 +23,7 @@ export interface WatchFrames {
 }
 
 /** JSON lines, each from a version's stored bytes (no parse, no encode). */
-export function jsonFrames(): WatchFrames {
-  return {
-    object: (type, version: ObjectVersion) => jsonVersionFrame(type, version),
-    value: (type, value) => jsonFrame(type, Buffer.from(JSON.stringify(value))),
-  };
-}
+export const JSON_FRAMES: WatchFrames = {
+  object: (type, version: ObjectVersion) => jsonVersionFrame(type, version),
+  value: (type, value) => jsonFrame(type, Buffer.from(JSON.stringify(value))),
+};

@@ -21,7 +21,7 @@ import type { KeySpan, Store, Watch, WatchEvent } from '../../storage/interface.
 import { CacheEvent } from './cache-event.js';
 import { CacheState } from './cache-state.js';
 import { EventWindow, type EventWindowBounds } from './event-window.js';
-import { jsonFrames, type WatchFrames } from './frames.js';
+import { JSON_FRAMES, type WatchFrames } from './frames.js';
 import { ObjectVersion } from './object-version.js';
 import type { CacheScope } from './scope.js';
 import { CacheWatcher } from './watcher.js';
@@ -117,7 +117,6 @@ export class TypeCache {
     retainedSnapshots: 0,
     snapshotHits: 0,
   };
-  readonly #jsonFrames: WatchFrames = jsonFrames();
   readonly #forget = (watcher: CacheWatcher): void => {
     this.#watchers.delete(watcher);
     if (watcher.overflowed) this.stats.overflows++;
@@ -420,7 +419,7 @@ export class TypeCache {
         ? {}
         : { initialEventsEndAnnotations: params.initialEventsEndAnnotations }),
       ...(backlog === undefined ? {} : { backlog }),
-      frames: params.frames ?? this.#jsonFrames,
+      frames: params.frames ?? JSON_FRAMES,
       onEnd: this.#forget,
     });
     this.#watchers.add(watcher);
