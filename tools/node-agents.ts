@@ -22,7 +22,7 @@ import { CriClient } from '../src/agent/cri/client.js';
 import { BenchClient } from '../src/bench/client.js';
 import { capstanEntry } from '../src/bench/scheduler/process.js';
 import { freePort } from '../src/bench/cluster/children.js';
-import { spawnServer, type SpawnedServer } from '../src/bench/server-process.js';
+import { spawnServer } from '../src/bench/server-process.js';
 import { ContainerdProcess } from '../src/cluster/containerd.js';
 import {
   CleanupErrors,
@@ -171,10 +171,17 @@ export interface NodeAgent {
   stop(): Promise<void>;
 }
 
+/** The API server the node agents use: `capstan server`, or one a tool started itself. */
+export interface AgentServer {
+  /** An administrator's kubeconfig, which the agents use too. */
+  readonly kubeconfigPath: string;
+  stop(): Promise<void>;
+}
+
 /** What the node agents share: a server, containerd with the images, the pods' network. */
 export interface AgentEnv {
   readonly dir: string;
-  readonly server: SpawnedServer;
+  readonly server: AgentServer;
   readonly ctrd: ContainerdProcess;
   readonly client: BenchClient;
   readonly nodeIP: string;
@@ -420,29 +427,36 @@ export interface AgentEnvOptions {
   readonly containerdLogLevel?: string;
   /** The node IP (default: the machine's first non-loopback IPv4 address). */
   readonly nodeIP?: string;
+  /**
+   * Starts the API server instead of `capstan server` (then `controllers` and `serverArgs` are
+   * not used); the environment stops it at the end.
+   */
+  readonly startServer?: () => Promise<AgentServer>;
 }
 
 /**
- * Starts `capstan server` and containerd under `opts.dir`, imports the locally built images and
+ * Starts `capstan server` (or `opts.startServer`'s) and containerd under `opts.dir`, imports the locally built images and
  * adds the Service range's blackhole route when missing; `stop` removes everything (throwing
  * when some of it could not be removed). `use` runs with the environment.
  */
 export async function withAgentEnv<T>(opts: AgentEnvOptions, use: (env: AgentEnv) => Promise<T>): Promise<T> {
   const errors = new CleanupErrors();
-  let server: SpawnedServer | undefined;
+  let server: AgentServer | undefined;
   let ctrd: ContainerdProcess | undefined;
   let client: BenchClient | undefined;
   let addedRoute = false;
   try {
-    server = await spawnServer({
-      dataDir: join(opts.dir, 'server'),
-      extraArgs: [
-        `--controllers=${opts.controllers.join(',')}`,
-        `--service-cluster-ip-range=${opts.serviceRange}`,
-        ...(opts.serverArgs ?? []),
-      ],
-      main: capstanEntry(),
-    });
+    server = opts.startServer
+      ? await opts.startServer()
+      : await spawnServer({
+          dataDir: join(opts.dir, 'server'),
+          extraArgs: [
+            `--controllers=${opts.controllers.join(',')}`,
+            `--service-cluster-ip-range=${opts.serviceRange}`,
+            ...(opts.serverArgs ?? []),
+          ],
+          main: capstanEntry(),
+        });
     ctrd = await ContainerdProcess.start(join(opts.dir, 'containerd'), {
       logLevel: opts.containerdLogLevel ?? 'warn',
     });
