@@ -16,6 +16,8 @@ export const POD_STARTUP_SLO_MS = 5000;
 export interface StepResult {
   /** Pod start-up latencies (first seen → Running), milliseconds, when the step starts pods. */
   readonly startups?: readonly number[];
+  /** Said in the row's note (the pod watch resumed or incomplete). */
+  readonly note?: string;
 }
 
 /** A step that ends before this rejects (a deadline, a process of the stack exiting). */
@@ -62,9 +64,11 @@ export async function measureStep(
   figures['stack RSS MiB'] = proc.peakRssMiB;
   figures['stack CPU s'] = proc.cpuSeconds;
   const startP99 = figures['start p99 ms'];
-  const note =
+  const slo =
     startP99 === undefined || !Number.isFinite(startP99)
       ? undefined
       : `start-up p99 ${startP99 <= POD_STARTUP_SLO_MS ? 'within' : 'over'} the 5 s SLO`;
+  const notes = [slo, result.note].filter((x) => x !== undefined);
+  const note = notes.length === 0 ? undefined : notes.join('; ');
   return { scenario, case: title, subject: stack.label, figures, ...(note === undefined ? {} : { note }) };
 }

@@ -302,7 +302,7 @@ export async function runClusterSteps(
               });
               await allRunning(client, pods, r, limit('deployment'));
               deployed = true;
-              return { startups: pods.startupLatencies(since) };
+              return pods.stepResult(since);
             }),
           ),
         ),
@@ -322,7 +322,7 @@ export async function runClusterSteps(
                   { body: rolloutPatch(2), contentType: 'application/merge-patch+json', discardBody: true },
                 );
                 await rolledOut(client, r, limit('rollout'));
-                return { startups: pods.startupLatencies(since) };
+                return pods.stepResult(since);
               }),
             ),
           ),
@@ -389,7 +389,7 @@ async function jobsStep(
           abort,
         ]);
         await jobsComplete(client, sizes.jobs, abort);
-        return { startups: pods.startupLatencies(since) };
+        return pods.stepResult(since);
       });
     } finally {
       pods.close();

@@ -6,22 +6,82 @@
  * must not stall a step.
  */
 import type { BenchClient, BenchStream } from '../client.js';
+import type { StepResult } from './measure.js';
 
 /** A watch line longer than this without a newline is a broken stream. */
 const MAX_LINE = 8 << 20;
 
+/** Wait before resuming a watch the server ended. */
+const RESUME_DELAY_MS = 100;
+
 interface WatchObject {
-  metadata?: { name?: string };
+  metadata?: { name?: string; resourceVersion?: string };
   status?: { phase?: string; conditions?: { type?: string; status?: string }[] };
 }
 
-/** One watch stream of JSON events, handed to `onEvent` line by line. */
+/**
+ * One watch stream of JSON events, handed to `onEvent` line by line. When the server ends it
+ * (kube-apiserver closes a watcher that falls behind), it is resumed from the last event's
+ * resourceVersion, as an informer would; when that is refused, events may be missing and
+ * {@link lost} says why.
+ */
 abstract class Tracker {
-  readonly #stream: BenchStream;
+  #stream: BenchStream;
   #pending = '';
+  #resourceVersion: string | undefined;
+  #closed = false;
+  /** How many times the server ended the watch and it was resumed. */
+  #resumed = 0;
+  /** Why events may be missing, once they may. */
+  #lost: string | undefined;
 
-  protected constructor(client: BenchClient, path: string) {
-    this.#stream = client.stream(path, (chunk) => this.#take(chunk));
+  protected constructor(
+    private readonly client: BenchClient,
+    private readonly path: string,
+  ) {
+    this.#stream = this.#watch(path);
+  }
+
+  #watch(path: string): BenchStream {
+    const stream = this.client.stream(path, (chunk) => this.#take(chunk));
+    void stream.ended.then(() => this.#resume());
+    return stream;
+  }
+
+  async #resume(): Promise<void> {
+    if (this.#closed) return;
+    await new Promise((r) => setTimeout(r, RESUME_DELAY_MS));
+    if (this.#closed) return;
+    const rv = this.#resourceVersion;
+    if (rv === undefined) {
+      this.#stop('the watch ended before its first event');
+      return;
+    }
+    this.#pending = '';
+    this.#resumed++;
+    const path = `${this.path}&resourceVersion=${rv}`;
+    this.#stream = this.#watch(path);
+    const status = await this.#stream.status;
+    if (status !== 200) this.#stop(`resuming the watch from ${rv} answered HTTP ${status}`);
+  }
+
+  #stop(why: string): void {
+    this.#lost ??= why;
+    this.close();
+  }
+
+  /**
+   * What a report should say of this watch: nothing when it ran whole, how often it was resumed,
+   * or why events may be missing.
+   */
+  get note(): string | undefined {
+    if (this.#lost !== undefined) return `pod watch incomplete (${this.#lost})`;
+    return this.#resumed === 0 ? undefined : `pod watch resumed ${this.#resumed} time(s)`;
+  }
+
+  /** Whether every event since the watch opened arrived. */
+  get whole(): boolean {
+    return this.#lost === undefined;
   }
 
   /** Resolves once the server answered the watch. @throws Error when it refused it. */
@@ -46,7 +106,12 @@ abstract class Tracker {
       } catch {
         continue;
       }
+      if (ev.type === 'ERROR') {
+        this.#stop(`an ERROR event: ${line.slice(0, 200)}`);
+        return;
+      }
       const name = ev.object?.metadata?.name;
+      this.#resourceVersion = ev.object?.metadata?.resourceVersion ?? this.#resourceVersion;
       if (ev.type !== undefined && ev.object !== undefined && name !== undefined)
         this.onEvent(ev.type, name, ev.object, now);
     }
@@ -56,6 +121,7 @@ abstract class Tracker {
   protected abstract onEvent(type: string, name: string, object: WatchObject, at: bigint): void;
 
   close(): void {
+    this.#closed = true;
     this.#stream.close();
   }
 }
@@ -97,6 +163,18 @@ export class PodTracker extends Tracker {
   /** Live pods last seen Running on the watch. */
   get running(): number {
     return this.#running.size;
+  }
+
+  /**
+   * A step's start-up latencies since `since` ({@link startupLatencies}) and the watch's note;
+   * no latencies when events may be missing.
+   */
+  stepResult(since: bigint): StepResult {
+    const note = this.note;
+    return {
+      ...(this.whole ? { startups: this.startupLatencies(since) } : {}),
+      ...(note === undefined ? {} : { note }),
+    };
   }
 
   /** Milliseconds from first sight to started of every pod first seen at or after `since`. */
