@@ -29,7 +29,11 @@ import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { Representations } from '../representation/representations.js';
 import { StorageCodec, type StorageMediaType } from '../representation/storage-codec.js';
 import { transcodingStore } from '../representation/transcoding-store.js';
-import { createResourceContext, type ResourceContext } from '../resource/context.js';
+import {
+  createResourceContext,
+  DEFAULT_BOOKMARK_INTERVAL_MS,
+  type ResourceContext,
+} from '../resource/context.js';
 import type { AdmissionChain } from '../admission/index.js';
 import { KindStrategies } from '../kinds/index.js';
 import { printerFor } from '../table/index.js';
@@ -49,7 +53,7 @@ export interface ResourceDeps {
   readonly patchSchema?: PatchSchema;
   /** The clock (tests inject one). */
   readonly now?: () => Date;
-  /** Idle interval of watch bookmarks in milliseconds (default 60 000). */
+  /** Idle interval of watch bookmarks in milliseconds (default {@link DEFAULT_BOOKMARK_INTERVAL_MS}). */
   readonly bookmarkIntervalMs?: number;
   /**
    * Create the system namespaces, repair service allocations and run {@link controllers} while
@@ -142,7 +146,7 @@ function buildWatchCaches(deps: ResourceDeps, store: Store): WatchCaches | undef
   return new WatchCaches({
     store,
     defaultSize: o.defaultSize ?? 100,
-    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? 60_000,
+    bookmarkIntervalMs: deps.bookmarkIntervalMs ?? DEFAULT_BOOKMARK_INTERVAL_MS,
     ...(o.sizes === undefined ? {} : { sizes: o.sizes }),
     ...(o.watcherCapacity === undefined ? {} : { watcherCapacity: o.watcherCapacity }),
     ...(o.minAgeMs === undefined ? {} : { minAgeMs: o.minAgeMs }),

@@ -10,8 +10,12 @@ import type { ResourceType } from '../registry/types.js';
 import { TypeCache } from './type-cache.js';
 import { RevisionProbe } from './revision-probe.js';
 
-/** kube-apiserver's event freshness (its bookmark frequency plus 15 s): the window's age bound. */
-const DEFAULT_MIN_AGE_MS = 75_000;
+/**
+ * The window keeps events younger than the bookmark interval plus this (ms): kube-apiserver's rule
+ * for its event freshness (a minute's bookmarks plus 15 s), so that a watcher resuming from its
+ * last bookmark finds its revision in the window, not only in storage.
+ */
+const FRESHNESS_MARGIN_MS = 15_000;
 /** kube-apiserver's upper bound of a watch cache's capacity (100 × 1024 events). */
 const DEFAULT_MAX_EVENTS = 102_400;
 
@@ -23,8 +27,9 @@ export interface WatchCachesOptions {
   /** `--watch-cache-sizes` entries, `resource[.group]#size`. */
   readonly sizes?: readonly string[];
   /**
-   * Events younger than this are always kept (default 75 s, kube's event freshness). Older
-   * history is served by storage, which keeps the spec's 5 minutes (src/resource/cached-store.ts).
+   * Events younger than this are always kept (default: the bookmark interval plus 15 s, as kube
+   * sizes its event freshness). Older history is served by storage, which keeps the spec's 5
+   * minutes (src/resource/cached-store.ts).
    */
   readonly minAgeMs?: number;
   /** Hard bound of events per type (default 102,400, kube's largest watch cache). */
@@ -88,7 +93,7 @@ export class WatchCaches {
       prefix: `/${type.storageResource}/`,
       window: {
         capacity: size,
-        minAgeMs: this.#o.minAgeMs ?? DEFAULT_MIN_AGE_MS,
+        minAgeMs: this.#o.minAgeMs ?? this.#o.bookmarkIntervalMs + FRESHNESS_MARGIN_MS,
         maxEvents: Math.max(size, this.#o.maxEvents ?? DEFAULT_MAX_EVENTS),
       },
       watcherCapacity: this.#o.watcherCapacity ?? 10_000,

@@ -23,7 +23,7 @@ interface WatchObject {
  * One watch stream of JSON events, handed to `onEvent` line by line. When the server ends it
  * (kube-apiserver closes a watcher that falls behind), it is resumed from the last event's
  * resourceVersion, as an informer would; when that is refused, events may be missing and
- * {@link lost} says why.
+ * {@link note} says why.
  */
 abstract class Tracker {
   #stream: BenchStream;
@@ -52,15 +52,16 @@ abstract class Tracker {
     if (this.#closed) return;
     await new Promise((r) => setTimeout(r, RESUME_DELAY_MS));
     if (this.#closed) return;
+    // Before any event, from now: the namespace's pods, if any, arrive as ADDED.
     const rv = this.#resourceVersion;
-    if (rv === undefined) {
-      this.#stop('the watch ended before its first event');
-      return;
-    }
     this.#pending = '';
     this.#resumed++;
-    const path = `${this.path}&resourceVersion=${rv}`;
-    this.#stream = this.#watch(path);
+    try {
+      this.#stream = this.#watch(rv === undefined ? this.path : `${this.path}&resourceVersion=${rv}`);
+    } catch (err) {
+      this.#stop(`resuming the watch from ${rv}: ${err instanceof Error ? err.message : String(err)}`);
+      return;
+    }
     const status = await this.#stream.status;
     if (status !== 200) this.#stop(`resuming the watch from ${rv} answered HTTP ${status}`);
   }
