@@ -27,6 +27,7 @@ import { Children, type Child } from '../src/bench/cluster/children.js';
 import {
   apiserverArgs,
   SERVICE_CIDR,
+  singleEtcdArgs,
   waitApiserverReady,
   writeCredentials,
 } from '../src/bench/cluster/kube-stack.js';
@@ -73,14 +74,7 @@ class ControlPlane {
     await mkdir(join(dir, 'apiserver'));
     const etcdUrl = `http://127.0.0.1:${etcdPort}`;
     const peerUrl = `http://127.0.0.1:${peerPort}`;
-    const etcdArgs = [
-      `--data-dir=${join(dir, 'etcd')}`,
-      `--listen-client-urls=${etcdUrl}`,
-      `--advertise-client-urls=${etcdUrl}`,
-      `--listen-peer-urls=${peerUrl}`,
-      `--initial-advertise-peer-urls=${peerUrl}`,
-      `--initial-cluster=default=${peerUrl}`,
-    ];
+    const etcdArgs = singleEtcdArgs(join(dir, 'etcd'), etcdUrl, peerUrl);
     const apiArgs = apiserverArgs({
       etcdServers: etcdUrl,
       address: '127.0.0.1',

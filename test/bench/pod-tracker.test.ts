@@ -7,20 +7,21 @@ import { createServer, type Http2Server, type Http2ServerResponse } from 'node:h
 import { afterEach, describe, expect, it } from 'vitest';
 import { BenchClient } from '../../src/bench/client.js';
 import { PodTracker } from '../../src/bench/cluster/watch.js';
+import { cleartextCredentials } from '../support/cleartext.js';
 
 const pod = (name: string, rv: number, phase: string): string =>
   `${JSON.stringify({ metadata: { name, resourceVersion: String(rv) }, status: { phase } })}`;
 const event = (type: string, object: string): string => `{"type":"${type}","object":${object}}\n`;
 
-/** Answers the n-th watch request (0-based) with `answer(n, url, res)`. */
+/** Answers the n-th watch request (0-based) with `answer(n, res)`. */
 function watchServer(
-  answer: (n: number, url: string, res: Http2ServerResponse) => void,
+  answer: (n: number, res: Http2ServerResponse) => void,
 ): Promise<{ server: Http2Server; url: string; urls: string[] }> {
   const urls: string[] = [];
   const server = createServer((req, res) => {
     urls.push(req.url);
     res.writeHead(200, { 'content-type': 'application/json' });
-    answer(urls.length - 1, req.url, res);
+    answer(urls.length - 1, res);
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => {
@@ -29,16 +30,6 @@ function watchServer(
     }),
   );
 }
-
-const creds = (server: string) => ({
-  server,
-  ca: undefined,
-  cert: undefined,
-  key: undefined,
-  token: undefined,
-  insecureSkipTlsVerify: false,
-  context: 'test',
-});
 
 const until = async (ok: () => boolean): Promise<void> => {
   for (let i = 0; i < 100 && !ok(); i++) await new Promise((r) => setTimeout(r, 20));
@@ -50,22 +41,30 @@ afterEach(() => {
   cleanup = [];
 });
 
+/** A pod tracker on a server answering its watches with `answer`; both closed after the test. */
+async function tracked(
+  answer: (n: number, res: Http2ServerResponse) => void,
+): Promise<{ tracker: PodTracker; srv: { urls: string[] } }> {
+  const srv = await watchServer(answer);
+  const client = new BenchClient(cleartextCredentials(srv.url), 1);
+  const tracker = await PodTracker.open(client, 'ns');
+  cleanup.push(
+    () => tracker.close(),
+    () => client.close(),
+    () => srv.server.close(),
+  );
+  return { tracker, srv };
+}
+
 describe('the cluster bench pod watch', () => {
   it('resumes from the last resourceVersion when the server ends it, missing nothing', async () => {
     const since = process.hrtime.bigint();
-    const srv = await watchServer((n, _url, res) => {
+    const { tracker, srv } = await tracked((n, res) => {
       if (n === 0) {
         res.write(event('ADDED', pod('a', 5, 'Pending')));
         res.end(event('MODIFIED', pod('a', 7, 'Running')));
       } else res.write(event('ADDED', pod('b', 9, 'Running')));
     });
-    const client = new BenchClient(creds(srv.url), 1);
-    const tracker = await PodTracker.open(client, 'ns');
-    cleanup.push(
-      () => tracker.close(),
-      () => client.close(),
-      () => srv.server.close(),
-    );
     await until(() => tracker.running === 2);
     expect(tracker.running).toBe(2);
     expect(srv.urls).toEqual([
@@ -80,17 +79,10 @@ describe('the cluster bench pod watch', () => {
 
   it('withholds the start-up figures, saying why, when resuming is refused', async () => {
     const gone = JSON.stringify({ kind: 'Status', code: 410, reason: 'Expired', message: 'too old' });
-    const srv = await watchServer((n, _url, res) => {
+    const { tracker, srv } = await tracked((n, res) => {
       if (n === 0) res.end(event('ADDED', pod('a', 5, 'Running')));
       else res.end(event('ERROR', gone));
     });
-    const client = new BenchClient(creds(srv.url), 1);
-    const tracker = await PodTracker.open(client, 'ns');
-    cleanup.push(
-      () => tracker.close(),
-      () => client.close(),
-      () => srv.server.close(),
-    );
     await until(() => tracker.note?.startsWith('pod watch incomplete') === true);
     expect(tracker.note).toMatch(/^pod watch incomplete \(an ERROR event: .*"code":410/);
     const result = tracker.stepResult(process.hrtime.bigint());

@@ -10,6 +10,7 @@ import { FlagError } from '../../src/flags/flags.js';
 import { bareServerArgs } from '../../src/bench/ha-planes.js';
 import { parseBenchArgs } from '../../src/bench/options.js';
 import { backendOfArgs, identifySubject, listeningPid, productOf } from '../../src/bench/subject.js';
+import { cleartextCredentials } from '../support/cleartext.js';
 
 /** A cleartext HTTP/2 server answering `/version` with `doc` (404 for anything else). */
 function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string; hits: () => number }> {
@@ -34,16 +35,6 @@ function versionServer(doc: unknown): Promise<{ server: Http2Server; url: string
   );
 }
 
-const creds = (server: string) => ({
-  server,
-  ca: undefined,
-  cert: undefined,
-  key: undefined,
-  token: undefined,
-  insecureSkipTlsVerify: false,
-  context: 'test',
-});
-
 let kube: { server: Http2Server; url: string; hits: () => number };
 let capstan: { server: Http2Server; url: string; hits: () => number };
 
@@ -58,7 +49,7 @@ afterAll(() => {
 
 describe('subject labels', () => {
   it('take product and version from /version', async () => {
-    const client = new BenchClient(creds(kube.url), 1);
+    const client = new BenchClient(cleartextCredentials(kube.url), 1);
     try {
       const id = await identifySubject(client, {});
       expect(id.product).toBe('kube-apiserver');
@@ -73,7 +64,7 @@ describe('subject labels', () => {
   });
 
   it('name a server the bench started by the flags it started it with', async () => {
-    const client = new BenchClient(creds(capstan.url), 1);
+    const client = new BenchClient(cleartextCredentials(capstan.url), 1);
     try {
       const leveldb = await identifySubject(client, { spawnedArgs: [], pid: 4242 });
       expect(leveldb.label).toBe('capstan v1.33.0+capstan (embedded LevelDB)');
@@ -86,7 +77,7 @@ describe('subject labels', () => {
   });
 
   it('say so when /version does not answer', async () => {
-    const client = new BenchClient(creds('http://127.0.0.1:1'), 1);
+    const client = new BenchClient(cleartextCredentials('http://127.0.0.1:1'), 1);
     try {
       expect((await identifySubject(client, {})).label).toBe('server unknown version (backend unknown)');
     } finally {
@@ -129,7 +120,7 @@ describe('subject labels', () => {
 
 describe('a client of several servers (an HA control plane)', () => {
   it('sends successive requests round-robin to each server', async () => {
-    const client = new BenchClient([creds(kube.url), creds(capstan.url)], 2);
+    const client = new BenchClient([cleartextCredentials(kube.url), cleartextCredentials(capstan.url)], 2);
     const before = [kube.hits(), capstan.hits()];
     try {
       expect(client.origins).toEqual([kube.url, capstan.url]);
@@ -141,7 +132,10 @@ describe('a client of several servers (an HA control plane)', () => {
   });
 
   it('names the server that failed', async () => {
-    const client = new BenchClient([creds(kube.url), creds('http://127.0.0.1:1')], 1);
+    const client = new BenchClient(
+      [cleartextCredentials(kube.url), cleartextCredentials('http://127.0.0.1:1')],
+      1,
+    );
     try {
       await client.request('GET', '/version');
       await expect(client.request('GET', '/version')).rejects.toThrow(

@@ -239,6 +239,19 @@ export interface KubeApiServer {
   readonly client: BenchClient;
 }
 
+/** The flags of a one-member etcd with its data in `dataDir`, serving `clientUrl` (8 GiB quota). */
+export function singleEtcdArgs(dataDir: string, clientUrl: string, peerUrl: string): string[] {
+  return [
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${clientUrl}`,
+    `--advertise-client-urls=${clientUrl}`,
+    `--listen-peer-urls=${peerUrl}`,
+    `--initial-advertise-peer-urls=${peerUrl}`,
+    `--initial-cluster=default=${peerUrl}`,
+    '--quota-backend-bytes=8589934592',
+  ];
+}
+
 /**
  * Starts etcd and kube-apiserver (static tokens, Node and RBAC authorization, service-account
  * keys from `sa.key`) and resolves once `/readyz` answers 200.
@@ -256,15 +269,11 @@ export async function startKubeApiServer(options: KubeApiServerOptions): Promise
   options.progress('kube: starting etcd');
   const etcdUrl = `http://127.0.0.1:${etcdPort}`;
   const peerUrl = `http://127.0.0.1:${peerPort}`;
-  const etcd = children.spawn('etcd', join(options.binDir, 'etcd'), [
-    `--data-dir=${join(dir, 'etcd')}`,
-    `--listen-client-urls=${etcdUrl}`,
-    `--advertise-client-urls=${etcdUrl}`,
-    `--listen-peer-urls=${peerUrl}`,
-    `--initial-advertise-peer-urls=${peerUrl}`,
-    `--initial-cluster=default=${peerUrl}`,
-    '--quota-backend-bytes=8589934592',
-  ]);
+  const etcd = children.spawn(
+    'etcd',
+    join(options.binDir, 'etcd'),
+    singleEtcdArgs(join(dir, 'etcd'), etcdUrl, peerUrl),
+  );
   await waitFor(etcd, 'etcd', async () => (await fetch(`${etcdUrl}/health`)).ok);
   options.progress('kube: starting kube-apiserver');
   await mkdir(join(dir, 'apiserver'));
