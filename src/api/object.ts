@@ -69,10 +69,20 @@ export class ObjectJson extends Uint8Array {
  * the object ({@link ObjectJson}). `obj` is not modified.
  */
 export function encodeForStorage(obj: KubeObject): ObjectJson {
-  const { kind, apiVersion, metadata, ...rest } = obj;
-  const { resourceVersion: _rv, ...meta } = metadata;
-  const stored = { kind, apiVersion, metadata: meta, ...rest };
+  // Copied key by key (rest-destructuring takes V8's slow path; this runs on every write).
+  const meta: Record<string, unknown> = {};
+  for (const key of Object.keys(obj.metadata))
+    if (key !== 'resourceVersion') setOwn(meta, key, obj.metadata[key]);
+  const stored: JsonObject = { kind: obj.kind, apiVersion: obj.apiVersion, metadata: meta };
+  for (const key of Object.keys(obj)) if (key !== 'metadata') setOwn(stored, key, obj[key]);
   return new ObjectJson(encoder.encode(JSON.stringify(stored)), stored);
+}
+
+/** Sets an own member, as a spread does: a parsed `__proto__` key stays a member, not the prototype. */
+function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
 }
 
 /**

@@ -97,7 +97,9 @@ const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})
 
 /** A time as metav1.Time serializes it: UTC, whole seconds. */
 export function formatTime(t: Date): string {
-  return t.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const iso = t.toISOString();
+  // `YYYY-MM-DDTHH:MM:SS.sssZ` for years 0-9999; extended years keep their sign and width.
+  return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');
 }
 
 function parseTime(value: unknown, i: number): string | undefined {
@@ -165,17 +167,9 @@ export function encodeManagedFields(state: ManagedState): ManagedFieldsEntry[] {
   for (const [id, vs] of state.managers) {
     const info = parseIdentifier(id);
     if (info === undefined) continue;
-    const time = state.times.get(id);
-    out.push({
-      ...(info.manager === '' ? {} : { manager: info.manager }),
-      operation: vs.applied ? 'Apply' : info.operation,
-      apiVersion: vs.apiVersion,
-      ...(time === undefined ? {} : { time }),
-      fieldsType: 'FieldsV1',
-      fieldsV1: vs.set.toFieldsV1(),
-      ...(info.subresource === undefined || info.subresource === '' ? {} : { subresource: info.subresource }),
-    });
+    out.push(entryOf(info, vs, state.times.get(id)));
   }
+  if (out.length < 2) return out;
   return out.sort(
     (p, q) =>
       compareStrings(p.operation, q.operation) ||
@@ -184,4 +178,17 @@ export function encodeManagedFields(state: ManagedState): ManagedFieldsEntry[] {
       compareStrings(p.apiVersion, q.apiVersion) ||
       compareStrings(p.subresource ?? '', q.subresource ?? ''),
   );
+}
+
+/** One entry, its keys in kube's order, built by assignment (this runs on every write). */
+function entryOf(info: ManagerInfo, vs: VersionedSet, time: string | undefined): ManagedFieldsEntry {
+  const entry: Partial<Record<keyof ManagedFieldsEntry, unknown>> = {};
+  if (info.manager !== '') entry.manager = info.manager;
+  entry.operation = vs.applied ? 'Apply' : info.operation;
+  entry.apiVersion = vs.apiVersion;
+  if (time !== undefined) entry.time = time;
+  entry.fieldsType = 'FieldsV1';
+  entry.fieldsV1 = vs.set.toFieldsV1();
+  if (info.subresource !== undefined && info.subresource !== '') entry.subresource = info.subresource;
+  return entry as ManagedFieldsEntry;
 }

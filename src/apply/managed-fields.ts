@@ -29,7 +29,7 @@ import {
 import { FieldSet, fieldElement, pathToString } from './fieldpath.js';
 import type { StructType } from './schema-types.js';
 import { Conflicts, applyManagers, updateManagers, type VersionedSet } from './updater.js';
-import { compareStrings, isJsonMap, jsonEqual, type JsonMap } from './value.js';
+import { compareStrings, isJsonMap, jsonEqual, type JsonMap, type JsonValue } from './value.js';
 
 /** Update entries kept before the oldest are merged (DefaultMaxUpdateManagers). */
 export const MAX_UPDATE_MANAGERS = 10;
@@ -120,19 +120,41 @@ function metadataOf(obj: JsonMap | undefined): JsonMap | undefined {
   return isJsonMap(m) ? m : undefined;
 }
 
+/**
+ * A shallow copy of `obj` whose metadata has no managedFields, then `entries` as its last key
+ * when given. Copied key by key: rest-destructuring takes V8's slow path, and this runs on
+ * every write.
+ */
+function replaceManagedFields(obj: JsonMap, entries?: ManagedFieldsEntry[]): JsonMap {
+  const meta: JsonMap = {};
+  const from = metadataOf(obj);
+  if (from !== undefined)
+    for (const key of Object.keys(from))
+      if (key !== 'managedFields') setOwn(meta, key, from[key] as JsonValue);
+  if (entries !== undefined) meta['managedFields'] = entries as unknown as JsonMap[];
+  const out: JsonMap = {};
+  for (const key of Object.keys(obj)) setOwn(out, key, key === 'metadata' ? meta : (obj[key] as JsonValue));
+  if (!Object.hasOwn(obj, 'metadata')) out['metadata'] = meta;
+  return out;
+}
+
+/** Sets an own member, as a spread would: a parsed `__proto__` key stays a member, not the prototype. */
+function setOwn(target: JsonMap, key: string, value: JsonValue): void {
+  if (key === '__proto__')
+    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+  else target[key] = value;
+}
+
 /** `obj` without `metadata.managedFields` (a shallow copy when it had them). */
 function withoutManagedFields(obj: JsonMap): JsonMap {
   const meta = metadataOf(obj);
   if (meta === undefined || !Object.hasOwn(meta, 'managedFields')) return obj;
-  const { managedFields: _dropped, ...rest } = meta;
-  return { ...obj, metadata: rest };
+  return replaceManagedFields(obj);
 }
 
 /** `obj` with its entries set, or removed when there are none (a shallow copy). */
 function withManagedFields(obj: JsonMap, entries: ManagedFieldsEntry[]): JsonMap {
-  const { managedFields: _old, ...meta } = metadataOf(obj) ?? {};
-  if (entries.length === 0) return { ...obj, metadata: meta };
-  return { ...obj, metadata: { ...meta, managedFields: entries as unknown as JsonMap[] } };
+  return replaceManagedFields(obj, entries.length === 0 ? undefined : entries);
 }
 
 function strip(managers: Map<string, VersionedSet>, id: string): void {

@@ -55,11 +55,6 @@ export class ProtobufEncoder {
     return this.#types.of(apiVersion, kind);
   }
 
-  /** An envelope around message bytes. */
-  envelopeOf(apiVersion: string, kind: string, message: Uint8Array): Uint8Array {
-    return encodeEnvelope(apiVersion, kind, message);
-  }
-
   /** The message bytes of `obj` (no envelope). */
   message(obj: KubeObject): Uint8Array {
     return this.#codec.encodeMessage(this.messageType(obj), obj);

@@ -111,7 +111,7 @@ export class StorageCodec {
     const type = encoder.messageTypeOf(apiVersion, kind);
     if (type === undefined) return json;
     try {
-      return encoder.envelopeOf(apiVersion, kind, encoder.codec.encodeMessage(type, obj));
+      return encoder.codec.encodeObject(type, obj, apiVersion, kind);
     } catch (err) {
       if (isCodecError(err)) return json;
       throw err;
@@ -133,12 +133,16 @@ export class StorageCodec {
       if (type === undefined) return value;
       const raw = new WeakSet<object>();
       const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
-      const { metadata, ...rest } = body;
-      const meta: JsonObject = isJsonObject(metadata) ? { ...metadata } : {};
-      delete meta['resourceVersion'];
+      // Built key by key (no spread, no `delete`): every watched version a server reads goes
+      // through here. Message fields are schema names, never `__proto__`.
+      const metadata = body['metadata'];
+      const meta: JsonObject = {};
+      if (isJsonObject(metadata))
+        for (const key of Object.keys(metadata)) if (key !== 'resourceVersion') meta[key] = metadata[key];
+      const object: JsonObject = { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta };
+      for (const key of Object.keys(body)) if (key !== 'metadata') object[key] = body[key];
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
-      const object = { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta, ...rest };
       dropNulls(object, raw);
       return ownedUtf8(JSON.stringify(object));
     } catch (err) {
