@@ -177,15 +177,28 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   if (typeof a !== typeof b || a === null || b === null || typeof a !== 'object') return false;
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
+    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    return true;
   }
   if (Array.isArray(b)) return false;
-  const ao = a as JsonObject;
-  const bo = b as JsonObject;
-  const ak = Object.keys(ao).filter((k) => ao[k] !== undefined);
-  const bk = Object.keys(bo).filter((k) => bo[k] !== undefined);
-  if (ak.length !== bk.length) return false;
-  return ak.every((k) => Object.hasOwn(bo, k) && jsonEqual(ao[k], bo[k]));
+  return membersEqual(a as JsonObject, b as JsonObject, undefined);
+}
+
+/**
+ * True when two JSON objects have equal members, apart from `ignored` (a member whose value is
+ * undefined counts as absent, as in JSON). Loops, no intermediate arrays: every update
+ * compares the object it stores with the one it read.
+ */
+export function membersEqual(a: JsonObject, b: JsonObject, ignored: string | undefined): boolean {
+  let count = 0;
+  for (const key of Object.keys(a)) {
+    const value = a[key];
+    if (value === undefined || key === ignored) continue;
+    if (!Object.hasOwn(b, key) || !jsonEqual(value, b[key])) return false;
+    count++;
+  }
+  for (const key of Object.keys(b)) if (b[key] !== undefined && key !== ignored) count--;
+  return count === 0;
 }
 
 /** The current time as kube's RFC 3339 seconds form, UTC: `2024-01-02T03:04:05Z`. */

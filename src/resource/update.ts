@@ -38,7 +38,7 @@ import {
   cloneJson,
   encodeForStorage,
   isJsonObject,
-  jsonEqual,
+  membersEqual,
   withResourceVersion,
   type KubeObject,
 } from '../api/object.js';
@@ -139,9 +139,10 @@ function merge(
  * resourceVersion (which is not stored) and key order (which a client may change).
  */
 function sameContent(next: KubeObject, current: KubeObject): boolean {
-  const { resourceVersion: _a, ...nextMeta } = next.metadata;
-  const { resourceVersion: _b, ...currentMeta } = current.metadata;
-  return jsonEqual({ ...next, metadata: nextMeta }, { ...current, metadata: currentMeta });
+  return (
+    membersEqual(next, current, 'metadata') &&
+    membersEqual(next.metadata, current.metadata, 'resourceVersion')
+  );
 }
 
 /**
