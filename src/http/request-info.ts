@@ -119,9 +119,13 @@ function isValidPathSegmentName(name: string): boolean {
   return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('%');
 }
 
+/** The path's segments, without leading and trailing slashes (scanned, not by regex: every request). */
 function splitPath(path: string): string[] {
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  return trimmed === '' ? [] : trimmed.split('/');
+  let start = 0;
+  let end = path.length;
+  while (start < end && path.charCodeAt(start) === 0x2f) start++;
+  while (end > start && path.charCodeAt(end - 1) === 0x2f) end--;
+  return start === end ? [] : path.slice(start, end).split('/');
 }
 
 /**

@@ -35,6 +35,13 @@ const CASES: readonly [string, string, Record<string, string>, Expect][] = [
     {},
     { verb: 'get', resource: 'pods', name: 'web', subresource: 'log' },
   ],
+  // Leading and trailing slashes are trimmed, as kube's splitPath does.
+  [
+    'GET',
+    '//api/v1/namespaces/default/pods/web//',
+    {},
+    { isResourceRequest: true, verb: 'get', namespace: 'default', resource: 'pods', name: 'web' },
+  ],
   ['GET', '/api/v1/pods', { watch: 'true' }, { verb: 'watch', namespace: '', resource: 'pods' }],
   ['GET', '/api/v1/pods', { watch: '1' }, { verb: 'watch' }],
   ['GET', '/api/v1/pods', { watch: 'false' }, { verb: 'list' }],
