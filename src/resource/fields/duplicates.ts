@@ -26,9 +26,12 @@ class JsonScanner {
   readonly #text: string;
   #i = 0;
   readonly found: string[] = [];
+  /** The next backslash at or after the last search (-1: none left). */
+  #backslash: number;
 
   constructor(text: string) {
     this.#text = text;
+    this.#backslash = text.indexOf('\\');
   }
 
   #ws(): void {
@@ -48,19 +51,31 @@ class JsonScanner {
     const start = this.#i;
     let i = start + 1;
     let escaped = false;
+    // Jumps from quote to quote (a native search); a backslash before the quote escapes the
+    // character after it. The text parsed as JSON, so every string is closed.
     for (;;) {
-      const c = t.charCodeAt(i);
-      if (c === 0x22) break;
-      if (c === 0x5c) {
-        escaped = true;
-        i += 2;
-      } else if (Number.isNaN(c)) {
+      const quote = t.indexOf('"', i);
+      if (quote < 0) {
+        i = t.length;
         break;
-      } else i++;
+      }
+      const backslash = this.#backslashFrom(i);
+      if (backslash < 0 || backslash > quote) {
+        i = quote;
+        break;
+      }
+      escaped = true;
+      i = backslash + 2;
     }
     this.#i = i + 1;
     const raw = t.slice(start + 1, i);
     return escaped ? (JSON.parse(t.slice(start, i + 1)) as string) : raw;
+  }
+
+  /** The position of the first backslash at or after `i`, or -1: found once, kept until passed. */
+  #backslashFrom(i: number): number {
+    if (this.#backslash !== -1 && this.#backslash < i) this.#backslash = this.#text.indexOf('\\', i);
+    return this.#backslash;
   }
 
   value(path: string): void {
