@@ -80,6 +80,29 @@ const noLongJs: Plugin = {
 };
 
 /**
+ * The only modules of Capstan's own that may load protobufjs in a bundle: without long.js (see
+ * {@link noLongJs}) its 64-bit integers are doubles, exact only below 2^53, which these checked
+ * they never need. A new importer fails the build instead of rounding at run time, as the
+ * server's etcd channel once rounded lease ids (docs/bench/compare-kube-ha.md).
+ */
+const LONG_FREE_PROTOBUF_USERS: ReadonlySet<string> = new Set(['dist/src/agent/cri/schema.js']);
+
+/** @throws Error naming each module of Capstan's own that imports protobufjs without leave. */
+function checkProtobufImporters(metafile: Metafile): void {
+  const offenders = Object.entries(metafile.inputs)
+    .filter(([path]) => !path.includes('node_modules/'))
+    .filter(([, input]) => input.imports.some((i) => i.path.includes('node_modules/protobufjs/')))
+    .map(([path]) => path)
+    .filter((path) => !LONG_FREE_PROTOBUF_USERS.has(path));
+  if (offenders.length > 0)
+    throw new Error(
+      `${offenders.join(', ')} ${offenders.length === 1 ? 'imports' : 'import'} protobufjs, which the bundles load without long.js: its 64-bit ` +
+        'integers would be doubles. Decode them another way, or check and list the module in ' +
+        'LONG_FREE_PROTOBUF_USERS (tools/bundle.ts).',
+    );
+}
+
+/**
  * The bundle as the loader compiles it: CommonJS's module function around the code (so the loader
  * compiles the file's text as it is, without a second copy), ASCII only (so it is read as a
  * one-byte string: half the memory of a two-byte one). esbuild escapes non-ASCII text in strings
@@ -147,6 +170,7 @@ async function bundleCli(outfile: string, plugins: Plugin[]): Promise<Metafile> 
     .filter((i) => i.kind === 'dynamic-import');
   if (left.length > 0)
     throw new Error(`the bundle still holds dynamic import() of ${left.map((i) => i.path).join(', ')}`);
+  checkProtobufImporters(result.metafile);
   const code = result.outputFiles.find((f) => f.path === outfile)?.text;
   if (code === undefined) throw new Error(`esbuild wrote no ${outfile}`);
   await writeFile(outfile, asScript(code), 'latin1');
