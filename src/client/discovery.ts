@@ -4,6 +4,7 @@
  * fail to answer are reported, not fatal (kube's `ErrGroupDiscoveryFailed`): an aggregated API
  * that is down leaves the rest usable.
  */
+import { setMaxListeners } from 'node:events';
 import type { Client } from './client.js';
 import { resourceRef, type ResourceRef } from './resources.js';
 
@@ -59,6 +60,9 @@ export async function serverPreferredResources(
   }
   const resources: DiscoveredResource[] = [];
   const failed = new Map<string, string>();
+  // One request per group version at once (thirty and more), each listening on the caller's
+  // signal until it ends: expected, not a leak (node warns past ten).
+  setMaxListeners(0, signal);
   await Promise.all(
     versions.map(async (gv) => {
       let list: { resources?: ApiResource[] };
