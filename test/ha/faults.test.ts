@@ -252,22 +252,32 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         },
         180_000,
       );
-      const events = await c.servers[0]!.call('GET', `/api/v1/namespaces/${NS}/events`);
-      expect(events.status).toBe(200);
+      // Events are written after the binds, by the scheduler's recorder at its own rate (5/s
+      // after a burst of 25): a backlog of FailedScheduling events from the faults can hold the
+      // last Scheduled events back for seconds after every pod is bound, so they are waited for.
       const scheduled = new Map<string, string[]>();
-      for (const e of events.json['items'] as {
-        reason?: string;
-        message?: string;
-        count?: number;
-        involvedObject: { kind?: string; name?: string };
-      }[]) {
-        if (e.reason !== 'Scheduled' || e.involvedObject.kind !== 'Pod') continue;
-        const name = e.involvedObject.name ?? '';
-        const node = / to (\S+)$/.exec(e.message ?? '')?.[1] ?? '?';
-        const seen = scheduled.get(name) ?? [];
-        for (let i = 0; i < Math.max(1, e.count ?? 1); i++) seen.push(node);
-        scheduled.set(name, seen);
-      }
+      const readScheduled = async (): Promise<boolean> => {
+        const events = await c.servers[0]!.call('GET', `/api/v1/namespaces/${NS}/events`);
+        if (events.status !== 200) return false;
+        scheduled.clear();
+        for (const e of events.json['items'] as {
+          reason?: string;
+          message?: string;
+          count?: number;
+          involvedObject: { kind?: string; name?: string };
+        }[]) {
+          if (e.reason !== 'Scheduled' || e.involvedObject.kind !== 'Pod') continue;
+          const name = e.involvedObject.name ?? '';
+          const node = / to (\S+)$/.exec(e.message ?? '')?.[1] ?? '?';
+          const seen = scheduled.get(name) ?? [];
+          for (let i = 0; i < Math.max(1, e.count ?? 1); i++) seen.push(node);
+          scheduled.set(name, seen);
+        }
+        return podItems.every((p) => scheduled.has(p.metadata.name));
+      };
+      await readScheduled();
+      const scheduledAtFirst = scheduled.size;
+      await until('a Scheduled event for every pod', readScheduled, 30_000).catch(() => undefined);
       const podsLost = [...pods.acknowledged].filter((n) => !podItems.some((p) => p.metadata.name === n));
       const boundTwice = podItems
         .map((p) => ({
@@ -314,6 +324,7 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
           stored: podItems.length,
           lost: podsLost.length,
           withScheduledEvent: withEvent,
+          withScheduledEventAtFirst: scheduledAtFirst,
         },
         kubernetesEndpoints: listedIps,
         writeGapMs: quantiles(fig.writeGapMs.map((g) => g.ms)),
@@ -334,6 +345,11 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         leaderFailoverMs: quantiles(failovers(c.servers, terms)),
         schedulerFailoverMs: quantiles(failovers(c.servers, schedulerTerms)),
         uncertainSamples: [...log.uncertain.values()].slice(0, 5),
+        // Why an event was not written, when one was not: the recorders log each failed write.
+        eventRecorderLogs: c.servers
+          .flatMap((s) => s.proc.lines.map((l) => `${s.host.name}: ${l.text}`))
+          .filter((t) => t.includes('event recorder'))
+          .slice(0, 5),
       };
       console.log(`HA fault run: ${JSON.stringify(report, null, 2)}`);
 
