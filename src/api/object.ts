@@ -69,17 +69,36 @@ export class ObjectJson extends Uint8Array {
  * the object ({@link ObjectJson}). `obj` is not modified.
  */
 export function encodeForStorage(obj: KubeObject): ObjectJson {
-  // Copied key by key (rest-destructuring takes V8's slow path; this runs on every write).
-  const meta: Record<string, unknown> = {};
-  for (const key of Object.keys(obj.metadata))
-    if (key !== 'resourceVersion') setOwn(meta, key, obj.metadata[key]);
-  const stored: JsonObject = { kind: obj.kind, apiVersion: obj.apiVersion, metadata: meta };
-  for (const key of Object.keys(obj)) if (key !== 'metadata') setOwn(stored, key, obj[key]);
+  const stored = storedLayout(obj, obj.kind, obj.apiVersion);
   return new ObjectJson(encoder.encode(JSON.stringify(stored)), stored);
 }
 
-/** Sets an own member, as a spread does: a parsed `__proto__` key stays a member, not the prototype. */
-function setOwn(target: Record<string, unknown>, key: string, value: unknown): void {
+/**
+ * The stored layout of `obj` as `kind` and `apiVersion`: those two, then `metadata` without its
+ * `resourceVersion` (`{}` when it is not an object), then the other members in `obj`'s order. A
+ * shallow copy, made key by key: rest-destructuring takes V8's slow path, and every write and
+ * every decoded stored version goes through here.
+ */
+export function storedLayout(obj: JsonObject, kind: unknown, apiVersion: unknown): JsonObject {
+  const metadata = obj['metadata'];
+  const meta = isJsonObject(metadata) ? copyWithout(metadata, 'resourceVersion') : {};
+  const stored: JsonObject = { kind, apiVersion, metadata: meta };
+  for (const key of Object.keys(obj)) if (key !== 'metadata') setOwn(stored, key, obj[key]);
+  return stored;
+}
+
+/** A shallow copy of `obj`'s own members but `omitted`, in their order. */
+export function copyWithout<V>(obj: Readonly<Record<string, V>>, omitted: string): Record<string, V> {
+  const out: Record<string, V> = {};
+  for (const key of Object.keys(obj)) if (key !== omitted) setOwn(out, key, obj[key] as V);
+  return out;
+}
+
+/**
+ * Sets an own member, as a spread or `JSON.parse` does: a `__proto__` key stays a member
+ * (assigning it would set the prototype).
+ */
+export function setOwn<V>(target: Record<string, V>, key: string, value: V): void {
   if (key === '__proto__')
     Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
   else target[key] = value;
@@ -156,18 +175,7 @@ function cloneValue(value: unknown): unknown {
   const proto: unknown = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) return structuredClone(value);
   const out: Record<string, unknown> = {};
-  for (const key in value) {
-    const member = cloneValue((value as Record<string, unknown>)[key]);
-    // A parsed `__proto__` key is an own member: keep it one (assigning it would set the prototype).
-    if (key === '__proto__')
-      Object.defineProperty(out, key, {
-        value: member,
-        enumerable: true,
-        writable: true,
-        configurable: true,
-      });
-    else out[key] = member;
-  }
+  for (const key in value) setOwn(out, key, cloneValue((value as Record<string, unknown>)[key]));
   return out;
 }
 

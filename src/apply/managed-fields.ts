@@ -26,6 +26,7 @@ import {
   type ManagedFieldsEntry,
   type ManagedState,
 } from './entries.js';
+import { copyWithout, setOwn } from '../api/object.js';
 import { FieldSet, fieldElement, pathToString } from './fieldpath.js';
 import type { StructType } from './schema-types.js';
 import { Conflicts, applyManagers, updateManagers, type VersionedSet } from './updater.js';
@@ -122,27 +123,16 @@ function metadataOf(obj: JsonMap | undefined): JsonMap | undefined {
 
 /**
  * A shallow copy of `obj` whose metadata has no managedFields, then `entries` as its last key
- * when given. Copied key by key: rest-destructuring takes V8's slow path, and this runs on
- * every write.
+ * when given (key by key: rest-destructuring takes V8's slow path, and this runs on every write).
  */
 function replaceManagedFields(obj: JsonMap, entries?: ManagedFieldsEntry[]): JsonMap {
-  const meta: JsonMap = {};
   const from = metadataOf(obj);
-  if (from !== undefined)
-    for (const key of Object.keys(from))
-      if (key !== 'managedFields') setOwn(meta, key, from[key] as JsonValue);
+  const meta = from === undefined ? {} : copyWithout(from, 'managedFields');
   if (entries !== undefined) meta['managedFields'] = entries as unknown as JsonMap[];
   const out: JsonMap = {};
   for (const key of Object.keys(obj)) setOwn(out, key, key === 'metadata' ? meta : (obj[key] as JsonValue));
   if (!Object.hasOwn(obj, 'metadata')) out['metadata'] = meta;
   return out;
-}
-
-/** Sets an own member, as a spread would: a parsed `__proto__` key stays a member, not the prototype. */
-function setOwn(target: JsonMap, key: string, value: JsonValue): void {
-  if (key === '__proto__')
-    Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
-  else target[key] = value;
 }
 
 /** `obj` without `metadata.managedFields` (a shallow copy when it had them). */

@@ -3,6 +3,7 @@
  * objects in Go struct order, with Go's `encoding/json` rules for what is shown (see
  * `decode.ts` for the list). Pure functions over plans.
  */
+import { setOwn } from '../api/object.js';
 import { compareUtf8 } from './encode.js';
 import type { FieldPlan, MessagePlan } from './plan.js';
 import {
@@ -44,13 +45,6 @@ export class MapEntries {
 
 /** Slots of a message absent from the wire (Go's zero value); frozen, never written. */
 export const EMPTY_SLOTS: Slots = Object.freeze([]) as unknown as Slots;
-
-/** Sets `key` on `o` as an own property even when it is `__proto__`. */
-function put(o: JsonObject, key: string, value: unknown): void {
-  if (key === '__proto__')
-    Object.defineProperty(o, key, { value, enumerable: true, writable: true, configurable: true });
-  else o[key] = value;
-}
 
 /** The JSON object of decoded `slots` of message `plan`. */
 export function materialize(plan: MessagePlan, slots: Slots): JsonObject {
@@ -108,7 +102,7 @@ function mapObject(f: FieldPlan, entries: MapEntries): JsonObject {
   const out: JsonObject = {};
   for (const i of order) {
     const v = values[i];
-    put(
+    setOwn(
       out,
       keys[i] as string,
       v === undefined ? mapZero(f) : v instanceof Nested ? materialize(v.plan, v.slots) : v,

@@ -14,7 +14,7 @@
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
 import { ownedUtf8 } from '../api/bytes.js';
-import { isJsonObject, ObjectJson, type JsonObject, type KubeObject } from '../api/object.js';
+import { isJsonObject, ObjectJson, storedLayout, type KubeObject } from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
@@ -133,14 +133,7 @@ export class StorageCodec {
       if (type === undefined) return value;
       const raw = new WeakSet<object>();
       const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
-      // Built key by key (no spread, no `delete`): every watched version a server reads goes
-      // through here. Message fields are schema names, never `__proto__`.
-      const metadata = body['metadata'];
-      const meta: JsonObject = {};
-      if (isJsonObject(metadata))
-        for (const key of Object.keys(metadata)) if (key !== 'resourceVersion') meta[key] = metadata[key];
-      const object: JsonObject = { kind: envelope.kind, apiVersion: envelope.apiVersion, metadata: meta };
-      for (const key of Object.keys(body)) if (key !== 'metadata') object[key] = body[key];
+      const object = storedLayout(body, envelope.kind, envelope.apiVersion);
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
       dropNulls(object, raw);
