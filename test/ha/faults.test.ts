@@ -252,9 +252,10 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         },
         180_000,
       );
-      // Events are written after the binds, by the scheduler's recorder at its own rate (5/s
-      // after a burst of 25): a backlog of FailedScheduling events from the faults can hold the
-      // last Scheduled events back for seconds after every pod is bound, so they are waited for.
+      // Events are written after the binds, from the scheduler's recorder queue, one at a time
+      // (each event create also waits for the server's event lease): the last Scheduled events
+      // may land after every pod is bound, so they are waited for. The report says how many
+      // were there at the first read, and what the recorders logged about failed writes.
       const scheduled = new Map<string, string[]>();
       const readScheduled = async (): Promise<boolean> => {
         const events = await c.servers[0]!.call('GET', `/api/v1/namespaces/${NS}/events`);
