@@ -148,7 +148,7 @@ describe.runIf(enabled)('sidecars (restartable init containers)', () => {
       },
     );
     await node.running('unhealthy');
-    await k('exec', 'unhealthy', '-c', 's1', '--', 'rm', '/tmp/alive');
+    await k('exec', 'unhealthy', '-c', 's1', '--', 'rm', '-f', '/tmp/alive');
     await expect
       .poll(
         async () => {

@@ -311,7 +311,7 @@ describe.runIf(enabled)('cluster networking on containerd', () => {
   it('takes a pod that turns unready out of rotation', async () => {
     const [gone, kept] = await podsOf('app=web');
     if (gone === undefined || kept === undefined) throw new Error('expected two web pods');
-    await exec(gone, 'rm', '/tmp/ready');
+    await exec(gone, 'rm', '-f', '/tmp/ready');
     const keptIP = await podIP(kept);
     await eventually(
       'one ready web endpoint',

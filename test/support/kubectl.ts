@@ -26,10 +26,45 @@ export interface KubectlResult {
   readonly code: number;
   readonly stdout: string;
   readonly stderr: string;
+  /** How many times kubectl ran: more than 1 after a voided `exec` (see {@link EXEC_CLIENT_RACE}). */
+  readonly runs?: number;
 }
 
 /**
- * Runs `kubectl.<version> --kubeconfig <path> <args>`; never rejects for a non-zero exit.
+ * kubectl 1.30–1.33's WebSocket exec client starts reading the connection before it has
+ * registered its streams, and drops what arrives in between with this log line (kubernetes
+ * issue #131189, fixed in client-go 1.34 by #131203). On a loaded machine a short command can
+ * finish inside that window: kubectl then loses its output and exit status and fails with
+ * "closed all streams" or prints nothing. The server's order is kube-apiserver's (the
+ * handshake, then the agent is dialed), so the only cure is the client's: such a run says by
+ * itself that its result is void.
+ */
+const EXEC_CLIENT_RACE = /Unknown stream id \d+, discarding message/;
+
+/** Runs of an `exec` whose result kubectl voided (see {@link EXEC_CLIENT_RACE}) before it gives up. */
+const EXEC_RACE_RUNS = 3;
+
+/**
+ * Runs `run` again while it is an `exec` that kubectl reports as voided by its own stream race;
+ * the commands tests exec are idempotent. Any other outcome, failures included, is returned.
+ */
+async function retryingExecRace(
+  args: readonly string[],
+  run: () => Promise<KubectlResult>,
+): Promise<KubectlResult> {
+  let res = await run();
+  let runs = 1;
+  while (runs < EXEC_RACE_RUNS && args[0] === 'exec' && EXEC_CLIENT_RACE.test(res.stderr)) {
+    process.stderr.write(`kubectl ${args.join(' ')}: client stream race (kubernetes#131189), run again\n`);
+    res = await run();
+    runs++;
+  }
+  return { ...res, runs };
+}
+
+/**
+ * Runs `kubectl.<version> --kubeconfig <path> <args>`; never rejects for a non-zero exit. An
+ * `exec` that kubectl's own stream race voided is run again (see {@link EXEC_CLIENT_RACE}).
  * @throws Error when the binary is missing or does not finish within `timeoutMs`.
  */
 export function runKubectl(
@@ -37,6 +72,15 @@ export function runKubectl(
   args: readonly string[],
   kubeconfigPath: string,
   timeoutMs = 60_000,
+): Promise<KubectlResult> {
+  return retryingExecRace(args, () => runKubectlOnce(version, args, kubeconfigPath, timeoutMs));
+}
+
+function runKubectlOnce(
+  version: KubectlVersion,
+  args: readonly string[],
+  kubeconfigPath: string,
+  timeoutMs: number,
 ): Promise<KubectlResult> {
   const bin = kubectlPath(version);
   if (bin === undefined)
@@ -104,7 +148,7 @@ export function kubectlProcess(
 
 /**
  * {@link runKubectl} with stdin and environment (`exec -i`, `attach -i`, `cp`); never rejects for
- * a non-zero exit.
+ * a non-zero exit. A voided `exec` is run again with the same input, as in {@link runKubectl}.
  * @throws Error when the binary is missing or does not finish within `timeoutMs`.
  */
 export function runKubectlWith(
@@ -113,6 +157,16 @@ export function runKubectlWith(
   kubeconfigPath: string,
   opts: KubectlRunOptions = {},
   timeoutMs = 60_000,
+): Promise<KubectlResult> {
+  return retryingExecRace(args, () => runKubectlWithOnce(version, args, kubeconfigPath, opts, timeoutMs));
+}
+
+function runKubectlWithOnce(
+  version: KubectlVersion,
+  args: readonly string[],
+  kubeconfigPath: string,
+  opts: KubectlRunOptions,
+  timeoutMs: number,
 ): Promise<KubectlResult> {
   return new Promise((resolve, reject) => {
     let child: ChildProcessWithoutNullStreams;
