@@ -5,7 +5,7 @@
  * that cannot apply (missing path, failed `test`) is a {@link JsonPatchApplyError} (kube: 422).
  * The input is never modified: the patch applies to a copy.
  */
-import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from './object.js';
+import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject } from './object.js';
 
 /** The patch document is not a list of well-formed operations. */
 export class JsonPatchFormatError extends Error {
@@ -98,7 +98,7 @@ function add(doc: unknown, path: string, value: unknown): unknown {
   if (tokens.length === 0) return value;
   const [parent, key] = parentOf(doc, tokens, path);
   if (Array.isArray(parent)) parent.splice(arrayIndex(parent, key, true, path), 0, value);
-  else parent[key] = value;
+  else setOwn(parent, key, value);
   return doc;
 }
 

@@ -105,6 +105,14 @@ export function setOwn<V>(target: Record<string, V>, key: string, value: V): voi
 }
 
 /**
+ * An own member's value, or undefined: `target['__proto__']` would read the prototype when the
+ * object has no such member (and merging into that would change every object's prototype).
+ */
+export function ownMember<V>(target: Record<string, V>, key: string): V | undefined {
+  return Object.hasOwn(target, key) ? target[key] : undefined;
+}
+
+/**
  * Parses stored bytes and sets `metadata.resourceVersion` to `revision`.
  * @throws SyntaxError when the bytes are not a JSON object with a metadata object (corrupt data).
  */

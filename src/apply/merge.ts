@@ -16,6 +16,7 @@ import { FieldSet } from './fieldpath.js';
 import { Duplicates, indexList, type ListItem } from './list-items.js';
 import type { ListType, StructType, TypeNode } from './schema-types.js';
 import { childType, ensureNamedFieldsAreMembers, fieldSetOf, removeItems } from './typed.js';
+import { setOwn } from '../api/object.js';
 import { cloneJson, isJsonMap, type JsonMap, type JsonValue } from './value.js';
 
 const ANY: TypeNode = { kind: 'leaf', scalar: false };
@@ -109,7 +110,7 @@ function mergeMap(
       t.omitsEmpty(key)
     )
       return;
-    out[key] = v;
+    setOwn(out, key, v);
   };
   if (l !== undefined) {
     for (const key of Object.keys(l))

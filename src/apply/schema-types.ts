@@ -26,6 +26,21 @@ export interface LeafType {
   readonly kind: 'leaf';
   /** True for protobuf scalars and scalar-like wire types: an object or array there is a shape error. */
   readonly scalar: boolean;
+  /** What Go's JSON decoder takes here (undefined: anything, or not known). */
+  readonly decodes?: LeafDecoding;
+}
+
+/**
+ * The JSON values Go's decoder takes for a scalar (null always too), and the Go type it names
+ * when it refuses one.
+ */
+export interface LeafDecoding {
+  readonly accepts: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'quantity';
+  /** Go's name of the type, as `json: cannot unmarshal ... of type X` prints it. */
+  readonly goType: string;
+  /** The range of an integer type. */
+  readonly min?: number;
+  readonly max?: number;
 }
 
 /** A message. Atomic structs are owned as a whole; granular ones field by field. */
@@ -77,6 +92,42 @@ export const KEY_DEFAULTS: ReadonlyMap<string, ReadonlyMap<string, JsonValue>> =
 ]);
 
 const SCALAR_LEAF: LeafType = Object.freeze({ kind: 'leaf', scalar: true });
+
+function scalarLeaf(decodes: LeafDecoding): LeafType {
+  return Object.freeze({ kind: 'leaf', scalar: true, decodes: Object.freeze(decodes) });
+}
+
+const INT32 = { min: -(2 ** 31), max: 2 ** 31 - 1 };
+const UINT32 = { min: 0, max: 2 ** 32 - 1 };
+const INT64 = { min: -(2 ** 63), max: 2 ** 63 };
+const UINT64 = { min: 0, max: 2 ** 64 };
+
+/** Leaves by protobuf scalar or special wire type, with the Go types kube's structs use. */
+const DECODED_LEAVES: ReadonlyMap<string, LeafType> = new Map([
+  ['string', scalarLeaf({ accepts: 'string', goType: 'string' })],
+  // Go []byte takes base64 text.
+  ['bytes', scalarLeaf({ accepts: 'string', goType: '[]uint8' })],
+  ['bool', scalarLeaf({ accepts: 'boolean', goType: 'bool' })],
+  ['double', scalarLeaf({ accepts: 'number', goType: 'float64' })],
+  ['float', scalarLeaf({ accepts: 'number', goType: 'float32' })],
+  ['int32', scalarLeaf({ accepts: 'integer', goType: 'int32', ...INT32 })],
+  ['sint32', scalarLeaf({ accepts: 'integer', goType: 'int32', ...INT32 })],
+  ['sfixed32', scalarLeaf({ accepts: 'integer', goType: 'int32', ...INT32 })],
+  ['uint32', scalarLeaf({ accepts: 'integer', goType: 'uint32', ...UINT32 })],
+  ['fixed32', scalarLeaf({ accepts: 'integer', goType: 'uint32', ...UINT32 })],
+  ['int64', scalarLeaf({ accepts: 'integer', goType: 'int64', ...INT64 })],
+  ['sint64', scalarLeaf({ accepts: 'integer', goType: 'int64', ...INT64 })],
+  ['sfixed64', scalarLeaf({ accepts: 'integer', goType: 'int64', ...INT64 })],
+  ['uint64', scalarLeaf({ accepts: 'integer', goType: 'uint64', ...UINT64 })],
+  ['fixed64', scalarLeaf({ accepts: 'integer', goType: 'uint64', ...UINT64 })],
+  // Time, MicroTime and Duration decode their JSON into a Go string first.
+  ['time', scalarLeaf({ accepts: 'string', goType: 'string' })],
+  ['microTime', scalarLeaf({ accepts: 'string', goType: 'string' })],
+  ['duration', scalarLeaf({ accepts: 'string', goType: 'string' })],
+  // IntOrString: a JSON string, else an int32.
+  ['intOrString', scalarLeaf({ accepts: 'intOrString', goType: 'int32', ...INT32 })],
+  ['quantity', scalarLeaf({ accepts: 'quantity', goType: 'resource.Quantity' })],
+]);
 const ANY_LEAF: LeafType = Object.freeze({ kind: 'leaf', scalar: false });
 const NO_DEFAULTS: ReadonlyMap<string, JsonValue> = new Map();
 
@@ -202,8 +253,9 @@ export class ObjectTypes {
   }
 
   #valueType(type: string, structType: FieldSchema['structType']): TypeNode {
-    if (isScalarType(type)) return SCALAR_LEAF;
-    switch (specialWireType(type)) {
+    if (isScalarType(type)) return DECODED_LEAVES.get(type) ?? SCALAR_LEAF;
+    const special = specialWireType(type);
+    switch (special) {
       case undefined:
         break;
       case 'time':
@@ -211,7 +263,7 @@ export class ObjectTypes {
       case 'duration':
       case 'intOrString':
       case 'quantity':
-        return SCALAR_LEAF;
+        return DECODED_LEAVES.get(special) ?? SCALAR_LEAF;
       default:
         return ANY_LEAF;
     }

@@ -18,7 +18,8 @@ import {
   type PathElement,
 } from './fieldpath.js';
 import { Duplicates, indexList, itemsOf, type WalkMode } from './list-items.js';
-import type { ListType, TypeNode } from './schema-types.js';
+import type { LeafType, ListType, TypeNode } from './schema-types.js';
+import { setOwn } from '../api/object.js';
 import { isJsonMap, jsonEqual, type JsonMap, type JsonValue } from './value.js';
 
 const ANY: TypeNode = { kind: 'leaf', scalar: false };
@@ -40,6 +41,46 @@ function shapeError(path: PathElement[], expected: string, v: JsonValue): TypedV
   return new TypedValueError(pathToString(path), `expected ${expected}, got ${got}`);
 }
 
+/** Go's `%#v` of a decoded JSON value (maps with sorted keys, as fmt prints them). */
+function goSharpV(v: JsonValue): string {
+  if (v === null) return 'interface {}(nil)';
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
+  const keys = Object.keys(v).sort();
+  return `map[string]interface {}{${keys.map((k) => `${JSON.stringify(k)}:${goSharpV(v[k] ?? null)}`).join(', ')}}`;
+}
+
+/** Go's `%T` of a decoded JSON value. */
+function goTypeOfValue(v: JsonValue): string {
+  if (Array.isArray(v)) return '[]interface {}';
+  if (typeof v === 'object' && v !== null) return 'map[string]interface {}';
+  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return typeof v;
+}
+
+/**
+ * SMD's error for a value its scalar type refuses (strings, numbers and booleans; the others
+ * take any scalar), in its words; undefined when the value fits.
+ */
+function scalarProblem(v: JsonValue, t: LeafType): string | undefined {
+  switch (t.decodes?.accepts) {
+    case 'string':
+      return typeof v === 'string'
+        ? undefined
+        : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;
+    case 'integer':
+    case 'number':
+      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeOfValue(v)}`;
+    case 'boolean':
+      return typeof v === 'boolean'
+        ? undefined
+        : `expected boolean, got &{${typeof v === 'string' ? v : goSharpV(v)}}`;
+    default:
+      return undefined;
+  }
+}
+
 function walkSet(
   v: JsonValue | undefined,
   t: TypeNode,
@@ -51,8 +92,11 @@ function walkSet(
   if (v === undefined) return;
   switch (t.kind) {
     case 'leaf':
-      if (mode === 'config' && t.scalar && typeof v === 'object' && v !== null)
-        throw shapeError(path, 'scalar', v);
+      if (mode === 'config' && v !== null) {
+        const problem = scalarProblem(v, t);
+        if (problem !== undefined) throw new TypedValueError(pathToString(path), problem);
+        if (t.scalar && typeof v === 'object') throw shapeError(path, 'scalar', v);
+      }
       b.insert(path);
       return;
     case 'struct':
@@ -288,7 +332,7 @@ export function removeItems(value: JsonValue, toRemove: FieldSet, t: TypeNode): 
       ? removeItems(v, toRemove.withPrefix(pe), childType(t, key) ?? ANY)
       : v;
     if (next !== undefined) {
-      out[key] = next;
+      setOwn(out, key, next);
       kept++;
     }
   }

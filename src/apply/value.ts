@@ -19,32 +19,8 @@ export function isJsonMap(value: unknown): value is JsonMap {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-/** Deep equality of two JSON values; object key order does not matter. */
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  if (ka.length !== Object.keys(b).length) return false;
-  for (const k of ka) {
-    if (!Object.hasOwn(b, k) || !jsonEqual((a as JsonMap)[k], (b as JsonMap)[k])) return false;
-  }
-  return true;
-}
-
-/** A deep copy of a JSON value (the apply results share nothing with their inputs). */
-export function cloneJson<T>(value: T): T {
-  if (typeof value !== 'object' || value === null) return value;
-  if (Array.isArray(value)) return value.map(cloneJson) as T;
-  const out: JsonMap = {};
-  for (const [k, v] of Object.entries(value)) out[k] = cloneJson(v as JsonValue);
-  return out as T;
-}
+// Equality and deep copies are the API's (a parsed `__proto__` key stays a member of a copy).
+export { cloneJson, jsonEqual } from '../api/object.js';
 
 /**
  * Compares strings by Unicode code point, which is Go's byte-wise UTF-8 order

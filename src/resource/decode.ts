@@ -4,10 +4,36 @@
  * name or namespace that disagrees with the URL. Missing `kind`/`apiVersion` take the endpoint's,
  * as kube's decoder defaults them.
  */
-import { badRequest } from '../api/errors.js';
+import { ApiError, badRequest } from '../api/errors.js';
+import { errorValue } from '../schema/messages.js';
 import type { ResourceType } from '../registry/types.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
-import { checkMetaShape } from './meta-shape.js';
+import { checkMetaShape, MetaShapeError } from './meta-shape.js';
+
+/** What a body was: a whole object (create, update) or the result of a patch. */
+export type BodyRole = 'object' | 'patch';
+
+/**
+ * Kube's answer to an object its typed decoder refuses with `detail` (Go's error): a 400 for a
+ * body that is an object; for a patched object, a 422 on the field `patch` showing the patched
+ * JSON (kube's `field.Invalid(field.NewPath("patch"), patchedJSON, err)` in a kindless Invalid).
+ */
+export function decodingError(
+  type: Pick<ResourceType, 'kind' | 'version'>,
+  role: BodyRole,
+  obj: unknown,
+  detail: string,
+): ApiError {
+  if (role === 'object') {
+    return badRequest(
+      `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: ${detail}`,
+    );
+  }
+  const message = `Invalid value: ${errorValue(JSON.stringify(obj))}: ${detail}`;
+  return new ApiError('Invalid', ` "" is invalid: patch: ${message}`, {
+    causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }],
+  });
+}
 
 /** Kube's message when the body's namespace disagrees with the URL's. */
 export const NAMESPACE_MISMATCH =
@@ -15,9 +41,14 @@ export const NAMESPACE_MISMATCH =
 
 /**
  * `body` as an object of `type`. The body is used in place (it is the request's own parse).
- * @throws ApiError 400 for anything that is not an object of `type`.
+ * @throws ApiError 400 for anything that is not an object of `type`; metadata of the wrong shape
+ *   as {@link decodingError} for the `role`.
  */
-export function decodeObject(body: unknown, type: Pick<ResourceType, 'kind' | 'apiVersion'>): KubeObject {
+export function decodeObject(
+  body: unknown,
+  type: Pick<ResourceType, 'kind' | 'apiVersion' | 'version'>,
+  role: BodyRole = 'object',
+): KubeObject {
   if (!isJsonObject(body)) {
     throw badRequest(`the body of the request must be a JSON object of kind ${type.kind}`);
   }
@@ -43,7 +74,12 @@ export function decodeObject(body: unknown, type: Pick<ResourceType, 'kind' | 'a
   obj.kind = type.kind;
   obj.apiVersion = type.apiVersion;
   obj.metadata = metadata;
-  checkMetaShape(obj.metadata);
+  try {
+    checkMetaShape(obj.metadata);
+  } catch (err) {
+    if (err instanceof MetaShapeError) throw decodingError(type, role, obj, err.message);
+    throw err;
+  }
   return obj;
 }
 

@@ -14,6 +14,7 @@
  * Kinds the schema set does not describe are not checked.
  */
 import { badRequest } from '../api/errors.js';
+import { decodingError, type BodyRole } from './decode.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import {
@@ -22,12 +23,11 @@ import {
   duplicateYamlKeys,
   yamlDuplicateMessage,
 } from './fields/duplicates.js';
-import { pruneUnknownFields } from './fields/unknown.js';
+import { checkDecoding } from './fields/decoding.js';
 import type { JsonObject, KubeObject } from '../api/object.js';
 import type { WriteOptions } from './write-options.js';
 
-/** What the body was, for the error message: a whole object (create, update) or a patch. */
-export type BodyRole = 'object' | 'patch';
+export type { BodyRole } from './decode.js';
 
 /** The problems of the request body itself (duplicate keys); empty under Ignore or without a raw body. */
 export function duplicateProblems(write: WriteOptions): string[] {
@@ -66,7 +66,8 @@ export function report(
 
 /**
  * Drops unknown fields from `obj` (in place) and reports them with the body's duplicate keys.
- * @throws ApiError 400 under Strict when the body has unknown or duplicate fields.
+ * @throws ApiError 400 for a value of the wrong type (in every mode, as kube's decoder refuses
+ * it), or under Strict when the body has unknown or duplicate fields.
  */
 export function validateFields(
   ctx: ResourceContext,
@@ -75,19 +76,30 @@ export function validateFields(
   write: WriteOptions,
   role: BodyRole,
 ): void {
-  const problems = unknownProblems(ctx, type, obj);
+  const problems = unknownProblems(ctx, type, obj, role);
   if (write.fieldValidation === 'Ignore') return;
   problems.push(...duplicateProblems(write));
   report(type, role, problems, write);
 }
 
-/** Drops unknown fields from `obj` (in place); returns one `unknown field "path"` per field. */
-export function unknownProblems(ctx: ResourceContext, type: ResourceType, obj: JsonObject): string[] {
+/**
+ * Drops unknown fields from `obj` (in place); returns one `unknown field "path"` per field.
+ * @throws ApiError for a value of the wrong type: kube's decoding error, a 400 for a body that
+ * is an `object`, a 422 on the field `patch` for a patched object.
+ */
+export function unknownProblems(
+  ctx: ResourceContext,
+  type: ResourceType,
+  obj: JsonObject,
+  role: BodyRole,
+): string[] {
   const strategy = ctx.strategies.find(type);
   if (strategy?.pruneUnknown !== undefined) {
     return strategy.pruneUnknown(obj as KubeObject).map((p) => `unknown field ${JSON.stringify(p)}`);
   }
   const t = ctx.fields.typeOf(type);
   if (t === undefined) return [];
-  return pruneUnknownFields(obj, t).map((p) => `unknown field ${JSON.stringify(p)}`);
+  const decoded = checkDecoding(obj, t);
+  if (decoded.typeError !== undefined) throw decodingError(type, role, obj, decoded.typeError);
+  return decoded.unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
 }

@@ -1,9 +1,8 @@
 /**
- * The JSON shape of `metadata` fields, checked when a body is decoded: a wrong JSON type is a 400,
- * as kube's decoder rejects it before any validation. The rules on the values (names, labels,
+ * The JSON shape of `metadata` fields, checked when a body is decoded: a wrong JSON type is
+ * refused, as kube's decoder refuses it before any validation. The rules on the values (names, labels,
  * annotations, finalizers, ...) are src/validation/meta.ts's, run at write time.
  */
-import { badRequest } from '../api/errors.js';
 import { isJsonObject, type ObjectMeta } from '../api/object.js';
 
 const STRING_FIELDS = [
@@ -17,40 +16,58 @@ const STRING_FIELDS = [
   'selfLink',
 ] as const;
 
-function wrongType(field: string, want: string): never {
-  throw badRequest(
-    `json: cannot unmarshal into Go struct field ObjectMeta.metadata.${field} of type ${want}`,
+/** How Go's decoder names a JSON value in its errors. */
+function jsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  if (typeof value === 'number' && !Number.isInteger(value)) return `number ${String(value)}`;
+  return typeof value === 'object' ? 'object' : typeof value;
+}
+
+function wrongType(value: unknown, field: string, want: string): never {
+  throw new MetaShapeError(
+    `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${want}`,
   );
 }
 
+/** A metadata field of the wrong JSON type; its message is Go's decoding error. */
+export class MetaShapeError extends Error {
+  override readonly name = 'MetaShapeError';
+}
+
 /**
- * Rejects metadata whose fields have the wrong JSON type (400 BadRequest, as kube's decoder does).
- * `null` is accepted wherever kube's decoder accepts it (it means "unset").
+ * Rejects metadata whose fields have the wrong JSON type, as kube's decoder does. `null` is
+ * accepted wherever kube's decoder accepts it (it means "unset").
+ * @throws MetaShapeError with Go's message.
  */
 export function checkMetaShape(meta: ObjectMeta): void {
   for (const f of STRING_FIELDS) {
     const v = meta[f];
-    if (v !== undefined && v !== null && typeof v !== 'string') wrongType(f, 'string');
+    if (v !== undefined && v !== null && typeof v !== 'string') wrongType(v, f, 'string');
   }
   for (const f of ['generation', 'deletionGracePeriodSeconds'] as const) {
     const v = meta[f];
     if (v !== undefined && v !== null && (typeof v !== 'number' || !Number.isInteger(v)))
-      wrongType(f, 'int64');
+      wrongType(v, f, 'int64');
   }
   for (const f of ['labels', 'annotations'] as const) {
     const v: unknown = meta[f];
     if (v === undefined || v === null) continue;
-    if (!isJsonObject(v)) wrongType(f, 'map[string]string');
-    for (const value of Object.values(v)) if (typeof value !== 'string') wrongType(f, 'string');
+    if (!isJsonObject(v)) wrongType(v, f, 'map[string]string');
+    for (const value of Object.values(v))
+      if (value !== null && typeof value !== 'string') wrongType(value, f, 'string');
   }
-  for (const f of ['finalizers', 'ownerReferences', 'managedFields'] as const) {
+  const lists = {
+    finalizers: '[]string',
+    ownerReferences: '[]v1.OwnerReference',
+    managedFields: '[]v1.ManagedFieldsEntry',
+  };
+  for (const [f, want] of Object.entries(lists) as [keyof typeof lists, string][]) {
     const v: unknown = meta[f];
-    if (v !== undefined && v !== null && !Array.isArray(v)) wrongType(f, 'array');
+    if (v !== undefined && v !== null && !Array.isArray(v)) wrongType(v, f, want);
   }
-  if (Array.isArray(meta.finalizers) && meta.finalizers.some((f) => typeof f !== 'string')) {
-    wrongType('finalizers', '[]string');
-  }
-  if (Array.isArray(meta.ownerReferences) && meta.ownerReferences.some((r) => !isJsonObject(r))) {
-    wrongType('ownerReferences', 'OwnerReference');
-  }
+  for (const f of meta.finalizers ?? [])
+    if (f !== null && typeof f !== 'string') wrongType(f, 'finalizers', 'string');
+  for (const r of meta.ownerReferences ?? [])
+    if (r !== null && !isJsonObject(r)) wrongType(r, 'ownerReferences', 'v1.OwnerReference');
 }

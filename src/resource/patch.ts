@@ -96,7 +96,7 @@ function patched(
       throw badRequest('the patch must be a JSON object');
     }
   }
-  const obj = decodeObject(applyPatch(ctx, type.messageType, current, body), type);
+  const obj = decodeObject(applyPatch(ctx, type.messageType, current, body), type, 'patch');
   checkName(obj, target.name ?? '');
   bindNamespace(obj, type, target.namespace);
   return obj;
@@ -127,7 +127,7 @@ export async function patchResource(
       const obj = patched(ctx, type, target, current, body);
       // Unknown fields can only come from the patch; they are dropped on every attempt and
       // reported once (a lost race rebuilds).
-      const problems = unknownProblems(ctx, type, obj);
+      const problems = unknownProblems(ctx, type, obj, 'patch');
       if (!reported) {
         // Marked after the report: a Strict refusal must refuse again when a build is retried.
         report(type, 'patch', [...problems, ...duplicateProblems(write)], write);

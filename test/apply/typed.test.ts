@@ -126,9 +126,19 @@ describe('fieldSetOf', () => {
   it.each([
     ['an undeclared field', { spec: { replicaz: 1 } }, '.spec.replicaz: field not declared in schema'],
     [
-      'a map where a scalar belongs',
+      'a map where a number belongs',
       { spec: { replicas: { a: 1 } } },
-      '.spec.replicas: expected scalar, got map',
+      '.spec.replicas: expected numeric (int or float), got map[string]interface {}',
+    ],
+    [
+      'a number where a string belongs',
+      { spec: { template: { spec: { containers: [{ name: 'c', image: 5 }] } } } },
+      '.spec.template.spec.containers[name="c"].image: expected string, got &value.valueUnstructured{Value:5}',
+    ],
+    [
+      'a string where a boolean belongs',
+      { spec: { paused: 'yes' } },
+      '.spec.paused: expected boolean, got &{yes}',
     ],
     [
       'a scalar where a list belongs',

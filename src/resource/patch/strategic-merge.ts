@@ -12,7 +12,7 @@
  *
  * The original is never modified. Malformed patches are {@link StrategicMergePatchError}s.
  */
-import { cloneJson, isJsonObject, jsonEqual, type JsonObject } from '../../api/object.js';
+import { cloneJson, isJsonObject, jsonEqual, ownMember, setOwn, type JsonObject } from '../../api/object.js';
 import type { PatchFieldInfo, PatchSchema } from './schema.js';
 
 /** The patch is not a valid strategic merge patch for the object. */
@@ -58,7 +58,7 @@ function stripDirectives(value: unknown): unknown {
   if (!isJsonObject(value)) return value;
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(value)) {
-    if (!isDirectiveKey(k) && v !== null) out[k] = stripDirectives(v);
+    if (!isDirectiveKey(k) && v !== null) setOwn(out, k, stripDirectives(v));
   }
   return out;
 }
@@ -106,9 +106,13 @@ function mergeMap(
     if (!key.startsWith(DELETE_FROM)) continue;
     const field = key.slice(DELETE_FROM.length);
     if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
-    const current = original[field];
+    const current = ownMember(original, field);
     if (Array.isArray(current))
-      original[field] = current.filter((item) => !value.some((v) => jsonEqual(v, item)));
+      setOwn(
+        original,
+        field,
+        current.filter((item) => !value.some((v) => jsonEqual(v, item))),
+      );
   }
   for (const [key, value] of Object.entries(patch)) {
     if (isDirectiveKey(key)) continue;
@@ -117,26 +121,26 @@ function mergeMap(
       continue;
     }
     const info = fieldInfo(schema, scope, key);
-    const current = original[key];
+    const current = ownMember(original, key);
     if (isJsonObject(value) && isJsonObject(current)) {
       const merged = mergeMap(current, value, scopeOf(info), schema);
       if (merged === undefined) delete original[key];
-      else original[key] = merged;
+      else setOwn(original, key, merged);
     } else if (isJsonObject(value) && value[PATCH] === 'delete') {
       delete original[key];
     } else if (Array.isArray(value)) {
-      original[key] = mergeList(Array.isArray(current) ? current : [], value, info, schema);
+      setOwn(original, key, mergeList(Array.isArray(current) ? current : [], value, info, schema));
     } else {
-      original[key] = stripDirectives(value);
+      setOwn(original, key, stripDirectives(value));
     }
   }
   for (const [key, value] of Object.entries(patch)) {
     if (!key.startsWith(SET_ORDER)) continue;
     const field = key.slice(SET_ORDER.length);
     if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
-    const list = original[field];
+    const list = ownMember(original, field);
     if (Array.isArray(list))
-      original[field] = reorder(list, value, fieldInfo(schema, scope, field)?.mergeKey);
+      setOwn(original, field, reorder(list, value, fieldInfo(schema, scope, field)?.mergeKey));
   }
   return original;
 }

@@ -1,0 +1,188 @@
+/**
+ * What kube-apiserver's typed JSON decoder (Go's `encoding/json` into the kind's structs) makes
+ * of an object, found in one walk over it with the kind's schema:
+ *
+ * - fields the schema does not declare, which the decoder drops (and field validation reports).
+ *   Paths are kube's: keys joined by `.`, list items `[i]`, map entries `[key]`; untyped values
+ *   (RawExtension, JSON) are not descended;
+ * - the first value of the wrong JSON type in document order (a number where a string belongs,
+ *   an object for a list, a fraction for an int32, ...), which the decoder refuses with Go's
+ *   `json: cannot unmarshal object into Go struct field ConfigMap.data of type string`. An
+ *   object stored with such a value could not be read by any typed client. `null` is taken
+ *   anywhere (Go leaves the zero value); a `null` map entry or list item of a string, number or
+ *   boolean type becomes that zero value (`""`, 0, false), as Go stores it.
+ */
+import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
+import { isJsonObject, type JsonObject } from '../../api/object.js';
+
+/** What the decoder would do with an object (see the module comment). */
+export interface DecodeReport {
+  /** Paths of the fields the schema does not declare, in document order; removed from the object. */
+  readonly unknown: string[];
+  /** Go's error for the first value of the wrong type; undefined when every value fits. */
+  typeError: string | undefined;
+}
+
+/**
+ * Go's error context: the struct whose field is being decoded, and the JSON names of the struct
+ * fields down to it (a stack the walk pushes and pops).
+ */
+interface GoContext {
+  readonly struct: string;
+  readonly fields: string[];
+}
+
+function join(path: string, key: string): string {
+  return path === '' ? key : `${path}.${key}`;
+}
+
+/** Go's `reflect.Type.String()` of a message: package and name (`v1.PodSpec`). */
+function goTypeName(message: string): string {
+  const parts = message.split('.');
+  return parts.slice(-2).join('.');
+}
+
+/** Go's name of the type a value of `t` decodes into. */
+function goType(t: TypeNode): string {
+  switch (t.kind) {
+    case 'leaf':
+      return t.decodes?.goType ?? 'interface {}';
+    case 'struct':
+      return goTypeName(t.name);
+    case 'map':
+      return `map[string]${goType(t.element)}`;
+    case 'list':
+      return `[]${goType(t.element)}`;
+  }
+}
+
+/** How Go's `UnmarshalTypeError` names a JSON value. */
+function jsonKind(value: unknown): string {
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'boolean') return 'bool';
+  return typeof value === 'object' ? 'object' : typeof value;
+}
+
+function unmarshalError(value: string, at: GoContext, type: string): string {
+  const where = at.fields.length === 0 ? 'Go value' : `Go struct field ${at.struct}.${at.fields.join('.')}`;
+  return `json: cannot unmarshal ${value} into ${where} of type ${type}`;
+}
+
+/** Kube's error for a Quantity that is neither a string nor a number. */
+const QUANTITY_FORMAT =
+  "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'";
+
+/** Go's zero value of a plain scalar leaf; undefined for the others. */
+function zeroOf(leaf: LeafType): string | number | boolean | undefined {
+  switch (leaf.decodes?.accepts) {
+    case 'string':
+      return '';
+    case 'integer':
+    case 'number':
+      return 0;
+    case 'boolean':
+      return false;
+    default:
+      return undefined;
+  }
+}
+
+/** Go's error for a scalar value `leaf` does not take, or undefined. */
+function leafError(value: unknown, leaf: LeafType, at: GoContext): string | undefined {
+  const d = leaf.decodes;
+  if (d === undefined) return undefined;
+  const refuse = (what: string): string => unmarshalError(what, at, d.goType);
+  const integer = (): string | undefined => {
+    if (typeof value !== 'number') return refuse(jsonKind(value));
+    const inRange = Number.isInteger(value) && value >= (d.min ?? -Infinity) && value <= (d.max ?? Infinity);
+    return inRange ? undefined : refuse(`number ${String(value)}`);
+  };
+  switch (d.accepts) {
+    case 'string':
+      return typeof value === 'string' ? undefined : refuse(jsonKind(value));
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : refuse(jsonKind(value));
+    case 'number':
+      return typeof value === 'number' ? undefined : refuse(jsonKind(value));
+    case 'integer':
+      return integer();
+    case 'intOrString':
+      return typeof value === 'string' ? undefined : integer();
+    case 'quantity':
+      return typeof value === 'string' || typeof value === 'number' ? undefined : QUANTITY_FORMAT;
+  }
+}
+
+function walk(value: unknown, t: TypeNode, path: string, at: GoContext, report: DecodeReport): void {
+  if (value === null) return;
+  switch (t.kind) {
+    case 'leaf':
+      if (report.typeError === undefined) report.typeError = leafError(value, t, at);
+      return;
+    case 'struct':
+      if (isJsonObject(value)) walkStruct(value, t, path, at, report);
+      else report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+      return;
+    case 'map':
+      if (!isJsonObject(value)) {
+        report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+        return;
+      }
+      if (t.element.kind === 'leaf') {
+        // Leaves hold no unknown fields: only their types are checked, up to the first error.
+        for (const k in value) {
+          const v = value[k];
+          if (v === null) {
+            const zero = zeroOf(t.element);
+            if (zero !== undefined) value[k] = zero;
+          } else if (report.typeError === undefined) report.typeError = leafError(v, t.element, at);
+        }
+        return;
+      }
+      for (const k of Object.keys(value)) walk(value[k], t.element, `${path}[${k}]`, at, report);
+      return;
+    case 'list':
+      if (!Array.isArray(value)) {
+        report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+        return;
+      }
+      if (t.element.kind === 'leaf') {
+        for (let i = 0; i < value.length; i++) {
+          const v: unknown = value[i];
+          if (v === null) {
+            const zero = zeroOf(t.element);
+            if (zero !== undefined) value[i] = zero;
+          } else if (report.typeError === undefined) report.typeError = leafError(v, t.element, at);
+        }
+        return;
+      }
+      for (let i = 0; i < value.length; i++) walk(value[i], t.element, `${path}[${i}]`, at, report);
+      return;
+  }
+}
+
+function walkStruct(obj: JsonObject, t: StructType, path: string, at: GoContext, report: DecodeReport): void {
+  const here: GoContext = { struct: t.name.slice(t.name.lastIndexOf('.') + 1), fields: at.fields };
+  for (const key of Object.keys(obj)) {
+    const ft = t.field(key);
+    if (ft === undefined) {
+      report.unknown.push(join(path, key));
+      delete obj[key];
+      continue;
+    }
+    here.fields.push(key);
+    walk(obj[key], ft, join(path, key), here, report);
+    here.fields.pop();
+  }
+}
+
+/**
+ * Removes from `obj` (in place) every field `type` does not declare, and finds the first value
+ * Go's decoder would refuse.
+ * @example checkDecoding({ spec: { replicas: 1, foo: 2 } }, deploymentType).unknown // ['spec.foo']
+ */
+export function checkDecoding(obj: JsonObject, type: StructType): DecodeReport {
+  const report: DecodeReport = { unknown: [], typeError: undefined };
+  walkStruct(obj, type, '', { struct: '', fields: [] }, report);
+  return report;
+}

@@ -1,0 +1,234 @@
+/**
+ * Values of the wrong JSON type are refused as kube-apiserver's typed decoder refuses them, with
+ * its messages (each expected message below is kube-apiserver v1.33's answer to the same
+ * request), so no object is stored that a typed client could not read.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startResourceApp, type ResourceApp } from './resources.support.js';
+
+const NS = '/api/v1/namespaces/default';
+const CONTAINER = (extra: string): string =>
+  `{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":"i",${extra}}]}}`;
+
+describe('typed decoding of request bodies', () => {
+  let s: ResourceApp;
+  beforeAll(async () => {
+    s = await startResourceApp();
+  });
+  afterAll(async () => {
+    await s.close();
+  });
+
+  const send = (method: 'POST' | 'PUT' | 'PATCH', url: string, payload: string, type = 'application/json') =>
+    s.request({ method, url, headers: { 'content-type': type }, payload });
+
+  it.each([
+    [
+      'configmaps',
+      '{"metadata":{"name":"x"},"data":{"a":{"b":1}}}',
+      'ConfigMap',
+      'object into Go struct field ConfigMap.data of type string',
+    ],
+    [
+      'configmaps',
+      '{"metadata":{"name":"x"},"data":{"a":5}}',
+      'ConfigMap',
+      'number into Go struct field ConfigMap.data of type string',
+    ],
+    [
+      'configmaps',
+      '{"metadata":{"name":"x"},"data":["a"]}',
+      'ConfigMap',
+      'array into Go struct field ConfigMap.data of type map[string]string',
+    ],
+    [
+      'configmaps',
+      '{"metadata":{"name":"x"},"immutable":"yes"}',
+      'ConfigMap',
+      'string into Go struct field ConfigMap.immutable of type bool',
+    ],
+    [
+      'configmaps',
+      '{"metadata":{"name":"x","labels":{"a":1}}}',
+      'ConfigMap',
+      'number into Go struct field ObjectMeta.metadata.labels of type string',
+    ],
+    [
+      'configmaps',
+      '{"metadata":{"name":"x","creationTimestamp":5}}',
+      'ConfigMap',
+      'number into Go struct field ObjectMeta.metadata.creationTimestamp of type string',
+    ],
+    // The first error in document order.
+    [
+      'configmaps',
+      '{"metadata":{"name":"x"},"data":{"a":5},"immutable":"x"}',
+      'ConfigMap',
+      'number into Go struct field ConfigMap.data of type string',
+    ],
+    [
+      'secrets',
+      '{"metadata":{"name":"x"},"data":{"a":5}}',
+      'Secret',
+      'number into Go struct field Secret.data of type []uint8',
+    ],
+    [
+      'pods',
+      '{"metadata":{"name":"p"},"spec":{"containers":[{"name":"c","image":5}]}}',
+      'Pod',
+      'number into Go struct field Container.spec.containers.image of type string',
+    ],
+    [
+      'pods',
+      '{"metadata":{"name":"p"},"spec":{"containers":{}}}',
+      'Pod',
+      'object into Go struct field PodSpec.spec.containers of type []v1.Container',
+    ],
+    [
+      'pods',
+      '{"metadata":{"name":"p"},"spec":{"containers":["x"]}}',
+      'Pod',
+      'string into Go struct field PodSpec.spec.containers of type v1.Container',
+    ],
+    [
+      'pods',
+      '{"metadata":{"name":"p"},"spec":"x"}',
+      'Pod',
+      'string into Go struct field Pod.spec of type v1.PodSpec',
+    ],
+    [
+      'pods',
+      CONTAINER('"args":["a",2]'),
+      'Pod',
+      'number into Go struct field Container.spec.containers.args of type string',
+    ],
+    [
+      'pods',
+      CONTAINER('"ports":[{"containerPort":1.5}]'),
+      'Pod',
+      'number 1.5 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32',
+    ],
+    [
+      'pods',
+      CONTAINER('"ports":[{"containerPort":3000000000}]'),
+      'Pod',
+      'number 3000000000 into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32',
+    ],
+    [
+      'pods',
+      CONTAINER('"ports":[{"containerPort":"80"}]'),
+      'Pod',
+      'string into Go struct field ContainerPort.spec.containers.ports.containerPort of type int32',
+    ],
+    [
+      'pods',
+      CONTAINER('"livenessProbe":{"httpGet":{"port":1.5}}'),
+      'Pod',
+      'number 1.5 into Go struct field HTTPGetAction.spec.containers.livenessProbe.httpGet.port of type int32',
+    ],
+    [
+      'pods',
+      CONTAINER('"livenessProbe":{"httpGet":{"port":true}}'),
+      'Pod',
+      'bool into Go struct field HTTPGetAction.spec.containers.livenessProbe.httpGet.port of type int32',
+    ],
+  ])('POST %s %s: 400 "json: cannot unmarshal %s"', async (resource, body, kind, detail) => {
+    const r = await send('POST', `${NS}/${resource}`, body);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()).toMatchObject({
+      reason: 'BadRequest',
+      message: `${kind} in version "v1" cannot be handled as a ${kind}: json: cannot unmarshal ${detail}`,
+    });
+  });
+
+  it('a Quantity that is no string or number: the quantity format error', async () => {
+    for (const value of ['{}', 'true']) {
+      const r = await send('POST', `${NS}/pods`, CONTAINER(`"resources":{"limits":{"cpu":${value}}}`));
+      expect(r.statusCode).toBe(400);
+      expect(r.json()['message']).toBe(
+        'Pod in version "v1" cannot be handled as a Pod: quantities must match the regular expression \'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$\'',
+      );
+    }
+  });
+
+  it('a fraction where an int32 belongs in apps/v1', async () => {
+    const r = await send(
+      'POST',
+      '/apis/apps/v1/namespaces/default/deployments',
+      '{"metadata":{"name":"d"},"spec":{"replicas":1.5,"selector":{"matchLabels":{"a":"b"}},"template":{"metadata":{"labels":{"a":"b"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}',
+    );
+    expect(r.json()['message']).toBe(
+      'Deployment in version "v1" cannot be handled as a Deployment: json: cannot unmarshal number 1.5 into Go struct field DeploymentSpec.spec.replicas of type int32',
+    );
+  });
+
+  it('null map entries and list items become the zero value, as Go stores them', async () => {
+    const r = await send('POST', `${NS}/configmaps`, '{"metadata":{"name":"nul"},"data":{"a":null,"b":"x"}}');
+    expect(r.statusCode).toBe(201);
+    expect(r.json()['data']).toEqual({ a: '', b: 'x' });
+    const pod = await send('POST', `${NS}/pods`, CONTAINER('"args":["a",null]').replace('"p"', '"nul"'));
+    expect(pod.statusCode).toBe(201);
+    expect(
+      (pod.json()['spec'] as unknown as { containers: { args: string[] }[] }).containers[0]?.args,
+    ).toEqual(['a', '']);
+  });
+
+  describe('on an existing object', () => {
+    beforeAll(async () => {
+      expect(
+        (await send('POST', `${NS}/configmaps`, '{"metadata":{"name":"good"},"data":{"a":"1"}}')).statusCode,
+      ).toBe(201);
+    });
+
+    it('PUT: 400 as a create', async () => {
+      const r = await send('PUT', `${NS}/configmaps/good`, '{"metadata":{"name":"good"},"data":{"n":5}}');
+      expect(r.statusCode).toBe(400);
+      expect(r.json()['message']).toBe(
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.data of type string',
+      );
+    });
+
+    it.each([
+      ['application/merge-patch+json', '{"data":{"n":5}}', 'number'],
+      ['application/json-patch+json', '[{"op":"add","path":"/data/o","value":{}}]', 'object'],
+    ])('%s: 422 on the field patch, with the patched object', async (type, patch, what) => {
+      const r = await send('PATCH', `${NS}/configmaps/good`, patch, type);
+      expect(r.statusCode).toBe(422);
+      const status = r.json() as unknown as {
+        reason: string;
+        message: string;
+        details: { causes: { field: string; reason: string; message: string }[] };
+      };
+      const detail = `json: cannot unmarshal ${what} into Go struct field ConfigMap.data of type string`;
+      expect(status.reason).toBe('Invalid');
+      expect(status.message).toMatch(
+        /^ "" is invalid: patch: Invalid value: "\{.*\\"data\\":\{\\"a\\":\\"1\\",.*\}": /,
+      );
+      expect(status.message.endsWith(detail)).toBe(true);
+      expect(status.details.causes).toEqual([
+        {
+          reason: 'FieldValueInvalid',
+          field: 'patch',
+          message: status.message.slice(' "" is invalid: patch: '.length),
+        },
+      ]);
+    });
+
+    it('apply: the typed patch object error', async () => {
+      const r = await send(
+        'PATCH',
+        `${NS}/configmaps/good?fieldManager=x`,
+        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"good"},"data":{"n":5}}',
+        'application/apply-patch+yaml',
+      );
+      expect(r.json()['message']).toBe(
+        'failed to create typed patch object (/good; /v1, Kind=ConfigMap): .data.n: expected string, got &value.valueUnstructured{Value:5}',
+      );
+    });
+
+    it('nothing refused was stored', async () => {
+      const r = await s.request({ method: 'GET', url: `${NS}/configmaps/good` });
+      expect(r.json()['data']).toEqual({ a: '1' });
+    });
+  });
+});
