@@ -4,7 +4,7 @@
  * recurses into properties, additionalProperties values and list items (a null list item of a
  * non-nullable item schema with a default is replaced too). The root itself is never defaulted.
  */
-import { cloneJson } from '../api/object.js';
+import { cloneJson, setOwn } from '../api/object.js';
 import { isJsonMap, type SchemaNode } from './node.js';
 
 function nonNullableNull(v: unknown, node: SchemaNode): boolean {
@@ -16,14 +16,15 @@ export function applyDefaults(value: unknown, node: SchemaNode): void {
   if (isJsonMap(value)) {
     for (const [k, prop] of node.properties) {
       if (!prop.hasDefault) continue;
-      if (!(k in value) || nonNullableNull(value[k], prop)) value[k] = cloneJson(prop.default);
+      if (!Object.hasOwn(value, k) || nonNullableNull(value[k], prop))
+        setOwn(value, k, cloneJson(prop.default));
     }
     for (const [k, v] of Object.entries(value)) {
       const p = node.properties.get(k);
       if (p !== undefined) applyDefaults(v, p);
       else if (node.additionalProperties !== undefined && node.additionalProperties !== true) {
         const ap = node.additionalProperties;
-        if (ap.hasDefault && nonNullableNull(v, ap)) value[k] = cloneJson(ap.default);
+        if (ap.hasDefault && nonNullableNull(v, ap)) setOwn(value, k, cloneJson(ap.default));
         applyDefaults(value[k], ap);
       }
     }

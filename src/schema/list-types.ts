@@ -3,7 +3,7 @@
  * uniqueness kube enforces on sets and list-maps (`Duplicate value` errors) and the type
  * server-side apply merges custom resources with.
  */
-import { jsonEqual } from '../api/object.js';
+import { jsonEqual, setOwn } from '../api/object.js';
 import type { ListType, MapType, StructType, TypeNode } from '../apply/index.js';
 import type { JsonValue } from '../apply/value.js';
 import { fieldElement, type FieldElement } from '../apply/path-element.js';
@@ -48,10 +48,10 @@ function validateListMap(node: SchemaNode, list: unknown[], path: string, errs: 
     const key: Record<string, unknown> = {};
     let complete = true;
     for (const k of node.listMapKeys) {
-      if (k in item) key[k] = item[k];
+      if (Object.hasOwn(item, k)) setOwn(key, k, item[k]);
       else {
         const d = node.items?.properties.get(k);
-        if (d?.hasDefault === true) key[k] = d.default;
+        if (d?.hasDefault === true) setOwn(key, k, d.default);
         else {
           errs.push(required(childPath(p, k)));
           complete = false;

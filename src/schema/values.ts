@@ -148,7 +148,7 @@ function validateObject(
         `${where} should have at least ${node.minProperties} properties`,
       ),
     );
-  for (const r of node.required) if (!(r in value)) errs.push(required(childPath(path, r)));
+  for (const r of node.required) if (!Object.hasOwn(value, r)) errs.push(required(childPath(path, r)));
   for (const k of keys) {
     const p = node.properties.get(k);
     if (p !== undefined) validateValue(p, value[k], childPath(path, k), errs);

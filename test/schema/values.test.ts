@@ -336,3 +336,25 @@ describe('defaulting and pruning', () => {
     expect(spec.field('m')).toMatchObject({ kind: 'map', atomic: false });
   });
 });
+
+describe('properties named like Object.prototype members', () => {
+  // Parsed from JSON, as a CRD's schema is: `__proto__` is a property there, not the prototype.
+  const schema = compileSchema(
+    JSON.parse(
+      '{"type":"object","properties":{"spec":{"type":"object","required":["constructor"],"properties":' +
+        '{"constructor":{"type":"string"},"toString":{"type":"string","default":"d"},' +
+        '"__proto__":{"type":"string","default":"p"}}}}}',
+    ) as Record<string, unknown>,
+  );
+
+  it('are required and defaulted as any other, on own members only', () => {
+    expect(schema.validate({ spec: {} }, undefined).map((e) => `${e.field}: ${e.message}`)).toEqual([
+      'spec.constructor: Required value',
+    ]);
+    const obj = JSON.parse('{"spec":{"constructor":"c"}}') as { spec: Record<string, unknown> };
+    schema.applyDefaults(obj);
+    expect(Object.keys(obj.spec).sort()).toEqual(['__proto__', 'constructor', 'toString']);
+    expect(Object.getPrototypeOf(obj.spec)).toBe(Object.prototype);
+    expect(JSON.stringify(obj.spec)).toBe('{"constructor":"c","toString":"d","__proto__":"p"}');
+  });
+});
