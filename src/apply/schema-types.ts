@@ -35,7 +35,7 @@ export interface LeafType {
  * when it refuses one.
  */
 export interface LeafDecoding {
-  readonly accepts: 'string' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'quantity';
+  readonly accepts: 'string' | 'base64' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'quantity';
   /** Go's name of the type, as `json: cannot unmarshal ... of type X` prints it. */
   readonly goType: string;
   /** The range of an integer type. */
@@ -106,7 +106,7 @@ const UINT64 = { min: 0, max: 2 ** 64 };
 const DECODED_LEAVES: ReadonlyMap<string, LeafType> = new Map([
   ['string', scalarLeaf({ accepts: 'string', goType: 'string' })],
   // Go []byte takes base64 text.
-  ['bytes', scalarLeaf({ accepts: 'string', goType: '[]uint8' })],
+  ['bytes', scalarLeaf({ accepts: 'base64', goType: '[]uint8' })],
   ['bool', scalarLeaf({ accepts: 'boolean', goType: 'bool' })],
   ['double', scalarLeaf({ accepts: 'number', goType: 'float64' })],
   ['float', scalarLeaf({ accepts: 'number', goType: 'float32' })],

@@ -66,6 +66,7 @@ function goTypeOfValue(v: JsonValue): string {
 function scalarProblem(v: JsonValue, t: LeafType): string | undefined {
   switch (t.decodes?.accepts) {
     case 'string':
+    case 'base64':
       return typeof v === 'string'
         ? undefined
         : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;

@@ -10,18 +10,23 @@ import type { ResourceType } from '../registry/types.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { checkMetaShape, MetaShapeError } from './meta-shape.js';
 
+/** Kube's message when the body's namespace disagrees with the URL's. */
+export const NAMESPACE_MISMATCH =
+  'the namespace of the provided object does not match the namespace sent on the request';
+
 /** What a body was: a whole object (create, update) or the result of a patch. */
 export type BodyRole = 'object' | 'patch';
 
 /**
  * Kube's answer to an object its typed decoder refuses with `detail` (Go's error): a 400 for a
- * body that is an object; for a patched object, a 422 on the field `patch` showing the patched
- * JSON (kube's `field.Invalid(field.NewPath("patch"), patchedJSON, err)` in a kindless Invalid).
+ * body that is an object; for a patched object, a 422 on the field `patch` showing `shown()`
+ * (the patched JSON, or a strategic merge patch in Go's `%v`: kube's
+ * `field.Invalid(field.NewPath("patch"), ..., err)` in a kindless Invalid).
  */
 export function decodingError(
   type: Pick<ResourceType, 'kind' | 'version'>,
   role: BodyRole,
-  obj: unknown,
+  shown: () => string,
   detail: string,
 ): ApiError {
   if (role === 'object') {
@@ -29,15 +34,11 @@ export function decodingError(
       `${type.kind} in version "${type.version}" cannot be handled as a ${type.kind}: ${detail}`,
     );
   }
-  const message = `Invalid value: ${errorValue(JSON.stringify(obj))}: ${detail}`;
+  const message = `Invalid value: ${errorValue(shown())}: ${detail}`;
   return new ApiError('Invalid', ` "" is invalid: patch: ${message}`, {
     causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }],
   });
 }
-
-/** Kube's message when the body's namespace disagrees with the URL's. */
-export const NAMESPACE_MISMATCH =
-  'the namespace of the provided object does not match the namespace sent on the request';
 
 /**
  * `body` as an object of `type`. The body is used in place (it is the request's own parse).
@@ -77,7 +78,8 @@ export function decodeObject(
   try {
     checkMetaShape(obj.metadata);
   } catch (err) {
-    if (err instanceof MetaShapeError) throw decodingError(type, role, obj, err.message);
+    if (err instanceof MetaShapeError)
+      throw decodingError(type, role, () => JSON.stringify(obj), err.message);
     throw err;
   }
   return obj;

@@ -15,6 +15,7 @@
  */
 import { badRequest } from '../api/errors.js';
 import { decodingError, type BodyRole } from './decode.js';
+import { goV } from '../schema/messages.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import {
@@ -85,13 +86,15 @@ export function validateFields(
 /**
  * Drops unknown fields from `obj` (in place); returns one `unknown field "path"` per field.
  * @throws ApiError for a value of the wrong type: kube's decoding error, a 400 for a body that
- * is an `object`, a 422 on the field `patch` for a patched object.
+ * is an `object`, a 422 on the field `patch` for a patched object (in the unstructured
+ * converter's words, showing the patch, when `strategicPatch` made it).
  */
 export function unknownProblems(
   ctx: ResourceContext,
   type: ResourceType,
   obj: JsonObject,
   role: BodyRole,
+  strategicPatch?: unknown,
 ): string[] {
   const strategy = ctx.strategies.find(type);
   if (strategy?.pruneUnknown !== undefined) {
@@ -99,7 +102,11 @@ export function unknownProblems(
   }
   const t = ctx.fields.typeOf(type);
   if (t === undefined) return [];
-  const decoded = checkDecoding(obj, t);
-  if (decoded.typeError !== undefined) throw decodingError(type, role, obj, decoded.typeError);
+  const strategic = strategicPatch !== undefined;
+  const decoded = checkDecoding(obj, t, strategic ? 'unstructured' : 'json');
+  if (decoded.typeError !== undefined) {
+    const shown = strategic ? () => goV(strategicPatch) : () => JSON.stringify(obj);
+    throw decodingError(type, role, shown, decoded.typeError);
+  }
   return decoded.unknown.map((p) => `unknown field ${JSON.stringify(p)}`);
 }

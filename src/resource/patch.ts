@@ -127,7 +127,13 @@ export async function patchResource(
       const obj = patched(ctx, type, target, current, body);
       // Unknown fields can only come from the patch; they are dropped on every attempt and
       // reported once (a lost race rebuilds).
-      const problems = unknownProblems(ctx, type, obj, 'patch');
+      const problems = unknownProblems(
+        ctx,
+        type,
+        obj,
+        'patch',
+        body.patchType === 'strategic' ? body.patch : undefined,
+      );
       if (!reported) {
         // Marked after the report: a Strict refusal must refuse again when a build is retried.
         report(type, 'patch', [...problems, ...duplicateProblems(write)], write);

@@ -24,6 +24,22 @@ export function goNumber(v: number): string {
   return Number.isInteger(v) && Math.abs(v) < 2 ** 63 ? BigInt(v).toString() : goFloat(v);
 }
 
+/** Go's `%v` of a decoded JSON value: `map[a:1 b:[x y]]`, keys sorted as fmt prints them. */
+export function goV(v: unknown): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number') return Number.isInteger(v) ? goNumber(v) : goFloat(v);
+  if (Array.isArray(v)) return `[${v.map(goV).join(' ')}]`;
+  if (typeof v === 'object') {
+    const o = v as Record<string, unknown>;
+    return `map[${Object.keys(o)
+      .sort()
+      .map((k) => `${k}:${goV(o[k])}`)
+      .join(' ')}]`;
+  }
+  return typeof v === 'boolean' || typeof v === 'bigint' ? String(v) : typeof v;
+}
+
 /** Go's `%#v` of a decoded JSON value (used for map and list bad values). */
 export function goSharpV(v: unknown): string {
   if (v === null || v === undefined) return 'interface {}(nil)';

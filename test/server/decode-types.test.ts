@@ -151,6 +151,49 @@ describe('typed decoding of request bodies', () => {
     }
   });
 
+  it.each([
+    ['a!b', 1],
+    ['YWJ', 0],
+    ['YW Jj', 2],
+  ])('Secret data %j: 400 with Go base64 error at byte %i', async (value, at) => {
+    const r = await send('POST', `${NS}/secrets`, `{"metadata":{"name":"s"},"data":{"k":"${value}"}}`);
+    expect(r.statusCode).toBe(400);
+    expect(r.json()['message']).toBe(
+      `Secret in version "v1" cannot be handled as a Secret: illegal base64 data at input byte ${at}`,
+    );
+  });
+
+  it.each([
+    [
+      'activeDeadlineSeconds',
+      '"5"',
+      'string into Go struct field PodSpec.spec.activeDeadlineSeconds of type int64',
+    ],
+  ])('pods spec.%s %s', async (field, value, detail) => {
+    const r = await send(
+      'POST',
+      `${NS}/pods`,
+      `{"metadata":{"name":"p"},"spec":{"${field}":${value},"containers":[{"name":"c","image":"i"}]}}`,
+    );
+    expect(r.json()['message']).toBe(
+      `Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal ${detail}`,
+    );
+  });
+
+  it.each([
+    ['"generation":"1"', 'string into Go struct field ObjectMeta.metadata.generation of type int64'],
+    ['"finalizers":[1]', 'number into Go struct field ObjectMeta.metadata.finalizers of type string'],
+    [
+      '"ownerReferences":["x"]',
+      'string into Go struct field ObjectMeta.metadata.ownerReferences of type v1.OwnerReference',
+    ],
+  ])('metadata {%s}', async (member, detail) => {
+    const r = await send('POST', `${NS}/configmaps`, `{"metadata":{"name":"m",${member}}}`);
+    expect(r.json()['message']).toBe(
+      `ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal ${detail}`,
+    );
+  });
+
   it('a fraction where an int32 belongs in apps/v1', async () => {
     const r = await send(
       'POST',
@@ -214,15 +257,56 @@ describe('typed decoding of request bodies', () => {
       ]);
     });
 
-    it('apply: the typed patch object error', async () => {
+    it.each([
+      ['{"data":{"n":5}}', 'map[data:map[n:5]]', 'cannot convert int64 to string'],
+      ['{"data":{"o":{"x":1}}}', 'map[data:map[o:map[x:1]]]', 'unrecognized type: string'],
+      ['{"immutable":5}', 'map[immutable:5]', 'unrecognized type: bool'],
+    ])(
+      "strategic merge patch %s: 422 in the unstructured converter's words",
+      async (patch, shown, detail) => {
+        const r = await send(
+          'PATCH',
+          `${NS}/configmaps/good`,
+          patch,
+          'application/strategic-merge-patch+json',
+        );
+        expect(r.statusCode).toBe(422);
+        const message = `Invalid value: "${shown}": ${detail}`;
+        expect(r.json()).toMatchObject({
+          reason: 'Invalid',
+          message: ` "" is invalid: patch: ${message}`,
+          details: { causes: [{ reason: 'FieldValueInvalid', message, field: 'patch' }] },
+        });
+      },
+    );
+
+    it.each([
+      ['"data":{"n":5}', '.data.n: expected string, got &value.valueUnstructured{Value:5}'],
+      [
+        '"data":{"o":{"x":1}}',
+        '.data.o: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"x":1}}',
+      ],
+      ['"immutable":"yes"', '.immutable: expected boolean, got &{yes}'],
+    ])('apply {%s}: the typed patch object error', async (member, detail) => {
       const r = await send(
         'PATCH',
         `${NS}/configmaps/good?fieldManager=x`,
-        '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"good"},"data":{"n":5}}',
+        `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"good"},${member}}`,
         'application/apply-patch+yaml',
       );
       expect(r.json()['message']).toBe(
-        'failed to create typed patch object (/good; /v1, Kind=ConfigMap): .data.n: expected string, got &value.valueUnstructured{Value:5}',
+        `failed to create typed patch object (/good; /v1, Kind=ConfigMap): ${detail}`,
+      );
+    });
+
+    it('PUT binaryData of the wrong type', async () => {
+      const r = await send(
+        'PUT',
+        `${NS}/configmaps/good`,
+        '{"metadata":{"name":"good"},"binaryData":{"b":5}}',
+      );
+      expect(r.json()['message']).toBe(
+        'ConfigMap in version "v1" cannot be handled as a ConfigMap: json: cannot unmarshal number into Go struct field ConfigMap.binaryData of type []uint8',
       );
     });
 

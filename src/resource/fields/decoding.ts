@@ -6,7 +6,8 @@
  *   Paths are kube's: keys joined by `.`, list items `[i]`, map entries `[key]`; untyped values
  *   (RawExtension, JSON) are not descended;
  * - the first value of the wrong JSON type in document order (a number where a string belongs,
- *   an object for a list, a fraction for an int32, ...), which the decoder refuses with Go's
+ *   an object for a list, a fraction for an int32, bad base64 for bytes, ...), which the decoder
+ *   refuses with Go's
  *   `json: cannot unmarshal object into Go struct field ConfigMap.data of type string`. An
  *   object stored with such a value could not be read by any typed client. `null` is taken
  *   anywhere (Go leaves the zero value); a `null` map entry or list item of a string, number or
@@ -14,6 +15,14 @@
  */
 import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
+import { base64Length } from '../../validation/core/config.js';
+
+/**
+ * Whose words a refusal is in: Go's JSON decoder (`json`: bodies, merge and JSON patches), or
+ * apimachinery's unstructured converter (`unstructured`: a strategic merge patch's result, which
+ * kube converts from a map: `cannot convert int64 to string`, `cannot restore struct from: string`).
+ */
+export type DecodeDialect = 'json' | 'unstructured';
 
 /** What the decoder would do with an object (see the module comment). */
 export interface DecodeReport {
@@ -21,6 +30,7 @@ export interface DecodeReport {
   readonly unknown: string[];
   /** Go's error for the first value of the wrong type; undefined when every value fits. */
   typeError: string | undefined;
+  readonly dialect: DecodeDialect;
 }
 
 /**
@@ -76,6 +86,7 @@ const QUANTITY_FORMAT =
 function zeroOf(leaf: LeafType): string | number | boolean | undefined {
   switch (leaf.decodes?.accepts) {
     case 'string':
+    case 'base64':
       return '';
     case 'integer':
     case 'number':
@@ -100,6 +111,12 @@ function leafError(value: unknown, leaf: LeafType, at: GoContext): string | unde
   switch (d.accepts) {
     case 'string':
       return typeof value === 'string' ? undefined : refuse(jsonKind(value));
+    case 'base64': {
+      if (typeof value !== 'string') return refuse(jsonKind(value));
+      const decoded = base64Length(value);
+      // Go's base64 error, without the JSON context.
+      return 'badAt' in decoded ? `illegal base64 data at input byte ${decoded.badAt}` : undefined;
+    }
     case 'boolean':
       return typeof value === 'boolean' ? undefined : refuse(jsonKind(value));
     case 'number':
@@ -113,19 +130,67 @@ function leafError(value: unknown, leaf: LeafType, at: GoContext): string | unde
   }
 }
 
+/** Go's `reflect.Kind` of a value as kube's unstructured maps hold it. */
+function unstructuredKind(value: unknown): string {
+  if (Array.isArray(value)) return 'slice';
+  if (typeof value === 'number') return Number.isInteger(value) ? 'int64' : 'float64';
+  return typeof value === 'object' ? 'map' : typeof value;
+}
+
+/** The unstructured converter's error for a scalar value `leaf` does not take, or undefined. */
+function convertLeafError(value: unknown, leaf: LeafType, at: GoContext): string | undefined {
+  const d = leaf.decodes;
+  if (d === undefined) return undefined;
+  const kind = unstructuredKind(value);
+  switch (d.accepts) {
+    case 'string':
+      if (typeof value === 'string') return undefined;
+      return kind === 'int64' ? 'cannot convert int64 to string' : 'unrecognized type: string';
+    case 'base64':
+      return typeof value === 'string' ? leafError(value, leaf, at) : `cannot restore slice from ${kind}`;
+    case 'boolean':
+      return typeof value === 'boolean' ? undefined : 'unrecognized type: bool';
+    case 'integer':
+      if (kind === 'int64') return undefined;
+      return kind === 'float64' ? `cannot convert float64 to ${d.goType}` : `unrecognized type: ${d.goType}`;
+    case 'number':
+      return typeof value === 'number' ? undefined : `unrecognized type: ${d.goType}`;
+    default:
+      // IntOrString and Quantity convert through their own JSON decoding.
+      return leafError(value, leaf, at);
+  }
+}
+
+/** The error for a value that is not the map, list or object `t` is. */
+function shapeError(value: unknown, t: TypeNode, at: GoContext, report: DecodeReport): string {
+  if (report.dialect === 'json') return unmarshalError(jsonKind(value), at, goType(t));
+  const kind = unstructuredKind(value);
+  if (t.kind === 'struct') return `cannot restore struct from: ${kind}`;
+  return `cannot restore ${t.kind === 'map' ? 'map' : 'slice'} from ${kind}`;
+}
+
+function scalarError(
+  value: unknown,
+  leaf: LeafType,
+  at: GoContext,
+  report: DecodeReport,
+): string | undefined {
+  return report.dialect === 'json' ? leafError(value, leaf, at) : convertLeafError(value, leaf, at);
+}
+
 function walk(value: unknown, t: TypeNode, path: string, at: GoContext, report: DecodeReport): void {
   if (value === null) return;
   switch (t.kind) {
     case 'leaf':
-      if (report.typeError === undefined) report.typeError = leafError(value, t, at);
+      if (report.typeError === undefined) report.typeError = scalarError(value, t, at, report);
       return;
     case 'struct':
       if (isJsonObject(value)) walkStruct(value, t, path, at, report);
-      else report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+      else report.typeError ??= shapeError(value, t, at, report);
       return;
     case 'map':
       if (!isJsonObject(value)) {
-        report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+        report.typeError ??= shapeError(value, t, at, report);
         return;
       }
       if (t.element.kind === 'leaf') {
@@ -135,7 +200,7 @@ function walk(value: unknown, t: TypeNode, path: string, at: GoContext, report: 
           if (v === null) {
             const zero = zeroOf(t.element);
             if (zero !== undefined) value[k] = zero;
-          } else if (report.typeError === undefined) report.typeError = leafError(v, t.element, at);
+          } else if (report.typeError === undefined) report.typeError = scalarError(v, t.element, at, report);
         }
         return;
       }
@@ -143,7 +208,7 @@ function walk(value: unknown, t: TypeNode, path: string, at: GoContext, report: 
       return;
     case 'list':
       if (!Array.isArray(value)) {
-        report.typeError ??= unmarshalError(jsonKind(value), at, goType(t));
+        report.typeError ??= shapeError(value, t, at, report);
         return;
       }
       if (t.element.kind === 'leaf') {
@@ -152,7 +217,7 @@ function walk(value: unknown, t: TypeNode, path: string, at: GoContext, report: 
           if (v === null) {
             const zero = zeroOf(t.element);
             if (zero !== undefined) value[i] = zero;
-          } else if (report.typeError === undefined) report.typeError = leafError(v, t.element, at);
+          } else if (report.typeError === undefined) report.typeError = scalarError(v, t.element, at, report);
         }
         return;
       }
@@ -181,8 +246,12 @@ function walkStruct(obj: JsonObject, t: StructType, path: string, at: GoContext,
  * Go's decoder would refuse.
  * @example checkDecoding({ spec: { replicas: 1, foo: 2 } }, deploymentType).unknown // ['spec.foo']
  */
-export function checkDecoding(obj: JsonObject, type: StructType): DecodeReport {
-  const report: DecodeReport = { unknown: [], typeError: undefined };
+export function checkDecoding(
+  obj: JsonObject,
+  type: StructType,
+  dialect: DecodeDialect = 'json',
+): DecodeReport {
+  const report: DecodeReport = { unknown: [], typeError: undefined, dialect };
   walkStruct(obj, type, '', { struct: '', fields: [] }, report);
   return report;
 }

@@ -16,7 +16,7 @@ const BASE64_RE = /^[A-Za-z0-9+/]*={0,2}$/;
  * The decoded length of a base64 value, or the byte offset of the first bad input (Go's
  * `illegal base64 data at input byte N`).
  */
-function base64Length(v: string): { length: number } | { badAt: number } {
+export function base64Length(v: string): { length: number } | { badAt: number } {
   if (v.length % 4 !== 0 || !BASE64_RE.test(v)) {
     const bad = v.search(/[^A-Za-z0-9+/=]/);
     return { badAt: bad >= 0 ? bad : Math.max(0, v.length - (v.length % 4 === 0 ? 1 : v.length % 4)) };
