@@ -4,6 +4,7 @@
  * annotations, finalizers, ...) are src/validation/meta.ts's, run at write time.
  */
 import { isJsonObject, type ObjectMeta } from '../api/object.js';
+import { jsonKind } from './fields/decoding.js';
 
 const STRING_FIELDS = [
   'name',
@@ -16,17 +17,12 @@ const STRING_FIELDS = [
   'selfLink',
 ] as const;
 
-/** How Go's decoder names a JSON value in its errors. */
-function jsonKind(value: unknown): string {
-  if (Array.isArray(value)) return 'array';
-  if (typeof value === 'boolean') return 'bool';
-  if (typeof value === 'number' && !Number.isInteger(value)) return `number ${String(value)}`;
-  return typeof value === 'object' ? 'object' : typeof value;
-}
-
 function wrongType(value: unknown, field: string, want: string): never {
+  // Go names a fraction given for an integer by its literal.
+  const what =
+    typeof value === 'number' && !Number.isInteger(value) ? `number ${String(value)}` : jsonKind(value);
   throw new MetaShapeError(
-    `json: cannot unmarshal ${jsonKind(value)} into Go struct field ObjectMeta.metadata.${field} of type ${want}`,
+    `json: cannot unmarshal ${what} into Go struct field ObjectMeta.metadata.${field} of type ${want}`,
   );
 }
 

@@ -66,8 +66,8 @@ function goType(t: TypeNode): string {
   }
 }
 
-/** How Go's `UnmarshalTypeError` names a JSON value. */
-function jsonKind(value: unknown): string {
+/** How Go's `UnmarshalTypeError` names a JSON value (a number as `number`; its literal is added where Go adds it). */
+export function jsonKind(value: unknown): string {
   if (Array.isArray(value)) return 'array';
   if (typeof value === 'boolean') return 'bool';
   return typeof value === 'object' ? 'object' : typeof value;
