@@ -3,10 +3,10 @@
  * configurations (paths relative to the file, YAML or JSON), and the start-up errors for files
  * that are missing, of the wrong kind, or carry an invalid PodSecurityConfiguration.
  */
-import { mkdtemp, mkdir, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePodSecurityConfig } from '../../src/admission/pod-security/policy.js';
 import { unimplementedPlugins } from '../../src/admission/plugins.js';
 import { buildAdmission, loadAdmissionConfig } from '../../src/server/admission.js';
@@ -40,6 +40,8 @@ beforeAll(async () => {
     ].join('\n'),
   );
 });
+
+afterAll(async () => rm(dir, { recursive: true, force: true }));
 
 describe('the admission configuration file', () => {
   it('reads inline configurations and paths relative to the file', () => {

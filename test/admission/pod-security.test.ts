@@ -5,7 +5,8 @@
  * AdmissionConfiguration's defaults and exemptions (read from a `path` relative to the file)
  * apply. The audit annotations are checked on the plugin itself.
  */
-import { writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { podSecurity } from '../../src/admission/pod-security/plugin.js';
@@ -14,8 +15,6 @@ import type { AdmissionObjects } from '../../src/admission/objects.js';
 import type { KubeObject } from '../../src/api/object.js';
 import { SERVER_USER } from '../../src/api/user.js';
 import { adminFetch, adminTls, runKubectl, startTestServer, type TestServer } from '../support/server.js';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 
 let server: TestServer;
 let dir: string;
@@ -81,7 +80,10 @@ beforeAll(async () => {
     (await kubectl('label', 'namespace', 'strict', 'pod-security.kubernetes.io/enforce=restricted')).code,
   ).toBe(0);
 }, 60_000);
-afterAll(async () => server?.close());
+afterAll(async () => {
+  await server?.close();
+  await rm(dir, { recursive: true, force: true });
+});
 
 describe('PodSecurity with kubectl 1.33', () => {
   it('refuses a pod the enforce level forbids, with kube’s message', async () => {
