@@ -19,6 +19,7 @@ import {
 } from './fieldpath.js';
 import { Duplicates, indexList, itemsOf, type WalkMode } from './list-items.js';
 import type { LeafType, ListType, TypeNode } from './schema-types.js';
+import { goSharpV, goTypeOf, goV } from '../api/go-format.js';
 import { setOwn } from '../api/object.js';
 import { isJsonMap, jsonEqual, type JsonMap, type JsonValue } from './value.js';
 
@@ -41,24 +42,6 @@ function shapeError(path: PathElement[], expected: string, v: JsonValue): TypedV
   return new TypedValueError(pathToString(path), `expected ${expected}, got ${got}`);
 }
 
-/** Go's `%#v` of a decoded JSON value (maps with sorted keys, as fmt prints them). */
-function goSharpV(v: JsonValue): string {
-  if (v === null) return 'interface {}(nil)';
-  if (typeof v === 'string') return JSON.stringify(v);
-  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  if (Array.isArray(v)) return `[]interface {}{${v.map(goSharpV).join(', ')}}`;
-  const keys = Object.keys(v).sort();
-  return `map[string]interface {}{${keys.map((k) => `${JSON.stringify(k)}:${goSharpV(v[k] ?? null)}`).join(', ')}}`;
-}
-
-/** Go's `%T` of a decoded JSON value. */
-function goTypeOfValue(v: JsonValue): string {
-  if (Array.isArray(v)) return '[]interface {}';
-  if (typeof v === 'object' && v !== null) return 'map[string]interface {}';
-  if (typeof v === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  return typeof v;
-}
-
 /**
  * SMD's error for a value its scalar type refuses (strings, numbers and booleans; the others
  * take any scalar), in its words; undefined when the value fits.
@@ -72,11 +55,9 @@ function scalarProblem(v: JsonValue, t: LeafType): string | undefined {
         : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;
     case 'integer':
     case 'number':
-      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeOfValue(v)}`;
+      return typeof v === 'number' ? undefined : `expected numeric (int or float), got ${goTypeOf(v)}`;
     case 'boolean':
-      return typeof v === 'boolean'
-        ? undefined
-        : `expected boolean, got &{${typeof v === 'string' ? v : goSharpV(v)}}`;
+      return typeof v === 'boolean' ? undefined : `expected boolean, got &{${goV(v)}}`;
     default:
       return undefined;
   }

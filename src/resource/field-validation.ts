@@ -15,7 +15,7 @@
  */
 import { badRequest } from '../api/errors.js';
 import { decodingError, type BodyRole } from './decode.js';
-import { goV } from '../schema/messages.js';
+import { goV } from '../api/go-format.js';
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from './context.js';
 import {

@@ -7,11 +7,11 @@
  */
 import type { FieldError } from '../validation/field-error.js';
 import { required } from '../validation/field-error.js';
+import { goFloat } from '../api/go-format.js';
 import { jsonEqual } from '../api/object.js';
 import { matchesFormat } from './formats.js';
 import {
   errorValue,
-  goFloat,
   invalidValue,
   tooLongMax,
   tooManyItems,

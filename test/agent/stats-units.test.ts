@@ -22,7 +22,7 @@ import {
   type HostPaths,
 } from '../../src/agent/stats/host.js';
 import { ProbeMetrics } from '../../src/agent/stats/probe-metrics.js';
-import { goFloat } from '../../src/agent/stats/prometheus.js';
+import { goFloat } from '../../src/api/go-format.js';
 import { resourceMetricsText } from '../../src/agent/stats/resource-metrics.js';
 import type { Summary } from '../../src/agent/stats/types.js';
 

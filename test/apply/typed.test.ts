@@ -136,6 +136,16 @@ describe('fieldSetOf', () => {
       '.spec.template.spec.containers[name="c"].image: expected string, got &value.valueUnstructured{Value:5}',
     ],
     [
+      'a boolean where a number belongs',
+      { spec: { replicas: true } },
+      '.spec.replicas: expected numeric (int or float), got bool',
+    ],
+    [
+      'a list where a number belongs',
+      { spec: { replicas: [1] } },
+      '.spec.replicas: expected numeric (int or float), got []interface {}',
+    ],
+    [
       'a string where a boolean belongs',
       { spec: { paused: 'yes' } },
       '.spec.paused: expected boolean, got &{yes}',

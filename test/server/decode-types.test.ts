@@ -287,6 +287,14 @@ describe('typed decoding of request bodies', () => {
         '.data.o: expected string, got &value.valueUnstructured{Value:map[string]interface {}{"x":1}}',
       ],
       ['"immutable":"yes"', '.immutable: expected boolean, got &{yes}'],
+      // Go's float64 forms, and %v (not %#v) inside a boolean's error: kube v1.33.13's answers.
+      [
+        '"data":{"f":1500000.5}',
+        '.data.f: expected string, got &value.valueUnstructured{Value:1.5000005e+06}',
+      ],
+      ['"data":{"f":0.00001}', '.data.f: expected string, got &value.valueUnstructured{Value:1e-05}'],
+      ['"immutable":[1.5e9,"x"]', '.immutable: expected boolean, got &{[1500000000 x]}'],
+      ['"immutable":{"a":0.25}', '.immutable: expected boolean, got &{map[a:0.25]}'],
     ])('apply {%s}: the typed patch object error', async (member, detail) => {
       const r = await send(
         'PATCH',

@@ -3,6 +3,7 @@
  * `# HELP` prefixed by the stability level (`[STABLE]`, `[ALPHA]`) and a deprecation note,
  * labels sorted by name, values in Go's shortest `%g` form, optional millisecond timestamps.
  */
+import { goFloat } from '../../api/go-format.js';
 
 /** One sample of a family. */
 export interface Sample {
@@ -25,18 +26,6 @@ export interface Family {
 
 /** The text exposition's content type. */
 export const PROMETHEUS_TEXT = 'text/plain; version=0.0.4; charset=utf-8';
-
-/** A number as Go's `strconv.FormatFloat(v, 'g', -1, 64)` writes it (`5.587546112e+09`, `0.25`). */
-export function goFloat(v: number): string {
-  if (Number.isNaN(v)) return 'NaN';
-  if (!Number.isFinite(v)) return v > 0 ? '+Inf' : '-Inf';
-  if (v === 0) return '0';
-  const [mant = '', e = '0'] = v.toExponential().split('e');
-  const exp = Number(e);
-  // Shortest %g: exponent form when the exponent is below -4 or at least 6.
-  if (exp < -4 || exp >= 6) return `${mant}e${exp < 0 ? '-' : '+'}${String(Math.abs(exp)).padStart(2, '0')}`;
-  return String(v);
-}
 
 function escapeLabel(v: string): string {
   return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
