@@ -5,6 +5,7 @@
  * NoSchedule and NoExecute taints and a NodeNotReady event; its pods are marked not ready and
  * evicted as their tolerations say. The other node is left alone.
  */
+import { getEventListeners } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../src/api/types/core-v1.js';
 import type { Lease } from '../../src/api/types/coordination-v1.js';
@@ -19,6 +20,8 @@ let nodes: ResourceClient<Node>;
 let leases: ResourceClient<Lease>;
 let pods: ResourceClient<Pod>;
 let heartbeat: NodeJS.Timeout | undefined;
+/** The stop signal the manager handed the controller. */
+let controllerSignal: AbortSignal | undefined;
 
 function microTime(): string {
   return new Date().toISOString().replace('Z', '000Z');
@@ -89,7 +92,15 @@ async function boundPod(
 
 beforeAll(async () => {
   env = await startInfraEnv(
-    [nodeLifecycleController],
+    [
+      {
+        ...nodeLifecycleController,
+        start(ctx) {
+          controllerSignal = ctx.signal;
+          return nodeLifecycleController.start(ctx);
+        },
+      },
+    ],
     ['--node-monitor-grace-period=2s', '--node-monitor-period=200ms', '--node-startup-grace-period=3s'],
   );
   nodes = env.client.resource<Node>(NODES);
@@ -231,5 +242,17 @@ describe('a node that stops renewing its Lease', () => {
       clearInterval(back);
     }
     expect(env.errors.join('\n')).toBe('');
+  });
+});
+
+describe('the health pass loop', () => {
+  it('leaves no abort listener behind from one pass to the next', async () => {
+    const signal = controllerSignal;
+    expect(signal).toBeDefined();
+    if (signal === undefined) return;
+    const before = getEventListeners(signal, 'abort').length;
+    // 2 s is ten passes at --node-monitor-period=200ms: a listener left per pass shows.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect(getEventListeners(signal, 'abort').length).toBeLessThanOrEqual(before + 2);
   });
 });

@@ -38,9 +38,13 @@ export function ensureDefaultClass(ctx: ControllerContext, classes: SharedInform
     attempt().catch((err: unknown) => {
       if (ctx.signal.aborted) return;
       ctx.log.error(`creating the StorageClass ${CLASS_NAME}`, err);
-      const timer = setTimeout(run, RETRY_MS);
+      const cancel = (): void => clearTimeout(timer);
+      const timer = setTimeout(() => {
+        ctx.signal.removeEventListener('abort', cancel);
+        run();
+      }, RETRY_MS);
       timer.unref();
-      ctx.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
+      ctx.signal.addEventListener('abort', cancel, { once: true });
     });
   };
   run();

@@ -8,7 +8,7 @@
  */
 import type { Node, Pod } from '../../api/types/core-v1.js';
 import type { Lease } from '../../api/types/coordination-v1.js';
-import { LEASES, NODES, PODS, runWorkers, WorkQueue } from '../../client/index.js';
+import { LEASES, NODES, PODS, runWorkers, sleep, WorkQueue } from '../../client/index.js';
 import type { ControllerContext } from '../context.js';
 import { ensureNodeIndex } from '../pods/node-index.js';
 import { TaintEvictor } from './eviction.js';
@@ -62,17 +62,9 @@ export function startNodeLifecycle(ctx: ControllerContext, now: () => number = D
       const period = Math.max(10, ctx.config.nodeMonitorPeriodMs);
       while (!signal.aborted) {
         await monitor.pass();
-        await new Promise<void>((resolve) => {
-          const t = setTimeout(resolve, period);
-          signal.addEventListener(
-            'abort',
-            () => {
-              clearTimeout(t);
-              resolve();
-            },
-            { once: true },
-          );
-        });
+        // The client's sleep drops its abort listener when it wakes: one left per pass would
+        // pile up on the signal for as long as the controller runs.
+        await sleep(period, signal).catch(() => undefined);
       }
       await Promise.all([workers, tainters]);
     })
