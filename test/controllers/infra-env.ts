@@ -4,6 +4,7 @@
  * gives (short grace periods, CIDR flags) and only the controllers it names, acting as the
  * admin (the server may run some in-process ones too, such as its scheduler); a client of the server to play users and kubelets; kubectl 1.33; polling.
  */
+import { getEventListeners } from 'node:events';
 import { expect } from 'vitest';
 import { Client, loadKubeconfig } from '../../src/client/index.js';
 import type { ControllerDescriptor } from '../../src/controllers/context.js';
@@ -85,4 +86,32 @@ export async function until<T>(
 /** kube's RFC 3339 seconds. */
 export function rfc3339(ms = Date.now()): string {
   return new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z');
+}
+
+/** A controller that also hands its stop signal to the test, to look at the signal's listeners. */
+export function watchingSignal(descriptor: ControllerDescriptor): {
+  readonly descriptor: ControllerDescriptor;
+  signal(): AbortSignal;
+} {
+  let seen: AbortSignal | undefined;
+  return {
+    descriptor: {
+      ...descriptor,
+      start(ctx) {
+        seen = ctx.signal;
+        return descriptor.start(ctx);
+      },
+    },
+    signal() {
+      expect(seen, `${descriptor.name} was started`).toBeDefined();
+      return seen as AbortSignal;
+    },
+  };
+}
+
+/** How many abort listeners `signal` gained over `ms`: a loop that leaves one per turn shows. */
+export async function abortListenerGrowth(signal: AbortSignal, ms: number): Promise<number> {
+  const before = getEventListeners(signal, 'abort').length;
+  await new Promise((r) => setTimeout(r, ms));
+  return getEventListeners(signal, 'abort').length - before;
 }

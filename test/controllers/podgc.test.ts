@@ -9,12 +9,20 @@ import type { Node, Pod } from '../../src/api/types/core-v1.js';
 import { NAMESPACES, NODES, PODS, isNotFound, type ResourceClient } from '../../src/client/index.js';
 import { podGcDescriptor } from '../../src/controllers/podgc/index.js';
 import { terminatedOverThreshold } from '../../src/controllers/podgc/select.js';
-import { rfc3339, startInfraEnv, until, type InfraEnv } from './infra-env.js';
+import {
+  abortListenerGrowth,
+  rfc3339,
+  startInfraEnv,
+  until,
+  watchingSignal,
+  type InfraEnv,
+} from './infra-env.js';
 
 const NS = 'gc';
 let env: InfraEnv;
 let pods: ResourceClient<Pod>;
 let nodes: ResourceClient<Node>;
+const controller = watchingSignal(podGcDescriptor({ periodMs: 200, quarantineMs: 600 }));
 
 async function pod(name: string, node: string, phase: string): Promise<void> {
   const p = await pods.create({
@@ -34,10 +42,7 @@ async function gone(name: string): Promise<boolean | undefined> {
 }
 
 beforeAll(async () => {
-  env = await startInfraEnv(
-    [podGcDescriptor({ periodMs: 200, quarantineMs: 600 })],
-    ['--terminated-pod-gc-threshold=2'],
-  );
+  env = await startInfraEnv([controller.descriptor], ['--terminated-pod-gc-threshold=2']);
   pods = env.client.resource<Pod>(PODS);
   nodes = env.client.resource<Node>(NODES);
   await env.client.resource(NAMESPACES).create({ metadata: { name: NS } });
@@ -102,5 +107,10 @@ describe('podgc', () => {
     );
     expect(picked.map((p) => p.metadata.name)).toEqual(['evicted', 'old']);
     expect(terminatedOverThreshold(picked, 0)).toEqual([]);
+  });
+
+  it('leaves no abort listener behind from one pass to the next', async () => {
+    // 2 s is ten passes at a 200 ms period.
+    expect(await abortListenerGrowth(controller.signal(), 2_000)).toBeLessThanOrEqual(2);
   });
 });

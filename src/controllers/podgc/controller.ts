@@ -5,7 +5,14 @@
  * condition (`DeletionByPodGC`, "PodGC: node no longer exists").
  */
 import type { Node, Pod, PodCondition } from '../../api/types/core-v1.js';
-import { NODES, PODS, isNotFound, type ResourceClient, type SharedInformer } from '../../client/index.js';
+import {
+  NODES,
+  PODS,
+  isNotFound,
+  sleep,
+  type ResourceClient,
+  type SharedInformer,
+} from '../../client/index.js';
 import type { ControllerContext } from '../context.js';
 import { rfc3339 } from '../shared/meta.js';
 import { isPodTerminal } from '../pods/pod-state.js';
@@ -60,17 +67,8 @@ export class PodGcController {
           } catch (err) {
             this.#ctx.log.error('pod garbage collection pass failed', err);
           }
-          await new Promise<void>((resolve) => {
-            const t = setTimeout(resolve, this.#timing.periodMs);
-            signal.addEventListener(
-              'abort',
-              () => {
-                clearTimeout(t);
-                resolve();
-              },
-              { once: true },
-            );
-          });
+          // The client's sleep drops its abort listener when it wakes (none piles up per pass).
+          await sleep(this.#timing.periodMs, signal).catch(() => undefined);
         }
       })
       .catch((err: unknown) => {
