@@ -239,7 +239,6 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
       );
 
       const terms = leaderTerms(c.servers);
-      const schedulerTerms = leaderTerms(c.servers, 'kube-scheduler');
 
       // Pods: every stored one gets bound; each was bound once (one Scheduled event, naming the
       // node the pod is on), whichever scheduler led when.
@@ -301,6 +300,9 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
       // kill ended, or named in a failed bind the schedulers logged. Of the others, most must
       // have their event: none at all means Events are not being stored (they carry a lease: a
       // rounded lease id did that).
+      // Read after the waits above: a scheduler term that began while the last pods were bound
+      // counts too.
+      const schedulerTerms = leaderTerms(c.servers, 'kube-scheduler');
       const boundAt = (p: PodItem): number =>
         Date.parse(p.status?.conditions?.find((k) => k.type === 'PodScheduled')?.lastTransitionTime ?? '');
       const killedTermEnds = schedulerTerms
