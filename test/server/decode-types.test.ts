@@ -261,6 +261,9 @@ describe('typed decoding of request bodies', () => {
       ['{"data":{"n":5}}', 'map[data:map[n:5]]', 'cannot convert int64 to string'],
       ['{"data":{"o":{"x":1}}}', 'map[data:map[o:map[x:1]]]', 'unrecognized type: string'],
       ['{"immutable":5}', 'map[immutable:5]', 'unrecognized type: bool'],
+      // Go's reflect.Kind names a boolean bool (kube v1.33.13's answers).
+      ['{"data":true}', 'map[data:true]', 'cannot restore map from bool'],
+      ['{"data":[1]}', 'map[data:[1]]', 'cannot restore map from slice'],
     ])(
       "strategic merge patch %s: 422 in the unstructured converter's words",
       async (patch, shown, detail) => {

@@ -7,11 +7,10 @@
  *   (RawExtension, JSON) are not descended;
  * - the first value of the wrong JSON type in document order (a number where a string belongs,
  *   an object for a list, a fraction for an int32, bad base64 for bytes, ...), which the decoder
- *   refuses with Go's
- *   `json: cannot unmarshal object into Go struct field ConfigMap.data of type string`. An
- *   object stored with such a value could not be read by any typed client. `null` is taken
- *   anywhere (Go leaves the zero value); a `null` map entry or list item of a string, number or
- *   boolean type becomes that zero value (`""`, 0, false), as Go stores it.
+ *   refuses with Go's `json: cannot unmarshal object into Go struct field ConfigMap.data of type
+ *   string`. An object stored with such a value could not be read by any typed client. `null`
+ *   is taken anywhere (Go leaves the zero value); a `null` map entry or list item of a string,
+ *   number or boolean type becomes that zero value (`""`, 0, false), as Go stores it.
  */
 import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
@@ -134,6 +133,7 @@ function leafError(value: unknown, leaf: LeafType, at: GoContext): string | unde
 function unstructuredKind(value: unknown): string {
   if (Array.isArray(value)) return 'slice';
   if (typeof value === 'number') return Number.isInteger(value) ? 'int64' : 'float64';
+  if (typeof value === 'boolean') return 'bool';
   return typeof value === 'object' ? 'map' : typeof value;
 }
 
