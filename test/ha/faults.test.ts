@@ -403,8 +403,8 @@ describe.skipIf(why !== undefined)('three servers on three etcd members under fa
         podsWithoutEventBoundAt: podItems
           .filter((p) => !scheduled.has(p.metadata.name))
           .map((p) => {
-            const at = p.status?.conditions?.find((k) => k.type === 'PodScheduled')?.lastTransitionTime;
-            return `${p.metadata.name} ${at === undefined ? '?' : since(Date.parse(at))}`;
+            const at = boundAt(p);
+            return `${p.metadata.name} ${Number.isNaN(at) ? '?' : since(at)}`;
           })
           .slice(0, 12),
         // Why an event was not written, when one was not: the recorders log each failed write.
