@@ -18,17 +18,12 @@ export class AdmissionChain {
 
   /**
    * Runs the mutating phase: each handling plugin's `admit`, in order, each plugin asked once
-   * whether it handles `attrs`. `prepare` runs once, before the first handling plugin admits
-   * (the handler defaults the object then, as kube's plugins see the decoded, defaulted object).
+   * whether it handles `attrs`.
    * @throws ApiError
    */
-  async admit(attrs: AdmissionAttributes, prepare?: () => void): Promise<void> {
-    let pending = prepare;
+  async admit(attrs: AdmissionAttributes): Promise<void> {
     for (const plugin of this.#mutating) {
-      if (!plugin.handles(attrs)) continue;
-      pending?.();
-      pending = undefined;
-      await plugin.admit?.(attrs);
+      if (plugin.handles(attrs)) await plugin.admit?.(attrs);
     }
   }
 

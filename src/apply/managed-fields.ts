@@ -107,6 +107,11 @@ export interface UpdateOptions extends OperationOptions {
   readonly newObject: JsonMap;
   /** The stored entries; defaults to `oldObject.metadata.managedFields`. */
   readonly managedFields?: unknown;
+  /**
+   * For a create: what the new object is compared with (default: nothing). kube's handlers
+   * compare with the kind's empty typed object, whose always-present structs are then not new.
+   */
+  readonly createBase?: JsonMap;
 }
 
 /** Output of {@link updateOperation}. */
@@ -277,7 +282,7 @@ export function updateOperation(o: UpdateOptions): UpdateResult {
     return { object: newObject, managedFields: [] };
   const state = mutable(decoded);
   runUpdate(
-    o.oldObject === undefined ? {} : withoutManagedFields(o.oldObject),
+    o.oldObject === undefined ? (o.createBase ?? {}) : withoutManagedFields(o.oldObject),
     newObject,
     state,
     o.manager,

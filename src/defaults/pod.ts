@@ -123,8 +123,25 @@ function defaultVolume(v: JsonObject): void {
   defaultVolumeSources(v);
 }
 
+/**
+ * kube's PodSpec conversion keeps the deprecated `serviceAccount` an alias of
+ * `serviceAccountName` on every decode: the name takes the alias when it is empty, then the
+ * alias takes the name.
+ */
+function aliasServiceAccount(spec: JsonObject): void {
+  const name = spec['serviceAccountName'];
+  const alias = spec['serviceAccount'];
+  if (name !== undefined && name !== null && typeof name !== 'string') return;
+  if (alias !== undefined && alias !== null && typeof alias !== 'string') return;
+  const account = typeof name === 'string' && name !== '' ? name : typeof alias === 'string' ? alias : '';
+  if (account === '') return;
+  spec['serviceAccountName'] = account;
+  spec['serviceAccount'] = account;
+}
+
 /** `SetDefaults_PodSpec` and everything nested in a pod spec (templates and Pods alike). */
 export function defaultPodSpec(spec: JsonObject): void {
+  aliasServiceAccount(spec);
   defaultString(spec, 'dnsPolicy', 'ClusterFirst');
   defaultString(spec, 'restartPolicy', 'Always');
   defaultPointer(spec, 'securityContext', {});

@@ -77,15 +77,17 @@ export async function createObject(
     oldObject: undefined,
     requester: write,
   });
-  // kube's plugins see the decoded object, which decoding has defaulted.
-  await ctx.admission.admit(admission, () => strategy.default(obj));
+  // As in kube's create handler: the decoded object is defaulted, its fields are recorded for
+  // the request's manager, and only then do the mutating plugins run (what they add, and what
+  // the kind's preparation adds, is nobody's).
+  strategy.default(obj);
+  if (options.applied !== true) ctx.fields.trackUpdate(type, undefined, undefined, obj, write, ctx.now());
+  await ctx.admission.admit(admission);
   const template = generate ? cloneJson(obj) : obj;
   for (let attempt = 1; ; attempt++) {
     const candidate = generate ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
     const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user);
-    if (options.applied !== true)
-      ctx.fields.trackUpdate(type, undefined, undefined, candidate, write, ctx.now());
     validateForWrite(type, strategy, candidate, undefined, prepared);
     await ctx.admission.validate(generate ? { ...admission, object: candidate } : admission);
     const name = candidate.metadata.name ?? '';

@@ -5,7 +5,7 @@
  *
  * - {@link FieldManager.trackUpdate}: every non-apply write (POST, PUT, non-apply PATCH, status,
  *   scale, finalize) records an `Update` entry for its manager, after defaulting and before
- *   validation, as kube-apiserver's field manager does.
+ *   mutating admission, as kube-apiserver's handlers do.
  * - {@link FieldManager.apply}: server-side apply's merge, ownership and conflicts; its errors
  *   become the API errors kube answers with (409 `Conflict` with one cause per field, 400s).
  */
@@ -17,9 +17,11 @@ import {
   applyOperation,
   updateOperation,
   type StructType,
+  type UpdateOptions,
 } from '../apply/index.js';
 import type { JsonMap } from '../apply/value.js';
 import { ApiError } from '../api/errors.js';
+import { ProtobufCodec } from '../codec/protobuf.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { ResourceType } from '../registry/types.js';
 import type { KubeObject } from '../api/object.js';
@@ -46,6 +48,8 @@ export class FieldManager {
   readonly #load: () => SchemaSet;
   #types: ObjectTypes | undefined;
   readonly #strategies: KindStrategies;
+  /** Go's zero value of each built-in kind made so far, by message type (frozen). */
+  readonly #zeros = new Map<string, JsonMap>();
 
   /**
    * @param load returns the schema set (called once, on the first write).
@@ -77,8 +81,31 @@ export class FieldManager {
   }
 
   /**
+   * What a create is compared with: for a built-in kind, the Go zero value of its type as
+   * kube's converter renders it (`{"metadata":{"creationTimestamp":null},"spec":{"containers":null},
+   * "status":{}}` for a Pod), since kube-apiserver's create handler tracks fields against a new,
+   * empty typed object. So a struct that Go always has (`spec`, `spec.template`) is not recorded
+   * as added (no `"."` entry), while a pointer, map or omitempty field is. Custom resources start
+   * from nothing, as kube's empty unstructured object does.
+   */
+  #createBase(type: ResourceType): JsonMap | undefined {
+    if (type.messageType === '' || this.#strategies.find(type)?.applyType !== undefined) return undefined;
+    if (!this.describes(type.messageType)) return undefined;
+    let zero = this.#zeros.get(type.messageType);
+    if (zero === undefined) {
+      const codec = new ProtobufCodec(this.#load());
+      zero = freezeDeep(codec.decodeMessage(type.messageType, new Uint8Array(0)) as JsonMap);
+      this.#zeros.set(type.messageType, zero);
+    }
+    return zero;
+  }
+
+  /**
    * Sets `next.metadata.managedFields` after a non-apply write of `old` → `next` (old undefined
-   * for a create). Never throws for bad client entries (they are reset, as kube does).
+   * for a create, compared then with the kind's empty object). Kube's handlers call it on the
+   * decoded, defaulted object before mutating admission and the kind's preparation, so what
+   * those add is owned by no manager. Never throws for bad client entries (they are reset, as
+   * kube does).
    */
   trackUpdate(
     type: ResourceType,
@@ -89,7 +116,7 @@ export class FieldManager {
     now: Date,
   ): void {
     const ignored = this.#strategies.of(type).resetFields(subresource);
-    const result = updateOperation({
+    const options: UpdateOptions = {
       type: this.#typeOf(type, [old, next]),
       manager: write.manager,
       apiVersion: type.apiVersion,
@@ -98,7 +125,9 @@ export class FieldManager {
       ...(ignored === undefined ? {} : { ignoredFields: ignored }),
       oldObject: old as JsonMap | undefined,
       newObject: next as JsonMap,
-    });
+    };
+    const base = old === undefined ? this.#createBase(type) : undefined;
+    const result = updateOperation(base === undefined ? options : { ...options, createBase: base });
     if (result.managedFields.length === 0) delete next.metadata.managedFields;
     else next.metadata.managedFields = result.managedFields;
   }
@@ -141,4 +170,13 @@ export function toApiError(err: unknown): unknown {
     return new ApiError(status.reason, err.message, undefined, { cause: err, code: status.code });
   }
   return err;
+}
+
+/** `value` and everything in it, frozen. */
+function freezeDeep<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) freezeDeep(v);
+    Object.freeze(value);
+  }
+  return value;
 }

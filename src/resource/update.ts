@@ -170,10 +170,13 @@ async function buildNext(
     oldObject: current,
     requester: write,
   });
-  await ctx.admission.admit(admission, () => strategy.default(next));
+  // As in kube's update handler: fields are recorded on the defaulted request, before the
+  // mutating plugins and the kind's preparation.
+  strategy.default(next);
+  if (plan.applied !== true) ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
+  await ctx.admission.admit(admission);
   const prepared =
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
-  if (plan.applied !== true) ctx.fields.trackUpdate(type, plan.subresource, current, next, write, ctx.now());
   validateForWrite(type, strategy, next, current, prepared);
   await ctx.admission.validate(admission);
   return next;
