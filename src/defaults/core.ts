@@ -153,8 +153,16 @@ export function defaultResourceQuota(rq: JsonObject): void {
   defaultResourceList(status, 'used');
 }
 
-/** core/v1 Node: allocatable defaults to capacity. */
+/** core/v1 Node: podCIDR and podCIDRs kept together, as kube's conversion does; allocatable defaults to capacity. */
 export function defaultNode(node: JsonObject): void {
+  // kube's NodeSpec conversion: podCIDRs starts from podCIDR when empty; podCIDR is podCIDRs[0].
+  const spec = objectAt(node, 'spec');
+  const cidrs = spec?.['podCIDRs'];
+  if (spec !== undefined && Array.isArray(cidrs) && cidrs.length > 0) {
+    if (typeof cidrs[0] === 'string') spec['podCIDR'] = cidrs[0];
+  } else if (spec !== undefined && typeof spec['podCIDR'] === 'string' && spec['podCIDR'] !== '') {
+    spec['podCIDRs'] = [spec['podCIDR']];
+  }
   const status = objectAt(node, 'status');
   if (status === undefined) return;
   defaultResourceList(status, 'capacity');

@@ -11,6 +11,7 @@ import { JOB_LABELS } from '../validation/batch.js';
 import { semanticEqual } from '../validation/json.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
+import { DAEMONSET_TEMPLATE_GENERATION } from './workloads.js';
 import type { UserInfo } from '../api/user.js';
 
 /** Cluster facts some kinds need while preparing. */
@@ -20,8 +21,6 @@ export interface PrepareOptions {
   /** The requester of a create (kube's user from the request context), where a kind records it. */
   readonly user?: UserInfo;
 }
-
-const DS_GENERATION = 'deprecated.daemonset.template.generation';
 
 /** kube's QoS class of a pod: Guaranteed, Burstable or BestEffort. */
 export function podQOSClass(spec: JsonObject): 'Guaranteed' | 'Burstable' | 'BestEffort' {
@@ -145,7 +144,8 @@ function prepareCRD(crd: JsonObject): void {
  * - PersistentVolumeClaim: `status` = phase Pending; PersistentVolume: phase Pending and its
  *   `lastPhaseTransitionTime`.
  * - Job: the generated selector and template labels (needs `metadata.uid`).
- * - DaemonSet: the `deprecated.daemonset.template.generation: "1"` annotation.
+ * - DaemonSet: the `deprecated.daemonset.template.generation` annotation, at least `"1"`.
+ * - PriorityClass: `metadata.generation` 1.
  * - CustomResourceDefinition: `status.storedVersions` = the storage version.
  * - CertificateSigningRequest: `spec.username`, `uid`, `groups` and `extra` = the requester
  *   (`opts.user`), whatever the client sent.
@@ -182,9 +182,21 @@ export function prepareForCreate(
       prepareJob(obj);
       break;
     case 'apps/DaemonSet': {
+      // kube's templateGeneration: what the client's annotation says, at least 1.
       const meta = ensureObject(obj, 'metadata');
       const annotations = meta === undefined ? undefined : ensureObject(meta, 'annotations');
-      if (annotations !== undefined) annotations[DS_GENERATION] = '1';
+      if (annotations !== undefined) {
+        const given = Number(annotations[DAEMONSET_TEMPLATE_GENERATION]);
+        annotations[DAEMONSET_TEMPLATE_GENERATION] = String(
+          Number.isSafeInteger(given) && given >= 1 ? given : 1,
+        );
+      }
+      break;
+    }
+    case 'scheduling.k8s.io/PriorityClass': {
+      // Set once, never bumped (kube's PriorityClass strategy).
+      const meta = ensureObject(obj, 'metadata');
+      if (meta !== undefined) meta['generation'] = 1;
       break;
     }
     case 'apiextensions.k8s.io/CustomResourceDefinition':
@@ -207,6 +219,7 @@ export function prepareForCreate(
  *   families re-inferred (the old policy is kept when the update omits it).
  * - DaemonSet: the template-generation annotation goes up by one when the template changed.
  * - CertificateSigningRequest: the spec is kept from `old` (it never changes after create).
+ * - EndpointSlice: `metadata.generation` goes up by one when the labels changed.
  *
  * @returns Errors found on the way, as for `prepareForCreate`.
  */
@@ -230,7 +243,9 @@ export function prepareForUpdate(
     case '/Service':
       return prepareServiceIPs(obj, old, opts.serviceIPFamilies ?? ['IPv4']);
     case 'apps/DaemonSet': {
-      const oldGen = Number(objectAt(objectAt(old, 'metadata'), 'annotations')?.[DS_GENERATION] ?? '1');
+      const oldGen = Number(
+        objectAt(objectAt(old, 'metadata'), 'annotations')?.[DAEMONSET_TEMPLATE_GENERATION] ?? '1',
+      );
       const changed = !semanticEqual(
         objectAt(obj, 'spec')?.['template'],
         objectAt(old, 'spec')?.['template'],
@@ -238,12 +253,24 @@ export function prepareForUpdate(
       const meta = ensureObject(obj, 'metadata');
       const annotations = meta === undefined ? undefined : ensureObject(meta, 'annotations');
       if (annotations !== undefined)
-        annotations[DS_GENERATION] = String((Number.isFinite(oldGen) ? oldGen : 1) + (changed ? 1 : 0));
+        annotations[DAEMONSET_TEMPLATE_GENERATION] = String(
+          (Number.isFinite(oldGen) ? oldGen : 1) + (changed ? 1 : 0),
+        );
       break;
     }
     case 'certificates.k8s.io/CertificateSigningRequest':
       if (old['spec'] !== undefined) obj['spec'] = structuredClone(old['spec']);
       break;
+    case 'discovery.k8s.io/EndpointSlice': {
+      // Its generation also counts label changes (the rest is the kind's generation tracking).
+      const meta = objectAt(obj, 'metadata');
+      const oldMeta = objectAt(old, 'metadata');
+      if (meta !== undefined && !semanticEqual(meta['labels'] ?? {}, oldMeta?.['labels'] ?? {})) {
+        const generation = oldMeta?.['generation'];
+        meta['generation'] = (typeof generation === 'number' ? generation : 0) + 1;
+      }
+      break;
+    }
     default:
       break;
   }

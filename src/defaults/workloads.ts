@@ -44,8 +44,18 @@ export function defaultReplicaSet(rs: JsonObject): void {
   defaultPodTemplateAt(spec);
 }
 
-/** apps/v1 DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, revisionHistoryLimit 10. */
+/** The DaemonSet annotation that carries kube's internal `spec.templateGeneration`. */
+export const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
+
+/**
+ * apps/v1 DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, revisionHistoryLimit 10;
+ * and the template generation annotation, which kube's conversion always writes (`"0"` when the
+ * client sent none; the create and update preparations then set it).
+ */
 export function defaultDaemonSet(ds: JsonObject): void {
+  const meta = ensureObject(ds, 'metadata');
+  const annotations = meta === undefined ? undefined : ensureObject(meta, 'annotations');
+  if (annotations !== undefined) defaultString(annotations, DAEMONSET_TEMPLATE_GENERATION, '0');
   const spec = ensureObject(ds, 'spec');
   if (spec === undefined) return;
   const strategy = ensureObject(spec, 'updateStrategy');

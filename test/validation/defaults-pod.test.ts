@@ -223,9 +223,10 @@ describe('pod template defaults', () => {
     expect(rs).toEqual({ spec: { replicas: 1, template: defaultedTemplate } });
   });
 
-  it('DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, history 10', () => {
+  it('DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, history 10; template generation "0"', () => {
     const ds = defaulted('apps', 'DaemonSet', { spec: { template: userTemplate } });
     expect(ds).toEqual({
+      metadata: { annotations: { 'deprecated.daemonset.template.generation': '0' } },
       spec: {
         updateStrategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 1, maxSurge: 0 } },
         revisionHistoryLimit: 10,
