@@ -2,7 +2,7 @@
  * certificates.k8s.io/v1 CertificateSigningRequest: a PEM `CERTIFICATE REQUEST`, a signer
  * name, and known, unique usages (v1 requires both `signerName` and `usages`).
  */
-import { duplicate, invalid, notSupported, required, type FieldError } from './field-error.js';
+import { duplicate, GoValue, invalid, notSupported, required, type FieldError } from './field-error.js';
 import { isDNS1123Subdomain } from './formats.js';
 import { has, num, obj, str, strings, type JsonObject } from './json.js';
 import { child, index } from './path.js';
@@ -33,6 +33,12 @@ const USAGES = [
   'timestamping',
 ];
 
+/** Go's `%#v` of a byte slice: `[]byte(nil)`, `[]byte{}`, `[]byte{0x68, 0xa}`. */
+function goBytes(bytes: Buffer | undefined): GoValue {
+  if (bytes === undefined) return new GoValue('[]byte(nil)');
+  return new GoValue(`[]byte{${[...bytes].map((b) => `0x${b.toString(16)}`).join(', ')}}`);
+}
+
 function requestError(request: string): string | undefined {
   const pem = Buffer.from(request, 'base64').toString('latin1');
   const m = /-----BEGIN ([A-Z ]+)-----/.exec(pem);
@@ -53,11 +59,12 @@ function signerNameErrors(name: string): string[] {
 /** A CertificateSigningRequest. */
 export function validateCSR(csr: JsonObject, _old: JsonObject | undefined, errs: FieldError[]): void {
   const spec = obj(csr, 'spec') ?? {};
+  // kube parses the request whatever it holds, and shows the bytes it could not parse.
   const request = str(spec, 'request');
-  if (request === '') errs.push(required('spec.request'));
-  else {
-    const err = requestError(request);
-    if (err !== undefined) errs.push(invalid('spec.request', '<binary>', err));
+  const err = requestError(request);
+  if (err !== undefined) {
+    const absent = spec['request'] === undefined || spec['request'] === null;
+    errs.push(invalid('spec.request', goBytes(absent ? undefined : Buffer.from(request, 'base64')), err));
   }
   const signer = str(spec, 'signerName');
   if (signer === '') errs.push(required('spec.signerName'));

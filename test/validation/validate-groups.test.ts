@@ -269,6 +269,24 @@ describe('apiextensions, certificates, admission', () => {
     );
   });
 
+  it('CertificateSigningRequest: a request that is no PEM CSR shows its bytes as Go does', () => {
+    // kube-apiserver v1.33.13's messages for these three requests.
+    const message = (request: unknown): string | undefined => {
+      const spec = { signerName: 'example.com/x', usages: ['digital signature'] };
+      const errs = createErrors('certificates.k8s.io', 'CertificateSigningRequest', {
+        metadata: { name: 'c' },
+        spec: request === undefined ? spec : { ...spec, request },
+      });
+      return expectError(errs, 'spec.request', 'FieldValueInvalid').message;
+    };
+    const detail = ': PEM block type must be CERTIFICATE REQUEST';
+    expect(message(Buffer.from('hello\n').toString('base64'))).toBe(
+      `Invalid value: []byte{0x68, 0x65, 0x6c, 0x6c, 0x6f, 0xa}${detail}`,
+    );
+    expect(message('')).toBe(`Invalid value: []byte{}${detail}`);
+    expect(message(undefined)).toBe(`Invalid value: []byte(nil)${detail}`);
+  });
+
   it('webhooks: sideEffects and admissionReviewVersions required in v1', () => {
     const hook = {
       name: 'check.example.com',
