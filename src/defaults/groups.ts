@@ -5,6 +5,7 @@
  */
 import { isObject } from '../validation/json.js';
 import {
+  defaultNonZero,
   defaultPointer,
   defaultString,
   eachObject,
@@ -72,14 +73,61 @@ export function defaultCSIDriver(d: JsonObject): void {
   defaultPointer(spec, 'seLinuxMount', false);
 }
 
+/** flowcontrol/v1 FlowSchema: matchingPrecedence 1000. */
+export function defaultFlowSchema(fs: JsonObject): void {
+  const spec = objectAt(fs, 'spec');
+  if (spec !== undefined) defaultNonZero(spec, 'matchingPrecedence', 1000);
+}
+
+/**
+ * flowcontrol/v1 PriorityLevelConfiguration: a Limited level's nominalConcurrencyShares 30 and
+ * lendablePercent 0, and its queuing (when given) 64 queues, hand size 8, queue length limit 50;
+ * an Exempt level's shares and lendable percent 0.
+ */
+export function defaultPriorityLevelConfiguration(plc: JsonObject): void {
+  const spec = objectAt(plc, 'spec');
+  const limited = objectAt(spec, 'limited');
+  if (limited !== undefined) {
+    defaultPointer(limited, 'nominalConcurrencyShares', 30);
+    defaultPointer(limited, 'lendablePercent', 0);
+    const queuing = objectAt(objectAt(limited, 'limitResponse'), 'queuing');
+    if (queuing !== undefined) {
+      defaultNonZero(queuing, 'queues', 64);
+      defaultNonZero(queuing, 'handSize', 8);
+      defaultNonZero(queuing, 'queueLengthLimit', 50);
+    }
+  }
+  const exempt = objectAt(spec, 'exempt');
+  if (exempt !== undefined) {
+    defaultPointer(exempt, 'nominalConcurrencyShares', 0);
+    defaultPointer(exempt, 'lendablePercent', 0);
+  }
+}
+
+/** apiregistration/v1 APIService: the service's port 443. */
+export function defaultAPIService(svc: JsonObject): void {
+  const service = objectAt(objectAt(svc, 'spec'), 'service');
+  if (service !== undefined) defaultPointer(service, 'port', 443);
+}
+
 /** scheduling/v1 PriorityClass: preemptionPolicy PreemptLowerPriority. */
 export function defaultPriorityClass(pc: JsonObject): void {
   defaultPointer(pc, 'preemptionPolicy', 'PreemptLowerPriority');
 }
 
-/** autoscaling/v1 HorizontalPodAutoscaler: minReplicas 1. */
-function defaultHPAv1(spec: JsonObject): void {
+/** The autoscaling/v1 annotation that carries the metrics v1 cannot express. */
+const V1_METRICS_ANNOTATION = 'autoscaling.alpha.kubernetes.io/metrics';
+
+/**
+ * autoscaling/v1 HorizontalPodAutoscaler: minReplicas 1, and a CPU target of 80% when it names
+ * no metric at all: kube answers with the object read back from its autoscaling/v2 storage, whose
+ * defaults add that metric, and shows it in v1 as `targetCPUUtilizationPercentage`.
+ */
+function defaultHPAv1(hpa: JsonObject, spec: JsonObject): void {
   defaultPointer(spec, 'minReplicas', 1);
+  const annotations = objectAt(objectAt(hpa, 'metadata'), 'annotations');
+  if (annotations?.[V1_METRICS_ANNOTATION] === undefined)
+    defaultPointer(spec, 'targetCPUUtilizationPercentage', 80);
 }
 
 function scalingRules(from: unknown, defaults: JsonObject): JsonObject {
@@ -100,7 +148,7 @@ export function defaultHPA(hpa: JsonObject): void {
   const spec = ensureObject(hpa, 'spec');
   if (spec === undefined) return;
   if (hpa['apiVersion'] === 'autoscaling/v1') {
-    defaultHPAv1(spec);
+    defaultHPAv1(hpa, spec);
     return;
   }
   defaultPointer(spec, 'minReplicas', 1);

@@ -16,13 +16,16 @@ import {
   defaultService,
 } from './core.js';
 import {
+  defaultAPIService,
   defaultCRD,
   defaultCSIDriver,
   defaultEndpointSlice,
+  defaultFlowSchema,
   defaultHPA,
   defaultIngressClass,
   defaultNetworkPolicy,
   defaultPriorityClass,
+  defaultPriorityLevelConfiguration,
   defaultRoleBinding,
   defaultStorageClass,
   defaultValidatingAdmissionPolicy,
@@ -79,6 +82,9 @@ const DEFAULTERS: ReadonlyMap<string, Defaulter> = new Map<string, Defaulter>([
   ['admissionregistration.k8s.io/ValidatingAdmissionPolicyBinding', defaultValidatingAdmissionPolicyBinding],
   ['apiextensions.k8s.io/CustomResourceDefinition', defaultCRD],
   ['discovery.k8s.io/EndpointSlice', defaultEndpointSlice],
+  ['flowcontrol.apiserver.k8s.io/FlowSchema', defaultFlowSchema],
+  ['flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration', defaultPriorityLevelConfiguration],
+  ['apiregistration.k8s.io/APIService', defaultAPIService],
 ]);
 
 /**

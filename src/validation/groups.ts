@@ -10,6 +10,7 @@ import { validateCRD } from './apiextensions.js';
 import { validateHPA } from './autoscaling.js';
 import { validateCSR } from './certificates.js';
 import { validateEvent } from './events.js';
+import { validateFlowSchema, validatePriorityLevelConfiguration } from './flowcontrol.js';
 import {
   validateEndpointSlice,
   validatePriorityClass,
@@ -66,4 +67,6 @@ export const GROUP_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<stri
   ['node.k8s.io/RuntimeClass', validateRuntimeClass],
   ['discovery.k8s.io/EndpointSlice', validateEndpointSlice],
   ['autoscaling/HorizontalPodAutoscaler', validateHPA],
+  ['flowcontrol.apiserver.k8s.io/PriorityLevelConfiguration', validatePriorityLevelConfiguration],
+  ['flowcontrol.apiserver.k8s.io/FlowSchema', validateFlowSchema],
 ]);

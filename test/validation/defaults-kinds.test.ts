@@ -251,11 +251,60 @@ describe('named group defaults', () => {
         },
       },
     });
+    // v1: kube answers with the object read back from its v2 storage, whose CPU metric shows as
+    // targetCPUUtilizationPercentage, unless the v1 metrics annotation names other metrics.
     const v1 = defaulted('autoscaling', 'HorizontalPodAutoscaler', {
       apiVersion: 'autoscaling/v1',
       spec: { maxReplicas: 3 },
     });
-    expect(v1['spec']).toEqual({ maxReplicas: 3, minReplicas: 1 });
+    expect(v1['spec']).toEqual({ maxReplicas: 3, minReplicas: 1, targetCPUUtilizationPercentage: 80 });
+    const annotated = defaulted('autoscaling', 'HorizontalPodAutoscaler', {
+      apiVersion: 'autoscaling/v1',
+      metadata: { annotations: { 'autoscaling.alpha.kubernetes.io/metrics': '[]' } },
+      spec: { maxReplicas: 3 },
+    });
+    expect(annotated['spec']).toEqual({ maxReplicas: 3, minReplicas: 1 });
+  });
+
+  it('flowcontrol v1: matchingPrecedence 1000; a limited level’s shares, lendable percent and queuing', () => {
+    const fs = defaulted('flowcontrol.apiserver.k8s.io', 'FlowSchema', {
+      spec: { priorityLevelConfiguration: { name: 'x' } },
+    });
+    expect(fs['spec']).toEqual({ priorityLevelConfiguration: { name: 'x' }, matchingPrecedence: 1000 });
+    const level = (limitResponse: unknown): unknown =>
+      defaulted('flowcontrol.apiserver.k8s.io', 'PriorityLevelConfiguration', {
+        spec: { type: 'Limited', limited: { limitResponse } },
+      })['spec'];
+    expect(level({ type: 'Queue', queuing: { handSize: 4 } })).toEqual({
+      type: 'Limited',
+      limited: {
+        nominalConcurrencyShares: 30,
+        lendablePercent: 0,
+        limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 4, queueLengthLimit: 50 } },
+      },
+    });
+    expect(level({ type: 'Reject' })).toEqual({
+      type: 'Limited',
+      limited: { nominalConcurrencyShares: 30, lendablePercent: 0, limitResponse: { type: 'Reject' } },
+    });
+    const exempt = defaulted('flowcontrol.apiserver.k8s.io', 'PriorityLevelConfiguration', {
+      spec: { type: 'Exempt', exempt: {} },
+    });
+    expect(exempt['spec']).toEqual({
+      type: 'Exempt',
+      exempt: { nominalConcurrencyShares: 0, lendablePercent: 0 },
+    });
+  });
+
+  it('APIService: the service port 443', () => {
+    const svc = defaulted('apiregistration.k8s.io', 'APIService', {
+      spec: { group: 'g.io', version: 'v1', service: { namespace: 'n', name: 's' } },
+    });
+    expect(svc['spec']).toEqual({
+      group: 'g.io',
+      version: 'v1',
+      service: { namespace: 'n', name: 's', port: 443 },
+    });
   });
 
   it('webhook configurations: v1 defaults (timeout 10, Fail, Equivalent, selectors, scope, port)', () => {

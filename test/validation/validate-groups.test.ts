@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { validateObject } from '../../src/validation/index.js';
 import { prepareForCreate, prepareForUpdate } from '../../src/defaults/prepare.js';
 import { clone, createErrors, defaulted, expectError, expectValid, updateErrors } from './helpers.js';
+import type { FieldError } from '../../src/validation/field-error.js';
 
 const ns = { name: 'x', namespace: 'default' };
 
@@ -285,6 +286,63 @@ describe('apiextensions, certificates, admission', () => {
     );
     expect(message('')).toBe(`Invalid value: []byte{}${detail}`);
     expect(message(undefined)).toBe(`Invalid value: []byte(nil)${detail}`);
+  });
+
+  it('flowcontrol: levels and schemas the server could not run are refused with kube’s messages', () => {
+    const level = (spec: unknown): ReturnType<typeof createErrors> =>
+      createErrors('flowcontrol.apiserver.k8s.io', 'PriorityLevelConfiguration', {
+        metadata: { name: 'l' },
+        spec,
+      });
+    const limited = (limitResponse: unknown, extra: Record<string, unknown> = {}): unknown => ({
+      type: 'Limited',
+      limited: { limitResponse, ...extra },
+    });
+    expectValid(level(limited({ type: 'Queue', queuing: {} })));
+    expectValid(level({ type: 'Exempt', exempt: {} }));
+    const message = (errs: ReturnType<typeof createErrors>, field: string, reason: FieldError['reason']) =>
+      expectError(errs, field, reason).message;
+    // kube-apiserver v1.33.13's answers.
+    expect(message(level({ type: 'Foo' }), 'spec.type', 'FieldValueNotSupported')).toBe(
+      'Unsupported value: "Foo": supported values: "Exempt", "Limited"',
+    );
+    expect(message(level({ type: 'Limited' }), 'spec.limited', 'FieldValueRequired')).toBe(
+      'Required value: must not be empty when type is Limited',
+    );
+    expect(
+      message(level(limited({ type: 'Bar' })), 'spec.limited.limitResponse.type', 'FieldValueNotSupported'),
+    ).toBe('Unsupported value: "Bar": supported values: "Queue", "Reject"');
+    expect(
+      message(level(limited({ type: 'Queue' })), 'spec.limited.limitResponse.queuing', 'FieldValueRequired'),
+    ).toBe('Required value: must not be empty if limited.limitResponse.type is Limited');
+    expect(
+      message(
+        level(limited({ type: 'Reject', queuing: { queues: 4 } })),
+        'spec.limited.limitResponse.queuing',
+        'FieldValueForbidden',
+      ),
+    ).toBe('Forbidden: must be nil if limited.limitResponse.type is not Limited');
+    expect(
+      message(
+        level(limited({ type: 'Queue', queuing: { queues: 4, handSize: 5 } })),
+        'spec.limited.limitResponse.queuing.handSize',
+        'FieldValueInvalid',
+      ),
+    ).toBe('Invalid value: 5: should not be greater than queues (4)');
+    const bounds = level(limited({ type: 'Reject' }, { lendablePercent: 101, nominalConcurrencyShares: -1 }));
+    expect(message(bounds, 'spec.limited.nominalConcurrencyShares', 'FieldValueInvalid')).toBe(
+      'Invalid value: -1: must be a non-negative integer',
+    );
+    expect(message(bounds, 'spec.limited.lendablePercent', 'FieldValueInvalid')).toBe(
+      'Invalid value: 101: must be between 0 and 100, inclusive',
+    );
+    const schema = createErrors('flowcontrol.apiserver.k8s.io', 'FlowSchema', {
+      metadata: { name: 'f' },
+      spec: { priorityLevelConfiguration: { name: '' } },
+    });
+    expect(message(schema, 'spec.priorityLevelConfiguration.name', 'FieldValueRequired')).toBe(
+      'Required value: must reference a priority level',
+    );
   });
 
   it('webhooks: sideEffects and admissionReviewVersions required in v1', () => {
