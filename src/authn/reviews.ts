@@ -81,9 +81,9 @@ export function tokenReviewEndpoint(tokens: TokenReviewer): CustomEndpoint {
           ...(r.audiences.length === 0 ? {} : { audiences: [...r.audiences] }),
         };
       } catch (err) {
-        const message =
-          err instanceof TokenRejected && err.message !== INVALID_BEARER_TOKEN ? err.message : '';
-        status = { user: {}, ...(message === '' ? {} : { error: message }) };
+        // kube-apiserver v1.33 says why, `invalid bearer token` when nothing recognised the token.
+        const message = err instanceof TokenRejected ? err.message : INVALID_BEARER_TOKEN;
+        status = { user: {}, error: message };
       }
       return created({
         kind: 'TokenReview',

@@ -280,6 +280,12 @@ describe('TokenReview', () => {
     const badStatus = (JSON.parse(bad.body) as { status: Record<string, unknown> }).status;
     expect(badStatus['authenticated']).toBeUndefined();
     expect(badStatus['error']).toContain('revoked');
+    // A token nothing recognises: kube-apiserver v1.33.13 answers `invalid bearer token`.
+    const unknown = await review({ token: 'bogus' });
+    expect((JSON.parse(unknown.body) as { status: unknown }).status).toEqual({
+      user: {},
+      error: 'invalid bearer token',
+    });
   });
 
   it('audience-agnostic tokens are not good for other audiences', async () => {
