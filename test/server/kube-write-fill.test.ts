@@ -2,8 +2,8 @@
  * What kube-apiserver v1.33 fills in on writes beyond the documented defaults, each checked
  * against kube-apiserver v1.33.13 with the same requests:
  * - `metadata.generation` of Pods (1, +1 per spec change and on graceful deletion, not on
- *   binding), PriorityClasses (1, never bumped) and EndpointSlices (1, +1 per change of
- *   anything but metadata, labels included);
+ *   binding), PodTemplates (1, +1 per template change), PriorityClasses (1, never bumped) and
+ *   EndpointSlices (1, +1 per change of anything but metadata, labels included);
  * - a Node's `podCIDR` and `podCIDRs` kept together (kube's conversion);
  * - a DaemonSet's `deprecated.daemonset.template.generation` annotation: the client's value when
  *   at least 1, bumped with the template, and owned by the creator (kube's conversion writes it
@@ -63,6 +63,19 @@ describe('metadata.generation', () => {
     expect(image.metadata.generation).toBe(2);
     await call('DELETE', `${pods}/p`);
     expect((await call('GET', `${pods}/p`)).metadata.generation).toBe(3);
+  });
+
+  it('of a PodTemplate: 1, bumped by a template change only', async () => {
+    const path = '/api/v1/namespaces/fill/podtemplates';
+    const created = await call('POST', path, {
+      metadata: { name: 'pt' },
+      template: { metadata: { labels: { a: 'b' } }, spec: { containers: [{ name: 'c', image: 'x' }] } },
+    });
+    expect(created.metadata.generation).toBe(1);
+    expect((await merge(`${path}/pt`, { metadata: { labels: { x: 'y' } } })).metadata.generation).toBe(1);
+    expect(
+      (await merge(`${path}/pt`, { template: { metadata: { labels: { c: 'd' } } } })).metadata.generation,
+    ).toBe(2);
   });
 
   it('of a PriorityClass: 1, whatever changes', async () => {
