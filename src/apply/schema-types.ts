@@ -35,7 +35,16 @@ export interface LeafType {
  * when it refuses one.
  */
 export interface LeafDecoding {
-  readonly accepts: 'string' | 'base64' | 'integer' | 'number' | 'boolean' | 'intOrString' | 'quantity';
+  readonly accepts:
+    | 'string'
+    | 'base64'
+    | 'integer'
+    | 'number'
+    | 'boolean'
+    | 'intOrString'
+    | 'quantity'
+    | 'time'
+    | 'microTime';
   /** Go's name of the type, as `json: cannot unmarshal ... of type X` prints it. */
   readonly goType: string;
   /** The range of an integer type. */
@@ -120,9 +129,10 @@ const DECODED_LEAVES: ReadonlyMap<string, LeafType> = new Map([
   ['sfixed64', scalarLeaf({ accepts: 'integer', goType: 'int64', ...INT64 })],
   ['uint64', scalarLeaf({ accepts: 'integer', goType: 'uint64', ...UINT64 })],
   ['fixed64', scalarLeaf({ accepts: 'integer', goType: 'uint64', ...UINT64 })],
-  // Time, MicroTime and Duration decode their JSON into a Go string first.
-  ['time', scalarLeaf({ accepts: 'string', goType: 'string' })],
-  ['microTime', scalarLeaf({ accepts: 'string', goType: 'string' })],
+  // Time, MicroTime and Duration decode their JSON into a Go string first; the times then
+  // parse it with Go's time layouts.
+  ['time', scalarLeaf({ accepts: 'time', goType: 'string' })],
+  ['microTime', scalarLeaf({ accepts: 'microTime', goType: 'string' })],
   ['duration', scalarLeaf({ accepts: 'string', goType: 'string' })],
   // IntOrString: a JSON string, else an int32.
   ['intOrString', scalarLeaf({ accepts: 'intOrString', goType: 'int32', ...INT32 })],

@@ -50,6 +50,8 @@ function scalarProblem(v: JsonValue, t: LeafType): string | undefined {
   switch (t.decodes?.accepts) {
     case 'string':
     case 'base64':
+    case 'time':
+    case 'microTime':
       return typeof v === 'string'
         ? undefined
         : `expected string, got &value.valueUnstructured{Value:${goSharpV(v)}}`;

@@ -141,6 +141,34 @@ describe('typed decoding of request bodies', () => {
     });
   });
 
+  it('a time Go cannot parse: 400 with Go time.Parse error (kube-apiserver v1.33.13 wording)', async () => {
+    const cases: Array<[string, string, string, string]> = [
+      [
+        '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+        '{"metadata":{"name":"l"},"spec":{"renewTime":"2026-12-05T12:00:00Z"}}',
+        'Lease',
+        'parsing time "2026-12-05T12:00:00Z" as "2006-01-02T15:04:05.000000Z07:00": cannot parse "Z" as ".000000"',
+      ],
+      [
+        `${NS}/configmaps`,
+        '{"metadata":{"name":"c","creationTimestamp":"x"}}',
+        'ConfigMap',
+        'parsing time "x" as "2006-01-02T15:04:05Z07:00": cannot parse "x" as "2006"',
+      ],
+    ];
+    for (const [path, body, kind, detail] of cases) {
+      const r = await send('POST', path, body);
+      expect(r.statusCode).toBe(400);
+      expect(r.json()['message']).toBe(`${kind} in version "v1" cannot be handled as a ${kind}: ${detail}`);
+    }
+    const ok = await send(
+      'POST',
+      '/apis/coordination.k8s.io/v1/namespaces/default/leases',
+      '{"metadata":{"name":"l"},"spec":{"renewTime":"2026-12-05T12:00:00.123456Z"}}',
+    );
+    expect(ok.statusCode).toBe(201);
+  });
+
   it('a Quantity that is no string or number: the quantity format error', async () => {
     for (const value of ['{}', 'true']) {
       const r = await send('POST', `${NS}/pods`, CONTAINER(`"resources":{"limits":{"cpu":${value}}}`));

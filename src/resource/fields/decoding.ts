@@ -15,6 +15,7 @@
 import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
 import { base64Length } from '../../validation/core/config.js';
+import { goTimeParseError } from '../../api/go-time.js';
 
 /**
  * Whose words a refusal is in: Go's JSON decoder (`json`: bodies, merge and JSON patches), or
@@ -126,6 +127,10 @@ function leafError(value: unknown, leaf: LeafType, at: GoContext): string | unde
       return typeof value === 'string' ? undefined : integer();
     case 'quantity':
       return typeof value === 'string' || typeof value === 'number' ? undefined : QUANTITY_FORMAT;
+    case 'time':
+    case 'microTime':
+      if (typeof value !== 'string') return refuse(jsonKind(value));
+      return goTimeParseError(value, d.accepts === 'microTime');
   }
 }
 
@@ -145,6 +150,10 @@ function convertLeafError(value: unknown, leaf: LeafType, at: GoContext): string
   switch (d.accepts) {
     case 'string':
       if (typeof value === 'string') return undefined;
+      return kind === 'int64' ? 'cannot convert int64 to string' : 'unrecognized type: string';
+    case 'time':
+    case 'microTime':
+      if (typeof value === 'string') return leafError(value, leaf, at);
       return kind === 'int64' ? 'cannot convert int64 to string' : 'unrecognized type: string';
     case 'base64':
       return typeof value === 'string' ? leafError(value, leaf, at) : `cannot restore slice from ${kind}`;
