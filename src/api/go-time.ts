@@ -69,6 +69,7 @@ export function goTimeParseError(value: string, micro: boolean): string | undefi
         return { rest: got.rest, ...(month < 1 || month > 12 ? { range: 'month' } : {}) };
       },
     ],
+    // Go checks the day against its month only once the whole value is read (below).
     ['-', '02', number(true, 99, 'day', (n) => (day = n))],
     ['T', '15', number(false, 23, 'hour', () => undefined)],
     [':', '04', number(true, 59, 'minute', () => undefined)],
