@@ -201,7 +201,8 @@ export function tooLargeResourceVersion(requested: bigint, current: bigint): Api
 }
 
 export function internalError(message = 'an internal error occurred'): ApiError {
-  return new ApiError('InternalError', `Internal error occurred: ${message}`);
+  // kube's NewInternalError: the error again as the one cause, without field or reason.
+  return new ApiError('InternalError', `Internal error occurred: ${message}`, { causes: [{ message }] });
 }
 
 export function serviceUnavailable(message: string): ApiError {
