@@ -25,7 +25,8 @@ function getnum(s: string, fixed: boolean): { n: number; rest: string } | undefi
   return { n: Number(s.slice(0, 2)), rest: s.slice(2) };
 }
 
-function daysIn(month: number, year: number): number {
+/** Days in `month` (1-12) of `year`, proleptic Gregorian as Go counts them. */
+export function daysInMonth(year: number, month: number): number {
   if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
   return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
@@ -128,6 +129,6 @@ export function goTimeParseError(value: string, micro: boolean): string | undefi
     rest = done.rest;
   }
   if (rest !== '') return `parsing time ${quote(value)}: extra text: ${quote(rest)}`;
-  if (day < 1 || day > daysIn(month, year)) return outOfRange('day');
+  if (day < 1 || day > daysInMonth(year, month)) return outOfRange('day');
   return undefined;
 }

@@ -12,6 +12,7 @@
  * `time.Parse(time.RFC3339, ...)` does; the calendar arithmetic is exact for years 0-9999.
  */
 import { invalidValue } from './errors.js';
+import { daysInMonth } from '../api/go-time.js';
 
 /** Seconds from the Unix epoch to 0001-01-01T00:00:00Z, Go's zero `time.Time`. */
 export const ZERO_TIME_SECONDS = -62135596800;
@@ -34,11 +35,6 @@ function daysFromCivil(year: number, month: number, day: number): number {
   const doy = Math.floor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
   const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
   return era * 146097 + doe - 719468;
-}
-
-function daysInMonth(year: number, month: number): number {
-  if (month === 2) return (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0 ? 29 : 28;
-  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
 }
 
 /**
