@@ -161,6 +161,15 @@ export function withResourceVersion(value: Uint8Array, revision: bigint): Buffer
   return Buffer.from(JSON.stringify(decodeStored(value, revision)));
 }
 
+/** `value` and everything in it, frozen (a JSON value: plain objects and arrays). */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 /**
  * A deep copy of a JSON value (objects handled here are plain JSON). Plain objects and arrays are
  * copied member by member, which is several times faster than `structuredClone` (V8's serializer)

@@ -10,17 +10,10 @@
  * Code that changes a cached object must copy it first (`cloneJson`, `structuredClone`: both give
  * unfrozen copies).
  */
+import { deepFreeze } from '../api/object.js';
+
 /** Values above this many characters of JSON are not shared: they are seldom repeated. */
 const MAX_SHARED_JSON = 4096;
-
-/** Freezes a JSON value and everything in it. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const v of Object.values(value)) deepFreeze(v);
-    Object.freeze(value);
-  }
-  return value;
-}
 
 /**
  * One frozen copy of each distinct JSON value (and string) it is handed, so equal parts of many

@@ -17,14 +17,13 @@ import {
   applyOperation,
   updateOperation,
   type StructType,
-  type UpdateOptions,
 } from '../apply/index.js';
 import type { JsonMap } from '../apply/value.js';
 import { ApiError } from '../api/errors.js';
 import { ProtobufCodec } from '../codec/protobuf.js';
 import type { SchemaSet } from '../registry/schema.js';
 import type { ResourceType } from '../registry/types.js';
-import type { KubeObject } from '../api/object.js';
+import { deepFreeze, type KubeObject } from '../api/object.js';
 import type { KindStrategies } from '../kinds/index.js';
 import type { WriteOptions } from './write-options.js';
 
@@ -94,7 +93,7 @@ export class FieldManager {
     let zero = this.#zeros.get(type.messageType);
     if (zero === undefined) {
       const codec = new ProtobufCodec(this.#load());
-      zero = freezeDeep(codec.decodeMessage(type.messageType, new Uint8Array(0)) as JsonMap);
+      zero = deepFreeze(codec.decodeMessage(type.messageType, new Uint8Array(0)) as JsonMap);
       this.#zeros.set(type.messageType, zero);
     }
     return zero;
@@ -116,7 +115,8 @@ export class FieldManager {
     now: Date,
   ): void {
     const ignored = this.#strategies.of(type).resetFields(subresource);
-    const options: UpdateOptions = {
+    const base = old === undefined ? this.#createBase(type) : undefined;
+    const result = updateOperation({
       type: this.#typeOf(type, [old, next]),
       manager: write.manager,
       apiVersion: type.apiVersion,
@@ -125,9 +125,8 @@ export class FieldManager {
       ...(ignored === undefined ? {} : { ignoredFields: ignored }),
       oldObject: old as JsonMap | undefined,
       newObject: next as JsonMap,
-    };
-    const base = old === undefined ? this.#createBase(type) : undefined;
-    const result = updateOperation(base === undefined ? options : { ...options, createBase: base });
+      ...(base === undefined ? {} : { createBase: base }),
+    });
     if (result.managedFields.length === 0) delete next.metadata.managedFields;
     else next.metadata.managedFields = result.managedFields;
   }
@@ -170,13 +169,4 @@ export function toApiError(err: unknown): unknown {
     return new ApiError(status.reason, err.message, undefined, { cause: err, code: status.code });
   }
   return err;
-}
-
-/** `value` and everything in it, frozen. */
-function freezeDeep<T>(value: T): T {
-  if (typeof value === 'object' && value !== null) {
-    for (const v of Object.values(value)) freezeDeep(v);
-    Object.freeze(value);
-  }
-  return value;
 }
