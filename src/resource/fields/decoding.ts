@@ -149,11 +149,10 @@ function convertLeafError(value: unknown, leaf: LeafType, at: GoContext): string
   const kind = unstructuredKind(value);
   switch (d.accepts) {
     case 'string':
-      if (typeof value === 'string') return undefined;
-      return kind === 'int64' ? 'cannot convert int64 to string' : 'unrecognized type: string';
     case 'time':
     case 'microTime':
-      if (typeof value === 'string') return leafError(value, leaf, at);
+      // Times convert as the string they hold, then parse it.
+      if (typeof value === 'string') return d.accepts === 'string' ? undefined : leafError(value, leaf, at);
       return kind === 'int64' ? 'cannot convert int64 to string' : 'unrecognized type: string';
     case 'base64':
       return typeof value === 'string' ? leafError(value, leaf, at) : `cannot restore slice from ${kind}`;
