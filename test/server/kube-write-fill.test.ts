@@ -10,7 +10,7 @@
  *   before the field manager runs).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import { adminJson, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let admin: AdminTls;
@@ -25,13 +25,9 @@ interface Obj {
 }
 
 async function call(method: string, path: string, body?: unknown, type = 'application/json'): Promise<Obj> {
-  const res = await adminFetch(`${server.url}${path}`, admin, {
-    method,
-    headers: { 'content-type': type },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  expect(res.status, res.body).toBeLessThan(300);
-  return JSON.parse(res.body) as Obj;
+  const res = await adminJson(`${server.url}${path}`, admin, method, body, { 'content-type': type });
+  expect(res.status, res.text).toBeLessThan(300);
+  return res.json as unknown as Obj;
 }
 
 const merge = (path: string, body: unknown): Promise<Obj> =>

@@ -12,7 +12,7 @@
  * Also kube's PodSpec conversion: the deprecated `serviceAccount` follows `serviceAccountName`.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { adminFetch, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
+import { adminJson, adminTls, startTestServer, type AdminTls, type TestServer } from '../support/server.js';
 
 let server: TestServer;
 let admin: AdminTls;
@@ -23,12 +23,8 @@ type Obj = Record<string, unknown> & {
 };
 
 async function call(method: string, path: string, body: unknown): Promise<{ status: number; json: Obj }> {
-  const res = await adminFetch(`${server.url}${path}`, admin, {
-    method,
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, json: JSON.parse(res.body) as Obj };
+  const res = await adminJson(`${server.url}${path}`, admin, method, body);
+  return { status: res.status, json: res.json as Obj };
 }
 
 /** The fieldsV1 of `manager`'s entry in a write's answer, which must be `expected` (201/200). */
@@ -188,8 +184,8 @@ describe('managedFields of a create, as kube-apiserver v1.33 records them', () =
       'putter',
     );
     expect(fields).toEqual({ 'f:metadata': { 'f:labels': { 'f:a': {} } }, 'f:spec': { 'f:finalizers': {} } });
-    const stored = await adminFetch(`${server.url}/api/v1/namespaces/upd`, admin);
-    expect((JSON.parse(stored.body) as Obj).spec).toEqual({ finalizers: ['kubernetes'] });
+    const stored = await adminJson(`${server.url}/api/v1/namespaces/upd`, admin);
+    expect(stored.json['spec']).toEqual({ finalizers: ['kubernetes'] });
   });
 });
 
