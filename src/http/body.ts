@@ -19,6 +19,7 @@
  * bodies are 400s. An empty body parses as `undefined` (a DELETE without options).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Http2ServerRequest } from 'node:http2';
 import { createRequire } from 'node:module';
 import type { PatchType } from '../resource/patch.js';
 import { ProtobufBody } from '../representation/protobuf-body.js';
@@ -107,10 +108,31 @@ function parseProtobuf(buf: Buffer): unknown {
 }
 
 /**
+ * True for an HTTP/2 request whose body comes with neither `Content-Length` nor `Content-Type`
+ * (`kubectl create --raw -f FILE` streams its file so). fastify looks for a body only where one
+ * of those or `Transfer-Encoding` (which HTTP/2 has not) says so, and would see none; the
+ * caller marks it chunked in fastify's view of the headers, so the body is read and parsed as
+ * JSON like any request without a `Content-Type`. A stream ended with its headers has no body.
+ */
+function unannouncedHttp2Body(request: FastifyRequest): boolean {
+  const raw = request.raw;
+  if (!(raw instanceof Http2ServerRequest)) return false;
+  const { headers } = raw;
+  return (
+    headers['content-type'] === undefined &&
+    headers['content-length'] === undefined &&
+    !raw.stream.endAfterHeaders
+  );
+}
+
+/**
  * Installs the parsers in `scope` (a fastify plugin scope: the parsers apply to its routes only),
  * replacing fastify's default JSON parser there.
  */
 export function installBodyParsers(scope: FastifyInstance): void {
+  scope.addHook('onRequest', async (request) => {
+    if (unannouncedHttp2Body(request)) request.headers = { 'transfer-encoding': 'chunked' };
+  });
   scope.removeAllContentTypeParsers();
   for (const format of FORMATS) {
     scope.addContentTypeParser(
