@@ -111,8 +111,8 @@ async function mapStoreErrors<T>(pending: Promise<T>, out: KeyValueMapping): Pro
 /**
  * A {@link PassThroughStore} that maps values and nothing else: keys, revisions and leases pass
  * through untouched. Empty values (a deleted key's in a watch event, keys-only reads) are never
- * mapped. A put's result carries the caller's own bytes: there is no need to map back what was
- * just mapped in.
+ * mapped. A put's result carries the caller's own bytes unless the wrapper says otherwise
+ * ({@link toCallerWritten}).
  */
 export abstract class ValueMappingStore extends PassThroughStore {
   /** The mappings out as fields, so events and errors allocate no closure per call. */
@@ -129,6 +129,15 @@ export abstract class ValueMappingStore extends PassThroughStore {
   /** As {@link toCaller}, for a watch event's previous value (a wrapper may map it lazily). */
   protected toCallerPrevious(kv: KeyValue): KeyValue {
     return this.toCaller(kv);
+  }
+
+  /**
+   * A put's result: by default `kv` with the caller's own `value` (the value mapped in, unchanged
+   * by the round trip); a wrapper whose stored form changes what a reader sees gives that form.
+   * `kv.value` is the stored form.
+   */
+  protected toCallerWritten(kv: KeyValue, value: Uint8Array): KeyValue {
+    return { ...kv, value };
   }
 
   /** As {@link toCaller}, for a watch event's value (a wrapper may map it lazily). */
@@ -148,13 +157,13 @@ export abstract class ValueMappingStore extends PassThroughStore {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.create(key, this.toStored(key, value), options));
-    return asWritten(written, value);
+    const stored = this.toStored(key, value);
+    return this.#written(await this.#errors(this.inner.create(key, stored, options)), value, stored);
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    const written = await this.#errors(this.inner.update(key, this.toStored(key, value), options));
-    return asWritten(written, value);
+    const stored = this.toStored(key, value);
+    return this.#written(await this.#errors(this.inner.update(key, stored, options)), value, stored);
   }
 
   async delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
@@ -165,8 +174,9 @@ export abstract class ValueMappingStore extends PassThroughStore {
   async txn(request: TxnRequest): Promise<WriteResult> {
     const { then } = request;
     if (then.op === 'put') {
-      const stored = { ...then, value: this.toStored(request.key, then.value) };
-      return asWritten(await this.#errors(this.inner.txn({ ...request, then: stored })), then.value);
+      const stored = this.toStored(request.key, then.value);
+      const written = await this.#errors(this.inner.txn({ ...request, then: { ...then, value: stored } }));
+      return this.#written(written, then.value, stored);
     }
     const deleted = await this.#errors(this.inner.txn(request));
     return { revision: deleted.revision, kv: this.#out(deleted.kv) };
@@ -181,9 +191,9 @@ export abstract class ValueMappingStore extends PassThroughStore {
   #errors<T>(pending: Promise<T>): Promise<T> {
     return mapStoreErrors(pending, this.#out);
   }
-}
 
-/** A put's result with the caller's `value` in place of the stored form. */
-function asWritten(result: WriteResult, value: Uint8Array): WriteResult {
-  return { revision: result.revision, kv: { ...result.kv, value } };
+  /** A put's result in the caller's form (`value` was given, `stored` written). */
+  #written(result: WriteResult, value: Uint8Array, stored: Uint8Array): WriteResult {
+    return { revision: result.revision, kv: this.toCallerWritten({ ...result.kv, value: stored }, value) };
+  }
 }

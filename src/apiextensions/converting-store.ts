@@ -125,11 +125,13 @@ export class ConvertingStore extends PassThroughStore {
   }
 
   async create(key: string, value: Uint8Array, options?: CreateOptions): Promise<WriteResult> {
-    return this.inner.create(key, await this.#toStorage(key, value), options);
+    const stored = await this.#toStorage(key, value);
+    return inRequestVersion(await this.inner.create(key, stored, options), value, stored);
   }
 
   async update(key: string, value: Uint8Array, options: UpdateOptions): Promise<WriteResult> {
-    return this.inner.update(key, await this.#toStorage(key, value), options);
+    const stored = await this.#toStorage(key, value);
+    return inRequestVersion(await this.inner.update(key, stored, options), value, stored);
   }
 
   delete(key: string, options?: DeleteOptions): Promise<WriteResult> {
@@ -153,4 +155,12 @@ export class ConvertingStore extends PassThroughStore {
       return mapWatchEvent(event, (kv) => byInput.get(kv) ?? kv);
     });
   }
+}
+
+/**
+ * A put's result in the request's version: the store's own result when nothing was converted,
+ * else the request's `value` (what converting the stored object back would give).
+ */
+function inRequestVersion(written: WriteResult, value: Uint8Array, stored: Uint8Array): WriteResult {
+  return stored === value ? written : { revision: written.revision, kv: { ...written.kv, value } };
 }

@@ -194,6 +194,9 @@ export function hpaToV1(o: KubeObject): KubeObject {
   if (status !== undefined) {
     const { currentMetrics: _c, conditions: _cond, ...statusRest } = status;
     out['status'] = fields([
+      // v1's replica counts have no omitempty: Go writes them even when 0.
+      ['currentReplicas', 0],
+      ['desiredReplicas', 0],
       ...Object.entries(statusRest),
       [
         'currentCPUUtilizationPercentage',
@@ -229,7 +232,7 @@ export function hpaToV2(o: KubeObject): KubeObject {
     out['spec'] = fields([...Object.entries(specRest), ['metrics', metrics], ['behavior', behavior]]);
   }
   if (status !== undefined) {
-    const { currentCPUUtilizationPercentage: cpu, ...statusRest } = status;
+    const { currentCPUUtilizationPercentage: cpu, currentReplicas, ...statusRest } = status;
     const current =
       currentMetrics !== undefined
         ? currentMetrics.map(statusFromV1)
@@ -237,6 +240,8 @@ export function hpaToV2(o: KubeObject): KubeObject {
           ? [{ type: 'Resource', resource: { name: 'cpu', current: { averageUtilization: cpu } } }]
           : undefined;
     out['status'] = fields([
+      // v2's currentReplicas has omitempty (v1's has not).
+      ['currentReplicas', currentReplicas === 0 ? undefined : currentReplicas],
       ...Object.entries(statusRest),
       ['currentMetrics', current],
       ['conditions', conditions],

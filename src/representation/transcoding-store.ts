@@ -32,10 +32,17 @@ class TranscodingStore extends ValueMappingStore {
   }
 
   protected toStored(_key: string, value: Uint8Array): Uint8Array {
-    // A put's result carries the caller's bytes and is not remembered for reads: a read must give
-    // the decoded form (protobuf materialises empty messages such as `status: {}`), the same
-    // before and after a restart.
     return this.#codec.toStorage(value);
+  }
+
+  /**
+   * A put's result gives what a read of it will give: the stored form decoded, as kube-apiserver
+   * answers a write with the object it decodes from the bytes it stored (protobuf materialises
+   * Go's zero values such as `status: {}` and drops empty maps). Decoded on first read and
+   * remembered, so the watch cache's copy of the same version costs no second decode.
+   */
+  protected override toCallerWritten(kv: KeyValue): KeyValue {
+    return lazyKeyValue(kv, this.#decodeValue);
   }
 
   protected toCaller(kv: KeyValue): KeyValue {

@@ -60,6 +60,12 @@ export interface ResourceContext {
   readonly writeHooks: WriteHooks | undefined;
   /** The IP families of `--service-cluster-ip-range`, primary first. */
   readonly serviceIPFamilies: readonly ('IPv4' | 'IPv6')[];
+  /**
+   * What a read would give of `json` (the handlers' storage layout) once stored: a dry run's
+   * answer, which kube-apiserver also passes through its storage codec. Writes that are stored
+   * answer with the store's own result, which is that form already.
+   */
+  readonly storedForm: (json: Uint8Array) => Uint8Array;
 }
 
 /** Allocations a write made before it is stored: finished when stored, undone when it fails. */
@@ -125,6 +131,8 @@ export interface ResourceContextOptions {
   readonly writeHooks?: WriteHooks;
   /** Service IP families (default single-stack IPv4). */
   readonly serviceIPFamilies?: readonly ('IPv4' | 'IPv6')[];
+  /** Default: the bytes as they are (a store that keeps values as given). */
+  readonly storedForm?: (json: Uint8Array) => Uint8Array;
 }
 
 /**
@@ -162,6 +170,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     admission: options.admission ?? EMPTY_CHAIN,
     writeHooks: options.writeHooks,
     serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
+    storedForm: options.storedForm ?? ((json) => json),
   };
 }
 

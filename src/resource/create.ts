@@ -33,7 +33,9 @@ const MAX_GENERATE_ATTEMPTS = 8;
 export interface Created {
   /** The new revision; 0 for a dry run. */
   readonly revision: bigint;
+  /** The object as a read gives it (its stored form, as kube answers). */
   readonly body: Buffer;
+  /** The object as written, before the storage encoding's round trip. */
   readonly obj: KubeObject;
 }
 
@@ -98,7 +100,7 @@ export async function createObject(
       if (write.dryRun) {
         const { kv } = await ctx.store.get(objectKey(type, namespace, name));
         if (kv !== undefined) throw new AlreadyExistsError(objectKey(type, namespace, name), kv);
-        return { revision: 0n, body: Buffer.from(bytes), obj: candidate };
+        return { revision: 0n, body: Buffer.from(ctx.storedForm(bytes)), obj: candidate };
       }
       const lease = await leaseFor(ctx, type);
       let written;
@@ -119,7 +121,7 @@ export async function createObject(
       candidate.metadata.resourceVersion = String(written.revision);
       return {
         revision: written.revision,
-        body: withResourceVersion(bytes, written.revision),
+        body: withResourceVersion(written.kv.value, written.revision),
         obj: candidate,
       };
     } catch (err) {

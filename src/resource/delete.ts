@@ -223,17 +223,23 @@ export async function deleteObject(
       const finalizers = meta.finalizers ?? [];
       const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
       const returnObject = strategy.returnDeletedObject;
+      // A dry run's answer: what a read would give of `obj` at the current version (as kube).
+      const asRead = (): Buffer => withResourceVersion(ctx.storedForm(encodeForStorage(obj)), kv.modRevision);
       try {
         if (meta.deletionTimestamp) {
           const pending = meta.deletionGracePeriodSeconds ?? 0;
           const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
           if (gcFinalizers !== undefined && !shorter && finalizers.length > 0) {
             // Only the finalizers change (a second delete with another propagation policy).
-            if (dryRun) return { done: { code: 200, body: JSON.stringify(obj), removed: false } };
+            if (dryRun) return { done: { code: 200, body: asRead(), removed: false } };
             const bytes = encodeForStorage(obj);
             const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
             return {
-              done: { code: 200, body: withResourceVersion(bytes, written.revision), removed: false },
+              done: {
+                code: 200,
+                body: withResourceVersion(written.kv.value, written.revision),
+                removed: false,
+              },
             };
           }
           if (!shorter) {
@@ -245,10 +251,16 @@ export async function deleteObject(
         }
         if (grace > 0 || finalizers.length > 0) {
           markDeleting(ctx, obj, grace);
-          if (dryRun) return { done: { code: 200, body: JSON.stringify(obj), removed: false } };
+          if (dryRun) return { done: { code: 200, body: asRead(), removed: false } };
           const bytes = encodeForStorage(obj);
           const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
-          return { done: { code: 200, body: withResourceVersion(bytes, written.revision), removed: false } };
+          return {
+            done: {
+              code: 200,
+              body: withResourceVersion(written.kv.value, written.revision),
+              removed: false,
+            },
+          };
         }
         if (!dryRun) {
           await ctx.store.delete(key, { ifModRevision: kv.modRevision });

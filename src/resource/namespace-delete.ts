@@ -46,13 +46,15 @@ export async function deleteNamespace(
     }
     obj.metadata.deletionTimestamp = rfc3339Seconds(ctx.now());
     obj['status'] = { ...(isJsonObject(obj['status']) ? obj['status'] : {}), phase: 'Terminating' };
-    if (options.dryRun === true) return { code: 200, body: JSON.stringify(obj) };
+    if (options.dryRun === true) {
+      return { code: 200, body: withResourceVersion(ctx.storedForm(encodeForStorage(obj)), kv.modRevision) };
+    }
     const bytes = encodeForStorage(obj);
     try {
       // Before the write: a create racing this DELETE must read storage, not the cache.
       ctx.namespaceAdmission.deleted(name);
       const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
-      return { code: 200, body: withResourceVersion(bytes, written.revision) };
+      return { code: 200, body: withResourceVersion(written.kv.value, written.revision) };
     } catch (err) {
       if (err instanceof NotFoundError) throw notFound(qualified(type, name));
       if (!(err instanceof ConflictError)) throw err;

@@ -225,15 +225,18 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         ? undefined
         : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
       try {
+        // What a read would give of `next` at the current version (kube answers so).
+        const asRead = (): Buffer =>
+          withResourceVersion(ctx.storedForm(encodeForStorage(next)), kv.modRevision);
         if (write.dryRun) {
           next.metadata.resourceVersion = String(kv.modRevision);
-          return { done: { code: 200, body: JSON.stringify(next), obj: next, deleted: removable === true } };
+          return { done: { code: 200, body: asRead(), obj: next, deleted: removable === true } };
         }
         if (removable) {
           await ctx.store.delete(key, { ifModRevision: kv.modRevision });
           await ctx.writeHooks?.afterDelete(ctx, type, current);
           next.metadata.resourceVersion = String(kv.modRevision);
-          return { done: { code: 200, body: JSON.stringify(next), obj: next, deleted: true } };
+          return { done: { code: 200, body: asRead(), obj: next, deleted: true } };
         }
         if (sameContent(next, current)) {
           await pending?.rollback();
@@ -244,7 +247,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         const written = await ctx.store.update(key, bytes, await updateOptions(ctx, type, kv));
         await pending?.commit();
         next.metadata.resourceVersion = String(written.revision);
-        const body = withResourceVersion(bytes, written.revision);
+        const body = withResourceVersion(written.kv.value, written.revision);
         return { done: { code: 200, body, obj: next, deleted: false } };
       } catch (err) {
         await pending?.rollback();

@@ -202,6 +202,7 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
       : { writeHooks: allocations, serviceIPFamilies: allocations.families }),
     registry: deps.registry,
     store,
+    storedForm: (json) => storageCodec.fromStorage(storageCodec.toStorage(json)),
     strategies,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
