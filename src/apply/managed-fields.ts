@@ -12,7 +12,8 @@
  * first gives its existing fields to `before-first-apply`; an update of an existing object
  * without managedFields starts no tracking; more than 10 Update entries fold the oldest into
  * `ancient-changes`; client-sent managedFields replace the stored ones when valid and non-empty,
- * reset them when `[]` or `[{}]`, and are ignored otherwise or on a subresource.
+ * reset them when `[]` or `[{}]`, and are ignored otherwise or on a subresource; an apply by
+ * `kubectl` honours and updates the client-side apply annotation (last-applied.ts).
  */
 import { ApplyConflictError, ApplyError, FieldsV1Error, TypedValueError } from './errors.js';
 import {
@@ -28,6 +29,12 @@ import {
 } from './entries.js';
 import { copyWithout, setOwn } from '../api/object.js';
 import { FieldSet, fieldElement, pathToString } from './fieldpath.js';
+import {
+  LAST_APPLIED_MANAGER,
+  allowedByLastApplied,
+  conflictsBeyond,
+  withLastAppliedSynced,
+} from './last-applied.js';
 import type { StructType } from './schema-types.js';
 import { Conflicts, applyManagers, updateManagers, type VersionedSet } from './updater.js';
 import { compareStrings, isJsonMap, jsonEqual, type JsonMap, type JsonValue } from './value.js';
@@ -362,13 +369,25 @@ export function applyOperation(o: ApplyOptions): ApplyResult {
     operation: 'Apply',
     ...(o.subresource === undefined ? {} : { subresource: o.subresource }),
   });
-  let outcome;
-  try {
-    outcome = applyManagers(live, config, state.managers, id, o.force, {
+  const run = (force: boolean): ReturnType<typeof applyManagers> =>
+    applyManagers(live, config, state.managers, id, force, {
       type: o.type,
       apiVersion: o.apiVersion,
       ...(o.ignoredFields === undefined ? {} : { ignored: o.ignoredFields }),
     });
+  let outcome;
+  try {
+    try {
+      outcome = run(o.force);
+    } catch (err) {
+      // Conflicts with what the same user last set by client-side apply are no conflicts.
+      if (!(err instanceof Conflicts) || o.manager !== LAST_APPLIED_MANAGER) throw err;
+      const allowed = allowedByLastApplied(o.live, o.type, o.apiVersion);
+      if (allowed === undefined) throw err;
+      const left = conflictsBeyond(err, allowed);
+      if (left !== undefined) throw left;
+      outcome = run(true);
+    }
   } catch (err) {
     if (err instanceof Conflicts) throw toConflictError(err);
     if (err instanceof TypedValueError) {
@@ -387,11 +406,17 @@ export function applyOperation(o: ApplyOptions): ApplyResult {
   strip(state.managers, id);
   if (outcome.object !== undefined) state.times.set(id, formatTime(o.now));
   const managedFields = encodeManagedFields(state);
-  const object = withManagedFields(outcome.object ?? live, managedFields);
+  let object = withManagedFields(outcome.object ?? live, managedFields);
+  let annotationChanged = false;
+  if (o.manager === LAST_APPLIED_MANAGER) {
+    const synced = withLastAppliedSynced(object, config);
+    annotationChanged = synced !== object && !jsonEqual(metadataOf(synced), metadataOf(object));
+    object = synced;
+  }
   const previous = Array.isArray(stored) ? stored : [];
   return {
     object,
     managedFields,
-    changed: outcome.object !== undefined || !jsonEqual(previous, managedFields),
+    changed: outcome.object !== undefined || annotationChanged || !jsonEqual(previous, managedFields),
   };
 }

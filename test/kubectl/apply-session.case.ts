@@ -169,6 +169,36 @@ export function applySession(version: KubectlVersion, server: () => TestServer):
       expect(pick(await k.json('get', 'deployment', 'csa', '-n', ns), 'spec', 'replicas')).toBe(3);
     });
 
+    it('client-side apply, then apply --server-side: what the annotation recorded is taken without a conflict, and the annotation follows', async () => {
+      await writeFile(file('mig.yaml'), deployment(ns, 'mig', 'nginx:1.27'));
+      await k.ok('apply', '-f', file('mig.yaml'));
+      await writeFile(file('mig.yaml'), deployment(ns, 'mig', 'nginx:1.29', 3));
+      expect(lines(await k.ok('apply', '--server-side', '-f', file('mig.yaml')))).toEqual([
+        'deployment.apps/mig serverside-applied',
+      ]);
+      const d = await k.json('get', 'deployment', 'mig', '-n', ns, '--show-managed-fields');
+      expect(pick(d, 'spec', 'replicas')).toBe(3);
+      const annotation = pick(
+        d,
+        'metadata',
+        'annotations',
+        'kubectl.kubernetes.io/last-applied-configuration',
+      );
+      expect(typeof annotation).toBe('string');
+      const recorded = JSON.parse(annotation as string) as unknown;
+      expect(pick(recorded, 'spec', 'replicas')).toBe(3);
+      expect(pick(recorded, 'spec', 'template', 'spec', 'containers', 0, 'image')).toBe('nginx:1.29');
+      expect(managers(d)).toEqual(
+        expect.arrayContaining([expect.objectContaining({ manager: 'kubectl', operation: 'Apply' })]),
+      );
+      // A field someone else changed since the client-side apply stays a conflict.
+      await k.ok('patch', 'deployment', 'mig', '-n', ns, '-p', '{"spec":{"replicas":5}}');
+      await writeFile(file('mig.yaml'), deployment(ns, 'mig', 'nginx:1.29', 4));
+      expect(await k.fails('apply', '--server-side', '-f', file('mig.yaml'))).toContain(
+        'conflict with "kubectl-patch"',
+      );
+    });
+
     it('set image and label --overwrite record their changes', async () => {
       expect(lines(await k.ok('set', 'image', 'deployment/csa', '-n', ns, 'web=nginx:1.30'))).toEqual([
         'deployment.apps/csa image updated',
