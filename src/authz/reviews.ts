@@ -159,8 +159,9 @@ export function reviewEndpoints(chain: AuthorizerChain): Map<string, CustomEndpo
       post(({ body, request }) => {
         const review = asReview(body);
         const rules = chain.rulesFor(request.user, review.spec?.namespace ?? '');
+        // kube answers a new object: neither the request's metadata nor its spec come back.
         return Promise.resolve(
-          reply(review, 'SelfSubjectRulesReview', {
+          reply({}, 'SelfSubjectRulesReview', {
             resourceRules: rules.resourceRules,
             nonResourceRules: rules.nonResourceRules,
             incomplete: rules.incomplete,

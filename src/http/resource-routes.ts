@@ -50,6 +50,7 @@ import {
 import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed } from '../api/errors.js';
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 
 /** One call of a {@link CustomEndpoint}. */
 export interface EndpointCall {
@@ -102,6 +103,21 @@ export interface ResourceRoutesDeps {
    * their store); default `ctx` itself.
    */
   readonly contextFor?: (ctx: ResourceContext, type: ResourceType, method: string) => ResourceContext;
+}
+
+/**
+ * The request manager's managedFields entry on the body of a virtual kind's create (a review),
+ * which the endpoint echoes in its answer: kube's create handler records it for every kind,
+ * stored or not.
+ */
+function trackVirtualCreate(
+  ctx: ResourceContext,
+  type: ResourceType,
+  body: JsonObject,
+  write: WriteOptions,
+): void {
+  if (!isJsonObject(body['metadata'])) body['metadata'] = {};
+  ctx.fields.trackUpdate(type, undefined, undefined, body as KubeObject, write, ctx.now());
 }
 
 /** The custom endpoint `target` reaches, if any. */
@@ -277,6 +293,8 @@ async function dispatch(
           : method === 'PATCH'
             ? patchBody(request.body)
             : undefined;
+    if (type.virtual && method === 'POST' && isJsonObject(body))
+      trackVirtualCreate(ctx, type, body, writeOf('CreateOptions'));
     return custom.handle({ ctx, target, method, request, reply, body });
   }
   const allNamespaces = type.namespaced && target.namespace === undefined;

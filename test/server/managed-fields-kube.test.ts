@@ -121,6 +121,99 @@ describe('managedFields of a create, as kube-apiserver v1.33 records them', () =
     });
   });
 
+  it('nothing Go drops when it decodes: null, empty maps and lists, zero omitempty scalars', async () => {
+    // kube records no entry at all for a ConfigMap whose only fields are empty maps.
+    const cm = await call('POST', '/api/v1/namespaces/mf/configmaps?fieldManager=kubectl-create', {
+      metadata: { name: 'empty', labels: {}, annotations: {} },
+      data: {},
+    });
+    expect(cm.status).toBe(201);
+    expect(cm.json.metadata.managedFields).toBeUndefined();
+    const fields = await fieldsOf(
+      'POST',
+      '/apis/apps/v1/namespaces/mf/deployments?fieldManager=kubectl-create',
+      {
+        metadata: { name: 'd-empty', labels: { app: 'web' }, annotations: {}, finalizers: [] },
+        spec: {
+          paused: false,
+          minReadySeconds: 0,
+          selector: { matchLabels: { app: 'web' }, matchExpressions: [] },
+          template: {
+            metadata: { labels: { app: 'web' }, annotations: null },
+            spec: {
+              tolerations: [],
+              volumes: null,
+              nodeSelector: {},
+              nodeName: '',
+              containers: [{ name: 'web', image: 'nginx', env: [], args: [], ports: [] }],
+            },
+          },
+        },
+      },
+      'kubectl-create',
+    );
+    expect(fields).toEqual({
+      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+      'f:spec': {
+        'f:progressDeadlineSeconds': {},
+        'f:replicas': {},
+        'f:revisionHistoryLimit': {},
+        'f:selector': {},
+        'f:strategy': {
+          'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} },
+          'f:type': {},
+        },
+        'f:template': {
+          'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+          'f:spec': { 'f:containers': { 'k:{"name":"web"}': CONTAINER_FIELDS }, ...POD_SPEC_DEFAULTS },
+        },
+      },
+    });
+    // A pointer's zero is a value Go keeps: replicas 0 is recorded.
+    const zero = await fieldsOf(
+      'PUT',
+      '/apis/apps/v1/namespaces/mf/deployments/d-empty?fieldManager=scaler',
+      {
+        metadata: { name: 'd-empty', labels: { app: 'web' } },
+        spec: {
+          replicas: 0,
+          selector: { matchLabels: { app: 'web' } },
+          template: {
+            metadata: { labels: { app: 'web' } },
+            spec: { containers: [{ name: 'web', image: 'nginx' }] },
+          },
+        },
+      },
+      'scaler',
+    );
+    expect(zero).toEqual({ 'f:spec': { 'f:replicas': {} } });
+  });
+
+  it('a review, never stored, answers with the request manager entry; a rules review answers a new object', async () => {
+    const ssar = await fieldsOf(
+      'POST',
+      '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews?fieldManager=kubectl',
+      { spec: { resourceAttributes: { verb: 'get', resource: 'pods' } } },
+      'kubectl',
+    );
+    expect(ssar).toEqual({
+      'f:spec': { 'f:resourceAttributes': { '.': {}, 'f:resource': {}, 'f:verb': {} } },
+    });
+    const review = await fieldsOf(
+      'POST',
+      '/apis/authentication.k8s.io/v1/tokenreviews?fieldManager=kubectl',
+      { spec: { token: 'bogus' } },
+      'kubectl',
+    );
+    expect(review).toEqual({ 'f:spec': { 'f:token': {} } });
+    const rules = await call('POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      metadata: { labels: { a: 'b' } },
+      spec: { namespace: 'mf' },
+    });
+    expect(rules.status).toBe(201);
+    expect([rules.json.metadata, rules.json.spec]).toEqual([{ creationTimestamp: null }, {}]);
+  });
+
   it('a Job, a Service and a Namespace: nothing their preparation adds', async () => {
     const job = await fieldsOf(
       'POST',

@@ -10,7 +10,9 @@
  *   refuses with Go's `json: cannot unmarshal object into Go struct field ConfigMap.data of type
  *   string`. An object stored with such a value could not be read by any typed client. `null`
  *   is taken anywhere (Go leaves the zero value); a `null` map entry or list item of a string,
- *   number or boolean type becomes that zero value (`""`, 0, false), as Go stores it.
+ *   number or boolean type becomes that zero value (`""`, 0, false), as Go stores it;
+ * - a null or empty map or list, or a zero scalar, where Go's `omitempty` drops it, which is
+ *   removed (what the field manager records and what is stored are Go's).
  */
 import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
@@ -243,10 +245,46 @@ function walkStruct(obj: JsonObject, t: StructType, path: string, at: GoContext,
       delete obj[key];
       continue;
     }
+    const value = obj[key];
     here.fields.push(key);
-    walk(obj[key], ft, join(path, key), here, report);
+    walk(value, ft, join(path, key), here, report);
     here.fields.pop();
+    if (goOmits(value, ft, t, key)) delete obj[key];
   }
+}
+
+/** True for the zero value of a plain scalar leaf (a string, number or boolean, not a time). */
+function isPlainZero(value: unknown, leaf: LeafType): boolean {
+  switch (leaf.decodes?.accepts) {
+    case 'string':
+    case 'base64':
+      return value === '';
+    case 'integer':
+    case 'number':
+      return value === 0;
+    case 'boolean':
+      return value === false;
+    default:
+      return false;
+  }
+}
+
+/**
+ * True when Go's JSON of the decoded object would not show `value` at field `key` of `t`: a
+ * null, empty map or empty list decodes into an empty one, and a zero scalar into a zero
+ * non-pointer value, which `omitempty` drops; the typed object kube's field manager records has
+ * no such field either. `managedFields` is kept: an empty list there asks for the entries to be
+ * reset.
+ */
+function goOmits(value: unknown, ft: TypeNode, t: StructType, key: string): boolean {
+  if (ft.kind === 'leaf') {
+    return isPlainZero(value, ft) && t.omitsZero?.(key) === true;
+  }
+  if (ft.kind !== 'map' && ft.kind !== 'list') return false;
+  const empty =
+    value === null ||
+    (Array.isArray(value) ? value.length === 0 : isJsonObject(value) && Object.keys(value).length === 0);
+  return empty && key !== 'managedFields' && t.omitsEmpty(key);
 }
 
 /**
