@@ -118,7 +118,7 @@ describe('strategic merge patch', () => {
     expect(out.spec.containers[1]).toEqual({ name: 'side', image: 'side:1' });
   });
 
-  it('merges nested keyed lists and appends new items', () => {
+  it('merges nested keyed lists; new items go before the items only the server had (kube v1.33.13)', () => {
     const out = applyStrategicMergePatch(
       pod,
       {
@@ -143,7 +143,7 @@ describe('strategic merge patch', () => {
       { name: 'B', value: '3' },
       { name: 'C', value: '4' },
     ]);
-    expect(out.spec.containers.map((c) => c.name)).toEqual(['app', 'side', 'new']);
+    expect(out.spec.containers.map((c) => c.name)).toEqual(['app', 'new', 'side']);
   });
 
   it('replaces lists without a merge strategy, merges maps, null deletes', () => {
@@ -196,6 +196,45 @@ describe('strategic merge patch', () => {
       schema,
     ) as PodOut;
     expect(deleteMap.metadata.labels).toBeUndefined();
+  });
+
+  it("orders a merged list as kube v1.33.13 does: the patch's items, interleaved with the server's", () => {
+    const withEnv = (names: string[]): unknown => ({
+      ...pod,
+      spec: { containers: [{ name: 'app', image: 'a', env: names.map((name) => ({ name, value: 'o' })) }] },
+    });
+    const envAfter = (names: string[], patch: Record<string, unknown>): string[] => {
+      const out = applyStrategicMergePatch(
+        withEnv(names),
+        { spec: { containers: [{ name: 'app', ...patch }] } },
+        POD,
+        schema,
+      ) as { spec: { containers: { env: { name: string }[] }[] } };
+      return (out.spec.containers[0]?.env ?? []).map((e) => e.name);
+    };
+    // Each expected order is kube-apiserver's answer to the same patch of the same list.
+    expect(envAfter(['A', 'B', 'C'], { env: [{ name: 'D' }, { name: 'C' }, { name: 'A' }] })).toEqual([
+      'D',
+      'B',
+      'C',
+      'A',
+    ]);
+    expect(
+      envAfter(['D', 'B', 'C', 'A'], {
+        '$setElementOrder/env': [{ name: 'B' }, { name: 'E' }, { name: 'A' }],
+        env: [{ name: 'E' }],
+      }),
+    ).toEqual(['D', 'B', 'E', 'C', 'A']);
+    expect(
+      envAfter(['D', 'B', 'E', 'C', 'A'], { env: [{ name: 'B', $patch: 'delete' }, { name: 'F' }] }),
+    ).toEqual(['F', 'D', 'E', 'C', 'A']);
+    const finalizers = applyStrategicMergePatch(
+      pod,
+      { metadata: { finalizers: ['c', 'x'] } },
+      POD,
+      schema,
+    ) as PodOut;
+    expect(finalizers.metadata.finalizers).toEqual(['c', 'x', 'y']);
   });
 
   it('$deleteFromPrimitiveList, $setElementOrder and $retainKeys', () => {

@@ -8,6 +8,8 @@
  * - `$patch: delete` in a map deletes it; as a list item with a merge key, deletes that item;
  * - `$deleteFromPrimitiveList/<field>: [...]` removes those values from a primitive list;
  * - `$setElementOrder/<field>: [...]` orders the merged list (merge-key values or primitives);
+ * - a merged list comes out in kube's order: the patch's items in the patch's order, interleaved
+ *   with the items only the server had (see {@link kubeOrder});
  * - `$retainKeys: [...]` drops every key of the original map not listed.
  *
  * The original is never modified. Malformed patches are {@link StrategicMergePatchError}s.
@@ -114,6 +116,13 @@ function mergeMap(
         current.filter((item) => !value.some((v) => jsonEqual(v, item))),
       );
   }
+  // The lists `$setElementOrder` orders, as the server had them (their order is the fallback).
+  const serverLists = new Map<string, unknown[]>();
+  for (const key of Object.keys(patch)) {
+    if (!key.startsWith(SET_ORDER)) continue;
+    const list = ownMember(original, key.slice(SET_ORDER.length));
+    serverLists.set(key, Array.isArray(list) ? list : []);
+  }
   for (const [key, value] of Object.entries(patch)) {
     if (isDirectiveKey(key)) continue;
     if (value === null) {
@@ -139,8 +148,11 @@ function mergeMap(
     const field = key.slice(SET_ORDER.length);
     if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
     const list = ownMember(original, field);
-    if (Array.isArray(list))
-      setOwn(original, field, reorder(list, value, fieldInfo(schema, scope, field)?.mergeKey));
+    if (!Array.isArray(list)) continue;
+    const mergeKey = fieldInfo(schema, scope, field)?.mergeKey;
+    const keyOf = (item: unknown): unknown =>
+      mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item;
+    setOwn(original, field, kubeOrder(list, value, serverLists.get(key) ?? [], keyOf));
   }
   return original;
 }
@@ -158,10 +170,10 @@ function mergeList(
   const mergeKey = info?.mergeKey;
   const objects = patch.some(isJsonObject) || original.some(isJsonObject);
   if (!objects || mergeKey === undefined) {
-    // Primitive list with merge strategy: a set union, originals first.
+    // Primitive list with merge strategy: a set union, in kube's order.
     const out = [...original];
     for (const item of patch) if (!out.some((o) => jsonEqual(o, item))) out.push(item);
-    return out;
+    return kubeOrder(out, patch, original, (item) => item);
   }
   const out = [...original];
   for (const item of patch) {
@@ -192,22 +204,44 @@ function mergeList(
       out.push(stripDirectives(item));
     }
   }
-  return out;
+  const keyOf = (item: unknown): unknown => (isJsonObject(item) ? item[mergeKey] : undefined);
+  const named = patch.filter((item) => !(isJsonObject(item) && Object.hasOwn(item, PATCH)));
+  return kubeOrder(out, named, original, keyOf);
 }
 
-/** `list` ordered as `order` says (by merge key or value); unlisted items keep their order, after. */
-function reorder(list: unknown[], order: unknown[], mergeKey: string | undefined): unknown[] {
-  const keyOf = (item: unknown): unknown =>
-    mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item;
-  const orderKeyOf = (entry: unknown): unknown =>
-    mergeKey !== undefined && isJsonObject(entry) ? entry[mergeKey] : entry;
-  const rank = (item: unknown): number => {
-    const k = keyOf(item);
-    const i = order.findIndex((o) => jsonEqual(orderKeyOf(o), k));
-    return i < 0 ? order.length : i;
+/**
+ * A merged list in kube's order (strategicpatch's `normalizeElementOrder`): the items `named`
+ * (the patch's items, or a `$setElementOrder` list) in that order, interleaved with the items
+ * only the server had, in `server`'s order. Of two items the server had, its order decides; an
+ * item new to the server goes before the server's remaining items. `keyOf` gives an item's
+ * identity (its merge key's value, or the item itself in a list of primitives).
+ */
+function kubeOrder(
+  merged: unknown[],
+  named: unknown[],
+  server: unknown[],
+  keyOf: (item: unknown) => unknown,
+): unknown[] {
+  const indexIn = (list: unknown[], item: unknown): number => {
+    const key = keyOf(item);
+    return list.findIndex((other) => jsonEqual(keyOf(other), key));
   };
-  return list
-    .map((item, index) => ({ item, index, rank: rank(item) }))
-    .sort((a, b) => a.rank - b.rank || a.index - b.index)
-    .map((e) => e.item);
+  const inPatch: unknown[] = [];
+  const serverOnly: unknown[] = [];
+  for (const item of merged) (indexIn(named, item) >= 0 ? inPatch : serverOnly).push(item);
+  inPatch.sort((a, b) => indexIn(named, a) - indexIn(named, b));
+  serverOnly.sort((a, b) => indexIn(server, a) - indexIn(server, b));
+  const out: unknown[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < serverOnly.length || j < inPatch.length) {
+    if (j >= inPatch.length) out.push(serverOnly[i++]);
+    else if (i >= serverOnly.length) out.push(inPatch[j++]);
+    else {
+      const left = indexIn(server, serverOnly[i]);
+      const right = indexIn(server, inPatch[j]);
+      out.push(left >= 0 && right >= 0 && left < right ? serverOnly[i++] : inPatch[j++]);
+    }
+  }
+  return out;
 }
