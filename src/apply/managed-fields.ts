@@ -209,6 +209,17 @@ interface MutableState {
   readonly times: Map<string, string>;
 }
 
+/**
+ * Records the time of the operation on entry `id`. A `scale` entry has none: kube builds the
+ * object's entries from the Scale's through its scale handler, which takes each entry's time
+ * from the object's previous entries, where a scale manager's never had one (so such entries
+ * also sort first).
+ */
+function stamp(times: Map<string, string>, id: string, o: OperationOptions): void {
+  if (o.subresource === 'scale') times.delete(id);
+  else times.set(id, formatTime(o.now));
+}
+
 /** One Update through kube's layers (build manager info, time, strip meta, cap). */
 function runUpdate(
   oldObject: JsonMap,
@@ -235,7 +246,7 @@ function runUpdate(
     managers.delete(CURRENT);
     const previous = managers.get(id);
     managers.set(id, { ...taken, set: previous === undefined ? taken.set : taken.set.union(previous.set) });
-    state.times.set(id, formatTime(o.now));
+    stamp(state.times, id, o);
   }
   capUpdateManagers(managers, state.times);
   state.managers = managers;
@@ -404,7 +415,7 @@ export function applyOperation(o: ApplyOptions): ApplyResult {
   }
   state.managers = outcome.managers;
   strip(state.managers, id);
-  if (outcome.object !== undefined) state.times.set(id, formatTime(o.now));
+  if (outcome.object !== undefined) stamp(state.times, id, o);
   const managedFields = encodeManagedFields(state);
   let object = withManagedFields(outcome.object ?? live, managedFields);
   let annotationChanged = false;

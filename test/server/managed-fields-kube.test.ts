@@ -214,6 +214,36 @@ describe('managedFields of a create, as kube-apiserver v1.33 records them', () =
     expect([rules.json.metadata, rules.json.spec]).toEqual([{ creationTimestamp: null }, {}]);
   });
 
+  it('a scale write: its entry has no time (kube builds it through its scale handler) and so comes first', async () => {
+    const path = '/apis/apps/v1/namespaces/mf/deployments';
+    const created = await call('POST', `${path}?fieldManager=creator`, {
+      metadata: { name: 'scaled', labels: { app: 'web' } },
+      spec: {
+        selector: { matchLabels: { app: 'web' } },
+        template: {
+          metadata: { labels: { app: 'web' } },
+          spec: { containers: [{ name: 'web', image: 'nginx' }] },
+        },
+      },
+    });
+    expect(created.status).toBe(201);
+    const scaled = await call('PUT', `${path}/scaled/scale?fieldManager=scaler`, {
+      apiVersion: 'autoscaling/v1',
+      kind: 'Scale',
+      metadata: { name: 'scaled', namespace: 'mf' },
+      spec: { replicas: 3 },
+    });
+    expect(scaled.status).toBe(200);
+    const entries = (await call('GET', `${path}/scaled`, undefined)).json.metadata.managedFields ?? [];
+    expect(entries.map((e) => [e.manager, (e as { subresource?: string }).subresource])).toEqual([
+      ['scaler', 'scale'],
+      ['creator', undefined],
+    ]);
+    expect(entries[0]).not.toHaveProperty('time');
+    expect(entries[0]?.fieldsV1).toEqual({ 'f:spec': { 'f:replicas': {} } });
+    expect(entries[1]).toHaveProperty('time');
+  });
+
   it('a Job, a Service and a Namespace: nothing their preparation adds', async () => {
     const job = await fieldsOf(
       'POST',
