@@ -17,7 +17,6 @@
  * List-map key fields may have defaults (`+default=`), which SMD uses when an item omits the key;
  * the schema file does not carry defaults, so {@link KEY_DEFAULTS} lists the ones upstream has.
  */
-import { goFieldFacts } from '../codec/go-facts.js';
 import { isScalarType, specialWireType, type FieldSchema, type SchemaSet } from '../registry/schema.js';
 import { fieldElement, type FieldElement } from './path-element.js';
 import type { JsonValue } from './value.js';
@@ -66,11 +65,6 @@ export interface StructType {
    * an empty list or map there is the same as an absent one.
    */
   omitsEmpty(name: string): boolean;
-  /**
-   * True when Go's JSON drops a zero scalar (`false`, `0`, `""`) at property `name`: a
-   * non-pointer field with `omitempty`. Known for built-in kinds only (absent: never).
-   */
-  omitsZero?(name: string): boolean;
   /** The path element of property `name`, shared across walks (walks allocate one per key otherwise). */
   element(name: string): FieldElement;
 }
@@ -177,10 +171,6 @@ class MessageStruct implements StructType {
     return this.#types.omitsEmpty(this.name, name);
   }
 
-  omitsZero(name: string): boolean {
-    return this.#types.omitsZero(this.name, name);
-  }
-
   element(name: string): FieldElement {
     let pe = this.#elements.get(name);
     if (pe === undefined) {
@@ -243,14 +233,6 @@ export class ObjectTypes {
   /** @internal Whether JSON property `jsonName` of `messageName` has Go's `omitempty`. */
   omitsEmpty(messageName: string, jsonName: string): boolean {
     return this.#schemas.field(messageName, jsonName)?.omitEmpty ?? true;
-  }
-
-  /** @internal Whether Go's JSON drops a zero scalar at property `jsonName` of `messageName`. */
-  omitsZero(messageName: string, jsonName: string): boolean {
-    const field = this.#schemas.field(messageName, jsonName);
-    if (field === undefined) return false;
-    const facts = goFieldFacts(messageName, field);
-    return facts.omitEmpty && !facts.pointer;
   }
 
   #fieldType(field: FieldSchema): TypeNode {

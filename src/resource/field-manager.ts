@@ -68,6 +68,12 @@ export class FieldManager {
     return this.#types.forKind(type.messageType);
   }
 
+  /** The type of `metadata` (ObjectMeta), which custom resources share with the built-in kinds. */
+  objectMetaType(): StructType {
+    this.#types ??= new ObjectTypes(this.#load());
+    return this.#types.forMessage(OBJECT_META);
+  }
+
   /** True when the schema set describes message `messageType` (built-in kinds). */
   describes(messageType: string): boolean {
     return this.#load().message(messageType) !== undefined;

@@ -24,8 +24,8 @@ import {
   duplicateYamlKeys,
   yamlDuplicateMessage,
 } from './fields/duplicates.js';
-import { checkDecoding } from './fields/decoding.js';
-import type { JsonObject, KubeObject } from '../api/object.js';
+import { checkDecoding, dropGoOmitted } from './fields/decoding.js';
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import type { WriteOptions } from './write-options.js';
 
 export type { BodyRole } from './decode.js';
@@ -98,7 +98,10 @@ export function unknownProblems(
 ): string[] {
   const strategy = ctx.strategies.find(type);
   if (strategy?.pruneUnknown !== undefined) {
-    return strategy.pruneUnknown(obj as KubeObject).map((p) => `unknown field ${JSON.stringify(p)}`);
+    const pruned = strategy.pruneUnknown(obj as KubeObject);
+    // kube reads a custom resource's metadata as the typed ObjectMeta: Go's omitted fields go.
+    if (isJsonObject(obj['metadata'])) dropGoOmitted(obj['metadata'], ctx.fields.objectMetaType());
+    return pruned.map((p) => `unknown field ${JSON.stringify(p)}`);
   }
   const t = ctx.fields.typeOf(type);
   if (t === undefined) return [];

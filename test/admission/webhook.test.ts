@@ -196,9 +196,10 @@ afterAll(async () => {
 describe('mutating webhooks', () => {
   it('applies a JSONPatch reached by url, sends kube’s AdmissionReview, and passes warnings on', async () => {
     await namespace('m-url');
-    answers.set('/m-url', patchOf([{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }]));
+    answers.set('/m-url', patchOf([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }]));
+    // The object has no labels (an empty map is not kept): the patch adds the map.
     answers.set('/m-url', {
-      ...patchOf([{ op: 'add', path: '/metadata/labels/mutated', value: 'yes' }]),
+      ...patchOf([{ op: 'add', path: '/metadata/labels', value: { mutated: 'yes' } }]),
       warnings: ['think twice'],
       auditAnnotations: { why: 'because' },
     });
@@ -362,7 +363,8 @@ describe('mutating webhooks', () => {
         response: { uid: review.request.uid, ...patchOf(ops) },
       });
     });
-    answers.set('/second', patchOf([{ op: 'add', path: '/metadata/labels/second', value: 'x' }]));
+    // The object has no labels (an empty map is not kept): the patch adds the map.
+    answers.set('/second', patchOf([{ op: 'add', path: '/metadata/labels', value: { second: 'x' } }]));
     await configure('mutating', 'reinv-a', 'reinv', [
       { name: 'first.capstan.test', path: '/first', reinvocationPolicy: 'IfNeeded' },
     ]);

@@ -116,7 +116,8 @@ describe('namespaces', () => {
       json('PUT', '/api/v1/namespaces/fin/finalize', { ...put.json(), spec: { finalizers: [] } }),
     );
     expect(fin.statusCode).toBe(200);
-    expect(fin.json()['spec']).toEqual({ finalizers: [] });
+    // An empty list is no list once decoded (kube v1.33.13 answers `spec: {}` too).
+    expect(fin.json()['spec']).toEqual({});
   });
 
   it('a namespace status update sets the phase', async () => {
@@ -125,7 +126,7 @@ describe('namespaces', () => {
       json('PUT', '/api/v1/namespaces/st/status', { ...ns, status: { phase: 'Active', conditions: [] } }),
     );
     expect(r.statusCode).toBe(200);
-    expect(r.json()['status']).toEqual({ phase: 'Active', conditions: [] });
+    expect(r.json()['status']).toEqual({ phase: 'Active' });
   });
 });
 

@@ -11,8 +11,8 @@
  *   string`. An object stored with such a value could not be read by any typed client. `null`
  *   is taken anywhere (Go leaves the zero value); a `null` map entry or list item of a string,
  *   number or boolean type becomes that zero value (`""`, 0, false), as Go stores it;
- * - a null or empty map or list, or a zero scalar, where Go's `omitempty` drops it, which is
- *   removed (what the field manager records and what is stored are Go's).
+ * - a null or empty map or list where Go's `omitempty` drops it, which is removed (what the
+ *   field manager records and what is stored are Go's).
  */
 import type { LeafType, StructType, TypeNode } from '../../apply/index.js';
 import { isJsonObject, type JsonObject } from '../../api/object.js';
@@ -253,33 +253,15 @@ function walkStruct(obj: JsonObject, t: StructType, path: string, at: GoContext,
   }
 }
 
-/** True for the zero value of a plain scalar leaf (a string, number or boolean, not a time). */
-function isPlainZero(value: unknown, leaf: LeafType): boolean {
-  switch (leaf.decodes?.accepts) {
-    case 'string':
-    case 'base64':
-      return value === '';
-    case 'integer':
-    case 'number':
-      return value === 0;
-    case 'boolean':
-      return value === false;
-    default:
-      return false;
-  }
-}
-
 /**
  * True when Go's JSON of the decoded object would not show `value` at field `key` of `t`: a
- * null, empty map or empty list decodes into an empty one, and a zero scalar into a zero
- * non-pointer value, which `omitempty` drops; the typed object kube's field manager records has
- * no such field either. `managedFields` is kept: an empty list there asks for the entries to be
- * reset.
+ * null, empty map or empty list decodes into an empty one, which `omitempty` drops; the typed
+ * object kube's field manager records has no such field either. `managedFields` is kept: an
+ * empty list there asks for the entries to be reset. (Zero scalars, which Go also drops where
+ * they are not pointers, stay: objects converted from another version carry them, and the
+ * update checks compare JSON, where an absent field is not the zero one.)
  */
 function goOmits(value: unknown, ft: TypeNode, t: StructType, key: string): boolean {
-  if (ft.kind === 'leaf') {
-    return isPlainZero(value, ft) && t.omitsZero?.(key) === true;
-  }
   if (ft.kind !== 'map' && ft.kind !== 'list') return false;
   const empty =
     value === null ||
@@ -300,4 +282,23 @@ export function checkDecoding(
   const report: DecodeReport = { unknown: [], typeError: undefined, dialect };
   walkStruct(obj, type, '', { struct: '', fields: [] }, report);
   return report;
+}
+
+/**
+ * Removes from `obj` (in place, recursively through its structs and lists of structs) what Go's
+ * JSON of it as `type` would not show: see {@link goOmits}. For values already checked
+ * otherwise, such as a custom resource's `metadata`, which kube converts through the typed
+ * ObjectMeta.
+ */
+export function dropGoOmitted(obj: JsonObject, type: StructType): void {
+  for (const key of Object.keys(obj)) {
+    const ft = type.field(key);
+    if (ft === undefined) continue;
+    const value = obj[key];
+    if (goOmits(value, ft, type, key)) delete obj[key];
+    else if (ft.kind === 'struct' && isJsonObject(value)) dropGoOmitted(value, ft);
+    else if (ft.kind === 'list' && ft.element.kind === 'struct' && Array.isArray(value)) {
+      for (const item of value) if (isJsonObject(item)) dropGoOmitted(item, ft.element);
+    }
+  }
 }
