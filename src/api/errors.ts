@@ -175,10 +175,11 @@ export function notAcceptable(message: string): ApiError {
   return new ApiError('NotAcceptable', message);
 }
 
-export function unsupportedMediaType(contentType: string): ApiError {
+/** Kube's 415 for a body whose media type is not an object format (kube's NegotiateInputSerializer). */
+export function unsupportedMediaType(): ApiError {
   return new ApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf (got ${JSON.stringify(contentType)})`,
+    'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf',
   );
 }
 

@@ -25,7 +25,7 @@ export function toApiError(err: unknown): ApiError {
   const fe = err as Partial<FastifyError>;
   if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
     if (fe.statusCode === 413) return requestEntityTooLarge(MAX_REQUEST_BODY_BYTES);
-    if (fe.statusCode === 415) return unsupportedMediaType(String(fe.message));
+    if (fe.statusCode === 415) return unsupportedMediaType();
     return badRequest(fe.message ?? 'bad request');
   }
   return internalError();

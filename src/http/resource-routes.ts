@@ -47,9 +47,9 @@ import {
   type RawBody,
   type WriteOptions,
 } from '../resource/write-options.js';
-import { installBodyParsers, isJsonText, isRequestBody } from './body.js';
+import { installBodyParsers, isJsonText, isRequestBody, type RequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
-import { ApiError, badRequest, methodNotAllowed } from '../api/errors.js';
+import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../api/errors.js';
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 
 /** One call of a {@link CustomEndpoint}. */
@@ -155,19 +155,14 @@ function requireVerb(target: Target, verb: string): void {
 /** The object body of a POST or PUT (not a patch format); protobuf decodes as `messageType`. */
 function objectBody(body: unknown, reps: Representations, messageType: string): unknown {
   if (!isRequestBody(body)) throw badRequest('the request has no body');
-  if (body.patchType !== undefined) {
-    throw new ApiError(
-      'UnsupportedMediaType',
-      `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${body.mediaType}")`,
-    );
-  }
+  if (body.patchType !== undefined) throw unsupportedMediaType();
   if (body.value === undefined) throw badRequest('the request has an empty body');
   if (body.value instanceof ProtobufBody) {
     // Kinds without a protobuf form (custom resources) take JSON and YAML only, as kube.
     if (messageType === '') {
       throw new ApiError(
         'UnsupportedMediaType',
-        `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml (got "${body.mediaType}")`,
+        'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml',
       );
     }
     return body.value.decode(reps.codec, messageType);
@@ -175,13 +170,22 @@ function objectBody(body: unknown, reps: Representations, messageType: string): 
   return body.value;
 }
 
-/** The patch of a PATCH request. */
-function patchBody(body: unknown): PatchBody {
-  if (!isRequestBody(body) || body.patchType === undefined) {
-    throw unsupportedPatchType(isRequestBody(body) ? body.mediaType : '');
+/**
+ * The patch of a PATCH request to a built-in kind (`builtIn`) or a custom resource. A media type
+ * that is no patch format is refused as kube refuses it: for a built-in kind by its router
+ * (go-restful's bare `415: Unsupported Media Type`), for a custom resource by its handler, which
+ * lists the patch formats custom resources take (no strategic merge patch; that one is refused
+ * so too, on every subresource).
+ */
+function patchBody(body: unknown, builtIn: boolean): PatchBody {
+  const patchType = isRequestBody(body) ? body.patchType : undefined;
+  if (patchType === undefined || (patchType === 'strategic' && !builtIn)) {
+    if (builtIn) throw new ApiError('UnsupportedMediaType', '415: Unsupported Media Type', {});
+    throw unsupportedPatchType(false);
   }
-  if (body.value === undefined) throw badRequest('the request has an empty body');
-  return { patchType: body.patchType, patch: body.value };
+  const value = (body as RequestBody).value;
+  if (value === undefined) throw badRequest('the request has an empty body');
+  return { patchType, patch: value };
 }
 
 /** The bytes of a JSON or YAML body, for field validation. */
@@ -282,6 +286,8 @@ async function dispatch(
   });
   // --- end modifying options ---
   const { type } = target;
+  // Built-in kinds have a schema (custom resources: a CRD's); the patch formats differ.
+  const builtIn = type.messageType !== '' && ctx.fields.describes(type.messageType);
   const custom = watchPrefix ? undefined : customEndpointOf(r.endpoints, target);
   if (custom !== undefined) {
     if (!custom.methods.includes(method)) throw methodNotAllowed(NOT_ALLOWED);
@@ -291,7 +297,7 @@ async function dispatch(
         : method === 'POST' || method === 'PUT'
           ? objectBody(request.body, reps, custom.messageType ?? type.messageType)
           : method === 'PATCH'
-            ? patchBody(request.body)
+            ? patchBody(request.body, builtIn)
             : undefined;
     if (type.virtual && method === 'POST' && isJsonObject(body))
       trackVirtualCreate(ctx, type, body, writeOf('CreateOptions'));
@@ -356,7 +362,13 @@ async function dispatch(
           );
         case 'PATCH':
           requireVerb(target, 'patch');
-          return patchResource(ctx, target, patchBody(request.body), 'main', writeOf('PatchOptions'));
+          return patchResource(
+            ctx,
+            target,
+            patchBody(request.body, builtIn),
+            'main',
+            writeOf('PatchOptions'),
+          );
         case 'DELETE': {
           requireVerb(target, 'delete');
           const options = deleteOf();
@@ -376,7 +388,13 @@ async function dispatch(
           writeOf('UpdateOptions'),
         );
       if (method === 'PATCH')
-        return patchResource(ctx, target, patchBody(request.body), 'status', writeOf('PatchOptions'));
+        return patchResource(
+          ctx,
+          target,
+          patchBody(request.body, builtIn),
+          'status',
+          writeOf('PatchOptions'),
+        );
       break;
     case 'scale':
       if (method === 'GET') return getScale(ctx, target);
@@ -389,7 +407,7 @@ async function dispatch(
           writeOf('UpdateOptions'),
         );
       if (method === 'PATCH')
-        return writeScale(ctx, target, undefined, patchBody(request.body), writeOf('PatchOptions'));
+        return writeScale(ctx, target, undefined, patchBody(request.body, builtIn), writeOf('PatchOptions'));
       break;
     case 'finalize':
       if (method === 'PUT')

@@ -37,7 +37,7 @@ export interface PatchBody {
  * Kube's 415 for a PATCH with a media type it does not take as a patch; `strategic` false for
  * kinds without a schema (custom resources), which take no strategic merge patch.
  */
-export function unsupportedPatchType(contentType: string, strategic = true): ApiError {
+export function unsupportedPatchType(strategic = true): ApiError {
   const accepted = [
     'application/json-patch+json',
     'application/merge-patch+json',
@@ -46,7 +46,7 @@ export function unsupportedPatchType(contentType: string, strategic = true): Api
   ].join(', ');
   return new ApiError(
     'UnsupportedMediaType',
-    `the body of the request was in an unknown format - accepted media types include: ${accepted} (got ${JSON.stringify(contentType)})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted}`,
   );
 }
 
@@ -69,11 +69,11 @@ export function applyPatch(
       case 'strategic':
         // kube serves strategic merge patch for built-in kinds only (custom resources: 415).
         if (messageType === undefined || !ctx.fields.describes(messageType))
-          throw unsupportedPatchType('application/strategic-merge-patch+json', false);
+          throw unsupportedPatchType(false);
         return applyStrategicMergePatch(current, body.patch, messageType, ctx.patchSchema);
       case 'apply':
         // Apply is not a patch of the current object (apply.ts merges by ownership).
-        throw unsupportedPatchType('application/apply-patch+yaml');
+        throw unsupportedPatchType();
     }
   } catch (err) {
     if (err instanceof JsonPatchFormatError || err instanceof StrategicMergePatchError)

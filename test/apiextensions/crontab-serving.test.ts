@@ -231,6 +231,39 @@ describe('the CronTab CRD', () => {
     );
     expect(smp.status).toBe(415);
     expect(smp.json['reason']).toBe('UnsupportedMediaType');
+    // kube-apiserver v1.33.13's words: the patch formats custom resources take, on every
+    // subresource (the scale subresource's Scale included), and nothing about what was sent.
+    const patchFormats =
+      'the body of the request was in an unknown format - accepted media types include: application/json-patch+json, application/merge-patch+json, application/apply-patch+yaml';
+    expect(smp.json['message']).toBe(patchFormats);
+    for (const [sub, type] of [
+      ['/scale', 'application/strategic-merge-patch+json'],
+      ['/status', 'text/plain'],
+      ['', 'application/json'],
+    ] as const) {
+      const refused = await call(
+        `${NS_PATH}/my-new-cron-object${sub}`,
+        'PATCH',
+        { spec: {} },
+        { 'content-type': type },
+      );
+      expect([refused.status, refused.json['message']], `${sub} ${type}`).toEqual([415, patchFormats]);
+    }
+  });
+
+  it("reads a custom object's metadata as kube's typed ObjectMeta: empty maps and lists go", async () => {
+    const created = await call(`${NS_PATH}?fieldManager=maker`, 'POST', {
+      ...CRONTAB,
+      metadata: { name: 'bare-meta', labels: {}, annotations: {}, finalizers: [] },
+    });
+    expect(created.status).toBe(201);
+    const meta = created.json['metadata'] as Record<string, unknown>;
+    expect(meta['labels']).toBeUndefined();
+    expect(meta['annotations']).toBeUndefined();
+    expect(meta['finalizers']).toBeUndefined();
+    const entries = meta['managedFields'] as { fieldsV1: Record<string, unknown> }[];
+    expect(entries.map((e) => Object.keys(e.fieldsV1))).toEqual([['f:spec']]);
+    expect((await call(`${NS_PATH}/bare-meta`, 'DELETE')).status).toBe(200);
   });
 
   it('stores custom objects as JSON under /registry/<group>/<plural>/<ns>/<name>', async () => {

@@ -321,3 +321,37 @@ describe('storage status defaults', () => {
     expect(created.status?.lastPhaseTransitionTime).toBeInstanceOf(Date);
   });
 });
+
+describe("415s in kube-apiserver v1.33.13's words", () => {
+  const objectFormats =
+    'the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf';
+
+  it('a body in no object format is named by the formats an object takes; a PATCH of a built-in kind in no patch format gets the router’s bare 415', async () => {
+    const cm = '/api/v1/namespaces/default/configmaps';
+    await raw(
+      'POST',
+      cm,
+      { 'content-type': 'application/json' },
+      JSON.stringify({ metadata: { name: 'media' } }),
+    );
+    const cases: [string, string, string, string, boolean][] = [
+      ['POST', cm, 'text/plain', objectFormats, false],
+      ['POST', cm, 'application/merge-patch+json', objectFormats, false],
+      ['PUT', `${cm}/media`, 'text/plain', objectFormats, false],
+      ['PATCH', `${cm}/media`, 'text/plain', '415: Unsupported Media Type', true],
+      ['PATCH', `${cm}/media`, 'application/json', '415: Unsupported Media Type', true],
+      ['PATCH', `${cm}/media`, 'application/yaml', '415: Unsupported Media Type', true],
+      ['PATCH', `${cm}/media`, 'application/vnd.kubernetes.protobuf', '415: Unsupported Media Type', true],
+    ];
+    for (const [method, path, type, message, details] of cases) {
+      const res = await raw(method, path, { 'content-type': type }, '{}');
+      const status = JSON.parse(res.body.toString('utf8')) as Record<string, unknown>;
+      expect([res.status, status['reason'], status['message']], `${method} ${type}`).toEqual([
+        415,
+        'UnsupportedMediaType',
+        message,
+      ]);
+      expect(status['details'], `${method} ${type}`).toEqual(details ? {} : undefined);
+    }
+  });
+});
