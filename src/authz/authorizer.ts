@@ -55,15 +55,33 @@ export interface Authorizer {
 export const NO_OPINION: Authorization = Object.freeze({ decision: 'noOpinion', reason: '' });
 const ALLOW: Authorization = Object.freeze({ decision: 'allow', reason: '' });
 
-/** `AlwaysAllow`. */
-export const alwaysAllow: Authorizer = { name: 'AlwaysAllow', authorize: () => ALLOW };
-/** `AlwaysDeny`. */
+const PRIVILEGED_GROUP = 'system:masters';
+
+/** No rules, completely listed. */
+export const NO_RULES: RulesInfo = Object.freeze({
+  resourceRules: [],
+  nonResourceRules: [],
+  incomplete: false,
+});
+
+const ALL_RULES: RulesInfo = Object.freeze({
+  resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], resourceNames: [] }],
+  nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+  incomplete: false,
+});
+
+/** `AlwaysAllow`: every rule. */
+export const alwaysAllow: Authorizer = {
+  name: 'AlwaysAllow',
+  authorize: () => ALLOW,
+  rulesFor: () => ALL_RULES,
+};
+/** `AlwaysDeny`: no rule. */
 export const alwaysDeny: Authorizer = {
   name: 'AlwaysDeny',
   authorize: () => ({ decision: 'deny', reason: 'Everything is forbidden.' }),
+  rulesFor: () => NO_RULES,
 };
-
-const PRIVILEGED_GROUP = 'system:masters';
 
 /** Reasons and errors of the authorizers that had no opinion. */
 interface Accumulated {
@@ -147,19 +165,19 @@ export class AuthorizerChain {
     return finish(acc);
   }
 
-  /** The union of every mode's rules for SelfSubjectRulesReview. */
+  /**
+   * The union of every mode's rules for SelfSubjectRulesReview, as kube's union rule resolver
+   * gives it: `system:masters` adds nothing of its own (its rules are RBAC's `cluster-admin`
+   * binding), and a mode that cannot list rules makes the list incomplete.
+   */
   rulesFor(user: Attributes['user'], namespace: string): RulesInfo {
     const resourceRules: ResourceRuleInfo[] = [];
     const nonResourceRules: NonResourceRuleInfo[] = [];
     let incomplete = false;
     const errors: string[] = [];
-    if (user.groups.includes(PRIVILEGED_GROUP)) {
-      resourceRules.push({ verbs: ['*'], apiGroups: ['*'], resources: ['*'], resourceNames: [] });
-      nonResourceRules.push({ verbs: ['*'], nonResourceURLs: ['*'] });
-    }
     for (const a of this.#authorizers) {
       if (a.rulesFor === undefined) {
-        if (a.name !== 'AlwaysDeny') incomplete = true;
+        incomplete = true;
         continue;
       }
       const r = a.rulesFor(user, namespace);
@@ -172,7 +190,10 @@ export class AuthorizerChain {
       resourceRules,
       nonResourceRules,
       incomplete,
-      ...(errors.length === 0 ? {} : { evaluationError: errors.join('; ') }),
+      // kube's aggregate error: one message as it is, several in brackets.
+      ...(errors.length === 0
+        ? {}
+        : { evaluationError: errors.length === 1 ? errors[0] : `[${errors.join(', ')}]` }),
     };
   }
 }

@@ -7,13 +7,18 @@
  * users, and anything not allowed, get no opinion (with kube's reason), so later modes decide.
  */
 import type { Attributes } from './attributes.js';
-import { NO_OPINION, type Authorization, type Authorizer } from './authorizer.js';
+import { NO_OPINION, NO_RULES, type Authorization, type Authorizer, type RulesInfo } from './authorizer.js';
 import type { NodeGraph } from './node-graph.js';
 import { ruleAllows, type PolicyRule } from './rbac-rules.js';
 
 const ALLOW: Authorization = Object.freeze({ decision: 'allow', reason: '' });
 const NODE_PREFIX = 'system:node:';
 const READS = new Set(['get', 'list', 'watch']);
+
+/** kube's node identity: a user named `system:node:<name>` in group `system:nodes`. */
+function isNode(user: Attributes['user']): boolean {
+  return user.groups.includes('system:nodes') && user.name.startsWith(NODE_PREFIX);
+}
 
 /** The node authorizer over `graph`, with the `system:node` role's rules for the rest. */
 export class NodeAuthorizer implements Authorizer {
@@ -27,9 +32,18 @@ export class NodeAuthorizer implements Authorizer {
   }
 
   authorize(attrs: Attributes): Authorization | Promise<Authorization> {
-    const user = attrs.user;
-    if (!user.groups.includes('system:nodes') || !user.name.startsWith(NODE_PREFIX)) return NO_OPINION;
+    if (!isNode(attrs.user)) return NO_OPINION;
     return this.#authorizeNode(attrs);
+  }
+
+  /** A node's rules depend on the objects it is related to: kube lists none and says so. */
+  rulesFor(user: Attributes['user']): RulesInfo {
+    if (!isNode(user)) return NO_RULES;
+    return {
+      ...NO_RULES,
+      incomplete: true,
+      evaluationError: 'node authorizer does not support user rule resolution',
+    };
   }
 
   async #authorizeNode(attrs: Attributes): Promise<Authorization> {

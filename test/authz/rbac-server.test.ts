@@ -173,6 +173,26 @@ describe('RBAC', () => {
     expect(rules.status).toBe(201);
     const status = rules.body['status'] as { resourceRules: { resources: string[] }[] };
     expect(status.resourceRules.some((r) => r.resources.includes('secrets'))).toBe(true);
+    // As kube-apiserver v1.33.13 answers under Node,RBAC: complete for anyone but a node, and
+    // system:masters holds cluster-admin's rules once (its privilege lists no rules of its own).
+    expect(rules.body['status']).toMatchObject({ incomplete: false });
+    const masters = await call(
+      server,
+      admin,
+      'POST',
+      '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews',
+      {
+        apiVersion: 'authorization.k8s.io/v1',
+        kind: 'SelfSubjectRulesReview',
+        spec: { namespace: 'default' },
+      },
+    );
+    const all = masters.body['status'] as {
+      incomplete: boolean;
+      nonResourceRules: { nonResourceURLs: string[] }[];
+    };
+    expect(all.incomplete).toBe(false);
+    expect(all.nonResourceRules.filter((r) => r.nonResourceURLs.includes('*'))).toHaveLength(1);
   });
 
   it('checks impersonation with the impersonate verb', async () => {
