@@ -8,7 +8,14 @@
  */
 import { readFileSync } from 'node:fs';
 import type { Attributes } from './attributes.js';
-import { NO_OPINION, type Authorization, type Authorizer } from './authorizer.js';
+import {
+  NO_OPINION,
+  type Authorization,
+  type Authorizer,
+  type NonResourceRuleInfo,
+  type ResourceRuleInfo,
+  type RulesInfo,
+} from './authorizer.js';
 
 /** One policy's fields (v1beta1 spec, or a v0 line). */
 interface PolicySpec {
@@ -73,28 +80,43 @@ function field(p: Policy, value: string | undefined, actual: string): boolean {
   return v === '*' || v === actual;
 }
 
-function subjectMatches(p: Policy, attrs: Attributes): boolean {
+function subjectMatches(p: Policy, subject: Attributes['user']): boolean {
   const { user, group } = p.spec;
   if (p.v0) {
-    if ((user ?? '') !== '' && user !== '*' && user !== attrs.user.name) return false;
-    if ((group ?? '') !== '' && group !== '*' && !attrs.user.groups.includes(group ?? '')) return false;
+    if ((user ?? '') !== '' && user !== '*' && user !== subject.name) return false;
+    if ((group ?? '') !== '' && group !== '*' && !subject.groups.includes(group ?? '')) return false;
     return true;
   }
   let matched = false;
   if ((user ?? '') !== '') {
     if (user === '*') matched = true;
-    else if (user !== attrs.user.name) return false;
+    else if (user !== subject.name) return false;
     else matched = true;
   }
   if ((group ?? '') !== '') {
-    if (group === '*' || attrs.user.groups.includes(group ?? '')) matched = true;
+    if (group === '*' || subject.groups.includes(group ?? '')) matched = true;
     else return false;
   }
   return matched;
 }
 
+/**
+ * What a policy grants, as kube reads it: a v0 line's empty namespace and resource are `*`, its
+ * API group always is, and with neither namespace nor resource it grants every path.
+ */
+function grants(p: Policy): { namespace: string; resource: string; apiGroup: string; path: string } {
+  const { namespace = '', resource = '', apiGroup = '', nonResourcePath = '' } = p.spec;
+  if (!p.v0) return { namespace, resource, apiGroup, path: nonResourcePath };
+  return {
+    namespace: namespace === '' ? '*' : namespace,
+    resource: resource === '' ? '*' : resource,
+    apiGroup: '*',
+    path: namespace === '' && resource === '' ? '*' : nonResourcePath,
+  };
+}
+
 function matches(p: Policy, attrs: Attributes): boolean {
-  if (!subjectMatches(p, attrs)) return false;
+  if (!subjectMatches(p, attrs.user)) return false;
   if (p.spec.readonly === true && !READ_ONLY.has(attrs.verb)) return false;
   if (attrs.isResourceRequest) {
     if (!p.v0 && p.spec.nonResourcePath !== undefined && p.spec.resource === undefined) return false;
@@ -133,5 +155,22 @@ export class AbacAuthorizer implements Authorizer {
   authorize(attrs: Attributes): Authorization {
     for (const p of this.#policies) if (matches(p, attrs)) return { decision: 'allow', reason: '' };
     return { ...NO_OPINION, reason: 'No policy matched.' };
+  }
+
+  /** The rules of the user's policies for `namespace` (kube's ABAC rule resolver): complete. */
+  rulesFor(user: Attributes['user'], namespace: string): RulesInfo {
+    const resourceRules: ResourceRuleInfo[] = [];
+    const nonResourceRules: NonResourceRuleInfo[] = [];
+    for (const p of this.#policies) {
+      if (!subjectMatches(p, user)) continue;
+      const g = grants(p);
+      if (g.namespace !== '*' && g.namespace !== namespace) continue;
+      const verbs = p.spec.readonly === true ? [...READ_ONLY] : ['*'];
+      if (g.resource !== '') {
+        resourceRules.push({ verbs, apiGroups: [g.apiGroup], resources: [g.resource], resourceNames: [] });
+      }
+      if (g.path !== '') nonResourceRules.push({ verbs, nonResourceURLs: [g.path] });
+    }
+    return { resourceRules, nonResourceRules, incomplete: false };
   }
 }

@@ -75,6 +75,22 @@ describe('ABAC', () => {
     ).toBe(201);
   });
 
+  it("lists a user's policies in a SelfSubjectRulesReview, completely (kube's ABAC rule resolver)", async () => {
+    const rules = await call(server, olga, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: { namespace: 'team' },
+    });
+    expect(rules.status).toBe(201);
+    const status = rules.body['status'] as Record<string, unknown>;
+    expect(status['incomplete']).toBe(false);
+    expect(status['resourceRules']).toEqual([
+      expect.objectContaining({ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }),
+    ]);
+    // As in kube, a line names the namespaces it lists in: the path line has none, so not in `team`.
+    expect(status['nonResourceRules']).toEqual([]);
+  });
+
   it('refuses to start on a malformed policy file', async () => {
     const bad = join(dir, 'bad.jsonl');
     await writeFile(
@@ -142,6 +158,19 @@ describe('Webhook', () => {
       'pods is forbidden: User "dan" cannot list resource "pods" in API group "" in the namespace "default": dan is banned',
     );
     expect((await call(server, nobody, 'GET', '/api/v1/namespaces/default/pods')).status).toBe(403);
+  });
+
+  it('answers a SelfSubjectRulesReview as incomplete, with kube’s reason', async () => {
+    const rules = await call(server, wanda, 'POST', '/apis/authorization.k8s.io/v1/selfsubjectrulesreviews', {
+      apiVersion: 'authorization.k8s.io/v1',
+      kind: 'SelfSubjectRulesReview',
+      spec: { namespace: 'default' },
+    });
+    expect(rules.status).toBe(201);
+    expect(rules.body['status']).toMatchObject({
+      incomplete: true,
+      evaluationError: 'webhook authorizer does not support user rule resolution',
+    });
   });
 
   it('caches allowed answers and turns a failing webhook into 500 for undecided requests', async () => {
