@@ -15,6 +15,9 @@
  * | none (no `Content-Type`)                   | JSON  | object body, as kube-apiserver   |
  * | anything else                              |   –   | 415 UnsupportedMediaType         |
  *
+ * A PATCH in a media type that is no patch format is not parsed: its route answers the 415, in
+ * the words kube uses for the kind.
+ *
  * Bodies over {@link MAX_REQUEST_BODY_BYTES} are refused with 413 before parsing; malformed
  * bodies are 400s. An empty body parses as `undefined` (a DELETE without options).
  */
@@ -130,8 +133,10 @@ function unannouncedHttp2Body(request: FastifyRequest): boolean {
  * replacing fastify's default JSON parser there.
  */
 export function installBodyParsers(scope: FastifyInstance): void {
-  scope.addHook('onRequest', async (request) => {
+  // A callback hook, not an async one: it runs on every request of the resource routes.
+  scope.addHook('onRequest', (request, _reply, done) => {
     if (unannouncedHttp2Body(request)) request.headers = { 'transfer-encoding': 'chunked' };
+    done();
   });
   scope.removeAllContentTypeParsers();
   for (const format of FORMATS) {
