@@ -34,7 +34,7 @@ import {
 } from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
 import { racedWith, type WriteOutcome } from './object-store.js';
-import { staleConflict } from './store-ops.js';
+import { answerAsRead, staleConflict } from './store-ops.js';
 import { admissionAttributes, serverRequester, type AdmissionRequester } from './admission.js';
 import { finalizersAfterDelete } from './gc-finalizers.js';
 
@@ -223,15 +223,14 @@ export async function deleteObject(
       const finalizers = meta.finalizers ?? [];
       const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
       const returnObject = strategy.returnDeletedObject;
-      // A dry run's answer: what a read would give of `obj` at the current version (as kube).
-      const asRead = (): Buffer => withResourceVersion(ctx.storedForm(encodeForStorage(obj)), kv.modRevision);
       try {
         if (meta.deletionTimestamp) {
           const pending = meta.deletionGracePeriodSeconds ?? 0;
           const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
           if (gcFinalizers !== undefined && !shorter && finalizers.length > 0) {
             // Only the finalizers change (a second delete with another propagation policy).
-            if (dryRun) return { done: { code: 200, body: asRead(), removed: false } };
+            if (dryRun)
+              return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
             const bytes = encodeForStorage(obj);
             const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
             return {
@@ -251,7 +250,8 @@ export async function deleteObject(
         }
         if (grace > 0 || finalizers.length > 0) {
           markDeleting(ctx, obj, grace);
-          if (dryRun) return { done: { code: 200, body: asRead(), removed: false } };
+          if (dryRun)
+            return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
           const bytes = encodeForStorage(obj);
           const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
           return {

@@ -14,7 +14,7 @@ import { checkPreconditions, deleteObject, type DeleteOptions } from './delete.j
 import { objectKey } from './keys.js';
 import { admitNamespaceDelete } from './namespace-lifecycle.js';
 import { encodeForStorage, isJsonObject, rfc3339Seconds, withResourceVersion } from '../api/object.js';
-import { readObject, staleConflict } from './store-ops.js';
+import { answerAsRead, readObject, staleConflict } from './store-ops.js';
 
 const MAX_ATTEMPTS = 16;
 
@@ -47,7 +47,7 @@ export async function deleteNamespace(
     obj.metadata.deletionTimestamp = rfc3339Seconds(ctx.now());
     obj['status'] = { ...(isJsonObject(obj['status']) ? obj['status'] : {}), phase: 'Terminating' };
     if (options.dryRun === true) {
-      return { code: 200, body: withResourceVersion(ctx.storedForm(encodeForStorage(obj)), kv.modRevision) };
+      return { code: 200, body: answerAsRead(ctx, obj, kv.modRevision) };
     }
     const bytes = encodeForStorage(obj);
     try {

@@ -1,11 +1,13 @@
 /**
- * Reading objects as stored now and the write options every verb shares (event leases).
+ * Reading objects as stored now, the answer a write gives without storing (dry runs), and the
+ * write options every verb shares (event leases).
  * Storage errors that carry no resource name are mapped here, with the object's identity, to the
  * API errors clients expect.
  */
 import { isStorageError } from '../../storage/errors.js';
 import type { KeyValue, UpdateOptions } from '../../storage/interface.js';
 import { conflict, notFound, type ApiError } from '../api/errors.js';
+import { encodeForStorage, withResourceVersion, type KubeObject } from '../api/object.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
@@ -74,4 +76,13 @@ export async function updateOptions(
 /** True for a storage error of the given code. */
 export function isStorageCode(err: unknown, code: string): boolean {
   return isStorageError(err) && err.code === code;
+}
+
+/**
+ * What a read would give of `obj` at `revision` had it been stored: the answer of a write that
+ * stores nothing (a dry run, an update that deletes), as kube passes such answers through its
+ * storage codec too.
+ */
+export function answerAsRead(ctx: ResourceContext, obj: KubeObject, revision: bigint): Buffer {
+  return withResourceVersion(ctx.storedForm(encodeForStorage(obj)), revision);
 }

@@ -43,7 +43,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { RACED, racedWith, type WriteOutcome } from './object-store.js';
-import { staleConflict, updateOptions } from './store-ops.js';
+import { answerAsRead, staleConflict, updateOptions } from './store-ops.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
 import { admissionAttributes } from './admission.js';
 
@@ -225,18 +225,24 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
         ? undefined
         : await ctx.writeHooks?.beginUpdate(ctx, type, next, current, write.dryRun);
       try {
-        // What a read would give of `next` at the current version (kube answers so).
-        const asRead = (): Buffer =>
-          withResourceVersion(ctx.storedForm(encodeForStorage(next)), kv.modRevision);
         if (write.dryRun) {
           next.metadata.resourceVersion = String(kv.modRevision);
-          return { done: { code: 200, body: asRead(), obj: next, deleted: removable === true } };
+          return {
+            done: {
+              code: 200,
+              body: answerAsRead(ctx, next, kv.modRevision),
+              obj: next,
+              deleted: removable === true,
+            },
+          };
         }
         if (removable) {
           await ctx.store.delete(key, { ifModRevision: kv.modRevision });
           await ctx.writeHooks?.afterDelete(ctx, type, current);
           next.metadata.resourceVersion = String(kv.modRevision);
-          return { done: { code: 200, body: asRead(), obj: next, deleted: true } };
+          return {
+            done: { code: 200, body: answerAsRead(ctx, next, kv.modRevision), obj: next, deleted: true },
+          };
         }
         if (sameContent(next, current)) {
           await pending?.rollback();
