@@ -149,9 +149,7 @@ function mergeMap(
     if (!Array.isArray(value)) throw new StrategicMergePatchError(`${key} must be a list`);
     const list = ownMember(original, field);
     if (!Array.isArray(list)) continue;
-    const mergeKey = fieldInfo(schema, scope, field)?.mergeKey;
-    const keyOf = (item: unknown): unknown =>
-      mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item;
+    const keyOf = identityOf(fieldInfo(schema, scope, field)?.mergeKey);
     setOwn(original, field, kubeOrder(list, value, serverLists.get(key) ?? [], keyOf));
   }
   return original;
@@ -173,7 +171,7 @@ function mergeList(
     // Primitive list with merge strategy: a set union, in kube's order.
     const out = [...original];
     for (const item of patch) if (!out.some((o) => jsonEqual(o, item))) out.push(item);
-    return kubeOrder(out, patch, original, (item) => item);
+    return kubeOrder(out, patch, original, identityOf(undefined));
   }
   const out = [...original];
   for (const item of patch) {
@@ -204,9 +202,13 @@ function mergeList(
       out.push(stripDirectives(item));
     }
   }
-  const keyOf = (item: unknown): unknown => (isJsonObject(item) ? item[mergeKey] : undefined);
   const named = patch.filter((item) => !(isJsonObject(item) && Object.hasOwn(item, PATCH)));
-  return kubeOrder(out, named, original, keyOf);
+  return kubeOrder(out, named, original, identityOf(mergeKey));
+}
+
+/** An item's identity in a merged list: its merge key's value, or the item itself (primitives). */
+function identityOf(mergeKey: string | undefined): (item: unknown) => unknown {
+  return (item) => (mergeKey !== undefined && isJsonObject(item) ? item[mergeKey] : item);
 }
 
 /**
@@ -222,25 +224,31 @@ function kubeOrder(
   server: unknown[],
   keyOf: (item: unknown) => unknown,
 ): unknown[] {
-  const indexIn = (list: unknown[], item: unknown): number => {
+  const namedKeys = named.map(keyOf);
+  const serverKeys = server.map(keyOf);
+  const indexIn = (keys: unknown[], key: unknown): number => keys.findIndex((k) => jsonEqual(k, key));
+  // Each item's place in the patch and on the server, found once.
+  const placed = merged.map((item) => {
     const key = keyOf(item);
-    return list.findIndex((other) => jsonEqual(keyOf(other), key));
-  };
-  const inPatch: unknown[] = [];
-  const serverOnly: unknown[] = [];
-  for (const item of merged) (indexIn(named, item) >= 0 ? inPatch : serverOnly).push(item);
-  inPatch.sort((a, b) => indexIn(named, a) - indexIn(named, b));
-  serverOnly.sort((a, b) => indexIn(server, a) - indexIn(server, b));
+    return { item, inNamed: indexIn(namedKeys, key), onServer: indexIn(serverKeys, key) };
+  });
+  const inPatch = placed.filter((p) => p.inNamed >= 0).sort((a, b) => a.inNamed - b.inNamed);
+  const serverOnly = placed.filter((p) => p.inNamed < 0).sort((a, b) => a.onServer - b.onServer);
   const out: unknown[] = [];
   let i = 0;
   let j = 0;
   while (i < serverOnly.length || j < inPatch.length) {
-    if (j >= inPatch.length) out.push(serverOnly[i++]);
-    else if (i >= serverOnly.length) out.push(inPatch[j++]);
-    else {
-      const left = indexIn(server, serverOnly[i]);
-      const right = indexIn(server, inPatch[j]);
-      out.push(left >= 0 && right >= 0 && left < right ? serverOnly[i++] : inPatch[j++]);
+    const left = serverOnly[i];
+    const right = inPatch[j];
+    if (
+      right === undefined ||
+      (left !== undefined && left.onServer >= 0 && right.onServer >= 0 && left.onServer < right.onServer)
+    ) {
+      out.push(left?.item);
+      i++;
+    } else {
+      out.push(right.item);
+      j++;
     }
   }
   return out;
