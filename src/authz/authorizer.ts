@@ -64,6 +64,11 @@ export const NO_RULES: RulesInfo = Object.freeze({
   incomplete: false,
 });
 
+/** No rules, and the mode's reason it cannot list them (kube's Node and Webhook modes). */
+export function unlistedRules(reason: string): RulesInfo {
+  return { ...NO_RULES, incomplete: true, evaluationError: reason };
+}
+
 const ALL_RULES: RulesInfo = Object.freeze({
   resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], resourceNames: [] }],
   nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],

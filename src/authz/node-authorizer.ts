@@ -7,7 +7,14 @@
  * users, and anything not allowed, get no opinion (with kube's reason), so later modes decide.
  */
 import type { Attributes } from './attributes.js';
-import { NO_OPINION, NO_RULES, type Authorization, type Authorizer, type RulesInfo } from './authorizer.js';
+import {
+  NO_OPINION,
+  NO_RULES,
+  unlistedRules,
+  type Authorization,
+  type Authorizer,
+  type RulesInfo,
+} from './authorizer.js';
 import type { NodeGraph } from './node-graph.js';
 import { ruleAllows, type PolicyRule } from './rbac-rules.js';
 
@@ -39,11 +46,7 @@ export class NodeAuthorizer implements Authorizer {
   /** A node's rules depend on the objects it is related to: kube lists none and says so. */
   rulesFor(user: Attributes['user']): RulesInfo {
     if (!isNode(user)) return NO_RULES;
-    return {
-      ...NO_RULES,
-      incomplete: true,
-      evaluationError: 'node authorizer does not support user rule resolution',
-    };
+    return unlistedRules('node authorizer does not support user rule resolution');
   }
 
   async #authorizeNode(attrs: Attributes): Promise<Authorization> {

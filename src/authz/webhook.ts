@@ -19,7 +19,13 @@ import { dirname, resolve } from 'node:path';
 import { parse } from 'yaml';
 import type { AuthorizationConditions } from '../cel/authorization.js';
 import type { Attributes } from './attributes.js';
-import { NO_OPINION, NO_RULES, type Authorization, type Authorizer, type RulesInfo } from './authorizer.js';
+import {
+  NO_OPINION,
+  unlistedRules,
+  type Authorization,
+  type Authorizer,
+  type RulesInfo,
+} from './authorizer.js';
 
 /** Options of {@link WebhookAuthorizer}. */
 export interface WebhookOptions {
@@ -132,11 +138,7 @@ export class WebhookAuthorizer implements Authorizer {
 
   /** A webhook cannot list rules; kube says so. */
   rulesFor(): RulesInfo {
-    return {
-      ...NO_RULES,
-      incomplete: true,
-      evaluationError: 'webhook authorizer does not support user rule resolution',
-    };
+    return unlistedRules('webhook authorizer does not support user rule resolution');
   }
   readonly #target: Target;
   readonly #o: WebhookOptions;

@@ -51,6 +51,25 @@ const POD_SPEC_DEFAULTS = {
   'f:terminationGracePeriodSeconds': {},
 };
 
+/** kube's entry for a create of a Deployment labelled `app: web` with one container `web`. */
+const DEPLOYMENT_CREATE_FIELDS = {
+  'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+  'f:spec': {
+    'f:progressDeadlineSeconds': {},
+    'f:replicas': {},
+    'f:revisionHistoryLimit': {},
+    'f:selector': {},
+    'f:strategy': {
+      'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} },
+      'f:type': {},
+    },
+    'f:template': {
+      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
+      'f:spec': { 'f:containers': { 'k:{"name":"web"}': CONTAINER_FIELDS }, ...POD_SPEC_DEFAULTS },
+    },
+  },
+};
+
 beforeAll(async () => {
   server = await startTestServer();
   admin = adminTls(server.kubeconfigPath);
@@ -102,23 +121,7 @@ describe('managedFields of a create, as kube-apiserver v1.33 records them', () =
       },
       'kubectl-create',
     );
-    expect(fields).toEqual({
-      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
-      'f:spec': {
-        'f:progressDeadlineSeconds': {},
-        'f:replicas': {},
-        'f:revisionHistoryLimit': {},
-        'f:selector': {},
-        'f:strategy': {
-          'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} },
-          'f:type': {},
-        },
-        'f:template': {
-          'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
-          'f:spec': { 'f:containers': { 'k:{"name":"web"}': CONTAINER_FIELDS }, ...POD_SPEC_DEFAULTS },
-        },
-      },
-    });
+    expect(fields).toEqual(DEPLOYMENT_CREATE_FIELDS);
   });
 
   it('nothing Go drops when it decodes: null, empty maps and lists', async () => {
@@ -149,23 +152,7 @@ describe('managedFields of a create, as kube-apiserver v1.33 records them', () =
       },
       'kubectl-create',
     );
-    expect(fields).toEqual({
-      'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
-      'f:spec': {
-        'f:progressDeadlineSeconds': {},
-        'f:replicas': {},
-        'f:revisionHistoryLimit': {},
-        'f:selector': {},
-        'f:strategy': {
-          'f:rollingUpdate': { '.': {}, 'f:maxSurge': {}, 'f:maxUnavailable': {} },
-          'f:type': {},
-        },
-        'f:template': {
-          'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } },
-          'f:spec': { 'f:containers': { 'k:{"name":"web"}': CONTAINER_FIELDS }, ...POD_SPEC_DEFAULTS },
-        },
-      },
-    });
+    expect(fields).toEqual(DEPLOYMENT_CREATE_FIELDS);
     // A pointer's zero is a value Go keeps: replicas 0 is recorded.
     const zero = await fieldsOf(
       'PUT',
