@@ -286,8 +286,8 @@ async function dispatch(
   });
   // --- end modifying options ---
   const { type } = target;
-  // Built-in kinds have a schema (custom resources: a CRD's); the patch formats differ.
-  const builtIn = type.messageType !== '' && ctx.fields.describes(type.messageType);
+  // For a PATCH: built-in kinds have a schema (custom resources: a CRD's); the patch formats differ.
+  const builtIn = method === 'PATCH' && type.messageType !== '' && ctx.fields.describes(type.messageType);
   const custom = watchPrefix ? undefined : customEndpointOf(r.endpoints, target);
   if (custom !== undefined) {
     if (!custom.methods.includes(method)) throw methodNotAllowed(NOT_ALLOWED);
