@@ -14,7 +14,14 @@
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
 import { ownedUtf8 } from '../api/bytes.js';
-import { isJsonObject, ObjectJson, storedLayout, type KubeObject } from '../api/object.js';
+import {
+  encodeForStorage,
+  isJsonObject,
+  ObjectJson,
+  storedLayout,
+  type JsonObject,
+  type KubeObject,
+} from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
@@ -80,6 +87,32 @@ function dropNulls(value: unknown, raw: WeakSet<object>): void {
   }
 }
 
+/** True when objects of `kind` in `apiVersion` are stored as another version (see CONVERTED_PREFIXES). */
+function storedConverted(kind: string, apiVersion: string): boolean {
+  return (
+    (kind === 'Event' && apiVersion === 'events.k8s.io/v1') ||
+    (kind === 'HorizontalPodAutoscaler' && apiVersion === 'autoscaling/v1')
+  );
+}
+
+/**
+ * Bytes already in the storage encoding (a protobuf envelope), with the stored layout of the
+ * object they were encoded from: {@link StorageCodec.toStorage} passes them through. Slices and
+ * views of it are plain `Uint8Array`s.
+ */
+export class EncodedObject extends Uint8Array {
+  readonly object: JsonObject;
+
+  static get [Symbol.species](): Uint8ArrayConstructor {
+    return Uint8Array;
+  }
+
+  constructor(bytes: Uint8Array, object: JsonObject) {
+    super(bytes.buffer as ArrayBuffer, bytes.byteOffset, bytes.byteLength);
+    this.object = object;
+  }
+}
+
 /** Converts stored values between the handlers' JSON layout and the storage encoding. */
 export class StorageCodec {
   readonly mediaType: StorageMediaType;
@@ -97,6 +130,7 @@ export class StorageCodec {
    * as JSON: still readable, never lost.
    */
   toStorage(json: Uint8Array): Uint8Array {
+    if (json instanceof EncodedObject) return json;
     const converted = CONVERTED_PREFIXES.some((prefix) => hasPrefix(json, prefix));
     if (this.mediaType === 'application/json' && !converted) return json;
     // A handler's bytes carry their object: no second parse.
@@ -114,6 +148,35 @@ export class StorageCodec {
       return encoder.codec.encodeObject(type, obj, apiVersion, kind);
     } catch (err) {
       if (isCodecError(err)) return json;
+      throw err;
+    }
+  }
+
+  /**
+   * What a handler hands the store for `obj`: with protobuf storage and a kind that has a
+   * protobuf form, its protobuf envelope ({@link EncodedObject}), encoded from the object
+   * without the JSON text {@link toStorage} would otherwise be given and not need; otherwise
+   * {@link encodeForStorage}'s JSON, which {@link toStorage} converts as before. `obj` is not
+   * modified.
+   */
+  encode(obj: KubeObject): Uint8Array {
+    const { apiVersion, kind } = obj;
+    if (
+      this.mediaType === 'application/json' ||
+      typeof apiVersion !== 'string' ||
+      typeof kind !== 'string' ||
+      storedConverted(kind, apiVersion)
+    ) {
+      return encodeForStorage(obj);
+    }
+    const encoder = this.#protobuf();
+    const type = encoder.messageTypeOf(apiVersion, kind);
+    if (type === undefined) return encodeForStorage(obj);
+    const stored = storedLayout(obj, kind, apiVersion);
+    try {
+      return new EncodedObject(encoder.codec.encodeObject(type, stored, apiVersion, kind), stored);
+    } catch (err) {
+      if (isCodecError(err)) return encodeForStorage(obj);
       throw err;
     }
   }

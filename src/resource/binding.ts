@@ -8,7 +8,7 @@
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import { badRequest, conflict, notFound } from '../api/errors.js';
-import { encodeForStorage, isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
+import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { objectKey } from './keys.js';
 import { racedWith, type WriteOutcome } from './object-store.js';
@@ -123,7 +123,7 @@ export async function bindPod(
       };
       if (dryRun) return { done: created };
       try {
-        await ctx.store.update(key, encodeForStorage(pod), await updateOptions(ctx, type, kv));
+        await ctx.store.update(key, ctx.encode(pod), await updateOptions(ctx, type, kv));
       } catch (err) {
         if (!(err instanceof ConflictError || err instanceof NotFoundError) || attempt >= MAX_ATTEMPTS)
           throw err;

@@ -15,7 +15,7 @@ import { KindStrategies } from '../kinds/index.js';
 import { loadSchemas, type SchemaSet } from '../registry/schema.js';
 import { FieldManager } from './field-manager.js';
 import { NamespaceAdmission } from './namespace-admission.js';
-import type { KubeObject } from '../api/object.js';
+import { encodeForStorage, type KubeObject } from '../api/object.js';
 import { EMPTY_CHAIN, type AdmissionChain } from '../admission/index.js';
 import type { PatchSchema } from './patch/schema.js';
 import { patchSchemaFrom } from './patch/schema-adapter.js';
@@ -66,6 +66,12 @@ export interface ResourceContext {
    * answer with the store's own result, which is that form already.
    */
   readonly storedForm: (json: Uint8Array) => Uint8Array;
+  /**
+   * The value to hand the store for `obj` (see `StorageCodec.encode`): already in the storage
+   * encoding when that is protobuf, so that no JSON text is made only to be converted. `obj` is
+   * not modified.
+   */
+  readonly encode: (obj: KubeObject) => Uint8Array;
 }
 
 /** Allocations a write made before it is stored: finished when stored, undone when it fails. */
@@ -133,6 +139,8 @@ export interface ResourceContextOptions {
   readonly serviceIPFamilies?: readonly ('IPv4' | 'IPv6')[];
   /** Default: the bytes as they are (a store that keeps values as given). */
   readonly storedForm?: (json: Uint8Array) => Uint8Array;
+  /** Default: `encodeForStorage` (the handlers' JSON layout, for a store that keeps it). */
+  readonly encode?: (obj: KubeObject) => Uint8Array;
 }
 
 /**
@@ -171,6 +179,7 @@ export function createResourceContext(options: ResourceContextOptions): Resource
     writeHooks: options.writeHooks,
     serviceIPFamilies: options.serviceIPFamilies ?? ['IPv4'],
     storedForm: options.storedForm ?? ((json) => json),
+    encode: options.encode ?? encodeForStorage,
   };
 }
 

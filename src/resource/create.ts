@@ -15,13 +15,7 @@ import { validateFields } from './field-validation.js';
 import { objectKey } from './keys.js';
 import { generateName, prepareForCreate, validateForWrite } from './metadata.js';
 import { admitCreateInNamespace } from './namespace-lifecycle.js';
-import {
-  cloneJson,
-  decodeStored,
-  encodeForStorage,
-  withResourceVersion,
-  type KubeObject,
-} from '../api/object.js';
+import { cloneJson, decodeStored, withResourceVersion, type KubeObject } from '../api/object.js';
 import { leaseFor } from './store-ops.js';
 import { admissionAttributes } from './admission.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
@@ -85,9 +79,11 @@ export async function createObject(
   strategy.default(obj);
   if (options.applied !== true) ctx.fields.trackUpdate(type, undefined, undefined, obj, write, ctx.now());
   await ctx.admission.admit(admission);
+  // A generated name may be taken: each retry starts again from the object as admitted. The
+  // first attempt uses `obj` itself, so only a retry pays for a second copy.
   const template = generate ? cloneJson(obj) : obj;
   for (let attempt = 1; ; attempt++) {
-    const candidate = generate ? cloneJson(template) : obj;
+    const candidate = attempt > 1 ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
     const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user);
     validateForWrite(type, strategy, candidate, undefined, prepared);
@@ -95,7 +91,7 @@ export async function createObject(
     const name = candidate.metadata.name ?? '';
     // Allocations (Service IPs and ports) fill the object before it is encoded.
     const pending = await ctx.writeHooks?.beginCreate(ctx, type, candidate, write.dryRun);
-    const bytes = encodeForStorage(candidate);
+    const bytes = ctx.encode(candidate);
     try {
       if (write.dryRun) {
         const { kv } = await ctx.store.get(objectKey(type, namespace, name));

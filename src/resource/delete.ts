@@ -25,13 +25,7 @@ import {
   type FieldError,
 } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
-import {
-  encodeForStorage,
-  isJsonObject,
-  rfc3339Seconds,
-  withResourceVersion,
-  type KubeObject,
-} from '../api/object.js';
+import { isJsonObject, rfc3339Seconds, withResourceVersion, type KubeObject } from '../api/object.js';
 import { intParam, param, type Query } from './query.js';
 import { racedWith, type WriteOutcome } from './object-store.js';
 import { answerAsRead, staleConflict } from './store-ops.js';
@@ -231,7 +225,7 @@ export async function deleteObject(
             // Only the finalizers change (a second delete with another propagation policy).
             if (dryRun)
               return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
-            const bytes = encodeForStorage(obj);
+            const bytes = ctx.encode(obj);
             const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
             return {
               done: {
@@ -252,7 +246,7 @@ export async function deleteObject(
           markDeleting(ctx, obj, grace);
           if (dryRun)
             return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
-          const bytes = encodeForStorage(obj);
+          const bytes = ctx.encode(obj);
           const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
           return {
             done: {

@@ -7,7 +7,7 @@
 import { isStorageError } from '../../storage/errors.js';
 import type { KeyValue, UpdateOptions } from '../../storage/interface.js';
 import { conflict, notFound, type ApiError } from '../api/errors.js';
-import { encodeForStorage, withResourceVersion, type KubeObject } from '../api/object.js';
+import { withResourceVersion, type KubeObject } from '../api/object.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext } from './context.js';
 import { objectKey } from './keys.js';
@@ -84,5 +84,5 @@ export function isStorageCode(err: unknown, code: string): boolean {
  * storage codec too.
  */
 export function answerAsRead(ctx: ResourceContext, obj: KubeObject, revision: bigint): Buffer {
-  return withResourceVersion(ctx.storedForm(encodeForStorage(obj)), revision);
+  return withResourceVersion(ctx.storedForm(ctx.encode(obj)), revision);
 }

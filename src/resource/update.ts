@@ -36,7 +36,6 @@ import { objectKey } from './keys.js';
 import { prepareForUpdate, validateForWrite } from './metadata.js';
 import {
   cloneJson,
-  encodeForStorage,
   isJsonObject,
   membersEqual,
   withResourceVersion,
@@ -249,7 +248,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
           const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
           return { unchanged: () => ({ code: 200, body: body(), obj: current, deleted: false }) };
         }
-        const bytes = encodeForStorage(next);
+        const bytes = ctx.encode(next);
         const written = await ctx.store.update(key, bytes, await updateOptions(ctx, type, kv));
         await pending?.commit();
         next.metadata.resourceVersion = String(written.revision);

@@ -203,6 +203,7 @@ export function createResourceLayer(deps: ResourceDeps): ResourceLayer {
     registry: deps.registry,
     store,
     storedForm: (json) => storageCodec.fromStorage(storageCodec.toStorage(json)),
+    encode: (obj) => storageCodec.encode(obj),
     strategies,
     eventTtlSeconds: deps.eventTtlSeconds,
     minRequestTimeoutSeconds: deps.minRequestTimeoutSeconds,
