@@ -14,7 +14,11 @@ export interface KindRef {
 
 /** Reads and compare-and-swap writes of objects, for admission plugins. */
 export interface AdmissionObjects {
-  /** The object, or undefined when it does not exist (or the kind is not served). */
+  /**
+   * The object, or undefined when it does not exist (or the kind is not served). The objects
+   * {@link get} and {@link list} give are shared between requests and frozen: copy before
+   * changing or handing on anything of them.
+   */
   get(kind: KindRef, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
   /** Every object of `kind` in `namespace` (undefined: every namespace / cluster-scoped). */
   list(kind: KindRef, namespace: string | undefined): Promise<KubeObject[]>;

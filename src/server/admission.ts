@@ -30,6 +30,7 @@ import {
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan, objectKey } from '../resource/keys.js';
+import { SharedDecodes } from '../resource/shared-decodes.js';
 import { lowerBound } from '../watchcache/cache-state.js';
 import type { ControllerFactory } from './resources.js';
 
@@ -95,6 +96,8 @@ export function loadAdmissionConfig(file: string): Map<string, JsonObject> {
 /** The objects plugins read, over the resource context once it exists. */
 class ContextObjects implements AdmissionObjects {
   #ctx: ResourceContext | undefined;
+  /** What `get` and `list` answer (shared and frozen: see AdmissionObjects). */
+  readonly #decoded = new SharedDecodes();
   readonly #types = new Map<string, ResourceType | null>();
 
   attach(ctx: ResourceContext): void {
@@ -132,10 +135,10 @@ class ContextObjects implements AdmissionObjects {
     const cache = this.#context.watchCaches?.for(type);
     if (cache?.ready === true) {
       const v = cache.get(key);
-      if (v !== undefined) return decodeStored(v.value, v.revision);
+      if (v !== undefined) return this.#decoded.of(key, v.value, v.revision);
     }
     const { kv } = await this.#context.store.get(key);
-    return kv === undefined ? undefined : decodeStored(kv.value, kv.modRevision);
+    return kv === undefined ? undefined : this.#decoded.of(key, kv.value, kv.modRevision);
   }
 
   async list(k: KindRef, namespace: string | undefined): Promise<KubeObject[]> {
@@ -150,7 +153,7 @@ class ContextObjects implements AdmissionObjects {
     for (let i = lowerBound(items, prefix); i < items.length; i++) {
       const v = items[i];
       if (v === undefined || !v.key.startsWith(prefix)) break;
-      out.push(decodeStored(v.value, v.revision));
+      out.push(this.#decoded.of(v.key, v.value, v.revision));
     }
     return out;
   }

@@ -8,14 +8,15 @@
 import type { ResourceType } from '../registry/types.js';
 import type { ResourceContext } from '../resource/context.js';
 import { objectKey } from '../resource/keys.js';
-import { decodeStored, type KubeObject } from '../api/object.js';
+import type { KubeObject } from '../api/object.js';
+import { SharedDecodes } from '../resource/shared-decodes.js';
 
 /** The core kinds tokens refer to. */
 export type LookupKind = 'ServiceAccount' | 'Secret' | 'Pod' | 'Node' | 'ConfigMap';
 
 /** Reads core objects by kind, namespace and name. */
 export interface ObjectGetter {
-  /** The object, or undefined when it does not exist. */
+  /** The object (shared and frozen: never modify it), or undefined when it does not exist. */
   get(kind: LookupKind, namespace: string | undefined, name: string): Promise<KubeObject | undefined>;
 }
 
@@ -23,6 +24,7 @@ export interface ObjectGetter {
 export class ObjectLookup implements ObjectGetter {
   readonly #ctx: ResourceContext;
   readonly #types = new Map<LookupKind, ResourceType>();
+  readonly #decoded = new SharedDecodes();
 
   constructor(ctx: ResourceContext) {
     this.#ctx = ctx;
@@ -46,9 +48,9 @@ export class ObjectLookup implements ObjectGetter {
     const cache = this.#ctx.watchCaches?.for(type);
     if (cache?.ready === true) {
       const version = cache.get(key);
-      if (version !== undefined) return decodeStored(version.value, version.revision);
+      if (version !== undefined) return this.#decoded.of(key, version.value, version.revision);
     }
     const { kv } = await this.#ctx.store.get(key);
-    return kv === undefined ? undefined : decodeStored(kv.value, kv.modRevision);
+    return kv === undefined ? undefined : this.#decoded.of(key, kv.value, kv.modRevision);
   }
 }
