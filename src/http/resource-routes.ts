@@ -62,6 +62,8 @@ export interface EndpointCall {
   readonly request: FastifyRequest;
   /** The reply, for endpoints that answer on the connection themselves (upgrades). */
   readonly reply: FastifyReply;
+  /** The negotiated representation, for endpoints that answer lists (which they render). */
+  readonly rep: Representation;
   /**
    * The object body of a POST or PUT, decoded from JSON, YAML or protobuf (as the endpoint's
    * `messageType`); undefined for other methods.
@@ -82,6 +84,8 @@ export interface CustomEndpoint {
   readonly messageType?: string;
   /** True when a POST or PUT carries no object (connect subresources: exec, attach, ...). */
   readonly bodyless?: boolean;
+  /** For a virtual kind's collection: true when it also serves its items (`.../<name>`). */
+  readonly items?: boolean;
   /** The answer; undefined when the endpoint answered itself (it took an upgraded connection). */
   handle(call: EndpointCall): Promise<ResourceReply | undefined>;
 }
@@ -127,9 +131,9 @@ function customEndpointOf(endpoints: CustomEndpoints, target: Target): CustomEnd
   if (target.subresource !== undefined) {
     return endpoints.get(`${type.group}/${type.plural}/${target.subresource}`);
   }
-  return type.virtual && target.name === undefined
-    ? endpoints.get(`${type.group}/${type.plural}`)
-    : undefined;
+  if (!type.virtual) return undefined;
+  const endpoint = endpoints.get(`${type.group}/${type.plural}`);
+  return target.name === undefined || endpoint?.items === true ? endpoint : undefined;
 }
 
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
@@ -301,7 +305,7 @@ async function dispatch(
             : undefined;
     if (type.virtual && method === 'POST' && isJsonObject(body))
       trackVirtualCreate(ctx, type, body, writeOf('CreateOptions'));
-    return custom.handle({ ctx, target, method, request, reply, body });
+    return custom.handle({ ctx, target, method, request, reply, body, rep });
   }
   const allNamespaces = type.namespaced && target.namespace === undefined;
   if (target.name === undefined) {

@@ -4,10 +4,9 @@
  * prerelease-lifecycle of each type: `<group>/<version> <Kind> is deprecated in v1.X+,
  * unavailable in v1.Y+; use <group>/<version> <Kind>`.
  *
- * kube-apiserver 1.33 deprecates none of the versions Capstan serves (every one is GA), so
- * {@link KUBE_DEPRECATIONS} is empty; the table is where a served deprecated version goes, and
- * custom resource versions marked `deprecated` (with their own `deprecationWarning`) use the same
- * {@link Deprecations}.
+ * Of the kinds Capstan serves, kube-apiserver 1.33 marks one deprecated: v1 ComponentStatus
+ * (since 1.19, with no removal release and no replacement). Custom resource versions marked
+ * `deprecated` (with their own `deprecationWarning`) use the same {@link Deprecations}.
  */
 
 /** One deprecated kind version, as kube's lifecycle functions state it. */
@@ -32,8 +31,10 @@ export interface Deprecation {
   readonly removedRelease: string;
 }
 
-/** kube 1.33's deprecated built-in versions among those Capstan serves: none. */
-export const KUBE_DEPRECATIONS: readonly DeprecationSpec[] = [];
+/** kube 1.33's deprecated built-in versions among those Capstan serves. */
+export const KUBE_DEPRECATIONS: readonly DeprecationSpec[] = [
+  { group: '', version: 'v1', kind: 'ComponentStatus', deprecated: [1, 19] },
+];
 
 function groupVersion(group: string, version: string): string {
   return group === '' ? version : `${group}/${version}`;

@@ -25,9 +25,10 @@ const EVENT_HEADS: Readonly<Record<WatchEventType, Buffer>> = {
   ERROR: Buffer.from('{"type":"ERROR","object":'),
 };
 
-/** The list metadata object in kube's field order. */
+/** The list metadata object in kube's field order (an empty resourceVersion omitted, as Go's omitempty). */
 export function listMetaObject(meta: ListMetaValues): Record<string, unknown> {
-  const out: Record<string, unknown> = { resourceVersion: meta.resourceVersion };
+  const out: Record<string, unknown> =
+    meta.resourceVersion === '' ? {} : { resourceVersion: meta.resourceVersion };
   if (meta.continue !== undefined) out['continue'] = meta.continue;
   if (meta.remainingItemCount !== undefined) out['remainingItemCount'] = meta.remainingItemCount;
   return out;

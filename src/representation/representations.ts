@@ -90,10 +90,12 @@ export class Representations {
     subresource: string | undefined,
   ): EndpointCapabilities {
     const read = shape !== 'write' && (subresource === undefined || subresource === 'status');
+    // Virtual kinds are created (reviews), except those read from a probe (componentstatuses).
+    const readable = read && (!type.virtual || type.verbs.includes('get'));
     return {
       protobuf: type.messageType !== '',
-      table: read && !type.virtual,
-      metadata: read && !type.virtual,
+      table: readable,
+      metadata: readable,
       watch: shape === 'watch',
     };
   }

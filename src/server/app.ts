@@ -66,6 +66,7 @@ import { retryAfterOnShutdown } from './retry-after.js';
 import { AUTHORIZATION_CONFIG_RELOAD_MS, buildAuthorization } from '../authz/setup.js';
 import { RBAC_BOOTSTRAP_HOOK } from './lifecycle.js';
 import { bindingEndpoints } from './binding-endpoints.js';
+import { componentStatusEndpoint, type InProcessComponents } from './component-statuses.js';
 import { approvalEndpoint } from '../certificates/approval.js';
 import { evictionEndpoint } from './eviction.js';
 import { kubeletClientOptions, podLogEndpoint } from './kubelet-proxy.js';
@@ -126,6 +127,11 @@ export interface AppDeps {
   readonly authorizationConfigReloadMs?: number;
   /** Test hook: the endpoint reconciler's lease TTL and interval instead of kube's 15 s and 10 s. */
   readonly endpointLease?: { readonly ttlSeconds?: number; readonly intervalMs?: number };
+  /**
+   * Which of the controller manager and scheduler run inside this server (set by the caller once
+   * they start; `componentstatuses` reads it). Default: neither.
+   */
+  readonly inProcess?: InProcessComponents;
 }
 
 /** How often TLS and CA files are checked for changes. */
@@ -577,6 +583,14 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   endpoints.set('certificates.k8s.io/certificatesigningrequests/approval', approvalEndpoint(authz.chain));
   endpoints.set('/pods/eviction', evictionEndpoint());
   for (const [path, endpoint] of bindingEndpoints()) endpoints.set(path, endpoint);
+  endpoints.set(
+    '/componentstatuses',
+    componentStatusEndpoint({
+      etcdServers: options.etcdServers,
+      etcdTls: { caFile: options.etcdCaFile, certFile: options.etcdCertFile, keyFile: options.etcdKeyFile },
+      inProcess: deps.inProcess ?? { controllerManager: false, scheduler: false },
+    }),
+  );
   endpoints.set('/pods/log', podLogEndpoint(kubeletClient));
   const streamMetrics = podStreamMetrics(metrics);
   for (const kind of ['exec', 'attach', 'portforward'] as const) {

@@ -38,6 +38,7 @@ import { openStore, storeViews, type OpenedStore } from './storage.js';
 import type { RunningManager } from '../controller-manager/manager.js';
 import { startInProcessControllerManager } from './controller-manager.js';
 import { SCHEDULER_CONTROLLER, startInProcessScheduler, type InProcessScheduler } from './scheduler.js';
+import type { InProcessComponents } from './component-statuses.js';
 import { CONTROLLERS } from '../controller-manager/registry.js';
 
 /** How long a stop still waits for the app once its connections were destroyed (ms). */
@@ -191,9 +192,12 @@ export async function startServer(
   let port = 0;
   const advertised = options.advertiseAddress !== '' ? options.advertiseAddress : '';
   const connections = new ConnectionTracker();
+  // What `componentstatuses` reports as running here; set once each component has started.
+  const inProcess: InProcessComponents = { controllerManager: false, scheduler: false };
   let app: FastifyInstance;
   try {
     app = buildApp({
+      inProcess,
       options,
       registry,
       store: opened.resources,
@@ -282,13 +286,17 @@ export async function startServer(
             serviceAccountPrivateKeyFile: signingKeyFile(options),
           });
     const scheduler = schedulerOn ? await startInProcessScheduler(pki, url, log) : undefined;
+    inProcess.controllerManager = controllerManager !== undefined;
+    inProcess.scheduler = scheduler !== undefined;
 
     let stopping: Promise<void> | undefined;
     const activeCompactor = compactor;
     const shutdown = async (): Promise<void> => {
       lifecycle.beginShutdown();
       await controllerManager?.stop();
+      inProcess.controllerManager = false;
       await scheduler?.stop();
+      inProcess.scheduler = false;
       await sleep(options.shutdownDelayMs);
       const watchGrace = options.flags.get('shutdown-watch-termination-grace-period') as number;
       const grace = Math.max(options.requestTimeoutMs, watchGrace, 1_000);

@@ -47,9 +47,14 @@ afterAll(async () => {
 });
 
 describe('kube 1.33 deprecations', () => {
-  it("none of the served versions is deprecated; the text is kube's", () => {
-    expect(KUBE_DEPRECATIONS).toEqual([]);
-    expect(new Deprecations().empty).toBe(true);
+  it("v1 ComponentStatus is the one served deprecated version; the text is kube's", () => {
+    expect(KUBE_DEPRECATIONS).toEqual([
+      { group: '', version: 'v1', kind: 'ComponentStatus', deprecated: [1, 19] },
+    ]);
+    expect(new Deprecations().of('', 'v1', 'ComponentStatus')).toEqual({
+      warning: 'v1 ComponentStatus is deprecated in v1.19+',
+      removedRelease: '',
+    });
     expect(
       deprecationWarning({
         group: 'flowcontrol.apiserver.k8s.io',
