@@ -167,8 +167,9 @@ export function forbidden(message: string, details?: StatusDetails): ApiError {
   return new ApiError('Forbidden', message, details);
 }
 
-export function methodNotAllowed(message: string): ApiError {
-  return new ApiError('MethodNotAllowed', message);
+/** 405; kube's Status carries `details`, empty (`{}`) for a method a route does not take. */
+export function methodNotAllowed(message: string, details: StatusDetails = {}): ApiError {
+  return new ApiError('MethodNotAllowed', message, details);
 }
 
 export function notAcceptable(message: string): ApiError {

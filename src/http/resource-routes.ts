@@ -458,6 +458,12 @@ async function handle(
   if (watchPrefix) segments = segments.slice(1);
   const target = resolveTarget(base.registry, group, version, segments);
   if (target === undefined) throw notFoundPath();
+  // kube registers no watch path for what cannot be watched, and no item path for the kinds
+  // that are only created (reviews, bindings).
+  if (watchPrefix && !target.type.verbs.includes('watch')) throw notFoundPath();
+  if (target.type.virtual && target.name !== undefined && target.subresource === undefined) {
+    if (customEndpointOf(endpoints, target) === undefined) throw notFoundPath();
+  }
   const ctx = contextFor === undefined ? base : contextFor(base, target.type, request.method);
   // Negotiate before doing anything: a 406 must not follow a write.
   const negotiated = reps.negotiate(

@@ -20,7 +20,7 @@
 import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
-import { ApiError, notFound } from '../api/errors.js';
+import { methodNotAllowed, notFound } from '../api/errors.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
 import { boolParam, type Query } from '../resource/query.js';
 import { Selection } from '../resource/selection.js';
@@ -171,11 +171,9 @@ export function componentStatusEndpoint(deps: ComponentStatusDeps): CustomEndpoi
     handle: async ({ target, request, rep }) => {
       const query = request.query as Query;
       if (boolParam(query, 'watch')) {
-        throw new ApiError(
-          'MethodNotAllowed',
-          'watch is not supported on resources of kind "componentstatuses"',
-          { kind: 'componentstatuses' },
-        );
+        throw methodNotAllowed('watch is not supported on resources of kind "componentstatuses"', {
+          kind: 'componentstatuses',
+        });
       }
       const all = probes(deps);
       if (target.name !== undefined) {
