@@ -4,6 +4,7 @@
  * kube-apiserver's `SetDefaults_<Kind>` and generated defaulters apply them.
  */
 import { isObject } from '../validation/json.js';
+import { setOwn } from '../api/object.js';
 import {
   defaultPointer,
   defaultString,
@@ -100,11 +101,29 @@ export function defaultStatefulSet(ss: JsonObject): void {
   defaultPointer(spec, 'replicas', 1);
   defaultPointer(spec, 'revisionHistoryLimit', 10);
   defaultPodTemplateAt(spec);
+  typeClaimTemplates(spec);
   eachObject(spec, 'volumeClaimTemplates', (claim) => {
     const claimSpec = ensureObject(claim, 'spec');
     if (claimSpec !== undefined) defaultClaimSpec(claimSpec);
     const status = ensureObject(claim, 'status');
     if (status !== undefined) defaultString(status, 'phase', 'Pending');
+  });
+}
+
+/**
+ * Gives each of a StatefulSet spec's `volumeClaimTemplates` `apiVersion: v1` and `kind:
+ * PersistentVolumeClaim` first, whatever it said: kube's apps/v1 conversion writes them on every
+ * object it hands out (protobuf, which the objects are stored in, has no place for them).
+ */
+export function typeClaimTemplates(spec: JsonObject | undefined): void {
+  const claims = spec?.['volumeClaimTemplates'];
+  if (!Array.isArray(claims)) return;
+  claims.forEach((claim: unknown, i) => {
+    if (!isObject(claim)) return;
+    const typed: JsonObject = { apiVersion: 'v1', kind: 'PersistentVolumeClaim' };
+    for (const key of Object.keys(claim))
+      if (key !== 'apiVersion' && key !== 'kind') setOwn(typed, key, claim[key]);
+    claims[i] = typed;
   });
 }
 

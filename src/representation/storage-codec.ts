@@ -23,6 +23,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
+import { typeClaimTemplates } from '../defaults/workloads.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
 /** The storage media types `--storage-media-type` accepts. */
@@ -197,6 +198,7 @@ export class StorageCodec {
       const raw = new WeakSet<object>();
       const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
       const object = storedLayout(body, envelope.kind, envelope.apiVersion);
+      if (envelope.kind === 'StatefulSet' && isJsonObject(object['spec'])) typeClaimTemplates(object['spec']);
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
       dropNulls(object, raw);

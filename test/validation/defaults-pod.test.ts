@@ -259,6 +259,8 @@ describe('pod template defaults', () => {
         template: defaultedTemplate,
         volumeClaimTemplates: [
           {
+            apiVersion: 'v1',
+            kind: 'PersistentVolumeClaim',
             metadata: { name: 'data' },
             spec: {
               accessModes: ['ReadWriteOnce'],
