@@ -28,12 +28,32 @@ export interface LocalEtcdCluster {
   close(): Promise<void>;
 }
 
+/**
+ * `count` distinct free ports. Each `pick` closes its listener before the next, so the kernel may
+ * hand the same port out twice (a cluster with two members on one port fails at start with
+ * "has duplicate url"): a repeat is picked again.
+ */
+export async function distinctFreePorts(
+  count: number,
+  pick: () => Promise<number> = freePort,
+): Promise<number[]> {
+  const ports = new Set<number>();
+  for (let tries = 0; ports.size < count; tries++) {
+    if (tries >= count * 20) throw new Error(`no ${count} distinct free ports after ${tries} tries`);
+    ports.add(await pick());
+  }
+  return [...ports];
+}
+
 /** Starts an `n`-member cluster and resolves once every member is healthy. */
 export async function startEtcdCluster(n = 3): Promise<LocalEtcdCluster> {
   const root = await mkdtemp(join(tmpdir(), 'capstan-etcd-cluster-'));
   const names = Array.from({ length: n }, (_, i) => `m${i}`);
-  const ports: Ports[] = [];
-  for (let i = 0; i < n; i++) ports.push({ client: await freePort(), peer: await freePort() });
+  const free = await distinctFreePorts(2 * n);
+  const ports: Ports[] = names.map((_, i) => ({
+    client: free[2 * i] as number,
+    peer: free[2 * i + 1] as number,
+  }));
   const initialCluster = names.map((name, i) => `${name}=http://127.0.0.1:${ports[i]?.peer}`).join(',');
   const slots = names.map(
     (name, i) =>
