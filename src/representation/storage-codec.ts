@@ -55,13 +55,18 @@ function parseJson(bytes: Uint8Array): unknown {
 }
 
 /**
- * How the handlers' storage layout of the objects stored in another version's form begins
- * (`kind`, `apiVersion` first): events.k8s.io/v1 Events and autoscaling/v1 HorizontalPodAutoscalers.
+ * The kinds stored in another version's form: events.k8s.io/v1 Events (as core v1) and
+ * autoscaling/v1 HorizontalPodAutoscalers (as v2).
  */
-const CONVERTED_PREFIXES = [
-  Buffer.from('{"kind":"Event","apiVersion":"events.k8s.io/v1"'),
-  Buffer.from('{"kind":"HorizontalPodAutoscaler","apiVersion":"autoscaling/v1"'),
+const CONVERTED_KINDS: readonly { readonly kind: string; readonly apiVersion: string }[] = [
+  { kind: 'Event', apiVersion: 'events.k8s.io/v1' },
+  { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v1' },
 ];
+
+/** How the handlers' storage layout of those kinds begins (`kind`, `apiVersion` first). */
+const CONVERTED_PREFIXES = CONVERTED_KINDS.map((k) =>
+  Buffer.from(`{"kind":${JSON.stringify(k.kind)},"apiVersion":${JSON.stringify(k.apiVersion)}`),
+);
 
 function hasPrefix(bytes: Uint8Array, prefix: Buffer): boolean {
   if (bytes.byteLength < prefix.byteLength) return false;
@@ -88,12 +93,9 @@ function dropNulls(value: unknown, raw: WeakSet<object>): void {
   }
 }
 
-/** True when objects of `kind` in `apiVersion` are stored as another version (see CONVERTED_PREFIXES). */
+/** True when objects of `kind` in `apiVersion` are stored as another version (CONVERTED_KINDS). */
 function storedConverted(kind: string, apiVersion: string): boolean {
-  return (
-    (kind === 'Event' && apiVersion === 'events.k8s.io/v1') ||
-    (kind === 'HorizontalPodAutoscaler' && apiVersion === 'autoscaling/v1')
-  );
+  return CONVERTED_KINDS.some((k) => k.kind === kind && k.apiVersion === apiVersion);
 }
 
 /**
