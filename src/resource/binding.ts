@@ -8,7 +8,7 @@
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
 import { badRequest, conflict, notFound } from '../api/errors.js';
-import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
+import { isJsonObject, type JsonObject } from '../api/object.js';
 import { qualified, type ResourceContext, type ResourceReply, type Target } from './context.js';
 import { objectKey } from './keys.js';
 import { racedWith, type WriteOutcome } from './object-store.js';
@@ -51,8 +51,8 @@ export async function bindPod(
     { dryRun },
     async (stored, attempt): Promise<WriteOutcome<ResourceReply>> => {
       if (stored === undefined) throw notFound(qualified(type, name));
-      const { kv, obj: current } = stored;
-      const pod: KubeObject = structuredClone(current);
+      // The copy is this attempt's own (ObjectStore's contract): it is changed in place.
+      const { kv, obj: pod } = stored;
       if (uid !== undefined && pod.metadata.uid !== uid) {
         return {
           rejected: conflict(
@@ -61,11 +61,11 @@ export async function bindPod(
           ),
         };
       }
-      if (rv !== undefined && current.metadata.resourceVersion !== rv) {
+      if (rv !== undefined && pod.metadata.resourceVersion !== rv) {
         return {
           rejected: conflict(
             qualified(type, name),
-            `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${String(current.metadata.resourceVersion)}`,
+            `Precondition failed: ResourceVersion in precondition: ${rv}, ResourceVersion in object meta: ${String(pod.metadata.resourceVersion)}`,
           ),
         };
       }

@@ -74,4 +74,41 @@ describe('pods/binding', () => {
     );
     expect(missing.status).toBe(404);
   });
+
+  it('refuses a binding whose UID or resourceVersion precondition fails, leaving the pod as it was', async () => {
+    const created = await adminJson(`${s.url}/api/v1/namespaces/default/pods`, tls, 'POST', pod('p3'));
+    expect(created.status).toBe(201);
+    const meta = created.json['metadata'] as { uid: string; resourceVersion: string };
+    const url = `${s.url}/api/v1/namespaces/default/pods/p3/binding`;
+    const withMeta = (extra: Record<string, string>): unknown => ({
+      apiVersion: 'v1',
+      kind: 'Binding',
+      metadata: { name: 'p3', ...extra },
+      target: { kind: 'Node', name: 'n3' },
+    });
+    const wrongUid = await adminJson(url, tls, 'POST', withMeta({ uid: 'not-the-uid' }));
+    expect(wrongUid.status).toBe(409);
+    expect(wrongUid.json['message']).toContain(
+      `Precondition failed: UID in precondition: not-the-uid, UID in object meta: ${meta.uid}`,
+    );
+    const staleRv = await adminJson(url, tls, 'POST', withMeta({ resourceVersion: '1' }));
+    expect(staleRv.status).toBe(409);
+    expect(staleRv.json['message']).toContain(
+      `Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ${meta.resourceVersion}`,
+    );
+    const unchanged = await adminJson(`${s.url}/api/v1/namespaces/default/pods/p3`, tls);
+    expect((unchanged.json['metadata'] as { resourceVersion: string }).resourceVersion).toBe(
+      meta.resourceVersion,
+    );
+    expect((unchanged.json['spec'] as { nodeName?: string }).nodeName).toBeUndefined();
+    const ok = await adminJson(
+      url,
+      tls,
+      'POST',
+      withMeta({ uid: meta.uid, resourceVersion: meta.resourceVersion }),
+    );
+    expect(ok.status).toBe(201);
+    const bound = await adminJson(`${s.url}/api/v1/namespaces/default/pods/p3`, tls);
+    expect((bound.json['spec'] as { nodeName?: string }).nodeName).toBe('n3');
+  });
 });
