@@ -120,6 +120,15 @@ export function decodeStored(value: Uint8Array, revision: bigint): KubeObject {
   const parsed: unknown = JSON.parse(
     Buffer.from(value.buffer, value.byteOffset, value.byteLength).toString('utf8'),
   );
+  return storedObjectAt(parsed, revision);
+}
+
+/**
+ * `parsed`, the parse of a stored value (JSON's, or a decoder's that gives the same object), as
+ * {@link decodeStored} gives it: its `metadata.resourceVersion` set to `revision`, in place.
+ * @throws SyntaxError when it is not an API object.
+ */
+export function storedObjectAt(parsed: unknown, revision: bigint): KubeObject {
   if (!isJsonObject(parsed) || !isJsonObject(parsed['metadata'])) {
     throw new SyntaxError('stored value is not an API object');
   }

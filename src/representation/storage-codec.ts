@@ -191,12 +191,21 @@ export class StorageCodec {
    * unchanged, for the handlers to reject as corrupt.
    */
   fromStorage(value: Uint8Array): Uint8Array {
-    if (!hasProtobufMagic(value)) return value;
+    return this.fromStorageParsed(value).value;
+  }
+
+  /**
+   * {@link fromStorage}'s bytes, with the object a protobuf value was decoded to (none for a
+   * value that passed through). The bytes are that object's JSON text, so a caller about to
+   * parse them may take the object instead; it is the caller's own.
+   */
+  fromStorageParsed(value: Uint8Array): { readonly value: Uint8Array; readonly object?: JsonObject } {
+    if (!hasProtobufMagic(value)) return { value };
     try {
       const envelope = decodeEnvelope(value);
       const encoder = this.#protobuf();
       const type = encoder.messageTypeOf(envelope.apiVersion, envelope.kind);
-      if (type === undefined) return value;
+      if (type === undefined) return { value };
       const raw = new WeakSet<object>();
       const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
       const object = storedLayout(body, envelope.kind, envelope.apiVersion);
@@ -204,9 +213,9 @@ export class StorageCodec {
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
       dropNulls(object, raw);
-      return ownedUtf8(JSON.stringify(object));
+      return { value: ownedUtf8(JSON.stringify(object)), object };
     } catch (err) {
-      if (isCodecError(err)) return value;
+      if (isCodecError(err)) return { value };
       throw err;
     }
   }

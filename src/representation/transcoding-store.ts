@@ -7,12 +7,16 @@
 import type { KeyValue, Store } from '../../storage/interface.js';
 import { ownedCopy } from '../../storage/bytes.js';
 import { lazyKeyValue, ValueMappingStore } from '../../storage/value-mapping.js';
+import type { JsonObject } from '../api/object.js';
 import type { StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
 export function transcodingStore(store: Store, codec: StorageCodec): Store {
   return new TranscodingStore(store, codec);
 }
+
+/** A stored value in the handlers' form, and the object it is the text of when a decode made one. */
+type Decoded = { readonly value: Uint8Array; readonly object?: JsonObject };
 
 /** Decoded versions remembered (by key and mod revision), oldest forgotten first. */
 const MEMO_ENTRIES = 4096;
@@ -46,7 +50,7 @@ class TranscodingStore extends ValueMappingStore {
   }
 
   protected toCaller(kv: KeyValue): KeyValue {
-    const value = this.#decode(kv);
+    const { value } = this.#decode(kv);
     return value === kv.value ? kv : { ...kv, value };
   }
 
@@ -67,18 +71,20 @@ class TranscodingStore extends ValueMappingStore {
   protected override toCallerWatched(kv: KeyValue): KeyValue {
     // The stored value may be a view into a larger network read, which the cache would then keep
     // alive for as long as it holds the version: it keeps a copy of the value's own bytes instead.
-    return lazyKeyValue({ ...kv, value: ownedCopy(kv.value) }, this.#decodeValue);
+    return new WatchedKeyValue({ ...kv, value: ownedCopy(kv.value) }, this.#decodeParsed);
   }
 
-  readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv);
+  readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv).value;
+  readonly #decodeParsed = (kv: KeyValue): Decoded => this.#decode(kv);
 
-  #decode(kv: KeyValue): Uint8Array {
+  /** `kv`'s value decoded, with the object the decode made (none when remembered or passed through). */
+  #decode(kv: KeyValue): Decoded {
     const memoKey = `${kv.modRevision}\u0000${kv.key}`;
     const known = this.#memo.get(memoKey);
-    if (known !== undefined) return known;
-    const value = this.#codec.fromStorage(kv.value);
-    this.#remember(memoKey, value);
-    return value;
+    if (known !== undefined) return { value: known };
+    const decoded = this.#codec.fromStorageParsed(kv.value);
+    this.#remember(memoKey, decoded.value);
+    return decoded;
   }
 
   #remember(memoKey: string, value: Uint8Array): void {
@@ -87,5 +93,50 @@ class TranscodingStore extends ValueMappingStore {
       if (oldest.done !== true) this.#memo.delete(oldest.value);
     }
     this.#memo.set(memoKey, value);
+  }
+}
+
+/**
+ * A watch event's key-value whose value is decoded on its first read, as `lazyKeyValue`'s, and
+ * which can hand over the object that decode makes ({@link parsed}): the watch cache's first look
+ * at a new version is often a selector's, which would otherwise parse the JSON the decode has
+ * just written. The object is never kept here, so a version nobody inspects costs no memory.
+ */
+class WatchedKeyValue implements KeyValue {
+  readonly key: string;
+  readonly createRevision: bigint;
+  readonly modRevision: bigint;
+  readonly lease: bigint;
+  #stored: KeyValue | undefined;
+  readonly #decode: (kv: KeyValue) => Decoded;
+  #value: Uint8Array | undefined;
+
+  constructor(kv: KeyValue, decode: (kv: KeyValue) => Decoded) {
+    this.key = kv.key;
+    this.createRevision = kv.createRevision;
+    this.modRevision = kv.modRevision;
+    this.lease = kv.lease;
+    this.#stored = kv;
+    this.#decode = decode;
+  }
+
+  get value(): Uint8Array {
+    if (this.#value === undefined) this.#decodeNow();
+    return this.#value as Uint8Array;
+  }
+
+  /**
+   * The object the value's decode makes, when this call is the one that decodes it (the
+   * caller's own); undefined when the value was decoded before, or its decode made no object.
+   */
+  parsed(): JsonObject | undefined {
+    return this.#value === undefined ? this.#decodeNow() : undefined;
+  }
+
+  #decodeNow(): JsonObject | undefined {
+    const decoded = this.#decode(this.#stored as KeyValue);
+    this.#value = decoded.value;
+    this.#stored = undefined;
+    return decoded.object;
   }
 }

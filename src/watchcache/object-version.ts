@@ -11,11 +11,19 @@
  * then never decoded.
  */
 import type { ObjectSource } from '../representation/types.js';
-import type { KubeObject } from '../api/object.js';
-import { decodeStored, withResourceVersion } from '../api/object.js';
+import type { JsonObject, KubeObject } from '../api/object.js';
+import { decodeStored, storedObjectAt, withResourceVersion } from '../api/object.js';
 
-/** What a version reads its bytes from: the bytes, or a key-value (which also has its create revision). */
-type VersionSource = { readonly value: Uint8Array; readonly createRevision?: bigint };
+/**
+ * What a version reads its bytes from: the bytes, or a key-value (which also has its create
+ * revision). A key-value that decodes its value on first read may offer `parsed`: the object
+ * that decode makes, to the caller whose call makes it (the transcoding store's watch events).
+ */
+type VersionSource = {
+  readonly value: Uint8Array;
+  readonly createRevision?: bigint;
+  readonly parsed?: () => JsonObject | undefined;
+};
 
 /** An immutable object version whose encodings are each computed once while it is the current one. */
 export class ObjectVersion implements ObjectSource {
@@ -79,7 +87,9 @@ export class ObjectVersion implements ObjectSource {
    */
   object(): KubeObject {
     if (this.#object !== undefined) return this.#object;
-    const object = decodeStored(this.value, this.revision);
+    const handed = this.#source.parsed?.();
+    const object =
+      handed === undefined ? decodeStored(this.value, this.revision) : storedObjectAt(handed, this.revision);
     if (!this.#replaced) this.#object = object;
     return object;
   }

@@ -42,7 +42,7 @@ async function setUp(): Promise<{ codec: StorageCodec; store: Store }> {
 describe('lazy decoding of watch events', () => {
   it('decodes an event value on its first read only, to the bytes a read gives', async () => {
     const { codec, store } = await setUp();
-    const decode = vi.spyOn(codec, 'fromStorage');
+    const decode = vi.spyOn(codec, 'fromStorageParsed');
     const watch = store.watch({ prefix: '/configmaps/' });
     closers.push(() => watch.close());
     await store.create('/configmaps/default/a', encodeForStorage(configMap('a', 'one')));
@@ -71,7 +71,7 @@ describe('lazy decoding of watch events', () => {
     closers.push(() => cache.close());
     cache.start();
     expect(await cache.whenReady(5_000)).toBe(true);
-    const decode = vi.spyOn(codec, 'fromStorage');
+    const decode = vi.spyOn(codec, 'fromStorageParsed');
     let last = 0n;
     for (let i = 0; i < 20; i++) {
       const key = `/configmaps/default/c${i}`;
