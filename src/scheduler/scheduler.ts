@@ -26,6 +26,8 @@ import { PodInfo } from './pod-info.js';
 import { inTreeRegistry } from './plugins/registry.js';
 import { SchedulingQueue, type QueuedPodInfo } from './queue.js';
 
+/** The nominated pods of a node with none (shared, never changed). */
+const NO_PODS: readonly PodInfo[] = Object.freeze([]);
 /**
  * How long the loop schedules pods back to back before it lets the event loop turn. kube's
  * scheduleOne loop never yields (informers run on other goroutines); here they share one thread.
@@ -135,9 +137,10 @@ export class Scheduler {
     this.#algorithm = new Algorithm((n) => this.#nominatedPods(n));
   }
 
+  /** Asked for every node a pod is filtered on: a node with none answers the one shared empty list. */
   #nominatedPods(node: string): readonly PodInfo[] {
     const m = this.#nominated.get(node);
-    return m === undefined ? [] : [...m.values()];
+    return m === undefined || m.size === 0 ? NO_PODS : [...m.values()];
   }
 
   #setNominated(pod: Pod, node: string | undefined): void {
