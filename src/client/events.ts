@@ -6,7 +6,8 @@
  * `series` on the first one (`count`, `lastObservedTime`) instead of a new object: the first
  * repeat is written at once, later repeats are coalesced and written every `seriesFlushMs`.
  * Writes are queued (at most 1000 waiting; more are dropped) behind the recorder's own token
- * bucket. The recorder never throws; failures are logged.
+ * bucket. The recorder never throws; failures are logged, and drops are logged at most every
+ * 10 s with their count (a burst of thousands would otherwise print a line each).
  */
 import { hostname } from 'node:os';
 import type { ObjectReference } from '../api/types/core-v1.js';
@@ -36,6 +37,8 @@ export interface EventRecorderOptions {
 const SERIES_WINDOW_MS = 6 * 60_000;
 const MAX_QUEUE = 1000;
 const MAX_NOTE = 1024;
+/** Drops are logged at most this often, each line counting the drops since the last. */
+const DROP_LOG_INTERVAL_MS = 10_000;
 
 interface SeriesEntry {
   /** The event as built here, with its series (not the server's copy). */
@@ -71,6 +74,9 @@ export class EventRecorder {
   #timer: NodeJS.Timeout | undefined;
   #seq = 0n;
   #closed = false;
+  /** Events dropped since the last drop line, and when that line was written. */
+  #dropped = 0;
+  #droppedLoggedAt = -Infinity;
 
   constructor(client: Client, opts: EventRecorderOptions) {
     this.#client = client;
@@ -155,12 +161,19 @@ export class EventRecorder {
   /** Queues `job`; false when the queue is full and it was dropped. */
   #enqueue(job: () => Promise<void>): boolean {
     if (this.#queue.length >= MAX_QUEUE) {
-      this.#log(`event recorder ${this.#component}: queue full, dropping an event`, undefined);
+      this.#dropped++;
+      if (Date.now() - this.#droppedLoggedAt >= DROP_LOG_INTERVAL_MS) this.#logDrops();
       return false;
     }
     this.#queue.push(job);
     this.#draining ??= this.#drain();
     return true;
+  }
+
+  #logDrops(): void {
+    this.#log(`event recorder ${this.#component}: queue full, dropped ${this.#dropped} event(s)`, undefined);
+    this.#dropped = 0;
+    this.#droppedLoggedAt = Date.now();
   }
 
   async #drain(): Promise<void> {
@@ -216,6 +229,7 @@ export class EventRecorder {
   /** Flushes, then stops recording (later events are ignored). */
   async close(): Promise<void> {
     await this.flush();
+    if (this.#dropped > 0) this.#logDrops();
     this.#closed = true;
     clearInterval(this.#timer);
     this.#timer = undefined;

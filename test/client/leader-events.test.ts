@@ -196,4 +196,30 @@ describe('EventRecorder', () => {
     expect(failed.type).toBe('Warning');
     expect(failed.note).toBe('could not');
   });
+
+  it('drops events past 1000 queued, and logs the drops as counts, not a line each', async () => {
+    const cm = await client
+      .resource<ConfigMap>(CONFIG_MAPS)
+      .create({ metadata: { name: 'burst', namespace: NS } });
+    const lines: string[] = [];
+    const rec = new EventRecorder(client, {
+      component: 'burst-controller',
+      qps: 1000,
+      burst: 1000,
+      log: (m) => lines.push(m),
+    });
+    const subject = { ...cm, kind: 'ConfigMap', apiVersion: 'v1' };
+    // Recorded in one go: the first is being written, 1000 wait, the other 499 are dropped.
+    for (let i = 0; i < 1500; i++) rec.event(subject, 'Normal', 'Burst', 'Burst', `event ${i}`);
+    expect(lines).toEqual(['event recorder burst-controller: queue full, dropped 1 event(s)']);
+    await rec.close();
+    expect(lines).toEqual([
+      'event recorder burst-controller: queue full, dropped 1 event(s)',
+      'event recorder burst-controller: queue full, dropped 498 event(s)',
+    ]);
+    const written = (await client.resource<Event>(EVENTS).list({ namespace: NS })).items.filter(
+      (e) => e.regarding?.name === 'burst',
+    );
+    expect(written).toHaveLength(1001);
+  }, 60_000);
 });
