@@ -137,17 +137,21 @@ export class Scheduler {
     this.#algorithm = new Algorithm((n) => this.#nominatedPods(n));
   }
 
-  /** Asked for every node a pod is filtered on: a node with none answers the one shared empty list. */
+  /** Asked for every node a pod is filtered on: with none nominated, the one shared empty list. */
   #nominatedPods(node: string): readonly PodInfo[] {
+    if (this.#nominated.size === 0) return NO_PODS;
     const m = this.#nominated.get(node);
-    return m === undefined || m.size === 0 ? NO_PODS : [...m.values()];
+    return m === undefined ? NO_PODS : [...m.values()];
   }
 
   #setNominated(pod: Pod, node: string | undefined): void {
     const k = podKey(pod);
     const prev = this.#nominatedOf.get(k);
     if (prev !== undefined) {
-      this.#nominated.get(prev)?.delete(k);
+      const there = this.#nominated.get(prev);
+      there?.delete(k);
+      // Empty lists go, so that a cluster with no nomination is seen as such at once.
+      if (there?.size === 0) this.#nominated.delete(prev);
       this.#nominatedOf.delete(k);
     }
     if (node === undefined || node === '') return;
