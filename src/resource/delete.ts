@@ -16,6 +16,7 @@
  * gc-finalizers.ts), also on an object already being deleted.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import type { KeyValue } from '../../storage/interface.js';
 import { conflict, invalid, notFound } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
 import { qualified, type ResourceContext, type ResourceReply } from './context.js';
@@ -158,6 +159,23 @@ function markDeleting(ctx: ResourceContext, obj: KubeObject, grace: number): voi
   meta.deletionGracePeriodSeconds = grace;
 }
 
+/**
+ * Writes `obj`, still present but marked (deleting, or with other finalizers), over the version
+ * `kv` it was read at, and answers it as stored; a dry run answers it as a read would show it.
+ * @throws ConflictError when `kv` is no longer current.
+ */
+async function writeMarked(
+  ctx: ResourceContext,
+  key: string,
+  kv: KeyValue,
+  obj: KubeObject,
+  dryRun: boolean,
+): Promise<Deleted> {
+  if (dryRun) return { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false };
+  const written = await ctx.store.update(key, ctx.encode(obj), { ifModRevision: kv.modRevision });
+  return { code: 200, body: withResourceVersion(written.kv.value, written.revision), removed: false };
+}
+
 /** The preconditions and the admission of deleting `obj`. @throws ApiError */
 async function admitDelete(
   ctx: ResourceContext,
@@ -223,17 +241,7 @@ export async function deleteObject(
           const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
           if (gcFinalizers !== undefined && !shorter && finalizers.length > 0) {
             // Only the finalizers change (a second delete with another propagation policy).
-            if (dryRun)
-              return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
-            const bytes = ctx.encode(obj);
-            const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
-            return {
-              done: {
-                code: 200,
-                body: withResourceVersion(written.kv.value, written.revision),
-                removed: false,
-              },
-            };
+            return { done: await writeMarked(ctx, key, kv, obj, dryRun) };
           }
           if (!shorter) {
             const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
@@ -244,17 +252,7 @@ export async function deleteObject(
         }
         if (grace > 0 || finalizers.length > 0) {
           markDeleting(ctx, obj, grace);
-          if (dryRun)
-            return { done: { code: 200, body: answerAsRead(ctx, obj, kv.modRevision), removed: false } };
-          const bytes = ctx.encode(obj);
-          const written = await ctx.store.update(key, bytes, { ifModRevision: kv.modRevision });
-          return {
-            done: {
-              code: 200,
-              body: withResourceVersion(written.kv.value, written.revision),
-              removed: false,
-            },
-          };
+          return { done: await writeMarked(ctx, key, kv, obj, dryRun) };
         }
         if (!dryRun) {
           await ctx.store.delete(key, { ifModRevision: kv.modRevision });
