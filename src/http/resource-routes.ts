@@ -139,7 +139,6 @@ function customEndpointOf(endpoints: CustomEndpoints, target: Target): CustomEnd
 /** What one request renders with (issue 5): the server's factory and the negotiated form. */
 interface Rendering {
   readonly reps: Representations;
-  readonly endpoints: CustomEndpoints;
   readonly negotiated: Negotiated;
   readonly rep: Representation;
 }
@@ -264,6 +263,7 @@ async function dispatch(
   request: FastifyRequest,
   reply: FastifyReply,
   watchPrefix: boolean,
+  custom: CustomEndpoint | undefined,
   r: Rendering,
   warnings: string[],
 ): Promise<ResourceReply | undefined> {
@@ -292,7 +292,6 @@ async function dispatch(
   const { type } = target;
   // For a PATCH: built-in kinds have a schema (custom resources: a CRD's); the patch formats differ.
   const builtIn = method === 'PATCH' && type.messageType !== '' && ctx.fields.describes(type.messageType);
-  const custom = watchPrefix ? undefined : customEndpointOf(r.endpoints, target);
   if (custom !== undefined) {
     if (!custom.methods.includes(method)) throw methodNotAllowed(NOT_ALLOWED);
     const body =
@@ -461,8 +460,9 @@ async function handle(
   // kube registers no watch path for what cannot be watched, and no item path for the kinds
   // that are only created (reviews, bindings).
   if (watchPrefix && !target.type.verbs.includes('watch')) throw notFoundPath();
+  const custom = customEndpointOf(endpoints, target);
   if (target.type.virtual && target.name !== undefined && target.subresource === undefined) {
-    if (customEndpointOf(endpoints, target) === undefined) throw notFoundPath();
+    if (custom === undefined) throw notFoundPath();
   }
   const ctx = contextFor === undefined ? base : contextFor(base, target.type, request.method);
   // Negotiate before doing anything: a 406 must not follow a write.
@@ -482,7 +482,8 @@ async function handle(
       request,
       reply,
       watchPrefix,
-      { reps, endpoints, negotiated, rep },
+      watchPrefix ? undefined : custom,
+      { reps, negotiated, rep },
       warnings,
     );
   } catch (err) {
