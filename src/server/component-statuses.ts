@@ -17,7 +17,7 @@
  * Items have no resourceVersion and a null creationTimestamp, lists no resourceVersion; label
  * and field selectors apply; `limit` is ignored and watch is refused, as in kube.
  */
-import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { methodNotAllowed, notFound } from '../api/errors.js';
@@ -107,15 +107,18 @@ async function probeComponent(port: number): Promise<Health> {
   return { healthy: false, message: `HTTP probe failed with statuscode: ${res.status}`, error: '' };
 }
 
-/** An etcd member's `/health` (with the etcd client's TLS files for an `https://` member). */
+/**
+ * An etcd member's `/health` (with the etcd client's TLS files for an `https://` member, read for
+ * each probe, so rotated files are used, and without blocking the server while they are read).
+ */
 async function probeEtcd(endpoint: string, tls: EtcdProbeTls): Promise<Health> {
   let files: { ca?: Buffer; cert?: Buffer; key?: Buffer } | undefined;
   try {
     if (endpoint.startsWith('https://')) {
       files = {};
-      if (tls.caFile !== '') files.ca = readFileSync(tls.caFile);
-      if (tls.certFile !== '') files.cert = readFileSync(tls.certFile);
-      if (tls.keyFile !== '') files.key = readFileSync(tls.keyFile);
+      if (tls.caFile !== '') files.ca = await readFile(tls.caFile);
+      if (tls.certFile !== '') files.cert = await readFile(tls.certFile);
+      if (tls.keyFile !== '') files.key = await readFile(tls.keyFile);
     }
   } catch (err) {
     return { healthy: false, message: '', error: (err as Error).message };
