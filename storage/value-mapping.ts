@@ -52,24 +52,39 @@ export function mapWatchEvent(
 }
 
 /**
- * `kv` whose value is `map(kv.value)`, computed on the first read of `value` and kept; the stored
- * form is dropped then. For values that most readers never look at (a watch event's previous
- * value, an event no watcher or list asks for).
+ * What a lazy mapping gives: the value, or the value and what making it produced on the way (a
+ * decoder's parse of it), which the reader whose call made the value may take.
  */
-export function lazyKeyValue(kv: KeyValue, map: (kv: KeyValue) => Uint8Array): KeyValue {
-  return new LazyKeyValue(kv, map);
+export type LazyValue = Uint8Array | { readonly value: Uint8Array; readonly parsed?: unknown };
+
+/** A key-value whose value is mapped on first read ({@link lazyKeyValue}). */
+export interface LazyKeyValue extends KeyValue {
+  /**
+   * What the mapping produced besides the value, when this call is the one that maps it (the
+   * caller's own; never kept); undefined when the value was mapped before, or nothing was.
+   */
+  parsed(): unknown;
 }
 
-class LazyKeyValue implements KeyValue {
+/**
+ * `kv` whose value is `map(kv)`, computed on the first read of `value` (or `parsed()`) and kept;
+ * the stored form is dropped then. For values that most readers never look at (a watch event's
+ * previous value, an event no watcher or list asks for).
+ */
+export function lazyKeyValue(kv: KeyValue, map: (kv: KeyValue) => LazyValue): LazyKeyValue {
+  return new LazilyMapped(kv, map);
+}
+
+class LazilyMapped implements LazyKeyValue {
   readonly key: string;
   readonly createRevision: bigint;
   readonly modRevision: bigint;
   readonly lease: bigint;
   #stored: KeyValue | undefined;
-  #map: ((kv: KeyValue) => Uint8Array) | undefined;
+  #map: ((kv: KeyValue) => LazyValue) | undefined;
   #value: Uint8Array | undefined;
 
-  constructor(kv: KeyValue, map: (kv: KeyValue) => Uint8Array) {
+  constructor(kv: KeyValue, map: (kv: KeyValue) => LazyValue) {
     this.key = kv.key;
     this.createRevision = kv.createRevision;
     this.modRevision = kv.modRevision;
@@ -79,12 +94,25 @@ class LazyKeyValue implements KeyValue {
   }
 
   get value(): Uint8Array {
-    if (this.#value === undefined) {
-      this.#value = (this.#map as (kv: KeyValue) => Uint8Array)(this.#stored as KeyValue);
-      this.#stored = undefined;
-      this.#map = undefined;
+    if (this.#value === undefined) this.#mapNow();
+    return this.#value as Uint8Array;
+  }
+
+  parsed(): unknown {
+    return this.#value === undefined ? this.#mapNow() : undefined;
+  }
+
+  /** Maps the stored value, keeps the result, drops the stored form; gives what came with it. */
+  #mapNow(): unknown {
+    const mapped = (this.#map as (kv: KeyValue) => LazyValue)(this.#stored as KeyValue);
+    this.#stored = undefined;
+    this.#map = undefined;
+    if (mapped instanceof Uint8Array) {
+      this.#value = mapped;
+      return undefined;
     }
-    return this.#value;
+    this.#value = mapped.value;
+    return mapped.parsed;
   }
 }
 

@@ -26,6 +26,9 @@ import { toStorageVersion } from '../conversion/index.js';
 import { typeClaimTemplates } from '../defaults/workloads.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
+/** A stored value in the handlers' form, and the object it is the text of when a decode made one. */
+export type Decoded = { readonly value: Uint8Array; readonly parsed?: JsonObject };
+
 /** The storage media types `--storage-media-type` accepts. */
 export type StorageMediaType = 'application/json' | 'application/vnd.kubernetes.protobuf';
 
@@ -199,7 +202,7 @@ export class StorageCodec {
    * value that passed through). The bytes are that object's JSON text, so a caller about to
    * parse them may take the object instead; it is the caller's own.
    */
-  fromStorageParsed(value: Uint8Array): { readonly value: Uint8Array; readonly object?: JsonObject } {
+  fromStorageParsed(value: Uint8Array): Decoded {
     if (!hasProtobufMagic(value)) return { value };
     try {
       const envelope = decodeEnvelope(value);
@@ -213,7 +216,7 @@ export class StorageCodec {
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
       dropNulls(object, raw);
-      return { value: ownedUtf8(JSON.stringify(object)), object };
+      return { value: ownedUtf8(JSON.stringify(object)), parsed: object };
     } catch (err) {
       if (isCodecError(err)) return { value };
       throw err;

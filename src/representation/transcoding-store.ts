@@ -7,16 +7,12 @@
 import type { KeyValue, Store } from '../../storage/interface.js';
 import { ownedCopy } from '../../storage/bytes.js';
 import { lazyKeyValue, ValueMappingStore } from '../../storage/value-mapping.js';
-import type { JsonObject } from '../api/object.js';
-import type { StorageCodec } from './storage-codec.js';
+import type { Decoded, StorageCodec } from './storage-codec.js';
 
 /** `store` seen through `codec` (see the module comment). `close()` closes `store`. */
 export function transcodingStore(store: Store, codec: StorageCodec): Store {
   return new TranscodingStore(store, codec);
 }
-
-/** A stored value in the handlers' form, and the object it is the text of when a decode made one. */
-type Decoded = { readonly value: Uint8Array; readonly object?: JsonObject };
 
 /** Decoded versions remembered (by key and mod revision), oldest forgotten first. */
 const MEMO_ENTRIES = 4096;
@@ -71,11 +67,12 @@ class TranscodingStore extends ValueMappingStore {
   protected override toCallerWatched(kv: KeyValue): KeyValue {
     // The stored value may be a view into a larger network read, which the cache would then keep
     // alive for as long as it holds the version: it keeps a copy of the value's own bytes instead.
-    return new WatchedKeyValue({ ...kv, value: ownedCopy(kv.value) }, this.#decodeParsed);
+    // The decode's object is offered with the value (`parsed()`): the watch cache's first look at
+    // a new version is often a selector's, which would otherwise parse the JSON just written.
+    return lazyKeyValue({ ...kv, value: ownedCopy(kv.value) }, this.#decodeValue);
   }
 
-  readonly #decodeValue = (kv: KeyValue): Uint8Array => this.#decode(kv).value;
-  readonly #decodeParsed = (kv: KeyValue): Decoded => this.#decode(kv);
+  readonly #decodeValue = (kv: KeyValue): Decoded => this.#decode(kv);
 
   /** `kv`'s value decoded, with the object the decode made (none when remembered or passed through). */
   #decode(kv: KeyValue): Decoded {
@@ -93,50 +90,5 @@ class TranscodingStore extends ValueMappingStore {
       if (oldest.done !== true) this.#memo.delete(oldest.value);
     }
     this.#memo.set(memoKey, value);
-  }
-}
-
-/**
- * A watch event's key-value whose value is decoded on its first read, as `lazyKeyValue`'s, and
- * which can hand over the object that decode makes ({@link parsed}): the watch cache's first look
- * at a new version is often a selector's, which would otherwise parse the JSON the decode has
- * just written. The object is never kept here, so a version nobody inspects costs no memory.
- */
-class WatchedKeyValue implements KeyValue {
-  readonly key: string;
-  readonly createRevision: bigint;
-  readonly modRevision: bigint;
-  readonly lease: bigint;
-  #stored: KeyValue | undefined;
-  readonly #decode: (kv: KeyValue) => Decoded;
-  #value: Uint8Array | undefined;
-
-  constructor(kv: KeyValue, decode: (kv: KeyValue) => Decoded) {
-    this.key = kv.key;
-    this.createRevision = kv.createRevision;
-    this.modRevision = kv.modRevision;
-    this.lease = kv.lease;
-    this.#stored = kv;
-    this.#decode = decode;
-  }
-
-  get value(): Uint8Array {
-    if (this.#value === undefined) this.#decodeNow();
-    return this.#value as Uint8Array;
-  }
-
-  /**
-   * The object the value's decode makes, when this call is the one that decodes it (the
-   * caller's own); undefined when the value was decoded before, or its decode made no object.
-   */
-  parsed(): JsonObject | undefined {
-    return this.#value === undefined ? this.#decodeNow() : undefined;
-  }
-
-  #decodeNow(): JsonObject | undefined {
-    const decoded = this.#decode(this.#stored as KeyValue);
-    this.#value = decoded.value;
-    this.#stored = undefined;
-    return decoded.object;
   }
 }

@@ -11,7 +11,7 @@
  * then never decoded.
  */
 import type { ObjectSource } from '../representation/types.js';
-import type { JsonObject, KubeObject } from '../api/object.js';
+import type { KubeObject } from '../api/object.js';
 import { decodeStored, storedObjectAt, withResourceVersion } from '../api/object.js';
 
 /**
@@ -22,7 +22,7 @@ import { decodeStored, storedObjectAt, withResourceVersion } from '../api/object
 type VersionSource = {
   readonly value: Uint8Array;
   readonly createRevision?: bigint;
-  readonly parsed?: () => JsonObject | undefined;
+  readonly parsed?: () => unknown;
 };
 
 /** An immutable object version whose encodings are each computed once while it is the current one. */

@@ -10,8 +10,8 @@ import { loadSchemas } from '../../src/registry/schema.js';
 import { Representations } from '../../src/representation/representations.js';
 import { StorageCodec } from '../../src/representation/storage-codec.js';
 import { transcodingStore } from '../../src/representation/transcoding-store.js';
-import { TypeCache } from '../../src/watchcache/type-cache.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
+import { readyTypeCache } from './type-cache.js';
 import type { Store, WatchEvent } from '../../storage/interface.js';
 
 const reps = new Representations(loadRegistry(), loadSchemas, () => new Date());
@@ -61,16 +61,8 @@ describe('lazy decoding of watch events', () => {
 
   it('the watch cache decodes no event until a version is read, then that one alone', async () => {
     const { codec, store } = await setUp();
-    const cache = new TypeCache({
-      store,
-      prefix: '/configmaps/',
-      window: { capacity: 100, minAgeMs: 0, maxEvents: 100 },
-      watcherCapacity: 100,
-      bookmarkIntervalMs: 60_000,
-    });
+    const cache = await readyTypeCache(store, '/configmaps/');
     closers.push(() => cache.close());
-    cache.start();
-    expect(await cache.whenReady(5_000)).toBe(true);
     const decode = vi.spyOn(codec, 'fromStorageParsed');
     let last = 0n;
     for (let i = 0; i < 20; i++) {

@@ -13,8 +13,8 @@ import { loadSchemas } from '../../src/registry/schema.js';
 import { Representations } from '../../src/representation/representations.js';
 import { StorageCodec } from '../../src/representation/storage-codec.js';
 import { transcodingStore } from '../../src/representation/transcoding-store.js';
-import { TypeCache } from '../../src/watchcache/type-cache.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
+import { readyTypeCache } from './type-cache.js';
 
 const reps = new Representations(loadRegistry(), loadSchemas, () => new Date());
 const codec = (): StorageCodec =>
@@ -37,8 +37,8 @@ describe('the decoded object handed over', () => {
     const c = codec();
     for (const file of files) {
       const decoded = c.fromStorageParsed(new Uint8Array(readFileSync(join(FIXTURES, file))));
-      expect(decoded.object, file).toBeDefined();
-      expect(decoded.object, file).toStrictEqual(JSON.parse(text(decoded.value)));
+      expect(decoded.parsed, file).toBeDefined();
+      expect(decoded.parsed, file).toStrictEqual(JSON.parse(text(decoded.value)));
     }
   });
 
@@ -51,16 +51,8 @@ describe('the decoded object handed over', () => {
     const c = codec();
     const store = transcodingStore(await openMemoryStore(), c);
     closers.push(() => store.close());
-    const cache = new TypeCache({
-      store,
-      prefix: '/pods/',
-      window: { capacity: 100, minAgeMs: 0, maxEvents: 100 },
-      watcherCapacity: 100,
-      bookmarkIntervalMs: 60_000,
-    });
+    const cache = await readyTypeCache(store, '/pods/');
     closers.push(() => cache.close());
-    cache.start();
-    expect(await cache.whenReady(5_000)).toBe(true);
     const decode = vi.spyOn(c, 'fromStorageParsed');
     const pod: KubeObject = {
       kind: 'Pod',
@@ -74,7 +66,7 @@ describe('the decoded object handed over', () => {
     const object = version?.object();
     expect(decode).toHaveBeenCalledTimes(1);
     const result: unknown = decode.mock.results[0]?.value;
-    expect(object).toBe((result as { object?: unknown } | undefined)?.object);
+    expect(object).toBe((result as { parsed?: unknown } | undefined)?.parsed);
     expect(object).toStrictEqual(JSON.parse(text(version?.json() ?? new Uint8Array())));
     expect(object?.metadata.resourceVersion).toBe(String(revision));
     // Shown at another revision, the same bytes are parsed afresh: the handed object is not shared.
