@@ -461,9 +461,8 @@ async function handle(
   // that are only created (reviews, bindings).
   if (watchPrefix && !target.type.verbs.includes('watch')) throw notFoundPath();
   const custom = customEndpointOf(endpoints, target);
-  if (target.type.virtual && target.name !== undefined && target.subresource === undefined) {
-    if (custom === undefined) throw notFoundPath();
-  }
+  const virtualItem = target.type.virtual && target.name !== undefined && target.subresource === undefined;
+  if (virtualItem && custom === undefined) throw notFoundPath();
   const ctx = contextFor === undefined ? base : contextFor(base, target.type, request.method);
   // Negotiate before doing anything: a 406 must not follow a write.
   const negotiated = reps.negotiate(
