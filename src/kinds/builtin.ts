@@ -72,6 +72,7 @@ export class BuiltInStrategy implements KindStrategy {
   readonly eventTTL: boolean;
   readonly table: TablePrinter;
   readonly gracePeriodSeconds: (obj: KubeObject, requested: number | undefined) => number;
+  readonly gracefulDelete: boolean;
   readonly canDeleteOnUpdate: (obj: KubeObject) => boolean;
   readonly statusKeepsMetadata: readonly string[];
   readonly prepareForDelete: ((obj: KubeObject, now: Date) => void) | undefined;
@@ -91,6 +92,7 @@ export class BuiltInStrategy implements KindStrategy {
     this.#kind = type.kind;
     const code = CODE.get(`${type.group}/${type.kind}`);
     this.gracePeriodSeconds = code?.gracePeriodSeconds ?? noGrace;
+    this.gracefulDelete = code?.gracePeriodSeconds !== undefined;
     this.canDeleteOnUpdate = code?.canDeleteOnUpdate ?? always;
     this.statusKeepsMetadata = code?.statusKeepsMetadata ?? [];
     this.prepareForDelete = code?.prepareForDelete;

@@ -183,6 +183,8 @@ export class CustomStrategy implements KindStrategy {
     return 0;
   }
 
+  readonly gracefulDelete = false;
+
   canDeleteOnUpdate(): boolean {
     return true;
   }

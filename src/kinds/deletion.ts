@@ -14,7 +14,8 @@ export function podGracePeriodSeconds(obj: KubeObject, requested: number | undef
   // Kube deletes at once what no kubelet runs: unscheduled pods and finished ones.
   if (typeof s['nodeName'] !== 'string' || s['nodeName'] === '') return 0;
   if (status['phase'] === 'Succeeded' || status['phase'] === 'Failed') return 0;
-  if (requested !== undefined) return Math.max(requested, 0);
+  // kube's BeforeDelete reads a negative request as 1 s.
+  if (requested !== undefined) return requested < 0 ? 1 : requested;
   const configured = s['terminationGracePeriodSeconds'];
   return typeof configured === 'number' && configured >= 0 ? configured : 30;
 }

@@ -58,6 +58,12 @@ export interface KindStrategy {
    * `gracePeriodSeconds`.
    */
   gracePeriodSeconds(obj: KubeObject, requested: number | undefined): number;
+  /**
+   * True for a kind with graceful deletion (kube's `RESTGracefulDeleteStrategy`: pods). A delete
+   * of such an object always first writes `deletionTimestamp` and `deletionGracePeriodSeconds`;
+   * with a grace period of 0 it then deletes the object written.
+   */
+  readonly gracefulDelete: boolean;
   /** Extra condition for removing an object whose last finalizer an update removed. */
   canDeleteOnUpdate(obj: KubeObject): boolean;
 

@@ -3,11 +3,16 @@
  *
  * - an object with finalizers gets `deletionTimestamp` (now) and `deletionGracePeriodSeconds` 0
  *   and stays until the last finalizer is removed (see update.ts); the reply is the object;
- * - a kind with graceful deletion (pods on a node) gets `deletionTimestamp` in the future and
- *   stays until someone deletes it with a zero grace period;
+ * - a kind with graceful deletion (pods) gets `deletionTimestamp` and `deletionGracePeriodSeconds`
+ *   written first, as kube's store does: with a grace period (pods on a node) the object stays
+ *   until someone deletes it with a zero one; with none (a zero request, an unscheduled or a
+ *   finished pod) the object written is then deleted, so watchers see it modified, then deleted;
  * - otherwise the object is removed; the reply is the object for some kinds and a `Status` of
- *   `Success` naming it for the others (kube's `ReturnDeletedObject`);
- * - deleting an object already being deleted changes nothing (a shorter grace period excepted);
+ *   `Success` naming it for the others (kube's `ReturnDeletedObject`); a removed object is
+ *   answered at the revision of its deletion, as its DELETED watch event shows it;
+ * - deleting an object already being deleted changes nothing (a shorter grace period excepted,
+ *   and one whose grace period is over and that waits for no finalizer, which is removed: kube
+ *   finishes so a graceful deletion whose second step failed);
  * - preconditions on uid and resourceVersion are 409s when they fail;
  * - namespaces are special (namespace-delete.ts);
  * - a dry run decides and answers the same, and writes nothing.
@@ -176,6 +181,40 @@ async function writeMarked(
   return { code: 200, body: withResourceVersion(written.kv.value, written.revision), removed: false };
 }
 
+/**
+ * Graceful deletion with no grace period left, kube's two steps: writes `obj` (marked deleting
+ * now, with a grace period of 0) over the version `kv`, then deletes the version written, and
+ * answers that object at the revision of its deletion; a dry run answers it as a read would
+ * show it. If the object is gone between the steps, someone else finished the deletion, which
+ * kube also takes as done.
+ * @throws ConflictError when `kv`, or the version written, is no longer current (a retry then
+ *   finds the object marked with no grace period left, and deletes it).
+ */
+async function writeMarkedThenDelete(
+  ctx: ResourceContext,
+  type: ResourceType,
+  key: string,
+  kv: KeyValue,
+  obj: KubeObject,
+  dryRun: boolean,
+): Promise<Deleted> {
+  const returnObject = ctx.strategies.of(type).returnDeletedObject;
+  if (dryRun) {
+    const body = answerAsRead(ctx, obj, kv.modRevision);
+    return { ...deletedReply(type, returnObject, body, obj), removed: true };
+  }
+  const marked = await ctx.store.update(key, ctx.encode(obj), { ifModRevision: kv.modRevision });
+  let revision = marked.revision;
+  try {
+    revision = (await ctx.store.delete(key, { ifModRevision: marked.revision })).revision;
+    await ctx.writeHooks?.afterDelete(ctx, type, obj);
+  } catch (err) {
+    if (!(err instanceof NotFoundError)) throw err;
+  }
+  const body = withResourceVersion(marked.kv.value, revision);
+  return { ...deletedReply(type, returnObject, body, obj), removed: true };
+}
+
 /** The preconditions and the admission of deleting `obj`. @throws ApiError */
 async function admitDelete(
   ctx: ResourceContext,
@@ -235,30 +274,39 @@ export async function deleteObject(
       const finalizers = meta.finalizers ?? [];
       const grace = strategy.gracePeriodSeconds(obj, options.gracePeriodSeconds);
       const returnObject = strategy.returnDeletedObject;
+      // Whether this delete starts a deletion, or shortens a pending grace period.
+      let marks = meta.deletionTimestamp === undefined || meta.deletionTimestamp === '';
       try {
-        if (meta.deletionTimestamp) {
+        if (!marks) {
           const pending = meta.deletionGracePeriodSeconds ?? 0;
-          const shorter = options.gracePeriodSeconds !== undefined && grace < pending;
-          if (gcFinalizers !== undefined && !shorter && finalizers.length > 0) {
+          marks = options.gracePeriodSeconds !== undefined && grace < pending;
+          if (gcFinalizers !== undefined && !marks && finalizers.length > 0) {
             // Only the finalizers change (a second delete with another propagation policy).
             return { done: await writeMarked(ctx, key, kv, obj, dryRun) };
           }
-          if (!shorter) {
+          const over = pending === 0 && finalizers.length === 0;
+          if (!marks && !over) {
             const body = (): Buffer => withResourceVersion(kv.value, kv.modRevision);
             return {
               unchanged: () => ({ ...deletedReply(type, returnObject, body(), obj), removed: false }),
             };
           }
         }
-        if (grace > 0 || finalizers.length > 0) {
+        // Past here, an object not being marked is one whose deletion is over: it is removed.
+        if (marks && (grace > 0 || finalizers.length > 0)) {
           markDeleting(ctx, obj, grace);
           return { done: await writeMarked(ctx, key, kv, obj, dryRun) };
         }
+        if (marks && strategy.gracefulDelete) {
+          markDeleting(ctx, obj, 0);
+          return { done: await writeMarkedThenDelete(ctx, type, key, kv, obj, dryRun) };
+        }
+        let revision = kv.modRevision;
         if (!dryRun) {
-          await ctx.store.delete(key, { ifModRevision: kv.modRevision });
+          revision = (await ctx.store.delete(key, { ifModRevision: kv.modRevision })).revision;
           await ctx.writeHooks?.afterDelete(ctx, type, obj);
         }
-        const body = withResourceVersion(kv.value, kv.modRevision);
+        const body = withResourceVersion(kv.value, revision);
         return { done: { ...deletedReply(type, returnObject, body, obj), removed: true } };
       } catch (err) {
         if (err instanceof NotFoundError) throw notFound(qualified(type, name));
