@@ -130,6 +130,8 @@ export class EventRecorder {
       else existing.dirty = true;
       return;
     }
+    // A new event that would be dropped is not built (nor remembered for a series).
+    if (this.#full()) return;
     const event: Event = {
       apiVersion: 'events.k8s.io/v1',
       kind: 'Event',
@@ -148,8 +150,8 @@ export class EventRecorder {
       type,
     };
     const entry: SeriesEntry = { event, lastSeen: now, dirty: false };
-    // A dropped event (queue full) is not remembered for a series either.
-    if (this.#enqueue(() => this.#create(entry))) this.#series.set(key, entry);
+    this.#enqueue(() => this.#create(entry));
+    this.#series.set(key, entry);
   }
 
   /** Hex of the time in ns, made unique within this recorder. */
@@ -158,16 +160,19 @@ export class EventRecorder {
     return ns.toString(16);
   }
 
-  /** Queues `job`; false when the queue is full and it was dropped. */
-  #enqueue(job: () => Promise<void>): boolean {
-    if (this.#queue.length >= MAX_QUEUE) {
-      this.#dropped++;
-      if (Date.now() - this.#droppedLoggedAt >= DROP_LOG_INTERVAL_MS) this.#logDrops();
-      return false;
-    }
+  /** True, and the write it would have been counted as dropped, when the queue is full. */
+  #full(): boolean {
+    if (this.#queue.length < MAX_QUEUE) return false;
+    this.#dropped++;
+    if (Date.now() - this.#droppedLoggedAt >= DROP_LOG_INTERVAL_MS) this.#logDrops();
+    return true;
+  }
+
+  /** Queues `job`, unless the queue is full (then it is dropped). */
+  #enqueue(job: () => Promise<void>): void {
+    if (this.#full()) return;
     this.#queue.push(job);
     this.#draining ??= this.#drain();
-    return true;
   }
 
   #logDrops(): void {
