@@ -7,14 +7,30 @@
  * no disruption, is a 429 with a `DisruptionBudget` cause; two budgets are a 500. A pod that is
  * not ready while its budget is healthy (`IfHealthyBudget`, the default) or with
  * `unhealthyPodEvictionPolicy: AlwaysAllow` is deleted without taking a disruption.
+ *
+ * Before the delete, the pod gets the condition `DisruptionTarget` (True, reason
+ * `EvictionByEvictionAPI`), as kube's `addConditionAndDeletePod` writes it: straight to storage
+ * (no managedFields entry), its transition time kept when it already showed True, no write when
+ * it already showed exactly this; a resourceVersion precondition of the delete then names the
+ * version written. A dry run writes neither.
  */
-import { ConflictError } from '../../storage/errors.js';
-import { ApiError, badRequest, internalError, notFound } from '../api/errors.js';
-import { decodeStored, encodeForStorage, isJsonObject, type KubeObject } from '../api/object.js';
+import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import { ApiError, badRequest, conflict, internalError, notFound } from '../api/errors.js';
+import {
+  decodeStored,
+  encodeForStorage,
+  isJsonObject,
+  rfc3339Seconds,
+  type JsonObject,
+  type KubeObject,
+} from '../api/object.js';
 import type { CustomEndpoint, EndpointCall } from '../http/resource-routes.js';
-import type { ResourceReply } from '../resource/context.js';
-import { deleteObject, parseDeleteOptions } from '../resource/delete.js';
+import { qualified, type ResourceContext, type ResourceReply } from '../resource/context.js';
+import { deleteObject, parseDeleteOptions, type DeleteOptions } from '../resource/delete.js';
 import { collectionSpan, objectKey } from '../resource/keys.js';
+import { racedWith, type WriteOutcome } from '../resource/object-store.js';
+import { updateOptions } from '../resource/store-ops.js';
+import type { ResourceType } from '../registry/types.js';
 import { selectorMatches } from '../validation/meta.js';
 
 /** Kube's `MaxDisruptedPodSize`: more unconfirmed evictions than this are refused. */
@@ -103,11 +119,90 @@ async function evict(call: EndpointCall): Promise<ResourceReply> {
     phase === 'Pending' ||
     Boolean(pod.metadata.deletionTimestamp);
   if (!ignoreBudget) await takeDisruption(call, pod, options.dryRun === true);
-  await deleteObject(ctx, target.type, namespace, name, options);
+  const deletion =
+    options.dryRun === true ? options : await markDisruptionTarget(ctx, target.type, podKey, options);
+  await deleteObject(ctx, target.type, namespace, name, deletion);
   return {
     code: 201,
     body: JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 201 }),
   };
+}
+
+/** The condition an eviction gives the pod before deleting it (kube's, with its words). */
+const DISRUPTION_TARGET = {
+  type: 'DisruptionTarget',
+  status: 'True',
+  reason: 'EvictionByEvictionAPI',
+  message: 'Eviction API: evicting',
+} as const;
+
+/**
+ * Gives the pod at `key` the condition {@link DISRUPTION_TARGET} (see the module comment), and
+ * answers the delete options to evict it with: a resourceVersion precondition moved to the
+ * version written.
+ * @throws ApiError 404 when the pod is gone
+ */
+async function markDisruptionTarget(
+  ctx: ResourceContext,
+  type: ResourceType,
+  key: string,
+  options: DeleteOptions,
+): Promise<DeleteOptions> {
+  const written = await ctx.objects.guaranteedUpdate<string | undefined>(
+    type,
+    key,
+    { dryRun: false },
+    async (stored, attempt): Promise<WriteOutcome<string | undefined>> => {
+      const name = key.slice(key.lastIndexOf('/') + 1);
+      if (stored === undefined) throw notFound(qualified(type, name));
+      const { kv, obj: pod } = stored;
+      // kube checks the delete's preconditions against the latest pod here, in its own words.
+      const pre = options.preconditions;
+      const target = { resource: 'Pod', group: '', name };
+      if (pre?.uid !== undefined && pre.uid !== '' && pre.uid !== pod.metadata.uid) {
+        const why = `the UID in the precondition (${pre.uid}) does not match the UID in record (${pod.metadata.uid ?? ''}). The object might have been deleted and then recreated`;
+        return { rejected: conflict(target, why) };
+      }
+      const rv = pre?.resourceVersion;
+      if (rv !== undefined && rv !== '' && rv !== pod.metadata.resourceVersion) {
+        const why = `the ResourceVersion in the precondition (${rv}) does not match the ResourceVersion in record (${pod.metadata.resourceVersion ?? ''}). The object might have been modified`;
+        return { rejected: conflict(target, why) };
+      }
+      const status: JsonObject = isJsonObject(pod['status']) ? pod['status'] : {};
+      const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
+      const at = conditions.findIndex((c) => isJsonObject(c) && c['type'] === DISRUPTION_TARGET.type);
+      const old = at < 0 ? undefined : (conditions[at] as JsonObject);
+      const keepTime =
+        old?.['status'] === DISRUPTION_TARGET.status && typeof old['lastTransitionTime'] === 'string';
+      const next: JsonObject = {
+        ...DISRUPTION_TARGET,
+        lastTransitionTime: keepTime ? old['lastTransitionTime'] : rfc3339Seconds(ctx.now()),
+      };
+      const same =
+        old !== undefined &&
+        keepTime &&
+        old['reason'] === next['reason'] &&
+        old['message'] === next['message'] &&
+        (old['lastProbeTime'] === undefined || old['lastProbeTime'] === null);
+      if (same) return { unchanged: () => undefined };
+      if (at < 0) conditions.push(next);
+      else conditions[at] = next;
+      status['conditions'] = conditions;
+      pod['status'] = status;
+      delete pod.metadata.resourceVersion;
+      try {
+        const done = await ctx.store.update(key, ctx.encode(pod), await updateOptions(ctx, type, kv));
+        return { done: String(done.revision) };
+      } catch (err) {
+        if (!(err instanceof ConflictError || err instanceof NotFoundError) || attempt >= MAX_ATTEMPTS)
+          throw err;
+        return racedWith(err);
+      }
+    },
+  );
+  const rv = options.preconditions?.resourceVersion;
+  if (written === undefined || rv === undefined || rv === '') return options;
+  return { ...options, preconditions: { ...options.preconditions, resourceVersion: written } };
 }
 
 /** Checks the pod's budget and takes one disruption from it. @throws ApiError 429, 500, 403 */

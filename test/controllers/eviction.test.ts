@@ -2,8 +2,10 @@
  * pods/eviction against PodDisruptionBudgets, through the API: a budget allowing no disruption
  * refuses with 429 and kube's DisruptionBudget cause; one allowing a disruption lets the
  * eviction through and records it; an unprocessed budget (observedGeneration behind) is a 429;
- * two budgets are a 500; a Pending pod is evicted without asking. The budgets' status is
- * written here as the disruption controller would.
+ * two budgets are a 500; a Pending pod is evicted without asking. Before its delete, the pod
+ * gets kube's DisruptionTarget condition, and the delete's preconditions are checked against
+ * it in kube-apiserver's words. The budgets' status is written here as the disruption
+ * controller would.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminJson, adminTls, runKubectl, startTestServer, type TestServer } from '../support/server.js';
@@ -166,6 +168,63 @@ describe('pods/eviction', () => {
     await pod('pending', { app: 'pending' }, 'Pending', false);
     await budget('pending', 'pending', { disruptionsAllowed: 0 });
     expect((await evict('pending')).status).toBe(201);
+  });
+
+  it('marks the pod DisruptionTarget before deleting it, once', async () => {
+    await pod('marked', { app: 'marked' }, 'Running', true);
+    await budget('marked', 'marked', { disruptionsAllowed: 1, currentHealthy: 2, desiredHealthy: 1 });
+    expect((await evict('marked')).status).toBe(201);
+    const first = await api('GET', `/api/v1/namespaces/${NS}/pods/marked`);
+    const meta = first.json['metadata'] as { deletionGracePeriodSeconds?: number; resourceVersion: string };
+    expect(meta.deletionGracePeriodSeconds).toBe(30);
+    const conditions = (first.json['status'] as { conditions: Record<string, unknown>[] }).conditions;
+    const target = conditions.filter((c) => c['type'] === 'DisruptionTarget');
+    expect(target).toEqual([
+      {
+        type: 'DisruptionTarget',
+        status: 'True',
+        reason: 'EvictionByEvictionAPI',
+        message: 'Eviction API: evicting',
+        lastTransitionTime: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/) as unknown,
+      },
+    ]);
+    // A second eviction of the deleting pod writes nothing: the condition is already there.
+    expect((await evict('marked')).status).toBe(201);
+    const second = await api('GET', `/api/v1/namespaces/${NS}/pods/marked`);
+    expect((second.json['metadata'] as { resourceVersion: string }).resourceVersion).toBe(
+      meta.resourceVersion,
+    );
+  });
+
+  it("checks the delete's preconditions against the pod in kube's words, then deletes", async () => {
+    await pod('pre', { app: 'pre' }, 'Pending', false);
+    const current = await api('GET', `/api/v1/namespaces/${NS}/pods/pre`);
+    const { uid, resourceVersion } = current.json['metadata'] as { uid: string; resourceVersion: string };
+    const withPreconditions = (preconditions: Record<string, string>) =>
+      api('POST', `/api/v1/namespaces/${NS}/pods/pre/eviction`, {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: 'pre' },
+        deleteOptions: { preconditions },
+      });
+    const stale = await withPreconditions({ resourceVersion: '1' });
+    expect(stale.status).toBe(409);
+    expect(stale.json['message']).toBe(
+      `Operation cannot be fulfilled on Pod "pre": the ResourceVersion in the precondition (1) does not match the ResourceVersion in record (${resourceVersion}). The object might have been modified`,
+    );
+    expect(stale.json['details']).toEqual({ name: 'pre', kind: 'Pod' });
+    const other = await withPreconditions({ uid: 'x' });
+    expect(other.status).toBe(409);
+    expect(other.json['message']).toBe(
+      `Operation cannot be fulfilled on Pod "pre": the UID in the precondition (x) does not match the UID in record (${uid}). The object might have been deleted and then recreated`,
+    );
+    // The version the condition is written at becomes the delete's precondition.
+    expect((await withPreconditions({ uid, resourceVersion })).status).toBe(201);
+    // Bound to a node, the pod now waits out its grace period.
+    const after = await api('GET', `/api/v1/namespaces/${NS}/pods/pre`);
+    expect(
+      (after.json['metadata'] as { deletionGracePeriodSeconds?: number }).deletionGracePeriodSeconds,
+    ).toBe(30);
   });
 
   it('answers 404 for a missing pod and 400 for a mismatched name', async () => {
