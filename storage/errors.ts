@@ -91,8 +91,11 @@ export class RevisionTooLargeError extends StorageError {
 
 export class InvalidContinueError extends StorageError {
   readonly code = 'STORAGE_INVALID_CONTINUE';
+  /** What is wrong with the token. */
+  readonly reason: string;
   constructor(reason: string, options?: { cause?: unknown }) {
     super(`invalid continue token: ${reason}`, options);
+    this.reason = reason;
   }
 }
 

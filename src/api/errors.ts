@@ -194,9 +194,12 @@ export function expired(message: string, metadata?: StatusMetadata): ApiError {
   return new ApiError('Expired', message, undefined, metadata === undefined ? undefined : { metadata });
 }
 
-/** 504 for a resourceVersion the server has not reached in time. */
+/**
+ * 504 for a resourceVersion the server has not reached in time, in kube's words (its timeout
+ * error prefixes `Timeout: `).
+ */
 export function tooLargeResourceVersion(requested: bigint, current: bigint): ApiError {
-  return new ApiError('Timeout', `Too large resource version: ${requested}, current: ${current}`, {
+  return new ApiError('Timeout', `Timeout: Too large resource version: ${requested}, current: ${current}`, {
     causes: [{ reason: 'ResourceVersionTooLarge', message: 'Too large resource version' }],
     retryAfterSeconds: 1,
   });

@@ -3,7 +3,7 @@
  * Handlers map NotFound, AlreadyExists and Conflict themselves (they know the object's name);
  * this covers the rest, for the error handler and for errors that end a watch stream.
  */
-import { isStorageError, RevisionTooLargeError } from '../../storage/errors.js';
+import { InvalidContinueError, isStorageError, RevisionTooLargeError } from '../../storage/errors.js';
 import {
   ApiError,
   badRequest,
@@ -22,12 +22,14 @@ export function storageApiError(err: unknown): ApiError | undefined {
   if (err instanceof RevisionTooLargeError) {
     return tooLargeResourceVersion(err.requestedRevision, err.currentRevision);
   }
+  if (err instanceof InvalidContinueError) {
+    // kube's words: its store's prefix, then its token decoder's.
+    return badRequest(`invalid continue token: continue key is not valid: ${err.reason}`);
+  }
   if (!isStorageError(err)) return undefined;
   switch (err.code) {
     case 'STORAGE_COMPACTED':
       return expired(`The resourceVersion for the provided list is too old.`);
-    case 'STORAGE_INVALID_CONTINUE':
-      return badRequest(`continue key is not valid: ${err.message}`);
     case 'STORAGE_UNAVAILABLE':
       return serviceUnavailable('storage is unavailable');
     case 'STORAGE_LEASE_NOT_FOUND':

@@ -81,7 +81,7 @@ describe('resourceVersionMatch unset, limit unset', () => {
     const r = await get(`resourceVersion=${BigInt(last) + 100n}`);
     expect(r.code).toBe(504);
     expect(r.body).toMatchObject({ reason: 'Timeout', code: 504 });
-    expect(r.body.message).toMatch(/^Too large resource version/);
+    expect(r.body.message).toMatch(/^Timeout: Too large resource version: /);
     expect(r.headers['retry-after']).toBe('1');
   });
 
@@ -266,7 +266,7 @@ describe('get', () => {
     const ahead = await get(`resourceVersion=${BigInt(rv) + 10n}`, `${CM}/g`);
     expect(ahead.code).toBe(504);
     expect(ahead.headers['retry-after']).toBe('1');
-    expect(ahead.body.message).toMatch(/^Too large resource version/);
+    expect(ahead.body.message).toMatch(/^Timeout: Too large resource version: /);
     expect((await get('resourceVersion=0', `${CM}/missing`)).code).toBe(404);
   });
 });
