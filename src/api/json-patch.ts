@@ -1,9 +1,13 @@
 /**
- * JSON Patch (RFC 6902) over JSON values, with JSON Pointer paths (RFC 6901).
+ * JSON Patch (RFC 6902) over JSON values, with JSON Pointer paths (RFC 6901), as kube-apiserver
+ * applies it (the json-patch library's v4 semantics, which are looser than the RFC's):
+ * - `replace` of a key an object does not have sets it;
+ * - an operation without `value` carries `null`.
  *
- * A malformed patch document is a {@link JsonPatchFormatError} (kube answers 400); an operation
- * that cannot apply (missing path, failed `test`) is a {@link JsonPatchApplyError} (kube: 422).
- * The input is never modified: the patch applies to a copy.
+ * A patch document that is not a list of objects whose `op`, `path` and `from` are strings is a
+ * {@link JsonPatchFormatError} (kube answers 400 with the message it decodes with); any other
+ * failure (an unknown or incomplete operation, a missing path, a failed `test`) is a
+ * {@link JsonPatchApplyError} (kube: 422). The input is never modified: the patch applies to a copy.
  */
 import { cloneJson, isJsonObject, jsonEqual, setOwn, type JsonObject } from './object.js';
 
@@ -26,31 +30,57 @@ interface Operation {
 
 const OPS = new Set(['add', 'remove', 'replace', 'move', 'copy', 'test']);
 
-/** Checks the shape of a patch document. @throws JsonPatchFormatError */
+/** Go's name for the JSON type of `v`, as its decoder's errors print it. */
+function goJsonType(v: unknown): string {
+  if (Array.isArray(v)) return 'array';
+  if (typeof v === 'boolean') return 'bool';
+  return typeof v === 'object' ? 'object' : typeof v;
+}
+
+/** kube's message for a patch document its decoder refuses. */
+function undecodable(what: string): JsonPatchFormatError {
+  return new JsonPatchFormatError(`error decoding patch: json: cannot unmarshal ${what}`);
+}
+
+/**
+ * Checks the shape of a patch document (what kube's decoder checks), then each operation (what
+ * applying it would refuse).
+ * @throws JsonPatchFormatError, JsonPatchApplyError
+ */
 export function parseJsonPatch(patch: unknown): readonly Operation[] {
-  if (!Array.isArray(patch)) throw new JsonPatchFormatError('json patch must be a list of operations');
-  return patch.map((raw, i): Operation => {
-    if (!isJsonObject(raw)) throw new JsonPatchFormatError(`operation ${i} is not an object`);
-    const { op, path, from } = raw;
+  if (patch === null) return [];
+  if (!Array.isArray(patch))
+    throw undecodable(`${goJsonType(patch)} into Go value of type []handlers.jsonPatchOp`);
+  for (const raw of patch) {
+    if (raw === null) continue;
+    if (!isJsonObject(raw))
+      throw undecodable(`${goJsonType(raw)} into Go value of type handlers.jsonPatchOp`);
+    for (const field of ['op', 'path', 'from']) {
+      const v = raw[field];
+      if (v !== undefined && v !== null && typeof v !== 'string') {
+        throw undecodable(`${goJsonType(v)} into Go struct field jsonPatchOp.${field} of type string`);
+      }
+    }
+  }
+  return patch.map((raw: unknown, i): Operation => {
+    const { op, path, from } = isJsonObject(raw) ? raw : {};
     if (typeof op !== 'string' || !OPS.has(op))
-      throw new JsonPatchFormatError(`operation ${i}: unknown op ${JSON.stringify(op)}`);
-    if (typeof path !== 'string') throw new JsonPatchFormatError(`operation ${i}: missing path`);
+      throw new JsonPatchApplyError(`operation ${i}: unknown op ${JSON.stringify(op ?? 'unknown')}`);
+    if (typeof path !== 'string') throw new JsonPatchApplyError(`operation ${i}: missing path`);
     pointer(path);
     if ((op === 'move' || op === 'copy') && typeof from !== 'string') {
-      throw new JsonPatchFormatError(`operation ${i}: ${op} needs from`);
-    }
-    if ((op === 'add' || op === 'replace' || op === 'test') && !Object.hasOwn(raw, 'value')) {
-      throw new JsonPatchFormatError(`operation ${i}: ${op} needs value`);
+      throw new JsonPatchApplyError(`operation ${i}: ${op} needs from`);
     }
     if (typeof from === 'string') pointer(from);
-    return raw as unknown as Operation;
+    const value = isJsonObject(raw) ? (raw['value'] ?? null) : null;
+    return { op: op as Operation['op'], path, ...(typeof from === 'string' ? { from } : {}), value };
   });
 }
 
-/** Splits a JSON pointer into unescaped tokens. @throws JsonPatchFormatError */
+/** Splits a JSON pointer into unescaped tokens. @throws JsonPatchApplyError */
 function pointer(path: string): string[] {
   if (path === '') return [];
-  if (!path.startsWith('/')) throw new JsonPatchFormatError(`invalid JSON pointer ${JSON.stringify(path)}`);
+  if (!path.startsWith('/')) throw new JsonPatchApplyError(`invalid JSON pointer ${JSON.stringify(path)}`);
   return path
     .slice(1)
     .split('/')
@@ -117,11 +147,8 @@ function replace(doc: unknown, path: string, value: unknown): unknown {
   if (tokens.length === 0) return value;
   const [parent, key] = parentOf(doc, tokens, path);
   if (Array.isArray(parent)) parent[arrayIndex(parent, key, false, path)] = value;
-  else if (Object.hasOwn(parent, key)) parent[key] = value;
-  else
-    throw new JsonPatchApplyError(
-      `replace operation does not apply: doc is missing key: ${path}: missing value`,
-    );
+  // kube's json-patch sets a key the object does not have.
+  else setOwn(parent, key, value);
   return doc;
 }
 

@@ -4,7 +4,8 @@
  * field-manager.ts), then written like any update (update.ts): defaulted, validated, guarded by
  * the mod revision. In kube-apiserver's order:
  *
- * - the configuration must be an object of the endpoint's kind named as the URL (400 otherwise);
+ * - the configuration must be an object of the endpoint's kind, and the object it makes must be
+ *   named as the URL (400 otherwise; a configuration without a name keeps the live object's);
  * - an object that does not exist is created by the apply (201), except through `status`;
  * - conflicts with other managers are 409s unless `force`; nothing is written then;
  * - an apply that changes nothing writes nothing (no new revision, same resourceVersion);
@@ -14,7 +15,7 @@
 import { badRequest } from '../api/errors.js';
 import type { JsonMap } from '../apply/value.js';
 import type { ResourceContext, ResourceReply, Target } from './context.js';
-import { bindNamespace, decodeObject } from './decode.js';
+import { bindNamespace, checkName, decodeObject } from './decode.js';
 import { duplicateProblems, report } from './field-validation.js';
 import { isJsonObject } from '../api/object.js';
 import { applyUpdate } from './update.js';
@@ -29,7 +30,8 @@ function configOf(body: unknown, target: Target): JsonMap {
   const meta = isJsonObject(body['metadata']) ? body['metadata'] : {};
   const name = typeof meta['name'] === 'string' ? meta['name'] : '';
   const urlName = target.name ?? '';
-  if (name !== urlName) {
+  // A configuration without a name takes the live object's; the merged object is checked.
+  if (name !== '' && name !== urlName) {
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${urlName})`);
   }
   const ns = meta['namespace'];
@@ -70,6 +72,7 @@ export async function applyResource(
         now: ctx.now(),
       });
       const obj = decodeObject(object, type);
+      checkName(obj, target.name ?? '');
       bindNamespace(obj, type, target.namespace);
       return obj;
     },

@@ -106,6 +106,11 @@ export function bindNamespace(
 /** A PUT's body must name the object of the URL (400 otherwise, as kube's `checkName`). */
 export function checkName(obj: KubeObject, urlName: string): void {
   const name = obj.metadata.name ?? '';
+  if (name === '') {
+    throw badRequest(
+      `the name of the object (${urlName} based on URL) was undeterminable: name must be provided`,
+    );
+  }
   if (name !== urlName) {
     throw badRequest(`the name of the object (${name}) does not match the name on the URL (${urlName})`);
   }

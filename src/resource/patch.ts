@@ -78,7 +78,14 @@ export function applyPatch(
   } catch (err) {
     if (err instanceof JsonPatchFormatError || err instanceof StrategicMergePatchError)
       throw badRequest(err.message);
-    if (err instanceof JsonPatchApplyError) throw new ApiError('Invalid', err.message);
+    // kube's generic 422: its message and empty details, the library's reason left out.
+    if (err instanceof JsonPatchApplyError)
+      throw new ApiError(
+        'Invalid',
+        'the server rejected our request due to an error in our request',
+        {},
+        { cause: err },
+      );
     throw err;
   }
 }

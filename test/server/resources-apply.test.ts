@@ -342,6 +342,20 @@ describe('server-side apply', () => {
     expect(unknownField.statusCode).toBe(400);
     expect(unknownField.json().message).toContain('.bogus: field not declared in schema');
   });
+
+  it("a configuration without a name applies to the URL's object; it cannot create one", async () => {
+    const nameless = { apiVersion: 'v1', kind: 'ConfigMap', data: { k: 'v' } };
+    const created = await apply(`${CM}/fresh`, nameless, 'fieldManager=m');
+    expect(created.statusCode).toBe(400);
+    expect(created.json().message).toBe(
+      'the name of the object (fresh based on URL) was undeterminable: name must be provided',
+    );
+    expect((await apply(`${CM}/a`, cm('a', { x: '1' }), 'fieldManager=m')).statusCode).toBe(201);
+    const applied = await apply(`${CM}/a`, nameless, 'fieldManager=other');
+    expect(applied.statusCode).toBe(200);
+    expect(applied.json().metadata.name).toBe('a');
+    expect(applied.json()['data']).toEqual({ x: '1', k: 'v' });
+  });
 });
 
 describe('dryRun=All', () => {

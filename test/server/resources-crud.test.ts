@@ -394,6 +394,11 @@ describe('update', () => {
     const r = await s.request(json('PUT', `${CM}/a`, { metadata: { name: 'b' } }));
     expect(r.statusCode).toBe(400);
     expect(r.json()['message']).toBe('the name of the object (b) does not match the name on the URL (a)');
+    const nameless = await s.request(json('PUT', `${CM}/a`, { metadata: {} }));
+    expect(nameless.statusCode).toBe(400);
+    expect(nameless.json()['message']).toBe(
+      'the name of the object (a based on URL) was undeterminable: name must be provided',
+    );
   });
 
   it('a changed uid is refused (422)', async () => {

@@ -44,19 +44,45 @@ describe('JSON patch (RFC 6902)', () => {
     expect(doc).toEqual(before);
   });
 
-  it('malformed patches and failing operations are told apart', () => {
-    expect(() => applyJsonPatch(doc, { op: 'add' })).toThrow(JsonPatchFormatError);
-    expect(() => applyJsonPatch(doc, [{ op: 'frobnicate', path: '/a' }])).toThrow(JsonPatchFormatError);
-    expect(() => applyJsonPatch(doc, [{ op: 'add', path: 'no-slash', value: 1 }])).toThrow(
-      JsonPatchFormatError,
+  it("malformed patches (kube's decoder's words) and failing operations are told apart", () => {
+    const decodeError = (patch: unknown): string => {
+      try {
+        applyJsonPatch(doc, patch);
+      } catch (err) {
+        expect(err).toBeInstanceOf(JsonPatchFormatError);
+        return (err as Error).message;
+      }
+      throw new Error('no error');
+    };
+    expect(decodeError({ op: 'add' })).toBe(
+      'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
     );
-    expect(() => applyJsonPatch(doc, [{ op: 'remove', path: '/nope' }])).toThrow(JsonPatchApplyError);
-    expect(() => applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toThrow(
-      JsonPatchApplyError,
+    expect(decodeError([1])).toBe(
+      'error decoding patch: json: cannot unmarshal number into Go value of type handlers.jsonPatchOp',
     );
-    expect(() => applyJsonPatch(doc, [{ op: 'add', path: '/a/b/7', value: 1 }])).toThrow(JsonPatchApplyError);
-    expect(() => applyJsonPatch(doc, [{ op: 'test', path: '/x~1y', value: 2 }])).toThrow(JsonPatchApplyError);
-    expect(() => applyJsonPatch(doc, [{ op: 'add', path: '/q/r', value: 1 }])).toThrow(JsonPatchApplyError);
+    expect(decodeError([{ op: 'add', path: true }])).toBe(
+      'error decoding patch: json: cannot unmarshal bool into Go struct field jsonPatchOp.path of type string',
+    );
+    for (const ops of [
+      [{ op: 'frobnicate', path: '/a' }],
+      [{ op: 'add' }],
+      [null],
+      [{ op: 'add', path: 'no-slash', value: 1 }],
+      [{ op: 'copy', path: '/z' }],
+      [{ op: 'remove', path: '/nope' }],
+      [{ op: 'replace', path: '/a/b/3', value: 1 }],
+      [{ op: 'add', path: '/a/b/7', value: 1 }],
+      [{ op: 'test', path: '/x~1y', value: 2 }],
+      [{ op: 'add', path: '/q/r', value: 1 }],
+    ]) {
+      expect(() => applyJsonPatch(doc, ops), JSON.stringify(ops)).toThrow(JsonPatchApplyError);
+    }
+  });
+
+  it("is as loose as kube's: replace sets a missing key, a missing value is null", () => {
+    expect(applyJsonPatch(doc, [{ op: 'replace', path: '/nope', value: 1 }])).toMatchObject({ nope: 1 });
+    expect(applyJsonPatch(doc, [{ op: 'add', path: '/n' }])).toMatchObject({ n: null });
+    expect(applyJsonPatch(doc, null)).toEqual(doc);
   });
 });
 
@@ -313,9 +339,33 @@ describe('PATCH', () => {
       'application/json-patch+json',
     );
     expect(failed.statusCode).toBe(422);
-    expect(failed.json()['reason']).toBe('Invalid');
+    // kube's generic answer: the library's reason is not shown.
+    expect(failed.json()).toMatchObject({
+      reason: 'Invalid',
+      message: 'the server rejected our request due to an error in our request',
+      details: {},
+    });
     const malformed = await patch(`${CM}/a`, { op: 'add' }, 'application/json-patch+json');
     expect(malformed.statusCode).toBe(400);
+    expect(malformed.json()['message']).toBe(
+      'error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp',
+    );
+    const loose = await patch(
+      `${CM}/a`,
+      [{ op: 'replace', path: '/data/new', value: 'v' }],
+      'application/json-patch+json',
+    );
+    expect(loose.statusCode).toBe(200);
+    expect(loose.json()['data']).toEqual({ x: '2', new: 'v' });
+    const nameless = await patch(
+      `${CM}/a`,
+      [{ op: 'remove', path: '/metadata/name' }],
+      'application/json-patch+json',
+    );
+    expect(nameless.statusCode).toBe(400);
+    expect(nameless.json()['message']).toBe(
+      'the name of the object (a based on URL) was undeterminable: name must be provided',
+    );
   });
 
   it('strategic merge patch on a deployment merges containers by name', async () => {
