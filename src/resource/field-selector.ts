@@ -2,8 +2,11 @@
  * Field selectors (`fieldSelector=`): comma separated `field=value`, `field==value`,
  * `field!=value` terms (`\,`, `\=` and `\\` escape), over the fields kube-apiserver selects on.
  * Every kind supports `metadata.name` and `metadata.namespace`; some kinds add their own (kube's
- * per-kind `GetAttrs` / field label conversion functions). Any other field is a 400 with kube's
- * `field label not supported: <field>`.
+ * per-kind `GetAttrs` / field label conversion functions). Any other field is a 400 in the words
+ * of the kind's conversion function in kube-apiserver v1.33: `field label not supported: <field>`
+ * for the kinds with selectable fields of their own and custom resources, `field label "<field>"
+ * not supported for Job`, and for every other kind (no conversion function of its own) `"<field>"
+ * is not a known field selector: only "metadata.name", "metadata.namespace"`.
  */
 import { badRequest } from '../api/errors.js';
 import type { ResourceType } from '../registry/types.js';
@@ -97,10 +100,16 @@ const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>
   // kube-proxy lists Services with `spec.clusterIP!=None`
   Service: { 'spec.clusterIP': path('spec', 'clusterIP'), 'spec.type': path('spec', 'type') },
   ReplicationController: { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
-  'ReplicaSet.apps': { 'status.replicas': withDefault(path('status', 'replicas'), '0') },
   'Job.batch': { 'status.successful': withDefault(path('status', 'successful'), '0') },
   'CertificateSigningRequest.certificates.k8s.io': { 'spec.signerName': path('spec', 'signerName') },
 };
+
+/** kube's refusal of `field` for a kind with the selectable fields `fields` (see the module comment). */
+function unsupported(field: string, type: Pick<ResourceType, 'group' | 'kind'>, own: boolean): string {
+  if (ruleKey(type) === 'Job.batch') return `field label ${JSON.stringify(field)} not supported for Job`;
+  if (own) return `field label not supported: ${field}`;
+  return `${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
+}
 
 /** A parsed field selector, bound to the fields of one kind. */
 export class FieldSelector {
@@ -130,25 +139,28 @@ export class FieldSelector {
   }
 
   /**
-   * Parses `text` for the kind of `type`; `selectable` are the kind's own selectable fields
-   * (a custom resource's `selectableFields`, as `spec.color`), else kube's built-in ones.
+   * Parses `text` for the kind of `type`; `selectable` are a custom resource's own selectable
+   * fields (its `selectableFields`, as `spec.color`; undefined for a built-in kind, which selects
+   * on kube's built-in ones).
    * @throws ApiError 400 for bad syntax or a field the kind does not select on.
    */
   static parse(
     text: string | undefined,
     type: Pick<ResourceType, 'group' | 'kind'>,
-    selectable: readonly string[] = [],
+    selectable?: readonly string[],
   ): FieldSelector {
     if (text === undefined || text === '') return new FieldSelector([]);
     const fields: Readonly<Record<string, FieldReader>> | undefined =
-      selectable.length === 0
+      selectable === undefined
         ? KIND_FIELDS[ruleKey(type)]
         : Object.fromEntries(selectable.map((f) => [f, path(...f.split('.'))]));
+    // Custom resources answer as kinds with fields of their own, selectable fields or not.
+    const own = fields !== undefined;
     return new FieldSelector(
       splitTerms(text).map((term) => {
         const parsed = parseTerm(term, text);
         const read = COMMON[parsed.field] ?? fields?.[parsed.field];
-        if (read === undefined) throw badRequest(`field label not supported: ${parsed.field}`);
+        if (read === undefined) throw badRequest(unsupported(parsed.field, type, own));
         return { ...parsed, read };
       }),
       conversionTo(type),

@@ -47,9 +47,9 @@ export class LabelSelector {
           return value === undefined || !r.values.includes(value);
         case 'gt':
         case 'lt': {
-          if (value === undefined || !/^-?\d+$/.test(value)) return false;
-          const n = BigInt(value);
-          const bound = BigInt(r.values[0] ?? '0');
+          const n = value === undefined ? undefined : int64Of(value);
+          const bound = int64Of(r.values[0] ?? '');
+          if (n === undefined || bound === undefined) return false;
           return r.op === 'gt' ? n > bound : n < bound;
         }
       }
@@ -98,13 +98,23 @@ function tokenize(text: string): Token[] {
   return out;
 }
 
+/** A label value as kube compares it with `gt` and `lt`: a 64-bit integer, or none. */
+function int64Of(text: string): bigint | undefined {
+  if (!/^[+-]?\d+$/.test(text)) return undefined;
+  const n = BigInt(text);
+  return n >= -(2n ** 63n) && n < 2n ** 63n ? n : undefined;
+}
+
+/**
+ * kube's parser (`k8s.io/apimachinery/pkg/labels`), step for step so that its errors are kube's:
+ * errors inside a requirement are prefixed `unable to parse requirement: `, errors between
+ * requirements are not.
+ */
 class Parser {
-  readonly #text: string;
   readonly #tokens: Token[];
   #at = 0;
 
   constructor(text: string) {
-    this.#text = text;
     this.#tokens = tokenize(text);
   }
 
@@ -118,6 +128,7 @@ class Parser {
     return t;
   }
 
+  /** An error inside a requirement. */
   #fail(detail: string): never {
     throw badRequest(`unable to parse requirement: ${detail}`);
   }
@@ -125,65 +136,121 @@ class Parser {
   parse(): Requirement[] {
     const reqs: Requirement[] = [];
     for (;;) {
+      const start = this.#peek();
+      if (start.kind === 'end') return reqs;
+      if (!startsRequirement(start))
+        throw badRequest(`found '${tokenText(start)}', expected: !, identifier, or 'end of string'`);
       reqs.push(this.#requirement());
       const t = this.#next();
       if (t.kind === 'end') return reqs;
-      if (t.kind !== 'op' || t.text !== ',')
-        this.#fail(`found '${tokenText(t)}', expected: ',' or 'end' in ${JSON.stringify(this.#text)}`);
+      if (!isOp(t, ',')) throw badRequest(`found '${tokenText(t)}', expected: ',' or 'end of string'`);
+      const after = this.#peek();
+      if (!startsRequirement(after))
+        throw badRequest(`found '${tokenText(after)}', expected: identifier after ','`);
     }
-  }
-
-  #key(): string {
-    const t = this.#next();
-    if (t.kind !== 'id') this.#fail(`found '${tokenText(t)}', expected: identifier`);
-    for (const msg of isQualifiedName(t.text))
-      this.#fail(`key: Invalid value: ${JSON.stringify(t.text)}: ${msg}`);
-    return t.text;
-  }
-
-  #value(): string {
-    const t = this.#peek();
-    if (t.kind !== 'id') return '';
-    this.#at++;
-    for (const msg of isLabelValue(t.text))
-      this.#fail(`values[0][${t.text}]: Invalid value: ${JSON.stringify(t.text)}: ${msg}`);
-    return t.text;
   }
 
   #requirement(): Requirement {
-    const first = this.#peek();
-    if (first.kind === 'op' && first.text === '!') {
-      this.#at++;
-      return { key: this.#key(), op: '!', values: [] };
-    }
-    const key = this.#key();
-    const t = this.#peek();
-    if (t.kind === 'end' || (t.kind === 'op' && t.text === ',')) return { key, op: 'exists', values: [] };
-    this.#at++;
-    if (t.kind === 'op' && (t.text === '=' || t.text === '==' || t.text === '!=')) {
-      return { key, op: t.text === '!=' ? '!=' : '=', values: [this.#value()] };
-    }
-    if (t.kind === 'op' && (t.text === '>' || t.text === '<')) {
-      const v = this.#next();
-      if (v.kind !== 'id' || !/^-?\d+$/.test(v.text))
-        this.#fail(`for 'Gt', 'Lt' operators, the value must be an integer`);
-      return { key, op: t.text === '>' ? 'gt' : 'lt', values: [v.text] };
-    }
-    if (t.kind === 'id' && (t.text === 'in' || t.text === 'notin')) {
-      const open = this.#next();
-      if (open.kind !== 'op' || open.text !== '(') this.#fail(`found '${tokenText(open)}', expected: '('`);
-      const values: string[] = [];
-      for (;;) {
-        values.push(this.#value());
-        const sep = this.#next();
-        if (sep.kind === 'op' && sep.text === ')') break;
-        if (sep.kind !== 'op' || sep.text !== ',')
-          this.#fail(`found '${tokenText(sep)}', expected: ',', ')' or identifier`);
+    let t = this.#next();
+    const absent = isOp(t, '!');
+    if (absent) t = this.#next();
+    if (t.kind !== 'id') this.#fail(`found '${tokenText(t)}', expected: identifier`);
+    const key = t.text;
+    for (const msg of isQualifiedName(key))
+      this.#fail(`<nil>: Invalid value: ${JSON.stringify(key)}: ${msg}`);
+    const after = this.#peek();
+    if (absent) return { key, op: '!', values: [] };
+    if (after.kind === 'end' || isOp(after, ',')) return { key, op: 'exists', values: [] };
+    const op = this.#operator();
+    const values = op === 'in' || op === 'notin' ? this.#valueSet() : [this.#exactValue()];
+    // kube's NewRequirement checks the values as a sorted set.
+    const checked = [...new Set(values)].sort();
+    checked.forEach((v, i) => {
+      if ((op === 'gt' || op === 'lt') && int64Of(v) === undefined)
+        this.#fail(
+          `values[${i}]: Invalid value: ${JSON.stringify(v)}: for 'Gt', 'Lt' operators, the value must be an integer`,
+        );
+      for (const msg of isLabelValue(v))
+        this.#fail(`values[${i}][${key}]: Invalid value: ${JSON.stringify(v)}: ${msg}`);
+    });
+    return { key, op, values };
+  }
+
+  #operator(): Operator {
+    const t = this.#next();
+    if (t.kind === 'id' && (t.text === 'in' || t.text === 'notin')) return t.text;
+    if (t.kind === 'op') {
+      switch (t.text) {
+        case '=':
+        case '==':
+          return '=';
+        case '!=':
+          return '!=';
+        case '>':
+          return 'gt';
+        case '<':
+          return 'lt';
       }
-      return { key, op: t.text, values };
     }
     return this.#fail(`found '${tokenText(t)}', expected: in, notin, =, ==, !=, gt, lt`);
   }
+
+  /** `(a,b,...)`: an empty entry (`()`, `(a,)`, `(,a)`, `(a,,b)`) is the empty value. */
+  #valueSet(): string[] {
+    const open = this.#next();
+    if (!isOp(open, '(')) this.#fail(`found '${tokenText(open)}' expected: '('`);
+    const first = this.#peek();
+    if (isOp(first, ')')) {
+      this.#at++;
+      return [''];
+    }
+    if (first.kind !== 'id' && !isOp(first, ','))
+      this.#fail(`found '${tokenText(first)}', expected: ',', ')' or identifier`);
+    const values: string[] = [];
+    for (;;) {
+      const t = this.#next();
+      if (t.kind === 'id') {
+        values.push(t.text);
+        const after = this.#peek();
+        if (isOp(after, ')')) {
+          this.#at++;
+          return values;
+        }
+        if (!isOp(after, ',')) this.#fail(`found '${tokenText(after)}', expected: ',' or ')'`);
+      } else if (isOp(t, ',')) {
+        if (values.length === 0) values.push('');
+        const after = this.#peek();
+        if (isOp(after, ')')) {
+          this.#at++;
+          values.push('');
+          return values;
+        }
+        if (isOp(after, ',')) {
+          this.#at++;
+          values.push('');
+        }
+      } else {
+        this.#fail(`found '${tokenText(t)}', expected: ',', or identifier`);
+      }
+    }
+  }
+
+  /** The value after `=`, `==`, `!=`, `>` or `<`; none (the empty value) before `,` or the end. */
+  #exactValue(): string {
+    const t = this.#peek();
+    if (t.kind === 'end' || isOp(t, ',')) return '';
+    this.#at++;
+    if (t.kind !== 'id') this.#fail(`found '${tokenText(t)}', expected: identifier`);
+    return t.text;
+  }
+}
+
+function isOp(t: Token, text: string): boolean {
+  return t.kind === 'op' && t.text === text;
+}
+
+function startsRequirement(t: Token): boolean {
+  return t.kind === 'id' || isOp(t, '!');
 }
 
 function tokenText(t: Token): string {

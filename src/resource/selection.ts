@@ -19,13 +19,14 @@ export class Selection {
 
   /**
    * The selection of `labelSelector` and `fieldSelector` in `query` for `type` (`selectable`:
-   * the kind's own selectable fields, see {@link FieldSelector.parse}).
+   * a custom resource's selectable fields, undefined for a built-in kind; see
+   * {@link FieldSelector.parse}).
    * @throws ApiError 400 for a malformed selector or an unsupported field.
    */
   static fromQuery(
     query: Query,
     type: Pick<ResourceType, 'group' | 'kind'>,
-    selectable: readonly string[] = [],
+    selectable?: readonly string[],
   ): Selection {
     return new Selection(
       LabelSelector.parse(param(query, 'labelSelector')),

@@ -137,7 +137,7 @@ describe('list', () => {
     expect(r.statusCode).toBe(400);
     expect(r.json()).toMatchObject({
       reason: 'BadRequest',
-      message: 'field label not supported: spec.nodeName',
+      message: '"spec.nodeName" is not a known field selector: only "metadata.name", "metadata.namespace"',
     });
   });
 

@@ -84,6 +84,37 @@ describe('label selectors', () => {
       expect((err as ApiError).code).toBe(400);
     }
   });
+
+  it("refuse in kube-apiserver v1.33's words (read from it)", () => {
+    const refusal = (text: string): string => {
+      try {
+        LabelSelector.parse(text);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    const requirement = (detail: string): string => `unable to parse requirement: ${detail}`;
+    expect(refusal('a=b c')).toBe("found 'c', expected: ',' or 'end of string'");
+    expect(refusal('a=b,')).toBe("found '', expected: identifier after ','");
+    expect(refusal('=b')).toBe("found '=', expected: !, identifier, or 'end of string'");
+    expect(refusal('!a=b')).toBe("found '=', expected: ',' or 'end of string'");
+    expect(refusal('a in b')).toBe(requirement("found 'b' expected: '('"));
+    expect(refusal('a in (b c)')).toBe(requirement("found 'c', expected: ',' or ')'"));
+    expect(refusal('a in (x,=)')).toBe(requirement("found '=', expected: ',', or identifier"));
+    expect(refusal('a in (=)')).toBe(requirement("found '=', expected: ',', ')' or identifier"));
+    expect(refusal('a=(')).toBe(requirement("found '(', expected: identifier"));
+    expect(refusal('a>x')).toBe(
+      requirement(`values[0]: Invalid value: "x": for 'Gt', 'Lt' operators, the value must be an integer`),
+    );
+    expect(refusal('a in (x,B@d)')).toMatch(
+      /^unable to parse requirement: values\[0\]\[a\]: Invalid value: "B@d": /,
+    );
+    expect(refusal('A_/b=c')).toMatch(/^unable to parse requirement: <nil>: Invalid value: "A_\/b": /);
+    for (const ok of ['a in ()', 'a==', 'a in (b,,c)', 'a in (,b)', 'a in (b),c'])
+      expect(refusal(ok)).toBe('accepted');
+    expect(LabelSelector.parse('a in (,b)').matches({ a: '' })).toBe(true);
+  });
 });
 
 describe('field selectors', () => {
@@ -98,10 +129,30 @@ describe('field selectors', () => {
     const job = FieldSelector.parse('status.successful=0', { group: 'batch', kind: 'Job' });
     expect(job.matches({ metadata: {} })).toBe(true);
     expect(job.matches({ metadata: {}, status: { successful: 2 } })).toBe(false);
-    expect(() => FieldSelector.parse('status.successful=0', { group: 'apps', kind: 'Deployment' })).toThrow(
-      /field label not supported: status.successful/,
-    );
     expect(() => FieldSelector.parse('metadata.name', { group: '', kind: 'Pod' })).toThrow(ApiError);
+  });
+
+  it("refuse other fields in the words of the kind's conversion in kube-apiserver v1.33", () => {
+    const refusal = (kind: string, group: string, selectable?: string[]): string => {
+      try {
+        FieldSelector.parse('spec.bogus=x', { group, kind }, selectable);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return 'accepted';
+    };
+    const generic = '"spec.bogus" is not a known field selector: only "metadata.name", "metadata.namespace"';
+    expect(refusal('Deployment', 'apps')).toBe(generic);
+    expect(refusal('ConfigMap', '')).toBe(generic);
+    expect(refusal('Pod', '')).toBe('field label not supported: spec.bogus');
+    expect(refusal('Event', 'events.k8s.io')).toBe('field label not supported: spec.bogus');
+    expect(refusal('Job', 'batch')).toBe('field label "spec.bogus" not supported for Job');
+    expect(refusal('Gadget', 'example.com', [])).toBe('field label not supported: spec.bogus');
+    expect(refusal('Gadget', 'example.com', ['spec.color'])).toBe('field label not supported: spec.bogus');
+    // apps/v1 ReplicaSets select on metadata only (status.replicas was extensions/v1beta1's).
+    expect(() => FieldSelector.parse('status.replicas=0', { group: 'apps', kind: 'ReplicaSet' })).toThrow(
+      '"status.replicas" is not a known field selector',
+    );
   });
 });
 
