@@ -18,7 +18,8 @@ export async function getResource(
   target: Target,
   query: Query,
 ): Promise<ResourceReply> {
-  const minRevision = revisionParam(param(query, 'resourceVersion'));
+  // kube answers a bad version here with a 500; a bad request is a 400 here, in kube's words.
+  const minRevision = revisionParam(param(query, 'resourceVersion'), '');
   const name = target.name ?? '';
   const key = objectKey(target.type, target.namespace, name);
   const body = await ctx.objects.item(target.type, key, minRevision);

@@ -1,9 +1,14 @@
 /**
- * Query parameters of resource requests, read as kube-apiserver reads them: the first value of a
- * repeated parameter wins; booleans accept `true`/`1` (and `false`/`0`); malformed numbers and
- * resource versions are 400s.
+ * Query parameters of resource requests, read as kube-apiserver reads them (its query parameter
+ * conversion), with its errors:
+ * - the first value of a repeated parameter wins;
+ * - a boolean is false when absent, `0` or `false` in any case, and true otherwise (`watch=`
+ *   and `watch=yes` watch);
+ * - an integer is Go's `strconv.ParseInt` of the value (a sign allowed, 64 bits; empty is an
+ *   error), a resourceVersion its `strconv.ParseUint`; errors are 400s in Go's words.
  */
 import { badRequest } from '../api/errors.js';
+import { goQuote } from '../apply/value.js';
 
 /** Parsed query string as fastify gives it (repeated keys become arrays). */
 export type Query = Readonly<Record<string, string | readonly string[] | undefined>>;
@@ -14,30 +19,55 @@ export function param(query: Query, name: string): string | undefined {
   return typeof v === 'string' ? v : v?.[0];
 }
 
-/** A boolean parameter (`watch=1`, `watch=true`); absent or empty is false. */
+/** A boolean parameter (`watch=1`, `watch=true`): see the module comment. */
 export function boolParam(query: Query, name: string): boolean {
   const v = param(query, name);
-  if (v === undefined || v === '' || v === 'false' || v === '0') return false;
-  if (v === 'true' || v === '1') return true;
-  throw badRequest(`invalid boolean value ${JSON.stringify(v)} for parameter ${name}`);
+  return v !== undefined && v !== '0' && v.toLowerCase() !== 'false';
 }
 
-/** A non-negative integer parameter, or undefined when absent. */
+const INT64_MIN = -(2n ** 63n);
+const INT64_MAX = 2n ** 63n - 1n;
+const UINT64_MAX = 2n ** 64n - 1n;
+
+/** Go's `strconv` error for `text`, or undefined when it parses within [`min`, `max`]. */
+function strconvProblem(
+  fn: string,
+  text: string,
+  signed: boolean,
+  min: bigint,
+  max: bigint,
+): string | undefined {
+  const syntax = signed ? /^[+-]?[0-9]+$/ : /^[0-9]+$/;
+  const at = `strconv.${fn}: parsing ${goQuote(text)}`;
+  if (!syntax.test(text)) return `${at}: invalid syntax`;
+  const n = BigInt(text);
+  return n < min || n > max ? `${at}: value out of range` : undefined;
+}
+
+/** An integer parameter, or undefined when absent. @throws ApiError 400 in Go's words */
 export function intParam(query: Query, name: string): number | undefined {
   const v = param(query, name);
-  if (v === undefined || v === '') return undefined;
-  if (!/^-?[0-9]+$/.test(v))
-    throw badRequest(`invalid value ${JSON.stringify(v)} for parameter ${name}: not an integer`);
+  if (v === undefined) return undefined;
+  const problem = strconvProblem('ParseInt', v, true, INT64_MIN, INT64_MAX);
+  if (problem !== undefined) throw badRequest(problem);
   return Number(v);
 }
 
 /**
  * A resourceVersion parameter as a revision: undefined when absent or empty, `0n` for `"0"`.
- * @throws ApiError 400 when it is not a decimal number (kube's versions are etcd revisions).
+ * @param prefix put before kube's description of a bad value (a list's `invalid resource
+ *   version: `; a read of one object has none)
+ * @throws ApiError 400 when it is not an unsigned 64-bit decimal number (kube's versions are
+ *   etcd revisions)
  */
-export function revisionParam(value: string | undefined): bigint | undefined {
+export function revisionParam(
+  value: string | undefined,
+  prefix = 'invalid resource version: ',
+): bigint | undefined {
   if (value === undefined || value === '') return undefined;
-  if (!/^[0-9]+$/.test(value) || value.length > 20)
-    throw badRequest(`invalid resource version: ${JSON.stringify(value)}`);
+  const problem = strconvProblem('ParseUint', value, false, 0n, UINT64_MAX);
+  if (problem !== undefined) {
+    throw badRequest(`${prefix}resourceVersion: Invalid value: ${goQuote(value)}: ${problem}`);
+  }
   return BigInt(value);
 }

@@ -53,8 +53,8 @@ function checkMatchValue(match: string | undefined): void {
  *   422 (the table's other Invalid cells, `sendInitialEvents` on a list).
  */
 export function planList(query: Query): ListPlan {
+  // A negative limit is no limit, as in kube.
   const limit = intParam(query, 'limit');
-  if (limit !== undefined && limit < 0) throw badRequest(`limit must be non-negative, got ${limit}`);
   const cont = param(query, 'continue') || undefined;
   const rv = revisionParam(param(query, 'resourceVersion'));
   const match = param(query, 'resourceVersionMatch') || undefined;

@@ -141,6 +141,26 @@ describe('list', () => {
     });
   });
 
+  it("a negative limit is no limit; bad numbers are 400s in kube's words", async () => {
+    for (const n of ['a', 'b']) await post(CM, { metadata: { name: n } });
+    const all = (await s.request(json('GET', `${CM}?limit=-1`))).json();
+    expect(all['items']?.map((i) => i.metadata.name)).toEqual(['a', 'b']);
+    expect(all['metadata'].continue).toBeUndefined();
+    const bad = await s.request(json('GET', `${CM}?limit=abc`));
+    expect(bad.statusCode).toBe(400);
+    expect(bad.json()['message']).toBe('strconv.ParseInt: parsing "abc": invalid syntax');
+    const badRv = await s.request(json('GET', `${CM}?resourceVersion=abc`));
+    expect(badRv.statusCode).toBe(400);
+    expect(badRv.json()['message']).toBe(
+      'invalid resource version: resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
+    );
+    const one = await s.request(json('GET', `${CM}/a?resourceVersion=abc`));
+    expect(one.statusCode).toBe(400);
+    expect(one.json()['message']).toBe(
+      'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax',
+    );
+  });
+
   it('pages with limit and continue at one resourceVersion', async () => {
     for (const n of ['a', 'b', 'c', 'd', 'e']) await post(CM, { metadata: { name: n } });
     const first = (await s.request(json('GET', `${CM}?limit=2`))).json();
