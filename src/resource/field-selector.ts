@@ -9,6 +9,7 @@
  * is not a known field selector: only "metadata.name", "metadata.namespace"`.
  */
 import { badRequest } from '../api/errors.js';
+import { goQuote } from '../apply/value.js';
 import type { ResourceType } from '../registry/types.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { conversionTo, type Conversion } from '../conversion/index.js';
@@ -104,11 +105,14 @@ const KIND_FIELDS: Readonly<Record<string, Readonly<Record<string, FieldReader>>
   'CertificateSigningRequest.certificates.k8s.io': { 'spec.signerName': path('spec', 'signerName') },
 };
 
-/** kube's refusal of `field` for a kind with the selectable fields `fields` (see the module comment). */
+/**
+ * kube's refusal of `field` for the kind of `type`; `own`: the kind has selectable fields of its
+ * own, or is a custom resource (see the module comment).
+ */
 function unsupported(field: string, type: Pick<ResourceType, 'group' | 'kind'>, own: boolean): string {
-  if (ruleKey(type) === 'Job.batch') return `field label ${JSON.stringify(field)} not supported for Job`;
+  if (ruleKey(type) === 'Job.batch') return `field label ${goQuote(field)} not supported for Job`;
   if (own) return `field label not supported: ${field}`;
-  return `${JSON.stringify(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
+  return `${goQuote(field)} is not a known field selector: only "metadata.name", "metadata.namespace"`;
 }
 
 /** A parsed field selector, bound to the fields of one kind. */

@@ -120,7 +120,7 @@ async function evict(call: EndpointCall): Promise<ResourceReply> {
     Boolean(pod.metadata.deletionTimestamp);
   if (!ignoreBudget) await takeDisruption(call, pod, options.dryRun === true);
   const deletion =
-    options.dryRun === true ? options : await markDisruptionTarget(ctx, target.type, podKey, options);
+    options.dryRun === true ? options : await markDisruptionTarget(ctx, target.type, podKey, name, options);
   await deleteObject(ctx, target.type, namespace, name, deletion);
   return {
     code: 201,
@@ -137,7 +137,7 @@ const DISRUPTION_TARGET = {
 } as const;
 
 /**
- * Gives the pod at `key` the condition {@link DISRUPTION_TARGET} (see the module comment), and
+ * Gives the pod `name` (at `key`) the condition {@link DISRUPTION_TARGET} (see the module comment), and
  * answers the delete options to evict it with: a resourceVersion precondition moved to the
  * version written.
  * @throws ApiError 404 when the pod is gone
@@ -146,6 +146,7 @@ async function markDisruptionTarget(
   ctx: ResourceContext,
   type: ResourceType,
   key: string,
+  name: string,
   options: DeleteOptions,
 ): Promise<DeleteOptions> {
   const written = await ctx.objects.guaranteedUpdate<string | undefined>(
@@ -153,7 +154,6 @@ async function markDisruptionTarget(
     key,
     { dryRun: false },
     async (stored, attempt): Promise<WriteOutcome<string | undefined>> => {
-      const name = key.slice(key.lastIndexOf('/') + 1);
       if (stored === undefined) throw notFound(qualified(type, name));
       const { kv, obj: pod } = stored;
       // kube checks the delete's preconditions against the latest pod here, in its own words.
