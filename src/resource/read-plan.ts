@@ -20,7 +20,7 @@
  * list is forbidden.
  */
 import { badRequest, invalid } from '../api/errors.js';
-import { forbidden, invalid as fieldInvalid, type FieldError } from '../validation/field-error.js';
+import { forbidden, notSupported, type FieldError } from '../validation/field-error.js';
 import { boolParam, intParam, param, revisionParam, type Query } from './query.js';
 
 /** How the read revision of a list is chosen. */
@@ -41,9 +41,7 @@ function listOptionsInvalid(errs: FieldError[]): never {
 
 function checkMatchValue(match: string | undefined): void {
   if (match !== undefined && match !== 'Exact' && match !== 'NotOlderThan') {
-    listOptionsInvalid([
-      fieldInvalid('resourceVersionMatch', match, 'supported values: "Exact", "NotOlderThan"'),
-    ]);
+    listOptionsInvalid([notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', ''])]);
   }
 }
 
@@ -55,6 +53,8 @@ function checkMatchValue(match: string | undefined): void {
 export function planList(query: Query): ListPlan {
   // A negative limit is no limit, as in kube.
   const limit = intParam(query, 'limit');
+  // A list ignores timeoutSeconds, but kube decodes it with the other options.
+  intParam(query, 'timeoutSeconds');
   const cont = param(query, 'continue') || undefined;
   const rv = revisionParam(param(query, 'resourceVersion'));
   const match = param(query, 'resourceVersionMatch') || undefined;

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import { boolParam, intParam, revisionParam } from '../../src/resource/query.js';
+import { planList } from '../../src/resource/read-plan.js';
 
 function refusal(fn: () => unknown): string {
   try {
@@ -13,6 +14,27 @@ function refusal(fn: () => unknown): string {
   } catch (err) {
     expect(err).toBeInstanceOf(ApiError);
     expect((err as ApiError).code).toBe(400);
+    return (err as Error).message;
+  }
+  return 'accepted';
+}
+
+describe('list options', () => {
+  it('are checked as kube checks them, even those a list ignores', () => {
+    expect(refusal(() => planList({ timeoutSeconds: 'abc' }))).toBe(
+      'strconv.ParseInt: parsing "abc": invalid syntax',
+    );
+    expect(refusal422(() => planList({ resourceVersion: '1', resourceVersionMatch: 'Bogus' }))).toBe(
+      'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""',
+    );
+  });
+});
+
+function refusal422(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (err) {
+    expect((err as ApiError).code).toBe(422);
     return (err as Error).message;
   }
   return 'accepted';

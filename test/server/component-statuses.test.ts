@@ -101,6 +101,12 @@ describe.skipIf(!ETCD_AVAILABLE && !REQUIRE_ETCD)('componentstatuses on etcd, co
     expect(byName.items.map((i) => i.metadata['name'])).toEqual(['scheduler']);
     const byLabel = (await get('/api/v1/componentstatuses?labelSelector=a%3Db')).json() as { items: Item[] };
     expect(byLabel.items).toEqual([]);
+    // The list options it does not use are still read, so a bad integer is kube's 400.
+    const badLimit = await get('/api/v1/componentstatuses?limit=abc');
+    expect(badLimit.status).toBe(400);
+    expect(badLimit.json()).toMatchObject({ message: 'strconv.ParseInt: parsing "abc": invalid syntax' });
+    const exactZero = await get('/api/v1/componentstatuses?resourceVersion=0&resourceVersionMatch=Exact');
+    expect(exactZero.status).toBe(422);
   });
 
   it('is in discovery as kube serves it, and renders the Table kubectl prints', async () => {
