@@ -107,6 +107,7 @@ describe.skipIf(!ETCD_AVAILABLE && !REQUIRE_ETCD)('componentstatuses on etcd, co
     expect(badLimit.json()).toMatchObject({ message: 'strconv.ParseInt: parsing "abc": invalid syntax' });
     const exactZero = await get('/api/v1/componentstatuses?resourceVersion=0&resourceVersionMatch=Exact');
     expect(exactZero.status).toBe(422);
+    expect((await get('/api/v1/componentstatuses?resourceVersion=abc')).status).toBe(200);
   });
 
   it('is in discovery as kube serves it, and renders the Table kubectl prints', async () => {
