@@ -184,9 +184,9 @@ async function writeMarked(
 /**
  * Graceful deletion with no grace period left, kube's two steps: writes `obj` (marked deleting
  * now, with a grace period of 0) over the version `kv`, then deletes the version written, and
- * answers that object at the revision of its deletion; a dry run answers it as a read would
- * show it. If the object is gone between the steps, someone else finished the deletion, which
- * kube also takes as done.
+ * answers that object at the revision of its deletion (a Status naming it unless
+ * `returnObject`); a dry run answers it as a read would show it. If the object is gone between
+ * the steps, someone else finished the deletion, which kube also takes as done.
  * @throws ConflictError when `kv`, or the version written, is no longer current (a retry then
  *   finds the object marked with no grace period left, and deletes it).
  */
@@ -197,8 +197,8 @@ async function writeMarkedThenDelete(
   kv: KeyValue,
   obj: KubeObject,
   dryRun: boolean,
+  returnObject: boolean,
 ): Promise<Deleted> {
-  const returnObject = ctx.strategies.of(type).returnDeletedObject;
   if (dryRun) {
     const body = answerAsRead(ctx, obj, kv.modRevision);
     return { ...deletedReply(type, returnObject, body, obj), removed: true };
@@ -299,7 +299,7 @@ export async function deleteObject(
         }
         if (marks && strategy.gracefulDelete) {
           markDeleting(ctx, obj, 0);
-          return { done: await writeMarkedThenDelete(ctx, type, key, kv, obj, dryRun) };
+          return { done: await writeMarkedThenDelete(ctx, type, key, kv, obj, dryRun, returnObject) };
         }
         let revision = kv.modRevision;
         if (!dryRun) {

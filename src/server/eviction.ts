@@ -15,6 +15,7 @@
  * version written. A dry run writes neither.
  */
 import { ConflictError, NotFoundError } from '../../storage/errors.js';
+import { transitionTime } from '../api/conditions.js';
 import { ApiError, badRequest, conflict, internalError, notFound } from '../api/errors.js';
 import {
   decodeStored,
@@ -172,15 +173,14 @@ async function markDisruptionTarget(
       const conditions = Array.isArray(status['conditions']) ? status['conditions'] : [];
       const at = conditions.findIndex((c) => isJsonObject(c) && c['type'] === DISRUPTION_TARGET.type);
       const old = at < 0 ? undefined : (conditions[at] as JsonObject);
-      const keepTime =
-        old?.['status'] === DISRUPTION_TARGET.status && typeof old['lastTransitionTime'] === 'string';
       const next: JsonObject = {
         ...DISRUPTION_TARGET,
-        lastTransitionTime: keepTime ? old['lastTransitionTime'] : rfc3339Seconds(ctx.now()),
+        lastTransitionTime: transitionTime(old, DISRUPTION_TARGET.status, rfc3339Seconds(ctx.now())),
       };
       const same =
         old !== undefined &&
-        keepTime &&
+        old['status'] === next['status'] &&
+        old['lastTransitionTime'] === next['lastTransitionTime'] &&
         old['reason'] === next['reason'] &&
         old['message'] === next['message'] &&
         (old['lastProbeTime'] === undefined || old['lastProbeTime'] === null);
