@@ -32,7 +32,7 @@
  */
 import { CompactedError } from '../../storage/errors.js';
 import type { KeyValue, Store } from '../../storage/interface.js';
-import { expired, tooLargeResourceVersion, type ApiError } from '../api/errors.js';
+import { badRequest, expired, tooLargeResourceVersion, type ApiError } from '../api/errors.js';
 import { decodeStored, withResourceVersion, type KubeObject } from '../api/object.js';
 import { conversionTo } from '../conversion/index.js';
 import type { ResourceType } from '../registry/types.js';
@@ -160,9 +160,19 @@ export class CachedStore implements ObjectStore {
       const scope = { prefix: 'prefix' in prefix ? prefix.prefix : '', selection };
       return { meta: { resourceVersion: String(revision) }, sources: scoped(items, scope) };
     }
-    let page: ListPage;
+    const page = await this.#storagePage(target, selection, plan);
+    return { meta: pageMeta(page), sources: pageSources(page) };
+  }
+
+  async page(target: Target, selection: Selection, asked: ListPlan): Promise<ListPage> {
+    return this.#storagePage(target, selection, await this.#continueAtLatest(target, asked));
+  }
+
+  /** A page read from storage, a compacted revision answered as kube answers it (410). */
+  async #storagePage(target: Target, selection: Selection, plan: ListPlan): Promise<ListPage> {
+    const span = collectionSpan(target.type, target.namespace);
     try {
-      page = await this.page(target, selection, plan);
+      return await readStoragePage(this.#store, this.#timeoutMs, span, selection, plan);
     } catch (err) {
       if (err instanceof CompactedError && plan.continue !== undefined)
         throw this.#continueExpired(target, plan.continue);
@@ -170,7 +180,6 @@ export class CachedStore implements ObjectStore {
         throw expired('The resourceVersion for the provided list is too old.');
       throw err;
     }
-    return { meta: pageMeta(page), sources: pageSources(page) };
   }
 
   /**
@@ -186,19 +195,19 @@ export class CachedStore implements ObjectStore {
     });
   }
 
-  /** `plan`, with a continue token at {@link LATEST} turned into one at the current revision. */
+  /**
+   * `plan`, with a continue token at {@link LATEST} turned into one at the current revision.
+   * @throws ApiError 400 for a malformed token, then for a version given with it (kube's order).
+   */
   async #continueAtLatest(target: Target, plan: ListPlan): Promise<ListPlan> {
     if (plan.continue === undefined) return plan;
     const span = collectionSpan(target.type, target.namespace);
     const { revision, lastKey } = this.#store.openContinue(span, plan.continue);
+    if (plan.versionWithContinue)
+      throw badRequest('specifying resource version is not allowed when using continue');
     if (revision !== LATEST) return plan;
     const current = await this.#store.currentRevision();
     return { ...plan, continue: this.#store.sealContinue(span, { revision: current, lastKey }) };
-  }
-
-  page(target: Target, selection: Selection, plan: ListPlan): Promise<ListPage> {
-    const span = collectionSpan(target.type, target.namespace);
-    return readStoragePage(this.#store, this.#timeoutMs, span, selection, plan);
   }
 
   /**

@@ -14,7 +14,8 @@ import type { ResourceType } from '../registry/types.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { conversionTo, type Conversion } from '../conversion/index.js';
 
-interface Term {
+/** One `field=value`, `field==value` or `field!=value` term. */
+export interface FieldTerm {
   readonly field: string;
   readonly equal: boolean;
   readonly value: string;
@@ -117,11 +118,11 @@ function unsupported(field: string, type: Pick<ResourceType, 'group' | 'kind'>, 
 
 /** A parsed field selector, bound to the fields of one kind. */
 export class FieldSelector {
-  readonly #terms: readonly (Term & { read: FieldReader })[];
+  readonly #terms: readonly (FieldTerm & { read: FieldReader })[];
   /** Brings objects stored by another version of the kind to this kind's form first. */
   readonly #convert: Conversion;
 
-  private constructor(terms: readonly (Term & { read: FieldReader })[], convert: Conversion = (o) => o) {
+  private constructor(terms: readonly (FieldTerm & { read: FieldReader })[], convert: Conversion = (o) => o) {
     this.#terms = terms;
     this.#convert = convert;
   }
@@ -143,9 +144,7 @@ export class FieldSelector {
   }
 
   /**
-   * Parses `text` for the kind of `type`; `selectable` are a custom resource's own selectable
-   * fields (its `selectableFields`, as `spec.color`; undefined for a built-in kind, which selects
-   * on kube's built-in ones).
+   * Parses `text` for the kind of `type` ({@link parseFieldTerms}, then {@link bind}).
    * @throws ApiError 400 for bad syntax or a field the kind does not select on.
    */
   static parse(
@@ -153,7 +152,21 @@ export class FieldSelector {
     type: Pick<ResourceType, 'group' | 'kind'>,
     selectable?: readonly string[],
   ): FieldSelector {
-    if (text === undefined || text === '') return new FieldSelector([]);
+    return FieldSelector.bind(parseFieldTerms(text), type, selectable);
+  }
+
+  /**
+   * Binds parsed `terms` to the fields of the kind of `type`; `selectable` are a custom
+   * resource's own selectable fields (its `selectableFields`, as `spec.color`; undefined for a
+   * built-in kind, which selects on kube's built-in ones).
+   * @throws ApiError 400 for a field the kind does not select on.
+   */
+  static bind(
+    terms: readonly FieldTerm[],
+    type: Pick<ResourceType, 'group' | 'kind'>,
+    selectable?: readonly string[],
+  ): FieldSelector {
+    if (terms.length === 0) return new FieldSelector([]);
     const fields: Readonly<Record<string, FieldReader>> | undefined =
       selectable === undefined
         ? KIND_FIELDS[ruleKey(type)]
@@ -161,15 +174,24 @@ export class FieldSelector {
     // Custom resources answer as kinds with fields of their own, selectable fields or not.
     const own = fields !== undefined;
     return new FieldSelector(
-      splitTerms(text).map((term) => {
-        const parsed = parseTerm(term, text);
-        const read = COMMON[parsed.field] ?? fields?.[parsed.field];
-        if (read === undefined) throw badRequest(unsupported(parsed.field, type, own));
-        return { ...parsed, read };
+      terms.map((term) => {
+        const read = COMMON[term.field] ?? fields?.[term.field];
+        if (read === undefined) throw badRequest(unsupported(term.field, type, own));
+        return { ...term, read };
       }),
       conversionTo(type),
     );
   }
+}
+
+/**
+ * The terms of a field selector, checked for syntax only: kube parses them with the other list
+ * options and checks their fields against the kind later ({@link FieldSelector.bind}).
+ * @throws ApiError 400 for bad syntax.
+ */
+export function parseFieldTerms(text: string | undefined): readonly FieldTerm[] {
+  if (text === undefined || text === '') return [];
+  return splitTerms(text).map((term) => parseTerm(term, text));
 }
 
 /** Splits on unescaped commas. */
@@ -212,7 +234,7 @@ function unescape(value: string, whole: string): string {
   return out;
 }
 
-function parseTerm(term: string, whole: string): Term {
+function parseTerm(term: string, whole: string): FieldTerm {
   for (const op of ['!=', '==', '='] as const) {
     const at = term.indexOf(op);
     if (at >= 0) {

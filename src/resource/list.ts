@@ -6,11 +6,11 @@
 import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { partsStream } from './list-body.js';
 import { withResourceVersion } from '../api/object.js';
+import { readCollectionRequest } from './list-options.js';
 import { planList } from './read-plan.js';
 import type { Query } from './query.js';
 import type { ListPage } from './object-store.js';
 import { pageMeta } from './storage-pages.js';
-import { Selection } from './selection.js';
 import { jsonList, JsonRepresentation } from '../representation/json.js';
 import type { ListMetaValues, ObjectSource, Representation } from '../representation/types.js';
 
@@ -40,11 +40,8 @@ export async function listResource(
   query: Query,
   rep: Representation = new JsonRepresentation(target.type),
 ): Promise<ResourceReply> {
-  const selection = Selection.fromQuery(
-    query,
-    target.type,
-    ctx.strategies.find(target.type)?.selectableFields,
-  );
-  const { meta, sources } = await ctx.objects.collection(target, selection, planList(query));
+  const selectable = ctx.strategies.find(target.type)?.selectableFields;
+  const { options, selection } = readCollectionRequest(query, target.type, selectable, false);
+  const { meta, sources } = await ctx.objects.collection(target, selection, planList(options));
   return renderFromSources(rep, meta, sources);
 }

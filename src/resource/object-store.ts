@@ -105,8 +105,9 @@ export interface ObjectStore {
   collection(target: Target, selection: Selection, plan: ListPlan): Promise<CollectionRead>;
 
   /**
-   * One page of the collection of `target` (Most Recent unless `plan` says otherwise), as stored
-   * key-values: what deletecollection deletes. Errors as {@link Store.range}.
+   * One page of the collection of `target` under `plan`, read from storage as stored key-values:
+   * what deletecollection deletes.
+   * @throws ApiError as {@link collection}; the store's errors of `range`.
    */
   page(target: Target, selection: Selection, plan: ListPlan): Promise<ListPage>;
 

@@ -1,7 +1,7 @@
 /**
  * The resourceVersion rules of list and watch requests (the spec's "Resource version semantics"
- * table), turned into a plan the readers follow. Only option checks live here; reading is in
- * list.ts, watch.ts and the watch cache.
+ * table), turned into a plan the readers follow. The options reach here checked
+ * (list-options.ts); reading is in list.ts, watch.ts and the object store.
  *
  * List table (resourceVersionMatch × paging × resourceVersion):
  *
@@ -9,19 +9,16 @@
  * |--------------|-------------------|--------------|---------------------|----------------|
  * | unset        | no limit          | Most Recent  | Any                 | Not older than |
  * | unset        | limit, no continue| Most Recent  | Any                 | Exact          |
- * | unset        | limit + continue  | Continue     | Continue (tolerated)| 400            |
+ * | unset        | continue          | Continue     | Continue (tolerated)| 400            |
  * | Exact        | any, no continue  | 422          | 422                 | Exact          |
  * | NotOlderThan | any, no continue  | 422          | Any                 | Not older than |
  *
- * Invalid combinations other than the 400 cell are kube-apiserver's 422 `Invalid` ListOptions
- * errors, with its field messages. Watch rules (kube's ValidateListOptions): resourceVersionMatch
- * is only allowed on a watch together with `sendInitialEvents`, which in turn requires
- * `resourceVersionMatch=NotOlderThan` and `allowWatchBookmarks=true`; `sendInitialEvents` on a
- * list is forbidden.
+ * The 422 cells are list-options.ts's; the 400 cell is the object store's, after it has checked
+ * the token. A watch with `sendInitialEvents` starts with the state at its version as ADDED
+ * events, closed by an annotated BOOKMARK when the client takes bookmarks.
  */
-import { badRequest, invalid } from '../api/errors.js';
-import { forbidden, notSupported, type FieldError } from '../validation/field-error.js';
-import { boolParam, intParam, param, revisionParam, type Query } from './query.js';
+import type { ListOptions } from './list-options.js';
+import { revisionParam } from './query.js';
 
 /** How the read revision of a list is chosen. */
 export interface ListPlan {
@@ -33,64 +30,31 @@ export interface ListPlan {
   readonly any?: boolean;
   readonly limit?: number;
   readonly continue?: string;
-}
-
-function listOptionsInvalid(errs: FieldError[]): never {
-  throw invalid('ListOptions', 'meta.k8s.io', '', errs);
-}
-
-function checkMatchValue(match: string | undefined): void {
-  if (match !== undefined && match !== 'Exact' && match !== 'NotOlderThan') {
-    listOptionsInvalid([notSupported('resourceVersionMatch', match, ['Exact', 'NotOlderThan', ''])]);
-  }
+  /**
+   * A resourceVersion other than `0` came with the continue token: the object store refuses it
+   * (400) once the token itself has been checked, in kube's order.
+   */
+  readonly versionWithContinue?: true;
 }
 
 /**
- * The plan of a list request.
- * @throws ApiError 400 (malformed numbers, continue with a resourceVersion other than `0`),
- *   422 (the table's other Invalid cells, `sendInitialEvents` on a list).
+ * The plan of a list whose options were checked (list-options.ts).
+ * @throws ApiError 400 for a resourceVersion that is not a number (unless a continue token came
+ *   with it: see {@link ListPlan.versionWithContinue}).
  */
-export function planList(query: Query): ListPlan {
+export function planList(options: ListOptions): ListPlan {
   // A negative limit is no limit, as in kube.
-  const limit = intParam(query, 'limit');
-  // A list ignores timeoutSeconds, but kube decodes it with the other options.
-  intParam(query, 'timeoutSeconds');
-  const cont = param(query, 'continue') || undefined;
-  const rv = revisionParam(param(query, 'resourceVersion'));
-  const match = param(query, 'resourceVersionMatch') || undefined;
-  const paged = limit !== undefined && limit > 0 ? limit : undefined;
-  checkMatchValue(match);
-  if (param(query, 'sendInitialEvents') !== undefined) {
-    listOptionsInvalid([forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for list')]);
+  const base = options.limit !== undefined && options.limit > 0 ? { limit: options.limit } : {};
+  if (options.continue !== undefined) {
+    // `0` with a token is tolerated (the token's version is read); kube compares the text.
+    const other = options.resourceVersion !== undefined && options.resourceVersion !== '0';
+    return { ...base, continue: options.continue, ...(other ? { versionWithContinue: true } : {}) };
   }
-  if (cont !== undefined) {
-    if (match !== undefined)
-      listOptionsInvalid([
-        forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden when continue is provided'),
-      ]);
-    // `0` with a token is tolerated (treated as the token's version); any other version is 400.
-    if (rv !== undefined && rv !== 0n) {
-      throw badRequest('specifying resource version is not allowed when using continue');
-    }
-    return { ...(paged === undefined ? {} : { limit: paged }), continue: cont };
-  }
-  if (match !== undefined && rv === undefined) {
-    listOptionsInvalid([
-      forbidden(
-        'resourceVersionMatch',
-        'resourceVersionMatch is forbidden unless resourceVersion is provided',
-      ),
-    ]);
-  }
-  if (match === 'Exact' && rv === 0n) {
-    listOptionsInvalid([
-      forbidden('resourceVersionMatch', 'resourceVersionMatch "exact" is forbidden for resourceVersion "0"'),
-    ]);
-  }
-  const base = paged === undefined ? {} : { limit: paged };
+  const rv = revisionParam(options.resourceVersion);
   if (rv === undefined) return base;
   if (rv === 0n) return { ...base, any: true };
-  if (match === 'Exact' || (match === undefined && paged !== undefined)) return { ...base, exact: rv };
+  const match = options.resourceVersionMatch;
+  if (match === 'Exact' || (match === undefined && 'limit' in base)) return { ...base, exact: rv };
   return { ...base, notOlderThan: rv };
 }
 
@@ -115,44 +79,20 @@ export interface WatchPlan {
 export const INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /**
- * The plan of a watch request (see the module comment for the rules).
- * @throws ApiError 400 for malformed values, 422 for kube's invalid option combinations.
+ * The plan of a watch whose options were checked (list-options.ts).
+ * @throws ApiError 400 for a resourceVersion that is not a number, in the words of a read of one
+ *   object (kube answers these 500, as an internal error of its storage).
  */
-export function planWatch(query: Query): WatchPlan {
-  const rv = revisionParam(param(query, 'resourceVersion'));
-  const match = param(query, 'resourceVersionMatch') || undefined;
-  checkMatchValue(match);
-  const bookmarks = boolParam(query, 'allowWatchBookmarks');
-  const sendText = param(query, 'sendInitialEvents');
-  const timeout = intParam(query, 'timeoutSeconds');
+export function planWatch(options: ListOptions): WatchPlan {
+  const rv = revisionParam(options.resourceVersion, '');
+  const bookmarks = options.allowWatchBookmarks;
+  const timeout = options.timeoutSeconds;
   const timeoutPart = timeout !== undefined && timeout > 0 ? { timeoutSeconds: timeout } : {};
-  if (sendText !== undefined && sendText !== '') {
-    const send = boolParam(query, 'sendInitialEvents');
-    const errs: FieldError[] = [];
-    if (match !== 'NotOlderThan') {
-      errs.push(
-        forbidden(
-          'resourceVersionMatch',
-          'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan',
-        ),
-      );
-    }
-    if (!bookmarks) {
-      errs.push(
-        forbidden('allowWatchBookmarks', 'sendInitialEvents requires setting allowWatchBookmarks to true'),
-      );
-    }
-    if (errs.length > 0) listOptionsInvalid(errs);
+  const send = options.sendInitialEvents;
+  if (send !== undefined) {
     const from = rv === undefined ? 'latest' : rv === 0n ? 'any' : rv;
-    return { from, initialEvents: send, initialEventsEnd: send, bookmarks, ...timeoutPart };
-  }
-  if (match !== undefined) {
-    listOptionsInvalid([
-      forbidden(
-        'resourceVersionMatch',
-        'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided',
-      ),
-    ]);
+    // The closing bookmark goes only to a client that takes bookmarks (kube's cacher).
+    return { from, initialEvents: send, initialEventsEnd: send && bookmarks, bookmarks, ...timeoutPart };
   }
   if (rv === undefined)
     return { from: 'latest', initialEvents: true, initialEventsEnd: false, bookmarks, ...timeoutPart };

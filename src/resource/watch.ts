@@ -28,7 +28,8 @@ import { collectionSpan, objectKey } from './keys.js';
 import type { EventStream, WatchScope } from './object-store.js';
 import type { Query } from './query.js';
 import { planWatch, type WatchPlan } from './read-plan.js';
-import { Selection } from './selection.js';
+import { readCollectionRequest } from './list-options.js';
+import type { Selection } from './selection.js';
 
 /** An open watch stream: its events in the request's representation, and a way to end it (idempotent). */
 export interface WatchStream {
@@ -86,12 +87,9 @@ export async function openWatch(
   query: Query,
   rep: Representation = new JsonRepresentation(target.type),
 ): Promise<WatchStream> {
-  const plan = planWatch(query);
-  const selection = Selection.fromQuery(
-    query,
-    target.type,
-    ctx.strategies.find(target.type)?.selectableFields,
-  );
+  const selectable = ctx.strategies.find(target.type)?.selectableFields;
+  const { options, selection } = readCollectionRequest(query, target.type, selectable, true);
+  const plan = planWatch(options);
   const scope = watchScope(target, selection);
   const ms = timeoutMs(ctx, plan);
   return new TimedStream(await ctx.objects.watch(target.type, scope, plan, rep), ms);

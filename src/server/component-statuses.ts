@@ -22,9 +22,8 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { methodNotAllowed, notFound } from '../api/errors.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
-import { boolParam, param, type Query } from '../resource/query.js';
-import { planList } from '../resource/read-plan.js';
-import { Selection } from '../resource/selection.js';
+import { readCollectionRequest } from '../resource/list-options.js';
+import { boolParam, type Query } from '../resource/query.js';
 import type { KubeObject } from '../api/object.js';
 import { JsonSource } from '../representation/source.js';
 
@@ -188,11 +187,8 @@ export function componentStatusEndpoint(deps: ComponentStatusDeps): CustomEndpoi
         const body = componentStatus(found[0], await found[1](), true);
         return { code: 200, body: Buffer.from(JSON.stringify(body)) };
       }
-      // kube checks the list options it then ignores here, as for any list, but never parses the
-      // version: to those checks it is only unset, "0" or another one.
-      const rv = param(query, 'resourceVersion');
-      planList(rv === undefined || rv === '' || rv === '0' ? query : { ...query, resourceVersion: '1' });
-      const selection = Selection.fromQuery(query, target.type);
+      // kube checks the list options as for any list, then ignores them: no version is read.
+      const { selection } = readCollectionRequest(query, target.type, undefined, false);
       const items = await Promise.all(
         all.map(async ([name, probe]) => componentStatus(name, await probe(), false)),
       );

@@ -6,7 +6,11 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import { boolParam, intParam, revisionParam } from '../../src/resource/query.js';
-import { planList } from '../../src/resource/read-plan.js';
+import { readCollectionRequest } from '../../src/resource/list-options.js';
+import type { Query } from '../../src/resource/query.js';
+
+const CONFIGMAP = { group: '', kind: 'ConfigMap' };
+const listOf = (query: Query): unknown => readCollectionRequest(query, CONFIGMAP, undefined, false);
 
 function refusal(fn: () => unknown): string {
   try {
@@ -21,10 +25,10 @@ function refusal(fn: () => unknown): string {
 
 describe('list options', () => {
   it('are checked as kube checks them, even those a list ignores', () => {
-    expect(refusal(() => planList({ timeoutSeconds: 'abc' }))).toBe(
+    expect(refusal(() => listOf({ timeoutSeconds: 'abc' }))).toBe(
       'strconv.ParseInt: parsing "abc": invalid syntax',
     );
-    expect(refusal422(() => planList({ resourceVersion: '1', resourceVersionMatch: 'Bogus' }))).toBe(
+    expect(refusal422(() => listOf({ resourceVersion: '1', resourceVersionMatch: 'Bogus' }))).toBe(
       'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""',
     );
   });

@@ -104,11 +104,20 @@ describe.each([true, false])('watch (cache %s)', (cached) => {
     expect(next).toMatchObject({ type: 'ADDED', object: { metadata: { name: 'c' } } });
   });
 
-  it('sendInitialEvents needs NotOlderThan and bookmarks; resourceVersionMatch alone is invalid on a watch', async () => {
+  it('sendInitialEvents=true without bookmarks: the state as ADDED with no closing bookmark, then changes', async () => {
+    await start(cached);
+    await post('a');
+    const w = await watch('sendInitialEvents=true&resourceVersionMatch=NotOlderThan');
+    expect(await events(w, 1)).toEqual(['ADDED:a']);
+    await post('b');
+    // A closing bookmark would come before b's event.
+    expect(await events(w, 1)).toEqual(['ADDED:b']);
+  });
+
+  it('sendInitialEvents needs NotOlderThan; resourceVersionMatch alone is invalid on a watch', async () => {
     await start(cached);
     for (const q of [
       'sendInitialEvents=true',
-      'sendInitialEvents=true&resourceVersionMatch=NotOlderThan',
       'sendInitialEvents=true&allowWatchBookmarks=true&resourceVersionMatch=Exact&resourceVersion=1',
       'resourceVersionMatch=NotOlderThan&resourceVersion=1',
     ]) {
