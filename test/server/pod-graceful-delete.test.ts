@@ -50,16 +50,10 @@ async function watchFrom(collection: string, rv: string): Promise<WatchReader> {
 
 /** The next `n` events of `w`: type, name, resourceVersion and deletionGracePeriodSeconds. */
 async function events(w: WatchReader, n: number): Promise<string[]> {
-  const out: string[] = [];
-  while (out.length < n) {
-    const e = await w.next();
-    if (e === undefined) break;
+  return (await w.take(n)).map((e) => {
     const m = (e['object'] as KObj)['metadata'];
-    out.push(
-      `${String(e['type'])} ${m.name ?? ''} ${m.resourceVersion ?? ''} ${String(m.deletionGracePeriodSeconds)}`,
-    );
-  }
-  return out;
+    return `${String(e['type'])} ${m.name ?? ''} ${m.resourceVersion ?? ''} ${String(m.deletionGracePeriodSeconds)}`;
+  });
 }
 
 describe("pods: kube's two-step deletion", () => {

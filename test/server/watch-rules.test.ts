@@ -45,13 +45,9 @@ async function watch(query: string): Promise<WatchReader> {
 }
 
 async function events(w: WatchReader, n: number): Promise<string[]> {
-  const out: string[] = [];
-  while (out.length < n) {
-    const ev = await w.next();
-    if (ev === undefined) break;
-    out.push(`${ev.type ?? ''}:${ev.object?.metadata.name ?? ev.object?.metadata.resourceVersion ?? ''}`);
-  }
-  return out;
+  return (await w.take(n)).map(
+    (ev) => `${ev.type ?? ''}:${ev.object?.metadata.name ?? ev.object?.metadata.resourceVersion ?? ''}`,
+  );
 }
 
 describe.each([true, false])('watch (cache %s)', (cached) => {

@@ -14,6 +14,8 @@ export interface WatchReader {
   readonly response: Response;
   /** The next event, or undefined when the stream ended. */
   next(): Promise<KObj | undefined>;
+  /** The next `n` events, fewer when the stream ends first. */
+  take(n: number): Promise<KObj[]>;
   close(): Promise<void>;
 }
 
@@ -28,20 +30,30 @@ export async function openWatchStream(
   const reader = (response.body as ReadableStream<Uint8Array>).getReader();
   let buffer = '';
   const decoder = new TextDecoder();
+  const next = async (): Promise<KObj | undefined> => {
+    for (;;) {
+      const nl = buffer.indexOf('\n');
+      if (nl >= 0) {
+        const text = buffer.slice(0, nl);
+        buffer = buffer.slice(nl + 1);
+        return JSON.parse(text) as KObj;
+      }
+      const { value, done } = await reader.read();
+      if (done) return undefined;
+      buffer += decoder.decode(value, { stream: true });
+    }
+  };
   return {
     response,
-    async next() {
-      for (;;) {
-        const nl = buffer.indexOf('\n');
-        if (nl >= 0) {
-          const text = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          return JSON.parse(text) as KObj;
-        }
-        const { value, done } = await reader.read();
-        if (done) return undefined;
-        buffer += decoder.decode(value, { stream: true });
+    next,
+    async take(n) {
+      const events: KObj[] = [];
+      while (events.length < n) {
+        const event = await next();
+        if (event === undefined) break;
+        events.push(event);
       }
+      return events;
     },
     async close() {
       controller.abort();
