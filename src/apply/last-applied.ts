@@ -11,14 +11,13 @@
  *   that carries the annotation gets the applied configuration in it (without the annotation
  *   itself), so a later client-side apply diffs against what was applied last.
  */
+import { LAST_APPLIED_CONFIG_ANNOTATION } from '../api/annotations.js';
 import { TypedValueError } from './errors.js';
 import type { FieldSet } from './fieldpath.js';
 import type { StructType } from './schema-types.js';
 import { compare, fieldSetOf } from './typed.js';
 import { Conflicts } from './updater.js';
 import { goJson, isJsonMap, type JsonMap, type JsonValue } from './value.js';
-
-export const LAST_APPLIED_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
 
 /** The only manager both layers act for. */
 export const LAST_APPLIED_MANAGER = 'kubectl';
@@ -35,7 +34,7 @@ function annotationsOf(obj: JsonMap | undefined): JsonMap | undefined {
 
 /** The object's non-empty last-applied annotation, if any. */
 function lastAppliedOf(obj: JsonMap | undefined): string | undefined {
-  const value = annotationsOf(obj)?.[LAST_APPLIED_ANNOTATION];
+  const value = annotationsOf(obj)?.[LAST_APPLIED_CONFIG_ANNOTATION];
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
@@ -87,12 +86,12 @@ export function conflictsBeyond(conflicts: Conflicts, allowed: FieldSet): Confli
 function lastAppliedValue(config: JsonMap): string {
   const meta = config['metadata'];
   const annotations = annotationsOf(config);
-  if (!isJsonMap(meta) || annotations === undefined || !(LAST_APPLIED_ANNOTATION in annotations)) {
+  if (!isJsonMap(meta) || annotations === undefined || !(LAST_APPLIED_CONFIG_ANNOTATION in annotations)) {
     return `${goJson(config)}\n`;
   }
   const kept: JsonMap = {};
   for (const key of Object.keys(annotations))
-    if (key !== LAST_APPLIED_ANNOTATION) kept[key] = annotations[key] as JsonValue;
+    if (key !== LAST_APPLIED_CONFIG_ANNOTATION) kept[key] = annotations[key] as JsonValue;
   return `${goJson({ ...config, metadata: { ...meta, annotations: kept } })}\n`;
 }
 
@@ -113,7 +112,8 @@ export function withLastAppliedSynced(object: JsonMap, config: JsonMap): JsonMap
   if (lastAppliedOf(object) === undefined) return object;
   const meta = object['metadata'] as JsonMap;
   const annotations: JsonMap = { ...(annotationsOf(object) as JsonMap) };
-  annotations[LAST_APPLIED_ANNOTATION] = lastAppliedValue(config);
-  if (annotationsSize(annotations) > ANNOTATIONS_SIZE_LIMIT) delete annotations[LAST_APPLIED_ANNOTATION];
+  annotations[LAST_APPLIED_CONFIG_ANNOTATION] = lastAppliedValue(config);
+  if (annotationsSize(annotations) > ANNOTATIONS_SIZE_LIMIT)
+    delete annotations[LAST_APPLIED_CONFIG_ANNOTATION];
   return { ...object, metadata: { ...meta, annotations } };
 }

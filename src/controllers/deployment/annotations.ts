@@ -6,6 +6,7 @@
  * scaled, for proportional scaling), and the Deployment's own annotations copied onto its new
  * ReplicaSet.
  */
+import { LAST_APPLIED_CONFIG_ANNOTATION } from '../../api/annotations.js';
 import type { Deployment, ReplicaSet } from '../../api/types/apps-v1.js';
 import { desired, maxSurge } from './replicas.js';
 
@@ -18,7 +19,7 @@ export const ROLLBACK_TO = 'deprecated.deployment.rollback.to';
 
 /** Deployment annotations never copied to ReplicaSets. */
 const NOT_COPIED = new Set([
-  'kubectl.kubernetes.io/last-applied-configuration',
+  LAST_APPLIED_CONFIG_ANNOTATION,
   REVISION,
   REVISION_HISTORY,
   DESIRED_REPLICAS,

@@ -7,6 +7,7 @@
  */
 import type { Endpoints } from '../../api/types/core-v1.js';
 import type { EndpointPort, EndpointSlice } from '../../api/types/discovery-v1.js';
+import { LAST_APPLIED_CONFIG_ANNOTATION } from '../../api/annotations.js';
 import { groupKey } from '../endpointslice/desired.js';
 import { MANAGED_BY_LABEL, SERVICE_NAME_LABEL, sameJson } from '../endpointslice/plan.js';
 import { LAST_CHANGE_TRIGGER_TIME } from '../endpointslice/trigger-time.js';
@@ -15,8 +16,6 @@ import type { SlicePlan } from '../shared/slice-reconciler.js';
 
 /** This controller's value of the managed-by label. */
 export const MIRRORING_CONTROLLER_NAME = 'endpointslicemirroring-controller.k8s.io';
-/** kubectl's annotation, never mirrored. */
-const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
 
 function without(
   map: Readonly<Record<string, string>> | undefined,
@@ -29,7 +28,7 @@ function without(
 
 /** The annotations a mirrored slice carries: the Endpoints' but the trigger time and kubectl's. */
 function mirroredAnnotations(endpoints: Endpoints): Record<string, string> {
-  return without(endpoints.metadata.annotations, [LAST_CHANGE_TRIGGER_TIME, LAST_APPLIED]);
+  return without(endpoints.metadata.annotations, [LAST_CHANGE_TRIGGER_TIME, LAST_APPLIED_CONFIG_ANNOTATION]);
 }
 
 function newSlice(
