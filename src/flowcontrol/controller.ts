@@ -20,7 +20,11 @@ import type { ResourceContext } from '../resource/context.js';
 import { collectionSpan } from '../resource/keys.js';
 import { applyUpdate } from '../resource/update.js';
 import { serverWrite } from '../resource/write-options.js';
-import { SUGGESTED_FLOW_SCHEMAS, SUGGESTED_PRIORITY_LEVELS, type BootstrapObject } from './bootstrap.js';
+import {
+  SUGGESTED_FLOW_SCHEMAS,
+  SUGGESTED_PRIORITY_LEVELS,
+  type BootstrapObject,
+} from '../api/flowcontrol-bootstrap.js';
 import { specOf } from './config.js';
 import type { FlowControl } from './dispatcher.js';
 import { ensureBootstrap, flowControlTypes, type FlowControlTypes } from './ensure.js';

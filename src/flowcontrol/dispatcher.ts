@@ -25,7 +25,7 @@ import {
   MANDATORY_PRIORITY_LEVELS,
   SUGGESTED_FLOW_SCHEMAS,
   SUGGESTED_PRIORITY_LEVELS,
-} from './bootstrap.js';
+} from '../api/flowcontrol-bootstrap.js';
 import { levelOf, matchingOrder, nominalLimits, schemaOf, type Level, type Schema } from './config.js';
 import { classify, flowDistinguisher } from './match.js';
 import { QueueSet } from './queue-set.js';

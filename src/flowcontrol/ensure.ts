@@ -26,7 +26,7 @@ import {
   SUGGESTED_FLOW_SCHEMAS,
   SUGGESTED_PRIORITY_LEVELS,
   type BootstrapObject,
-} from './bootstrap.js';
+} from '../api/flowcontrol-bootstrap.js';
 
 /** kube's field manager for the maintenance writes. */
 export const PRODUCER_MANAGER = 'api-priority-and-fairness-config-producer-v1';

@@ -179,7 +179,7 @@ describe('classification', () => {
 });
 
 describe('maintenance of the bootstrap objects', () => {
-  it('recreates a deleted mandatory schema and puts back a changed mandatory spec', async () => {
+  it("recreates a deleted mandatory schema, refuses a change of a mandatory spec, and puts back the mandatory's annotation", async () => {
     const before = (await get('flowschemas', 'catch-all')) as Obj;
     expect((await call('DELETE', `${API}/flowschemas/catch-all`)).status).toBe(200);
     const after = await eventually(async () => {
@@ -188,9 +188,13 @@ describe('maintenance of the bootstrap objects', () => {
     }, 'catch-all to come back');
     expect(after.spec).toEqual(KUBE_FLOW_SCHEMAS['catch-all']);
 
+    // As kube-apiserver: a mandatory level's spec is fixed by validation.
+    const refused = await call('PATCH', `${API}/prioritylevelconfigurations/catch-all`, {
+      spec: { limited: { nominalConcurrencyShares: 77 } },
+    });
+    expect(refused.status).toBe(422);
     const patched = await call('PATCH', `${API}/prioritylevelconfigurations/catch-all`, {
       metadata: { annotations: { 'apf.kubernetes.io/autoupdate-spec': 'false' } },
-      spec: { limited: { nominalConcurrencyShares: 77 } },
     });
     expect(patched.status).toBe(200);
     const restored = await eventually(async () => {

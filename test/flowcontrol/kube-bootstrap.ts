@@ -1,6 +1,6 @@
 /**
  * kube-apiserver v1.33's bootstrap APF objects as `kubectl get -o json` shows their specs,
- * transcribed independently of src/flowcontrol/bootstrap.ts from kube's
+ * transcribed independently of src/api/flowcontrol-bootstrap.ts from kube's
  * staging/src/k8s.io/apiserver/pkg/apis/flowcontrol/bootstrap/default.go.
  */
 const all = { verbs: ['*'], apiGroups: ['*'], resources: ['*'], clusterScope: true, namespaces: ['*'] };

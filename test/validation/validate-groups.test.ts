@@ -289,9 +289,9 @@ describe('apiextensions, certificates, admission', () => {
   });
 
   it('flowcontrol: levels and schemas the server could not run are refused with kube’s messages', () => {
-    const level = (spec: unknown): ReturnType<typeof createErrors> =>
+    const level = (spec: unknown, name = 'l'): ReturnType<typeof createErrors> =>
       createErrors('flowcontrol.apiserver.k8s.io', 'PriorityLevelConfiguration', {
-        metadata: { name: 'l' },
+        metadata: { name },
         spec,
       });
     const limited = (limitResponse: unknown, extra: Record<string, unknown> = {}): unknown => ({
@@ -299,7 +299,7 @@ describe('apiextensions, certificates, admission', () => {
       limited: { limitResponse, ...extra },
     });
     expectValid(level(limited({ type: 'Queue', queuing: {} })));
-    expectValid(level({ type: 'Exempt', exempt: {} }));
+    expectValid(level({ type: 'Exempt', exempt: {} }, 'exempt'));
     const message = (errs: ReturnType<typeof createErrors>, field: string, reason: FieldError['reason']) =>
       expectError(errs, field, reason).message;
     // kube-apiserver v1.33.13's answers.

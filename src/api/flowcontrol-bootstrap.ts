@@ -2,11 +2,11 @@
  * The FlowSchemas and PriorityLevelConfigurations kube-apiserver v1.33 creates at start
  * (flowcontrol.apiserver.k8s.io/v1): the mandatory ones (`exempt`, `catch-all`), which always
  * exist with exactly these specs, and the suggested ones, which exist unless an operator took
- * their spec over (see ensure.ts for the `apf.kubernetes.io/autoupdate-spec` rules).
+ * their spec over (see src/flowcontrol/ensure.ts for the `apf.kubernetes.io/autoupdate-spec` rules).
  *
  * The objects are wire data: names, precedences, shares and queue shapes are kube's own.
  */
-import type { JsonObject } from '../api/object.js';
+import type { JsonObject } from './object.js';
 
 /** The annotation that says whether the server keeps an object's spec. */
 export const AUTO_UPDATE_ANNOTATION = 'apf.kubernetes.io/autoupdate-spec';
