@@ -4,7 +4,7 @@
  * (bad JSON, body too large, unsupported media type) keep their 4xx; anything else is a 500 with a
  * generic message (details go to the log, never to the client).
  */
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
 import {
   ApiError,
   badRequest,
@@ -31,8 +31,25 @@ export function toApiError(err: unknown): ApiError {
   return internalError();
 }
 
-/** Installs the Status-producing error and not-found handlers on `app`. */
-export function installErrorHandler(app: FastifyInstance): void {
+/**
+ * Whether a path no route serves is answered as the API answers, with a JSON `Status`, rather
+ * than with Go's plain `404 page not found`. kube-apiserver splits them so: paths under `/api`,
+ * `/version`, `/openid` and the API groups it serves get the Status; any other path (an unknown
+ * group, `/logs/x`, `/livez/x`, `/metrics/x`) gets the plain text of its last handler.
+ */
+export type ApiPathTest = (path: string) => boolean;
+
+/** Go's `http.NotFound`: the plain-text 404. */
+export function plainNotFound(reply: FastifyReply): FastifyReply {
+  return reply
+    .code(404)
+    .header('x-content-type-options', 'nosniff')
+    .type('text/plain; charset=utf-8')
+    .send('404 page not found\n');
+}
+
+/** Installs the Status-producing error and not-found handlers on `app` (see {@link ApiPathTest}). */
+export function installErrorHandler(app: FastifyInstance, isApiPath: ApiPathTest = () => true): void {
   app.setErrorHandler((err, request, reply) => {
     const apiError = toApiError(err);
     if (apiError.code >= 500) request.log.error({ err }, 'request failed');
@@ -43,8 +60,9 @@ export function installErrorHandler(app: FastifyInstance): void {
     return reply.code(apiError.code).type('application/json').send(JSON.stringify(body));
   });
   app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?', 1)[0] ?? '';
+    if (!isApiPath(path)) return plainNotFound(reply);
     const body = new ApiError('NotFound', 'the server could not find the requested resource', {}).toStatus();
-    void request;
     return reply.code(404).type('application/json').send(JSON.stringify(body));
   });
 }

@@ -134,8 +134,8 @@ export function registerOpenApiRoutes(app: FastifyInstance, deps: OpenApiDeps): 
     const { docs, serverRelativeUrl } = await load();
     const path = (request.params as { '*'?: string })['*'] ?? '';
     const doc = docs.v3(path);
-    if (doc === undefined)
-      throw new ApiError('NotFound', 'the server could not find the requested resource', {});
+    // kube's v3 handler answers an unknown group version with an empty 404.
+    if (doc === undefined) return reply.code(404).send();
     void reply.header('Vary', 'Accept');
     if (negotiate(request.headers.accept, V3_OFFERS) === undefined)
       throw notAcceptableFor(`/openapi/v3/${path}`, V3_OFFERS);

@@ -48,7 +48,7 @@ import {
   type WriteOptions,
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody, type RequestBody } from './body.js';
-import { MAX_REQUEST_BODY_BYTES, toApiError } from './error-handler.js';
+import { MAX_REQUEST_BODY_BYTES, plainNotFound, toApiError } from './error-handler.js';
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../api/errors.js';
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 
@@ -456,7 +456,11 @@ async function handle(
   const watchPrefix = segments[0] === 'watch';
   if (watchPrefix) segments = segments.slice(1);
   const target = resolveTarget(base.registry, group, version, segments);
-  if (target === undefined) throw notFoundPath();
+  if (target === undefined) {
+    // A group the server does not serve is not an API path: kube answers its plain 404.
+    if (!base.registry.all().some((t) => t.group === group)) return void plainNotFound(reply);
+    throw notFoundPath();
+  }
   // kube registers no watch path for what cannot be watched, and no item path for the kinds
   // that are only created (reviews, bindings).
   if (watchPrefix && !target.type.verbs.includes('watch')) throw notFoundPath();

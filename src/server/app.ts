@@ -145,6 +145,13 @@ function refuseSchemas(): () => never {
 }
 
 /** The resources `apiserver_storage_objects` counts: each storage resource once, by kube's name. */
+/** kube-apiserver's API paths (see `ApiPathTest`): `/api`, `/version`, `/openid` and served groups. */
+function isApiPath(registry: LayeredRegistry, path: string): boolean {
+  const [, root = '', group = ''] = path.split('/');
+  if (root === 'api' || root === 'version' || root === 'openid') return true;
+  return root === 'apis' && group !== '' && registry.group(group) !== undefined;
+}
+
 function countedResources(registry: KindRegistry): CountedResource[] {
   const seen = new Map<string, CountedResource>();
   for (const t of registry.all()) {
@@ -262,7 +269,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }) as unknown as FastifyInstance;
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
-  installErrorHandler(app);
   installCorsAndHsts(
     app,
     compileOrigins(flagList('cors-allowed-origins')),
@@ -272,6 +278,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   const flowControl = buildFlowControl(options, metrics, isLongRunning, (m, e) => deps.log.error(m, e));
   // Built-in kinds plus the custom resources of CRDs, added and removed as they come and go.
   const registry = new LayeredRegistry(deps.registry);
+  installErrorHandler(app, (path) => isApiPath(registry, path));
   // The webhook plugins read their configurations, Services and EndpointSlices through the
   // resource layer's store, built below (they start listing once the app is ready).
   // The authorizer is built after the resource layer; admission asks it at request time through

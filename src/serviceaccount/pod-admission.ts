@@ -4,11 +4,10 @@
  *    is otherwise left alone;
  * 2. `spec.serviceAccountName` defaults to `default`, and the deprecated `spec.serviceAccount`
  *    follows it (kube's conversion keeps the two equal);
- * 3. the service account must exist (403: `service account <ns>/<name> was not found, retry after
- *    the service account is created`); a missing `default` account is waited for up to
+ * 3. the service account must exist (403: `error looking up service account <ns>/<name>:
+ *    serviceaccount "<name>" not found`); a missing `default` account is waited for up to
  *    {@link DEFAULT_ACCOUNT_WAIT_MS} first, since the controller makes it a moment after its
- *    namespace (kube answers 403 at once; clients that create a namespace and a pod back to back
- *    would otherwise see that race far more often against a server this fast);
+ *    namespace (kube reads it again up to 10 times, 100-200 ms apart, for the same reason);
  * 4. unless `automountServiceAccountToken` is false (the pod's, else the account's), a projected
  *    volume `kube-api-access-<5 random>` (a bound token for 3607 s, the `kube-root-ca.crt`
  *    ConfigMap's `ca.crt`, the namespace through the downward API; defaultMode 0644) is added, and
@@ -114,7 +113,7 @@ async function admitPod(lookup: ObjectGetter, pod: KubeObject | undefined): Prom
   if (sa === undefined) {
     throw podRefused(
       pod,
-      `service account ${namespace}/${saName} was not found, retry after the service account is created`,
+      `error looking up service account ${namespace}/${saName}: serviceaccount ${JSON.stringify(saName)} not found`,
     );
   }
   const automount =

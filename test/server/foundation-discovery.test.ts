@@ -229,11 +229,14 @@ describe('raw HTTPS', () => {
     expect((JSON.parse(v2.body) as { swagger: string }).swagger).toBe('2.0');
   });
 
-  it('answers unknown groups and versions with a NotFound Status', async () => {
-    for (const path of ['/apis/nope.example.com', '/apis/apps/v9', '/api/v2']) {
+  it("answers unknown versions with a NotFound Status, and unknown groups with Go's plain 404, as kube", async () => {
+    for (const path of ['/apis/apps/v9', '/api/v2']) {
       const res = await adminFetch(`${server.url}${path}`, tls);
       expect(res.status, path).toBe(404);
       expect(JSON.parse(res.body)).toMatchObject({ kind: 'Status', reason: 'NotFound' });
     }
+    const group = await adminFetch(`${server.url}/apis/nope.example.com`, tls);
+    expect(group.status).toBe(404);
+    expect(group.body).toBe('404 page not found\n');
   });
 });

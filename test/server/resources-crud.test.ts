@@ -265,19 +265,22 @@ describe('request errors (nothing stored)', () => {
     expect(prefixed.code).toBe(201);
   });
 
-  it('unknown resource → 404 Status; unknown group → 404', async () => {
-    for (const url of [
-      '/api/v1/namespaces/default/widgets',
-      '/apis/example.com/v1/things',
-      '/api/v1/pods/x/y/z/w',
-    ]) {
+  it("unknown resource → 404 Status; unknown group → Go's plain 404, as kube", async () => {
+    for (const url of ['/api/v1/namespaces/default/widgets', '/api/v1/pods/x/y/z/w']) {
       const r = await s.request(json('GET', url));
-      expect(r.statusCode).toBe(404);
+      expect(r.statusCode, url).toBe(404);
       expect(r.json()).toMatchObject({
         kind: 'Status',
         reason: 'NotFound',
         message: 'the server could not find the requested resource',
       });
+    }
+    for (const url of ['/apis/example.com/v1/things']) {
+      const r = await s.request(json('GET', url));
+      expect(r.statusCode, url).toBe(404);
+      expect(r.headers['content-type'], url).toBe('text/plain; charset=utf-8');
+      expect(r.headers['x-content-type-options'], url).toBe('nosniff');
+      expect(r.body, url).toBe('404 page not found\n');
     }
   });
 

@@ -2,7 +2,8 @@
  * What a request that no route takes gets, as kube-apiserver v1.33.13 answered the same requests:
  * a method a route does not take is 405 with empty `details`; a watch path of a kind that cannot
  * be watched and an item path of a kind that is only created (reviews, bindings) do not exist
- * (404), while `?watch=1` on such a collection is a 405.
+ * (404), while `?watch=1` on such a collection is a 405; a path outside the API (not under
+ * `/api`, `/version`, `/openid` or a served group) is Go's plain-text 404.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
@@ -60,5 +61,36 @@ describe('requests no route takes', () => {
     });
     expect(res.status).toBe(status.code);
     expect(JSON.parse(res.body)).toEqual(status);
+  });
+});
+
+describe('paths outside the API', () => {
+  const get = (path: string) =>
+    adminFetch(`${server.url}${path}`, adminTls(server.kubeconfigPath), {
+      headers: { accept: 'application/json' },
+    });
+
+  it.each(['/api/v2', '/apis/apps/v9', '/version/x', '/openid/v1/jwks/x'])(
+    '%s: a 404 Status, as an API path',
+    async (path) => {
+      const res = await get(path);
+      expect(res.status).toBe(404);
+      expect(JSON.parse(res.body)).toEqual(NOT_FOUND);
+    },
+  );
+
+  it.each([
+    '/apis/example.com',
+    '/apis/example.com/v1/things',
+    '/logs/x',
+    '/x/y',
+    '/livez/nothing',
+    '/metrics/x',
+  ])("%s: Go's plain 404, as kube-apiserver's last handler answers it", async (path) => {
+    const res = await get(path);
+    expect(res.status).toBe(404);
+    expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.body).toBe('404 page not found\n');
   });
 });

@@ -227,7 +227,7 @@ describe('pod admission', () => {
     expect(r.status).toBe(403);
     expect(r.json['reason']).toBe('Forbidden');
     expect(r.json['message']).toBe(
-      'pods "lost" is forbidden: service account apps/missing was not found, retry after the service account is created',
+      'pods "lost" is forbidden: error looking up service account apps/missing: serviceaccount "missing" not found',
     );
   });
 
