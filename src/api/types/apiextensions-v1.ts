@@ -53,7 +53,6 @@ export interface CustomResourceDefinitionCondition {
   lastTransitionTime?: string;
   reason?: string;
   message?: string;
-  observedGeneration?: number;
 }
 
 /** `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionList` */
@@ -89,7 +88,6 @@ export interface CustomResourceDefinitionStatus {
   conditions?: CustomResourceDefinitionCondition[];
   acceptedNames?: CustomResourceDefinitionNames;
   storedVersions?: string[];
-  observedGeneration?: number;
 }
 
 /** `k8s.io.apiextensions_apiserver.pkg.apis.apiextensions.v1.CustomResourceDefinitionVersion` */

@@ -111,7 +111,6 @@ export interface DeploymentSpec {
   revisionHistoryLimit?: number;
   paused?: boolean;
   progressDeadlineSeconds?: number;
-  podReplacementPolicy?: string;
 }
 
 /** `k8s.io.api.apps.v1.DeploymentStatus` */

@@ -56,7 +56,6 @@ export interface HorizontalPodAutoscalerCondition {
   lastTransitionTime?: string;
   reason?: string;
   message?: string;
-  observedGeneration?: number;
 }
 
 /** `k8s.io.api.autoscaling.v1.HorizontalPodAutoscalerList` */

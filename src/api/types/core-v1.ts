@@ -237,7 +237,6 @@ export interface Container {
   resources?: ResourceRequirements;
   resizePolicy?: ContainerResizePolicy[];
   restartPolicy?: string;
-  restartPolicyRules?: ContainerRestartRule[];
   volumeMounts?: VolumeMount[];
   volumeDevices?: VolumeDevice[];
   livenessProbe?: Probe;
@@ -251,13 +250,6 @@ export interface Container {
   stdin?: boolean;
   stdinOnce?: boolean;
   tty?: boolean;
-}
-
-/** `k8s.io.api.core.v1.ContainerExtendedResourceRequest` */
-export interface ContainerExtendedResourceRequest {
-  containerName?: string;
-  resourceName?: string;
-  requestName?: string;
 }
 
 /** `k8s.io.api.core.v1.ContainerImage` */
@@ -279,18 +271,6 @@ export interface ContainerPort {
 export interface ContainerResizePolicy {
   resourceName?: string;
   restartPolicy?: string;
-}
-
-/** `k8s.io.api.core.v1.ContainerRestartRule` */
-export interface ContainerRestartRule {
-  action?: string;
-  exitCodes?: ContainerRestartRuleOnExitCodes;
-}
-
-/** `k8s.io.api.core.v1.ContainerRestartRuleOnExitCodes` */
-export interface ContainerRestartRuleOnExitCodes {
-  operator?: string;
-  values?: number[];
 }
 
 /** `k8s.io.api.core.v1.ContainerState` */
@@ -435,7 +415,6 @@ export interface EnvVarSource {
   resourceFieldRef?: ResourceFieldSelector;
   configMapKeyRef?: ConfigMapKeySelector;
   secretKeyRef?: SecretKeySelector;
-  fileKeyRef?: FileKeySelector;
 }
 
 /** `k8s.io.api.core.v1.EphemeralContainer` */
@@ -451,7 +430,6 @@ export interface EphemeralContainer {
   resources?: ResourceRequirements;
   resizePolicy?: ContainerResizePolicy[];
   restartPolicy?: string;
-  restartPolicyRules?: ContainerRestartRule[];
   volumeMounts?: VolumeMount[];
   volumeDevices?: VolumeDevice[];
   livenessProbe?: Probe;
@@ -481,7 +459,6 @@ export interface EphemeralContainerCommon {
   resources?: ResourceRequirements;
   resizePolicy?: ContainerResizePolicy[];
   restartPolicy?: string;
-  restartPolicyRules?: ContainerRestartRule[];
   volumeMounts?: VolumeMount[];
   volumeDevices?: VolumeDevice[];
   livenessProbe?: Probe;
@@ -555,14 +532,6 @@ export interface FCVolumeSource {
   fsType?: string;
   readOnly?: boolean;
   wwids?: string[];
-}
-
-/** `k8s.io.api.core.v1.FileKeySelector` */
-export interface FileKeySelector {
-  volumeName?: string;
-  path?: string;
-  key?: string;
-  optional?: boolean;
 }
 
 /** `k8s.io.api.core.v1.FlexPersistentVolumeSource` */
@@ -691,11 +660,6 @@ export interface ISCSIVolumeSource {
 export interface ImageVolumeSource {
   reference?: string;
   pullPolicy?: string;
-}
-
-/** `k8s.io.api.core.v1.ImageVolumeStatus` */
-export interface ImageVolumeStatus {
-  imageRef?: string;
 }
 
 /** `k8s.io.api.core.v1.KeyToPath` */
@@ -963,7 +927,6 @@ export interface NodeStatus {
   config?: NodeConfigStatus;
   runtimeHandlers?: NodeRuntimeHandler[];
   features?: NodeFeatures;
-  declaredFeatures?: string[];
 }
 
 /** `k8s.io.api.core.v1.NodeSwapStatus` */
@@ -1201,17 +1164,6 @@ export interface PodAttachOptions {
   container?: string;
 }
 
-/** `k8s.io.api.core.v1.PodCertificateProjection` */
-export interface PodCertificateProjection {
-  signerName?: string;
-  keyType?: string;
-  maxExpirationSeconds?: number;
-  credentialBundlePath?: string;
-  keyPath?: string;
-  certificateChainPath?: string;
-  userAnnotations?: Record<string, string>;
-}
-
 /** `k8s.io.api.core.v1.PodCondition` */
 export interface PodCondition {
   type?: string;
@@ -1244,12 +1196,6 @@ export interface PodExecOptions {
   tty?: boolean;
   container?: string;
   command?: string[];
-}
-
-/** `k8s.io.api.core.v1.PodExtendedResourceClaimStatus` */
-export interface PodExtendedResourceClaimStatus {
-  requestMappings?: ContainerExtendedResourceRequest[];
-  resourceClaimName?: string;
 }
 
 /** `k8s.io.api.core.v1.PodIP` */
@@ -1381,7 +1327,6 @@ export interface PodSpec {
   schedulingGates?: PodSchedulingGate[];
   resourceClaims?: PodResourceClaim[];
   resources?: ResourceRequirements;
-  hostnameOverride?: string;
 }
 
 /** `k8s.io.api.core.v1.PodStatus` */
@@ -1403,9 +1348,6 @@ export interface PodStatus {
   ephemeralContainerStatuses?: ContainerStatus[];
   resize?: string;
   resourceClaimStatuses?: PodResourceClaimStatus[];
-  extendedResourceClaimStatus?: PodExtendedResourceClaimStatus;
-  allocatedResources?: Record<string, string>;
-  resources?: ResourceRequirements;
 }
 
 /** `k8s.io.api.core.v1.PodStatusResult` */
@@ -1605,7 +1547,6 @@ export interface ResourceFieldSelector {
 export interface ResourceHealth {
   resourceID?: string;
   health?: string;
-  message?: string;
 }
 
 /** `k8s.io.api.core.v1.ResourceQuota` */
@@ -2019,7 +1960,6 @@ export interface VolumeMountStatus {
   mountPath?: string;
   readOnly?: boolean;
   recursiveReadOnly?: string;
-  volumeStatus?: VolumeStatus;
 }
 
 /** `k8s.io.api.core.v1.VolumeNodeAffinity` */
@@ -2034,7 +1974,6 @@ export interface VolumeProjection {
   configMap?: ConfigMapProjection;
   serviceAccountToken?: ServiceAccountTokenProjection;
   clusterTrustBundle?: ClusterTrustBundleProjection;
-  podCertificate?: PodCertificateProjection;
 }
 
 /** `k8s.io.api.core.v1.VolumeResourceRequirements` */
@@ -2075,11 +2014,6 @@ export interface VolumeSource {
   csi?: CSIVolumeSource;
   ephemeral?: EphemeralVolumeSource;
   image?: ImageVolumeSource;
-}
-
-/** `k8s.io.api.core.v1.VolumeStatus` */
-export interface VolumeStatus {
-  image?: ImageVolumeStatus;
 }
 
 /** `k8s.io.api.core.v1.VsphereVirtualDiskVolumeSource` */

@@ -29,8 +29,6 @@ export interface CSIDriverSpec {
   requiresRepublish?: boolean;
   seLinuxMount?: boolean;
   nodeAllocatableUpdatePeriodSeconds?: number;
-  serviceAccountTokenInSecrets?: boolean;
-  preventPodSchedulingIfMissing?: boolean;
 }
 
 /** `k8s.io.api.storage.v1.CSINode` */
@@ -39,7 +37,6 @@ export interface CSINode {
   kind?: string;
   metadata: ObjectMeta;
   spec?: CSINodeSpec;
-  status?: CSINodeStatus;
 }
 
 /** `k8s.io.api.storage.v1.CSINodeDriver` */
@@ -61,11 +58,6 @@ export interface CSINodeList {
 /** `k8s.io.api.storage.v1.CSINodeSpec` */
 export interface CSINodeSpec {
   drivers?: CSINodeDriver[];
-}
-
-/** `k8s.io.api.storage.v1.CSINodeStatus` */
-export interface CSINodeStatus {
-  storageHealth?: StorageHealth[];
 }
 
 /** `k8s.io.api.storage.v1.CSIStorageCapacity` */
@@ -107,22 +99,6 @@ export interface StorageClassList {
   kind?: string;
   metadata?: ListMeta;
   items?: StorageClass[];
-}
-
-/** `k8s.io.api.storage.v1.StorageHealth` */
-export interface StorageHealth {
-  name?: string;
-  healthConditions?: StorageHealthCondition[];
-}
-
-/** `k8s.io.api.storage.v1.StorageHealthCondition` */
-export interface StorageHealthCondition {
-  status?: string;
-  reason?: string;
-  message?: string;
-  accessMode?: string;
-  volumeMode?: string;
-  lastTransitionTime?: string;
 }
 
 /** `k8s.io.api.storage.v1.TokenRequest` */
@@ -167,23 +143,6 @@ export interface VolumeAttachmentStatus {
   attachmentMetadata?: Record<string, string>;
   attachError?: VolumeError;
   detachError?: VolumeError;
-}
-
-/** `k8s.io.api.storage.v1.VolumeAttributesClass` */
-export interface VolumeAttributesClass {
-  apiVersion?: string;
-  kind?: string;
-  metadata: ObjectMeta;
-  driverName?: string;
-  parameters?: Record<string, string>;
-}
-
-/** `k8s.io.api.storage.v1.VolumeAttributesClassList` */
-export interface VolumeAttributesClassList {
-  apiVersion?: string;
-  kind?: string;
-  metadata?: ListMeta;
-  items?: VolumeAttributesClass[];
 }
 
 /** `k8s.io.api.storage.v1.VolumeError` */

@@ -140,7 +140,7 @@ function validateProjected(src: JsonObject, path: string, errs: FieldError[]): v
       if (p === '') errs.push(required(child(tp, 'path')));
       validateLocalNonReservedPath(p, child(tp, 'path'), errs);
     }
-    if (has(source, 'clusterTrustBundle') || has(source, 'podCertificate')) n++;
+    if (has(source, 'clusterTrustBundle')) n++;
     if (n > 1) errs.push(forbidden(sp, 'may only have one volume source per projected source'));
   });
 }
