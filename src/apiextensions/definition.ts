@@ -7,7 +7,7 @@
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 import type { PrinterColumn } from '../table/printer-columns.js';
 import type { ScalePaths } from '../kinds/index.js';
-import type { ResourceType, Subresource } from '../registry/types.js';
+import { storageVersionHash, type ResourceType, type Subresource } from '../registry/types.js';
 
 /** `spec.names` or `status.acceptedNames`: the names a served {@link ResourceType} carries. */
 export type CrdNames = Pick<
@@ -167,7 +167,8 @@ export function isTrue(def: Definition, type: string): boolean {
   return conditionOf(def, type)?.status === 'True';
 }
 
-const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+/** A custom resource's verbs, in the order kube's discovery lists them. */
+const VERBS = ['delete', 'deletecollection', 'get', 'list', 'patch', 'create', 'update', 'watch'];
 
 /**
  * The served types of `def` under its accepted names: one per served version, all stored under
@@ -175,6 +176,9 @@ const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', '
  */
 export function servedTypes(def: Definition): ResourceType[] {
   const n = def.acceptedNames;
+  const stored = storageVersionOf(def);
+  const hash =
+    stored === undefined ? {} : { storageVersionHash: storageVersionHash(def.group, stored, n.kind) };
   return def.versions
     .filter((v) => v.served)
     .map((v): ResourceType => {
@@ -203,6 +207,7 @@ export function servedTypes(def: Definition): ResourceType[] {
         returnDeletedObject: false,
         nameRule: 'subdomain',
         eventTTL: false,
+        ...hash,
       };
     });
 }

@@ -38,12 +38,37 @@ const CONNECT_OPTIONS: Readonly<Record<string, string>> = {
 /** The verbs of the `proxy` subresources (served by `src/server/proxy-subresources.ts`). */
 const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
 
+/**
+ * Subresources served by endpoints of their own rather than listed in the registry's types:
+ * `pods/binding` (src/server/binding-endpoints.ts) and `namespaces/finalize` (an update of the
+ * finalizers), which kube's discovery lists.
+ */
+const ENDPOINT_SUBRESOURCES: Readonly<Record<string, readonly string[]>> = {
+  '/pods': ['binding'],
+  '/namespaces': ['finalize'],
+};
+
+/** Custom resources (no protobuf form): kube's CRD discovery differs in small ways, noted where used. */
+function isCustom(t: ResourceType): boolean {
+  return t.messageType === '';
+}
+
+/** The subresources discovery lists for `t`: kube sorts a built-in type's, not a custom resource's. */
+function listedSubresources(t: ResourceType): string[] {
+  if (isCustom(t)) return [...t.subresources];
+  return [...t.subresources, ...(ENDPOINT_SUBRESOURCES[`${t.group}/${t.plural}`] ?? [])].sort();
+}
+
 /** What discovery says of a subresource of `t`: the kind it takes or answers, and its verbs. */
 function subresourceShape(
   t: ResourceType,
   sub: string,
 ): { kind: { group: string; version: string; kind: string }; verbs: readonly string[] } {
   if (sub === 'token') return { kind: TOKEN_REQUEST, verbs: ['create'] };
+  if (sub === 'binding')
+    return { kind: { group: t.group, version: t.version, kind: 'Binding' }, verbs: ['create'] };
+  if (sub === 'finalize')
+    return { kind: { group: t.group, version: t.version, kind: t.kind }, verbs: ['update'] };
   if (sub === 'eviction') return { kind: EVICTION, verbs: ['create'] };
   if (sub === 'scale')
     return { kind: { group: 'autoscaling', version: 'v1', kind: 'Scale' }, verbs: SUBRESOURCE_VERBS };
@@ -145,9 +170,10 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
         verbs: t.verbs,
         ...(t.shortNames.length > 0 ? { shortNames: t.shortNames } : {}),
         ...(t.categories.length > 0 ? { categories: t.categories } : {}),
+        ...(t.storageVersionHash === undefined ? {} : { storageVersionHash: t.storageVersionHash }),
       },
     });
-    for (const sub of t.subresources) {
+    for (const sub of listedSubresources(t)) {
       const name = `${t.plural}/${sub}`;
       const shape = subresourceShape(t, sub);
       const foreign = shape.kind.group !== t.group || shape.kind.version !== t.version;
@@ -163,18 +189,25 @@ function resourceEntries(types: readonly ResourceType[]): object[] {
       });
     }
   }
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // kube sorts a built-in group version's list by name; a custom resource's entries keep their order.
+  if (!types.every(isCustom)) entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   return entries.map((e) => e.entry);
 }
 
 function aggregatedResource(t: ResourceType): object {
-  const subresources = [...t.subresources].sort().map((sub) => {
+  // kube derives a built-in type's response kinds from its legacy list, where a kind of the
+  // type's own group version has no group and version; a custom resource's carry them.
+  const kindOf = (kind: { group: string; version: string; kind: string }): object =>
+    !isCustom(t) && kind.group === t.group && kind.version === t.version
+      ? { group: '', version: '', kind: kind.kind }
+      : kind;
+  const subresources = listedSubresources(t).map((sub) => {
     const shape = subresourceShape(t, sub);
-    return { subresource: sub, responseKind: shape.kind, verbs: shape.verbs };
+    return { subresource: sub, responseKind: kindOf(shape.kind), verbs: shape.verbs };
   });
   return {
     resource: t.plural,
-    responseKind: { group: t.group, version: t.version, kind: t.kind },
+    responseKind: kindOf({ group: t.group, version: t.version, kind: t.kind }),
     scope: t.namespaced ? 'Namespaced' : 'Cluster',
     singularResource: t.singular,
     verbs: t.verbs,
@@ -203,12 +236,12 @@ export interface RemoteDiscovery {
   groups(): readonly RemoteGroup[];
 }
 
-/** A resource of an APIResourceList as an aggregated (v2) discovery resource, with its subresources. */
-function aggregatedFromList(
-  group: string,
-  version: string,
-  list: readonly Record<string, unknown>[],
-): object[] {
+/**
+ * A resource of an APIResourceList as an aggregated (v2) discovery resource, with its
+ * subresources, converted as kube's aggregator converts a remote server's list: a response kind
+ * carries the list entry's own group and version, empty when they are the list's.
+ */
+function aggregatedFromList(list: readonly Record<string, unknown>[]): object[] {
   const str = (v: unknown): string => (typeof v === 'string' ? v : '');
   const out: object[] = [];
   for (const r of list) {
@@ -218,16 +251,12 @@ function aggregatedFromList(
       .filter((s) => str(s['name']).startsWith(`${name}/`))
       .map((s) => ({
         subresource: str(s['name']).slice(name.length + 1),
-        responseKind: {
-          group: str(s['group']) === '' ? group : str(s['group']),
-          version: str(s['version']) === '' ? version : str(s['version']),
-          kind: str(s['kind']),
-        },
+        responseKind: { group: str(s['group']), version: str(s['version']), kind: str(s['kind']) },
         verbs: Array.isArray(s['verbs']) ? s['verbs'] : [],
       }));
     out.push({
       resource: name,
-      responseKind: { group, version, kind: str(r['kind']) },
+      responseKind: { group: str(r['group']), version: str(r['version']), kind: str(r['kind']) },
       scope: r['namespaced'] === true ? 'Namespaced' : 'Cluster',
       singularResource: str(r['singularName']),
       verbs: Array.isArray(r['verbs']) ? r['verbs'] : [],
@@ -309,7 +338,7 @@ class DiscoveryDocuments {
           .filter((v) => v.resources !== undefined)
           .map((v) => ({
             version: v.version,
-            resources: aggregatedFromList(g.name, v.version, v.resources ?? []),
+            resources: aggregatedFromList(v.resources ?? []),
             freshness: 'Current',
           })),
       }))

@@ -5,6 +5,7 @@
  * Filled by `src/registry/registry.ts` from `proto/kinds.yaml` (names, scope, verbs, storage
  * layout) and the generated message schemas (`src/registry/generated/`).
  */
+import { createHash } from 'node:crypto';
 
 /** kube's per-kind `ValidateNameFunc` choices (`nameRule` in proto/kinds.yaml). */
 export type NameRule =
@@ -79,6 +80,23 @@ export interface ResourceType {
   readonly nameRule: NameRule;
   /** Objects are written with the `--event-ttl` storage lease (core and events.k8s.io Event). */
   readonly eventTTL: boolean;
+  /**
+   * Discovery's `storageVersionHash`: {@link storageVersionHash} of the group, version and kind
+   * objects of this type are stored as. Absent for types never stored (virtual kinds).
+   */
+  readonly storageVersionHash?: string;
+}
+
+/**
+ * kube's storage version hash: the first 8 bytes of the SHA-256 of `group/version/kind`,
+ * base64 (`/v1/Pod` for the core group). Clients compare it to notice a storage version change.
+ */
+export function storageVersionHash(group: string, version: string, kind: string): string {
+  return createHash('sha256')
+    .update(`${group}/${version}/${kind}`)
+    .digest()
+    .subarray(0, 8)
+    .toString('base64');
 }
 
 /** Lookup over every served resource type. */

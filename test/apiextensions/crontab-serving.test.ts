@@ -95,7 +95,8 @@ describe('the CronTab CRD', () => {
     expect(group.status).toBe(200);
     const list = await call('/apis/stable.example.com/v1');
     const resources = list.json['resources'] as { name: string; kind: string; shortNames?: string[] }[];
-    expect(resources.map((r) => r.name)).toEqual(['crontabs', 'crontabs/scale', 'crontabs/status']);
+    // kube lists a custom resource's subresources unsorted: status, then scale.
+    expect(resources.map((r) => r.name)).toEqual(['crontabs', 'crontabs/status', 'crontabs/scale']);
     expect(resources[0]).toMatchObject({ kind: 'CronTab', namespaced: true, shortNames: ['ct'] });
     const agg = await call('/apis', 'GET', undefined, {
       accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList',

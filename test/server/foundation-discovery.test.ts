@@ -108,6 +108,8 @@ describe('through @kubernetes/client-node', () => {
       shortNames: ['deploy'],
       categories: ['all'],
       verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
+      // kube-apiserver v1.33's: the hash of the storage version, apps/v1/Deployment.
+      storageVersionHash: '8aSe+NMegvE=',
     });
     expect(appsV1.resources.find((r) => r.name === 'deployments/scale')).toMatchObject({
       group: 'autoscaling',
@@ -124,6 +126,17 @@ describe('through @kubernetes/client-node', () => {
     expect(namespaces).toMatchObject({ namespaced: false, shortNames: ['ns'] });
     expect(namespaces?.verbs).not.toContain('deletecollection');
     expect(core.resources.map((r) => r.name)).toContain('replicationcontrollers/scale');
+    expect(core.resources.find((r) => r.name === 'namespaces/finalize')).toMatchObject({
+      kind: 'Namespace',
+      verbs: ['update'],
+    });
+    expect(core.resources.find((r) => r.name === 'pods/binding')).toMatchObject({
+      kind: 'Binding',
+      verbs: ['create'],
+    });
+    // Stored as core v1 Events: the same hash as kube's for both groups' Events.
+    expect(core.resources.find((r) => r.name === 'events')?.storageVersionHash).toBe('r2yiGXH7wu8=');
+    expect(core.resources.find((r) => r.name === 'componentstatuses')?.storageVersionHash).toBeUndefined();
   });
 });
 
@@ -152,9 +165,11 @@ describe('raw HTTPS', () => {
     const apps = apis.items.find((i) => i.metadata.name === 'apps');
     const deployments = apps?.versions[0]?.resources.find((r) => r.resource === 'deployments');
     expect(apps?.versions[0]?.freshness).toBe('Current');
+    // A built-in type's response kinds of its own group version carry no group or version, as
+    // kube-apiserver v1.33 serves them.
     expect(deployments).toEqual({
       resource: 'deployments',
-      responseKind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+      responseKind: { group: '', version: '', kind: 'Deployment' },
       scope: 'Namespaced',
       singularResource: 'deployment',
       verbs: ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'],
@@ -168,7 +183,7 @@ describe('raw HTTPS', () => {
         },
         {
           subresource: 'status',
-          responseKind: { group: 'apps', version: 'v1', kind: 'Deployment' },
+          responseKind: { group: '', version: '', kind: 'Deployment' },
           verbs: ['get', 'patch', 'update'],
         },
       ],
