@@ -1,11 +1,10 @@
 /**
- * The label and field selectors of a list, watch or deletecollection request, as one predicate.
+ * The label and field selectors of a list, watch or deletecollection request, as one predicate
+ * (read from the request by list-options.ts).
  */
-import type { ResourceType } from '../registry/types.js';
-import { FieldSelector } from './field-selector.js';
-import { LabelSelector } from './label-selector.js';
+import type { FieldSelector } from './field-selector.js';
+import type { LabelSelector } from './label-selector.js';
 import type { KubeObject } from '../api/object.js';
-import { param, type Query } from './query.js';
 
 /** Label selector and field selector together; `everything` lets callers skip parsing objects. */
 export class Selection {
@@ -15,23 +14,6 @@ export class Selection {
   constructor(labels: LabelSelector, fields: FieldSelector) {
     this.labels = labels;
     this.fields = fields;
-  }
-
-  /**
-   * The selection of `labelSelector` and `fieldSelector` in `query` for `type` (`selectable`:
-   * a custom resource's selectable fields, undefined for a built-in kind; see
-   * {@link FieldSelector.parse}).
-   * @throws ApiError 400 for a malformed selector or an unsupported field.
-   */
-  static fromQuery(
-    query: Query,
-    type: Pick<ResourceType, 'group' | 'kind'>,
-    selectable?: readonly string[],
-  ): Selection {
-    return new Selection(
-      LabelSelector.parse(param(query, 'labelSelector')),
-      FieldSelector.parse(param(query, 'fieldSelector'), type, selectable),
-    );
   }
 
   /** True when everything is selected (no parse of objects needed). */

@@ -269,6 +269,13 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   }) as unknown as FastifyInstance;
 
   deps.connections.attach(app.server as unknown as import('node:http2').Http2SecureServer);
+  // kube's cache control filter: no answer is kept by a shared cache unless it says otherwise
+  // (the immutable OpenAPI documents do). Set on the raw response, so hijacked replies (watches)
+  // carry it too; a header a route sets wins.
+  app.addHook('onRequest', (_request, reply, done) => {
+    reply.raw.setHeader('cache-control', 'no-cache, private');
+    done();
+  });
   installCorsAndHsts(
     app,
     compileOrigins(flagList('cors-allowed-origins')),

@@ -94,3 +94,24 @@ describe('paths outside the API', () => {
     expect(res.body).toBe('404 page not found\n');
   });
 });
+
+describe('cache control', () => {
+  it("marks every answer 'no-cache, private', as kube's filter does, unless it says otherwise", async () => {
+    const tls = adminTls(server.kubeconfigPath);
+    for (const [method, path] of [
+      ['GET', '/api/v1/namespaces/default/configmaps'],
+      ['GET', '/x/y'],
+      ['DELETE', '/api/v1/configmaps'],
+      ['GET', '/healthz'],
+    ] as const) {
+      const res = await adminFetch(`${server.url}${path}`, tls, { method });
+      expect(res.headers['cache-control'], `${method} ${path}`).toBe('no-cache, private');
+    }
+    const root = JSON.parse((await adminFetch(`${server.url}/openapi/v3`, tls)).body) as {
+      paths: Record<string, { serverRelativeURL: string }>;
+    };
+    const doc = await adminFetch(`${server.url}${root.paths['apis/apps/v1']?.serverRelativeURL ?? ''}`, tls);
+    expect(doc.status).toBe(200);
+    expect(doc.headers['cache-control']).toBe('public, immutable');
+  });
+});

@@ -11,14 +11,14 @@ import type { ResourceType } from '../../src/registry/types.js';
 import { TypeCache } from '../../src/watchcache/type-cache.js';
 import { CachedStore } from '../../src/resource/cached-store.js';
 import { RACED, type StoredObject, type WriteOutcome } from '../../src/resource/object-store.js';
-import { Selection } from '../../src/resource/selection.js';
+import { readCollectionRequest } from '../../src/resource/list-options.js';
 import { JsonRepresentation } from '../../src/representation/json.js';
 import { countingGets, overriding } from '../support/store-wrappers.js';
 
 const KEY = '/configmaps/default/x';
 const type = loadRegistry().byResource('', 'v1', 'configmaps') as ResourceType;
 const target = { type, namespace: 'default', name: undefined, subresource: undefined };
-const everything = Selection.fromQuery({}, type, undefined);
+const everything = readCollectionRequest({}, type, undefined, false).selection;
 
 function configMap(v: string): Uint8Array {
   return Buffer.from(
