@@ -49,6 +49,11 @@ export const EVICTION_MESSAGE = 'k8s.io.api.policy.v1.Eviction';
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 
 /** Message types the operations reference besides the kinds (request and response bodies). */
+/** The discovery list of a group version (the answer of `/apis/<group>/<version>/`). */
+export const API_RESOURCE_LIST_MESSAGE = `${META}APIResourceList`;
+/** The discovery document of a named group (the answer of `/apis/<group>/`). */
+export const API_GROUP_MESSAGE = `${META}APIGroup`;
+
 export const META_TYPES = {
   deleteOptions: `${META}DeleteOptions`,
   status: `${META}Status`,
@@ -136,6 +141,8 @@ export class DefinitionBuilder {
       groupVersions.set(`${t.group}/${t.version}`, { group: t.group, version: t.version, kind: '' });
     }
     this.#addKind(META_TYPES.status, { group: '', version: 'v1', kind: 'Status' });
+    this.#addKind(API_RESOURCE_LIST_MESSAGE, { group: '', version: 'v1', kind: 'APIResourceList' });
+    this.#addKind(API_GROUP_MESSAGE, { group: '', version: 'v1', kind: 'APIGroup' });
     // kube lists DeleteOptions and WatchEvent under every group version it serves.
     for (const gv of [...groupVersions.values()].sort(compareGvk)) {
       this.#addKind(META_TYPES.deleteOptions, { ...gv, kind: 'DeleteOptions' });

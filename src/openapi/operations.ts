@@ -12,8 +12,14 @@
  * validation to the server; `kubectl diff` and `--dry-run=server` look for `dryRun`.
  */
 import type { ResourceType, Subresource } from '../registry/types.js';
-import { EVICTION_MESSAGE, META_TYPES, TOKEN_REQUEST_MESSAGE } from './definitions.js';
-import { groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
+import {
+  API_GROUP_MESSAGE,
+  API_RESOURCE_LIST_MESSAGE,
+  EVICTION_MESSAGE,
+  META_TYPES,
+  TOKEN_REQUEST_MESSAGE,
+} from './definitions.js';
+import { groupStem, groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
@@ -33,12 +39,15 @@ export interface ResponseSpec {
 /** One operation of a path. */
 export interface OperationSpec {
   readonly method: HttpMethod;
-  /** `x-kubernetes-action`: get, list, post, put, patch, delete, deletecollection, watch, watchlist. */
-  readonly action: string;
+  /**
+   * `x-kubernetes-action`: get, list, post, put, patch, delete, deletecollection, watch,
+   * watchlist; absent, with {@link gvk}, on an operation that acts on no kind (discovery).
+   */
+  readonly action?: string;
   readonly operationId: string;
   readonly description: string;
   readonly tag: string;
-  readonly gvk: Gvk;
+  readonly gvk?: Gvk;
   readonly query: readonly ParamSpec[];
   /** The request body: its message type, media types, and whether it may be omitted. */
   readonly body?: {
@@ -132,6 +141,51 @@ class PathCollector {
   paths(): PathSpec[] {
     return [...this.#paths].map(([path, e]) => ({ path, pathParams: e.params, operations: e.ops }));
   }
+}
+
+/**
+ * The discovery path of a group version (`/apis/apps/v1/`, `/api/v1/`): kube's
+ * `get<Group><Version>APIResources`, answering the group version's APIResourceList.
+ */
+export function discoveryPath(group: string, version: string): PathSpec {
+  return {
+    path: `${groupVersionPrefix(group, version)}/`,
+    pathParams: [],
+    operations: [
+      {
+        method: 'get',
+        operationId: `get${operationStem(group, version)}APIResources`,
+        description: 'get available resources',
+        tag: operationTag(group, version),
+        query: [],
+        responses: [ok(API_RESOURCE_LIST_MESSAGE), UNAUTHORIZED],
+        produces: JSON_ONLY,
+      },
+    ],
+  };
+}
+
+/**
+ * The discovery path of a named group (`/apis/apps/`): kube's `get<Group>APIGroup`, answering
+ * the group's APIGroup.
+ */
+export function groupDiscoveryPath(group: string): PathSpec {
+  const stem = groupStem(group);
+  return {
+    path: `/apis/${group}/`,
+    pathParams: [],
+    operations: [
+      {
+        method: 'get',
+        operationId: `get${stem.charAt(0).toUpperCase()}${stem.slice(1)}APIGroup`,
+        description: 'get information of a group',
+        tag: stem,
+        query: [],
+        responses: [ok(API_GROUP_MESSAGE), UNAUTHORIZED],
+        produces: JSON_ONLY,
+      },
+    ],
+  };
 }
 
 /**

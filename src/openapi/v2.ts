@@ -7,7 +7,13 @@
 import type { Registry } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
 import { definitionName, gvkJson } from './names.js';
-import { resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
+import {
+  discoveryPath,
+  groupDiscoveryPath,
+  resourcePaths,
+  type OperationSpec,
+  type PathSpec,
+} from './operations.js';
 import { collectPaths, renderPathItem } from './paths.js';
 import type { Json, JsonObject } from './types.js';
 
@@ -44,8 +50,8 @@ function renderOperation(o: OperationSpec, defs: Pick<DefinitionBuilder, 'ref'>)
     responses,
     schemes: ['https'],
     tags: [o.tag],
-    'x-kubernetes-action': o.action,
-    'x-kubernetes-group-version-kind': gvkJson(o.gvk),
+    ...(o.action === undefined ? {} : { 'x-kubernetes-action': o.action }),
+    ...(o.gvk === undefined ? {} : { 'x-kubernetes-group-version-kind': gvkJson(o.gvk) }),
   };
 }
 
@@ -60,8 +66,15 @@ export function renderV2Path(p: PathSpec, defs: Pick<DefinitionBuilder, 'ref'>):
  *   schemas (the schema drift test keeps that from shipping).
  */
 export function buildV2Document(registry: Registry, defs: DefinitionBuilder, info: DocumentInfo): JsonObject {
+  const groupVersions = new Map(registry.all().map((t) => [`${t.group}/${t.version}`, t]));
   const { paths, types } = collectPaths(
-    registry.all().flatMap((t) => resourcePaths(t)),
+    [
+      ...[...new Set(registry.all().map((t) => t.group))]
+        .filter((g) => g !== '')
+        .map((g) => groupDiscoveryPath(g)),
+      ...[...groupVersions.values()].map((t) => discoveryPath(t.group, t.version)),
+      ...registry.all().flatMap((t) => resourcePaths(t)),
+    ],
     (p) => renderV2Path(p, defs),
   );
   const definitions: JsonObject = {};

@@ -10,7 +10,7 @@
 import type { Registry } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
 import { definitionName, groupVersionPath, gvkJson } from './names.js';
-import { resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
+import { discoveryPath, resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
 import { collectPaths, renderPathItem } from './paths.js';
 import type { Json, JsonObject } from './types.js';
 
@@ -45,8 +45,8 @@ function renderOperation(o: OperationSpec, defs: Pick<DefinitionBuilder, 'ref'>)
       : { requestBody: { content: content(o.body.mediaTypes, defs.ref(o.body.type, 'v3')) } }),
     responses,
     tags: [o.tag],
-    'x-kubernetes-action': o.action,
-    'x-kubernetes-group-version-kind': gvkJson(o.gvk),
+    ...(o.action === undefined ? {} : { 'x-kubernetes-action': o.action }),
+    ...(o.gvk === undefined ? {} : { 'x-kubernetes-group-version-kind': gvkJson(o.gvk) }),
   };
 }
 
@@ -67,7 +67,7 @@ export function buildV3Documents(registry: Registry, defs: DefinitionBuilder): M
   for (const t of registry.all()) {
     const key = groupVersionPath(t.group, t.version);
     let list = byGv.get(key);
-    if (list === undefined) byGv.set(key, (list = []));
+    if (list === undefined) byGv.set(key, (list = [discoveryPath(t.group, t.version)]));
     list.push(...resourcePaths(t));
   }
   const out = new Map<string, JsonObject>();

@@ -238,18 +238,42 @@ describe('definitions', () => {
 });
 
 describe('paths', () => {
-  it('give every operation a unique id, an action and the GVK of its kind', () => {
+  it('give every operation a unique id, and an action and the GVK of its kind but discovery', () => {
     for (const doc of [v2, ...Object.keys(root.paths).map(v3Doc)]) {
       const ids = new Set<string>();
       for (const [path, method, op] of operations(doc)) {
         expect(ids.has(op['operationId'] as string), `${method} ${path}`).toBe(false);
         ids.add(op['operationId'] as string);
+        if (path.endsWith('/')) {
+          // Discovery (kube's getAPIResources and getAPIGroup): no action, no kind.
+          expect(op['operationId'], path).toMatch(/^get\w+(APIResources|APIGroup)$/);
+          expect(op['x-kubernetes-action'], path).toBeUndefined();
+          continue;
+        }
         expect(op['x-kubernetes-action'], `${method} ${path}`).toMatch(
           /^(get|list|post|put|patch|delete|deletecollection|watch|watchlist)$/,
         );
         expect(op['x-kubernetes-group-version-kind'], `${method} ${path}`).toBeDefined();
       }
     }
+  });
+
+  it("list each group version's and group's discovery as kube does", () => {
+    const apps = v3Doc('apis/apps/v1')['paths'] as Record<string, Record<string, JsonObject>>;
+    expect(apps['/apis/apps/v1/']?.['get']?.['operationId']).toBe('getAppsV1APIResources');
+    expect(apps['/apis/apps/v1/']?.['get']?.['tags']).toEqual(['apps_v1']);
+    const paths = v2['paths'] as Record<string, Record<string, JsonObject>>;
+    expect(paths['/api/v1/']?.['get']?.['operationId']).toBe('getCoreV1APIResources');
+    expect(paths['/apis/rbac.authorization.k8s.io/']?.['get']?.['operationId']).toBe(
+      'getRbacAuthorizationAPIGroup',
+    );
+    expect(paths['/apis/rbac.authorization.k8s.io/']?.['get']?.['tags']).toEqual(['rbacAuthorization']);
+    const definitions = v2['definitions'] as Record<string, JsonObject>;
+    expect(
+      definitions['io.k8s.apimachinery.pkg.apis.meta.v1.APIResourceList']?.[
+        'x-kubernetes-group-version-kind'
+      ],
+    ).toEqual([{ group: '', kind: 'APIResourceList', version: 'v1' }]);
   });
 
   it('serve a Deployment like kube: collection, item, status, scale, watch', () => {
