@@ -178,6 +178,21 @@ describe('flowcontrol validation', () => {
     );
   });
 
+  it('names are DNS subdomains, as kube v1.33 checks them for both kinds', () => {
+    const spec = { type: 'Limited', limited: { limitResponse: { type: 'Reject' } } };
+    expect(messages(createErrors(GROUP, PLC, level('Bad_Name', spec)))).toEqual([
+      `metadata.name: Invalid value: "Bad_Name": ${SUBDOMAIN}`,
+    ]);
+    const subject = { kind: 'User', user: { name: 'u' } };
+    const fs = {
+      priorityLevelConfiguration: { name: 'x' },
+      rules: [{ subjects: [subject], resourceRules: rules }],
+    };
+    expect(messages(createErrors(GROUP, 'FlowSchema', schema('Bad_Name', fs)))).toEqual([
+      `metadata.name: Invalid value: "Bad_Name": ${SUBDOMAIN}`,
+    ]);
+  });
+
   it("the mandatory schemas keep kube's fixed specs", () => {
     const catchAll = MANDATORY_FLOW_SCHEMAS.find((o) => o.name === 'catch-all');
     const changed = { ...(catchAll?.spec ?? {}), matchingPrecedence: 9999 };
