@@ -291,99 +291,81 @@ function validateServiceAccountSubject(account: JsonObject, path: string, errs: 
   }
 }
 
-function validateVerbs(rule: JsonObject, path: string, errs: FieldError[]): void {
-  const verbs = strings(rule, 'verbs');
-  if (verbs.length === 0) {
-    errs.push(required(child(path, 'verbs'), 'verbs must contain at least one value'));
-  } else if (verbs.includes('*')) {
-    if (verbs.length > 1) {
-      errs.push(
-        invalid(
-          child(path, 'verbs'),
-          goStringSlice(verbs),
-          "if '*' is present, must not specify other verbs",
-        ),
-      );
+/**
+ * One list of a rule, as kube checks each: Required when empty (with `empty`'s words; no error
+ * when `empty` is undefined), `'*'` only alone, and otherwise its members checked by `rest`.
+ */
+function checkRuleList(
+  values: string[],
+  path: string,
+  what: string,
+  empty: string | undefined,
+  errs: FieldError[],
+  rest?: (values: string[]) => void,
+): void {
+  if (values.length === 0) {
+    if (empty !== undefined) errs.push(required(path, empty));
+  } else if (values.includes('*')) {
+    if (values.length > 1) {
+      errs.push(invalid(path, goStringSlice(values), `if '*' is present, must not specify other ${what}`));
     }
-  } else if (!verbs.every((v) => VERBS.includes(v))) {
-    errs.push(notSupported(child(path, 'verbs'), goStringSlice(verbs), VERBS));
+  } else {
+    rest?.(values);
   }
+}
+
+function validateVerbs(rule: JsonObject, path: string, errs: FieldError[]): void {
+  const verbsPath = child(path, 'verbs');
+  checkRuleList(
+    strings(rule, 'verbs'),
+    verbsPath,
+    'verbs',
+    'verbs must contain at least one value',
+    errs,
+    (verbs) => {
+      if (!verbs.every((v) => VERBS.includes(v)))
+        errs.push(notSupported(verbsPath, goStringSlice(verbs), VERBS));
+    },
+  );
 }
 
 function validateResourceRule(rule: JsonObject, path: string, errs: FieldError[]): void {
   validateVerbs(rule, path, errs);
-  const apiGroups = strings(rule, 'apiGroups');
-  if (apiGroups.length === 0) {
-    errs.push(required(child(path, 'apiGroups'), 'resource rules must supply at least one api group'));
-  } else if (apiGroups.length > 1 && apiGroups.includes('*')) {
-    errs.push(
-      invalid(
-        child(path, 'apiGroups'),
-        goStringSlice(apiGroups),
-        "if '*' is present, must not specify other api groups",
-      ),
-    );
-  }
-  const resources = strings(rule, 'resources');
-  if (resources.length === 0) {
-    errs.push(required(child(path, 'resources'), 'resource rules must supply at least one resource'));
-  } else if (resources.length > 1 && resources.includes('*')) {
-    errs.push(
-      invalid(
-        child(path, 'resources'),
-        goStringSlice(resources),
-        "if '*' is present, must not specify other resources",
-      ),
-    );
-  }
-  const namespaces = strings(rule, 'namespaces');
-  if (namespaces.length === 0 && rule['clusterScope'] !== true) {
-    errs.push(
-      required(
-        child(path, 'namespaces'),
-        'resource rules that are not cluster scoped must supply at least one namespace',
-      ),
-    );
-  } else if (namespaces.includes('*')) {
-    if (namespaces.length > 1) {
-      errs.push(
-        invalid(
-          child(path, 'namespaces'),
-          goStringSlice(namespaces),
-          "if '*' is present, must not specify other namespaces",
-        ),
-      );
-    }
-  } else {
-    namespaces.forEach((ns, i) => {
-      for (const msg of isDNS1123Label(ns)) {
-        errs.push(invalid(index(child(path, 'namespaces'), i), ns, NS_ERR_INTRO + msg));
-      }
-    });
-  }
+  const list = (field: string, what: string, empty: string | undefined, rest?: (v: string[]) => void): void =>
+    checkRuleList(strings(rule, field), child(path, field), what, empty, errs, rest);
+  list('apiGroups', 'api groups', 'resource rules must supply at least one api group');
+  list('resources', 'resources', 'resource rules must supply at least one resource');
+  const clusterScoped = rule['clusterScope'] === true;
+  list(
+    'namespaces',
+    'namespaces',
+    clusterScoped
+      ? undefined
+      : 'resource rules that are not cluster scoped must supply at least one namespace',
+    (namespaces) =>
+      namespaces.forEach((ns, i) => {
+        for (const msg of isDNS1123Label(ns)) {
+          errs.push(invalid(index(child(path, 'namespaces'), i), ns, NS_ERR_INTRO + msg));
+        }
+      }),
+  );
 }
 
 function validateNonResourceRule(rule: JsonObject, path: string, errs: FieldError[]): void {
   validateVerbs(rule, path, errs);
-  const urls = strings(rule, 'nonResourceURLs');
-  if (urls.length === 0) {
-    errs.push(required(child(path, 'nonResourceURLs'), 'nonResourceURLs must contain at least one value'));
-  } else if (urls.includes('*')) {
-    if (urls.length > 1) {
-      errs.push(
-        invalid(
-          child(path, 'nonResourceURLs'),
-          goStringSlice(urls),
-          "if '*' is present, must not specify other non-resource URLs",
-        ),
-      );
-    }
-  } else {
-    urls.forEach((url, i) => {
-      const problem = nonResourceURLProblem(url);
-      if (problem !== undefined) errs.push(invalid(index(child(path, 'nonResourceURLs'), i), url, problem));
-    });
-  }
+  const urlsPath = child(path, 'nonResourceURLs');
+  checkRuleList(
+    strings(rule, 'nonResourceURLs'),
+    urlsPath,
+    'non-resource URLs',
+    'nonResourceURLs must contain at least one value',
+    errs,
+    (urls) =>
+      urls.forEach((url, i) => {
+        const problem = nonResourceURLProblem(url);
+        if (problem !== undefined) errs.push(invalid(index(urlsPath, i), url, problem));
+      }),
+  );
 }
 
 /** kube's `ValidateNonResourceURLPath`. */

@@ -27,6 +27,8 @@ function messages(errs: readonly { field: string; message: string }[]): string[]
 
 const SUBDOMAIN =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+const LABEL =
+  "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
 const rules = [{ verbs: ['get'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'] }];
 
 describe('flowcontrol validation', () => {
@@ -149,6 +151,8 @@ describe('flowcontrol validation', () => {
           resourceRules: [
             { verbs: ['*', 'get'], apiGroups: ['*', 'apps'], resources: ['*'], namespaces: ['*'] },
             { verbs: ['fly'], apiGroups: ['a'], resources: ['b'], clusterScope: true },
+            { verbs: ['get'], apiGroups: ['a'], resources: ['*', 'pods'], namespaces: ['Bad_NS', 'ok'] },
+            { verbs: [], apiGroups: [], resources: [], namespaces: [] },
           ],
           nonResourceRules: [
             { verbs: ['get'], nonResourceURLs: ['', '/', 'x', '/a b', '/a//b', '/a*', '/ok/*'] },
@@ -160,6 +164,12 @@ describe('flowcontrol validation', () => {
       `spec.rules[0].resourceRules[0].verbs: Invalid value: []string{"*", "get"}: if '*' is present, must not specify other verbs`,
       `spec.rules[0].resourceRules[0].apiGroups: Invalid value: []string{"*", "apps"}: if '*' is present, must not specify other api groups`,
       'spec.rules[0].resourceRules[1].verbs: Unsupported value: []string{"fly"}: supported values: "create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"',
+      `spec.rules[0].resourceRules[2].resources: Invalid value: []string{"*", "pods"}: if '*' is present, must not specify other resources`,
+      `spec.rules[0].resourceRules[2].namespaces[0]: Invalid value: "Bad_NS": each member of this list must be '*' or a DNS-1123 label; ${LABEL}`,
+      'spec.rules[0].resourceRules[3].verbs: Required value: verbs must contain at least one value',
+      'spec.rules[0].resourceRules[3].apiGroups: Required value: resource rules must supply at least one api group',
+      'spec.rules[0].resourceRules[3].resources: Required value: resource rules must supply at least one resource',
+      'spec.rules[0].resourceRules[3].namespaces: Required value: resource rules that are not cluster scoped must supply at least one namespace',
       'spec.rules[0].nonResourceRules[0].nonResourceURLs[0]: Invalid value: "": must not be empty',
       'spec.rules[0].nonResourceRules[0].nonResourceURLs[2]: Invalid value: "x": must start with slash',
       'spec.rules[0].nonResourceRules[0].nonResourceURLs[3]: Invalid value: "/a b": must not contain white-space',
