@@ -70,6 +70,27 @@ export interface AgentNode {
   stop(): Promise<void>;
 }
 
+/** Why `pod` is not Running: its phase, status and events, for the failure message. */
+async function notRunning(
+  kubectl: (...args: string[]) => Promise<string>,
+  pod: string,
+  phase: string,
+): Promise<string> {
+  const said = (p: Promise<string>): Promise<string> => p.catch((err: unknown) => String(err));
+  const status = await said(kubectl('get', 'pod', pod, '-o', 'jsonpath={.status}'));
+  const events = await said(
+    kubectl(
+      'get',
+      'events',
+      '--field-selector',
+      `involvedObject.name=${pod}`,
+      '-o',
+      'custom-columns=REASON:.reason,MESSAGE:.message',
+    ),
+  );
+  return `pod ${pod} is ${phase}, not Running, after 60 s; status ${status}; events:\n${events}`;
+}
+
 /** Starts containerd, a server and an agent (about 20 s with the image build). */
 export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode> {
   const dir = await mkdtemp(join(tmpdir(), 'capstan-agent-node-'));
@@ -167,7 +188,7 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
         for (const pod of pods) {
           let phase = '';
           while ((phase = await kubectl('get', 'pod', pod, '-o', 'jsonpath={.status.phase}')) !== 'Running') {
-            if (Date.now() > deadline) throw new Error(`pod ${pod} is ${phase}, not Running, after 60 s`);
+            if (Date.now() > deadline) throw new Error(await notRunning(kubectl, pod, phase));
             await new Promise((r) => setTimeout(r, 250));
           }
         }
