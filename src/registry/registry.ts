@@ -6,23 +6,10 @@
 import { KINDS } from './kinds.js';
 import type { GroupEntry, KindsDocument } from './kinds-source.js';
 import type { ApiEnablement } from './runtime-config.js';
+import { storedAs } from './stored-as.js';
 import { storageVersionHash, type Registry, type ResourceType } from './types.js';
 
 /** The table breaks a registry rule (duplicate resource or kind, a group without kinds, ...). */
-/**
- * The built-in kinds stored as another group version's kind (kube's storage versions):
- * events.k8s.io/v1 Events as core v1, autoscaling/v1 HorizontalPodAutoscalers as v2. Every other
- * built-in kind is stored as itself.
- */
-const STORED_AS: Readonly<Record<string, { group: string; version: string; kind: string }>> = {
-  'events.k8s.io/v1/Event': { group: '', version: 'v1', kind: 'Event' },
-  'autoscaling/v1/HorizontalPodAutoscaler': {
-    group: 'autoscaling',
-    version: 'v2',
-    kind: 'HorizontalPodAutoscaler',
-  },
-};
-
 export class RegistryError extends Error {
   readonly code = 'REGISTRY_INVALID';
   constructor(message: string) {
@@ -68,7 +55,7 @@ export class KindRegistry implements Registry {
       if (!order.has(gvKey(k.group, k.version))) {
         throw new RegistryError(`${k.kind}: ${gvKey(k.group, k.version)} is not a declared group version`);
       }
-      const stored = k.virtual ? undefined : (STORED_AS[`${k.group}/${k.version}/${k.kind}`] ?? k);
+      const stored = k.virtual ? undefined : (storedAs(k.group, k.version, k.kind) ?? k);
       return Object.freeze({
         ...k,
         ...(stored === undefined

@@ -23,6 +23,7 @@ import {
   type KubeObject,
 } from '../api/object.js';
 import { toStorageVersion } from '../conversion/index.js';
+import { CONVERTED_KINDS } from '../registry/stored-as.js';
 import { typeClaimTemplates } from '../defaults/workloads.js';
 import type { ProtobufEncoder } from './protobuf.js';
 
@@ -56,15 +57,6 @@ function parseJson(bytes: Uint8Array): unknown {
     return undefined;
   }
 }
-
-/**
- * The kinds stored in another version's form: events.k8s.io/v1 Events (as core v1) and
- * autoscaling/v1 HorizontalPodAutoscalers (as v2).
- */
-const CONVERTED_KINDS: readonly { readonly kind: string; readonly apiVersion: string }[] = [
-  { kind: 'Event', apiVersion: 'events.k8s.io/v1' },
-  { kind: 'HorizontalPodAutoscaler', apiVersion: 'autoscaling/v1' },
-];
 
 /** How the handlers' storage layout of those kinds begins (`kind`, `apiVersion` first). */
 const CONVERTED_PREFIXES = CONVERTED_KINDS.map((k) =>
