@@ -6,6 +6,7 @@
  * containerd and all it made, the route (if this node added it) and the agent's bridge (if no
  * other suite's pods use it).
  */
+import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,7 +14,6 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { Agent, type AgentWiring } from '../../src/agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../../src/agent/config.js';
-import { DEFAULT_BRIDGE } from '../../src/agent/network/cni.js';
 import { bootstrapClientCertificate } from '../../src/agent/tls-bootstrap.js';
 import {
   BUSYBOX_IMAGE,
@@ -40,7 +40,11 @@ export interface AgentNodeOptions {
   readonly agentArgs?: readonly string[];
   /** The server's in-process controllers (see startTestServer). */
   readonly controllers?: readonly string[];
-  /** The agent's pod bridge (default `capstan0`); removed on stop when no other pod uses it. */
+  /**
+   * The agent's pod bridge; removed on stop when no other pod uses it. Default: one of this
+   * node's own (`cap` and a hash of the node name), so that suites running at once with other
+   * pod CIDRs never share a bridge (a shared one keeps the first suite's address).
+   */
   readonly bridge?: string;
   /** The agent's in-process settings. */
   readonly extras?: AgentWiring;
@@ -94,6 +98,7 @@ async function notRunning(
 /** Starts containerd, a server and an agent (about 20 s with the image build). */
 export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode> {
   const dir = await mkdtemp(join(tmpdir(), 'capstan-agent-node-'));
+  const bridge = opts.bridge ?? `cap${createHash('sha256').update(opts.node).digest('hex').slice(0, 8)}`;
   let ctrd: Containerd | undefined;
   let server: TestServer | undefined;
   let agent: Agent | undefined;
@@ -102,7 +107,7 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
     await agent?.stop();
     await server?.close();
     await ctrd?.stop();
-    await removeBridgeIfUnused(opts.bridge ?? DEFAULT_BRIDGE);
+    await removeBridgeIfUnused(bridge);
     if (addedRoute) await run('ip', ['route', 'del', 'blackhole', SERVICE_RANGE]).catch(() => undefined);
     // Pods left running keep their volumes' tmpfs mounts.
     await unmountUnder(dir);
@@ -134,7 +139,7 @@ export async function startAgentNode(opts: AgentNodeOptions): Promise<AgentNode>
         '--healthz-port=0',
         '--node-ip=127.0.0.1',
         `--pod-cidr=${opts.podCIDR}`,
-        ...(opts.bridge === undefined ? [] : [`--cni-bridge=${opts.bridge}`]),
+        `--cni-bridge=${bridge}`,
         ...(opts.agentArgs ?? []),
         ...prepared,
       ]),
