@@ -34,14 +34,18 @@ export interface ManagerInfo {
   readonly subresource?: string;
 }
 
-/** Decoded entries: owned fields and the time of each manager's last change. */
+/**
+ * Decoded entries: owned fields, the time of each manager's last change, and the parts of the
+ * identifiers met so far (so that encoding does not parse identifiers back).
+ */
 export interface ManagedState {
   readonly managers: ManagerSets;
   readonly times: ReadonlyMap<string, string>;
+  readonly infos: ReadonlyMap<string, ManagerInfo>;
 }
 
 /** The empty state (no entries). */
-export const EMPTY_STATE: ManagedState = { managers: new Map(), times: new Map() };
+export const EMPTY_STATE: ManagedState = { managers: new Map(), times: new Map(), infos: new Map() };
 
 /**
  * kube's manager identifier (BuildManagerIdentifier).
@@ -95,8 +99,16 @@ export function describeManager(id: string): string {
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/i;
 
+const twoDigits = (n: number): string => (n < 10 ? `0${n}` : String(n));
+
 /** A time as metav1.Time serializes it: UTC, whole seconds. */
 export function formatTime(t: Date): string {
+  const year = t.getUTCFullYear();
+  if (year >= 1000 && year <= 9999) {
+    // Assembled from the fields: this runs on every write, and toISOString costs twice as much.
+    const date = `${year}-${twoDigits(t.getUTCMonth() + 1)}-${twoDigits(t.getUTCDate())}`;
+    return `${date}T${twoDigits(t.getUTCHours())}:${twoDigits(t.getUTCMinutes())}:${twoDigits(t.getUTCSeconds())}Z`;
+  }
   const iso = t.toISOString();
   // `YYYY-MM-DDTHH:MM:SS.sssZ` for years 0-9999; extended years keep their sign and width.
   return iso.length === 24 ? `${iso.slice(0, 19)}Z` : iso.replace(/\.\d{3}Z$/, 'Z');
@@ -127,6 +139,7 @@ export function decodeManagedFields(entries: unknown): ManagedState {
   if (!Array.isArray(entries)) throw new FieldsV1Error('managedFields is not a list');
   const managers = new Map<string, VersionedSet>();
   const times = new Map<string, string>();
+  const infos = new Map<string, ManagerInfo>();
   entries.forEach((raw: unknown, i) => {
     if (!isJsonMap(raw)) throw new FieldsV1Error(`managed fields entry ${i} is not an object`);
     const operation = raw['operation'];
@@ -146,12 +159,14 @@ export function decodeManagedFields(entries: unknown): ManagedState {
     const set =
       fieldsV1 === undefined || fieldsV1 === null ? FieldSet.EMPTY : FieldSet.fromFieldsV1(fieldsV1);
     const time = parseTime(raw['time'], i);
-    const id = managerIdentifier({ manager, operation, apiVersion, subresource });
+    const info: ManagerInfo = { manager, operation, apiVersion, subresource };
+    const id = managerIdentifier(info);
     managers.set(id, { set, apiVersion, applied: operation === 'Apply' });
+    infos.set(id, info);
     if (time === undefined) times.delete(id);
     else times.set(id, time);
   });
-  return { managers, times };
+  return { managers, times, infos };
 }
 
 function seconds(time: string | undefined): number {
@@ -165,7 +180,7 @@ function seconds(time: string | undefined): number {
 export function encodeManagedFields(state: ManagedState): ManagedFieldsEntry[] {
   const out: ManagedFieldsEntry[] = [];
   for (const [id, vs] of state.managers) {
-    const info = parseIdentifier(id);
+    const info = state.infos.get(id) ?? parseIdentifier(id);
     if (info === undefined) continue;
     out.push(entryOf(info, vs, state.times.get(id)));
   }

@@ -26,6 +26,7 @@ import {
   parseIdentifier,
   type ManagedFieldsEntry,
   type ManagedState,
+  type ManagerInfo,
 } from './entries.js';
 import { copyWithout, setOwn } from '../api/object.js';
 import { FieldSet, fieldElement, pathToString } from './fieldpath.js';
@@ -168,7 +169,9 @@ function strip(managers: Map<string, VersionedSet>, id: string): void {
 }
 
 /** Folds the oldest Update entries per version into `ancient-changes` until at most the cap remain. */
-function capUpdateManagers(managers: Map<string, VersionedSet>, times: Map<string, string>): void {
+function capUpdateManagers(state: MutableState): void {
+  const { managers, times } = state;
+  if (managers.size <= MAX_UPDATE_MANAGERS) return;
   const updaters = [...managers].filter(([, vs]) => !vs.applied).map(([id]) => id);
   if (updaters.length <= MAX_UPDATE_MANAGERS) return;
   const secs = (id: string): number => {
@@ -186,11 +189,13 @@ function capUpdateManagers(managers: Map<string, VersionedSet>, times: Map<strin
       firstOfVersion.set(vs.apiVersion, id);
       continue;
     }
-    const bucket = managerIdentifier({
+    const bucketInfo: ManagerInfo = {
       manager: 'ancient-changes',
       operation: 'Update',
       apiVersion: vs.apiVersion,
-    });
+    };
+    const bucket = managerIdentifier(bucketInfo);
+    state.infos.set(bucket, bucketInfo);
     if (!managers.has(bucket)) {
       managers.set(bucket, managers.get(first) as VersionedSet);
       managers.delete(first);
@@ -207,6 +212,7 @@ function capUpdateManagers(managers: Map<string, VersionedSet>, times: Map<strin
 interface MutableState {
   managers: Map<string, VersionedSet>;
   readonly times: Map<string, string>;
+  readonly infos: Map<string, ManagerInfo>;
 }
 
 /**
@@ -228,12 +234,14 @@ function runUpdate(
   manager: string,
   o: OperationOptions,
 ): void {
-  const id = managerIdentifier({
+  const info: ManagerInfo = {
     manager: manager === '' ? 'unknown' : manager,
     operation: 'Update',
     apiVersion: o.apiVersion,
     ...(o.subresource === undefined ? {} : { subresource: o.subresource }),
-  });
+  };
+  const id = managerIdentifier(info);
+  state.infos.set(id, info);
   const managers = updateManagers(oldObject, newObject, state.managers, CURRENT, {
     type: o.type,
     apiVersion: o.apiVersion,
@@ -248,12 +256,12 @@ function runUpdate(
     managers.set(id, { ...taken, set: previous === undefined ? taken.set : taken.set.union(previous.set) });
     stamp(state.times, id, o);
   }
-  capUpdateManagers(managers, state.times);
   state.managers = managers;
+  capUpdateManagers(state);
 }
 
 function mutable(state: ManagedState): MutableState {
-  return { managers: new Map(state.managers), times: new Map(state.times) };
+  return { managers: new Map(state.managers), times: new Map(state.times), infos: new Map(state.infos) };
 }
 
 /** True when the client asks to clear managedFields: `[]` or `[{}]`. */
@@ -375,11 +383,13 @@ export function applyOperation(o: ApplyOptions): ApplyResult {
   const live = o.live === undefined ? {} : withoutManagedFields(o.live);
   // Fields set before anyone applied belong to "before-first-apply", so a first apply conflicts with them.
   if (state.managers.size === 0) runUpdate({}, live, state, 'before-first-apply', o);
-  const id = managerIdentifier({
+  const info: ManagerInfo = {
     manager: o.manager,
     operation: 'Apply',
     ...(o.subresource === undefined ? {} : { subresource: o.subresource }),
-  });
+  };
+  const id = managerIdentifier(info);
+  state.infos.set(id, info);
   const run = (force: boolean): ReturnType<typeof applyManagers> =>
     applyManagers(live, config, state.managers, id, force, {
       type: o.type,

@@ -14,6 +14,7 @@ import {
   defaultManagerName,
   encodeManagedFields,
   fieldElement as f,
+  formatTime,
   managerIdentifier,
   managerOrUserAgent,
   updateOperation,
@@ -103,6 +104,45 @@ describe('entries', () => {
       'time',
       'fieldsType',
       'fieldsV1',
+    ]);
+  });
+
+  it('format times as metav1.Time does, in every year', () => {
+    for (const iso of [
+      '2024-02-29T23:59:59.999Z',
+      '1000-01-01T00:00:00.000Z',
+      '9999-12-31T23:59:59.000Z',
+      '0999-12-31T23:59:59.000Z',
+      '+010000-01-01T00:00:00.000Z',
+      '-000001-06-15T12:30:45.500Z',
+    ]) {
+      expect(formatTime(new Date(iso))).toBe(iso.replace(/\.\d{3}Z$/, 'Z'));
+    }
+  });
+
+  it('encode decoded entries with their manager and subresource, and no empty ones', () => {
+    const status = {
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2024-01-01T00:00:00Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:status': { 'f:phase': {} } },
+      subresource: 'status',
+    };
+    const applied = {
+      manager: 'kubectl',
+      operation: 'Apply',
+      apiVersion: 'v1',
+      time: '2024-01-01T00:00:00Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': { 'f:a': {} } },
+      subresource: '',
+    };
+    const { subresource: _empty, ...appliedWithoutSubresource } = applied;
+    // Apply sorts first; the manager-less entry has no manager key, the empty subresource none.
+    expect(encodeManagedFields(decodeManagedFields([status, applied]))).toEqual([
+      appliedWithoutSubresource,
+      status,
     ]);
   });
 
