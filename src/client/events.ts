@@ -6,8 +6,10 @@
  * `series` on the first one (`count`, `lastObservedTime`) instead of a new object: the first
  * repeat is written at once, later repeats are coalesced and written every `seriesFlushMs`.
  * Writes are queued (at most 1000 waiting; more are dropped) behind the recorder's own token
- * bucket. The recorder never throws; failures are logged, and drops are logged at most every
- * 10 s with their count (a burst of thousands would otherwise print a line each).
+ * bucket, and each starts when its token is due without waiting for the writes before it (as
+ * client-go writes each event from a goroutine of its own), up to 1000 at once, except that a
+ * series update waits for its event's creation. The recorder never throws; failures are logged, and drops are logged
+ * at most every 10 s with their count (a burst of thousands would otherwise print a line each).
  */
 import { hostname } from 'node:os';
 import type { ObjectReference } from '../api/types/core-v1.js';
@@ -36,6 +38,12 @@ export interface EventRecorderOptions {
 /** An event of a series is merged into the first within this window (client-go: 6 minutes). */
 const SERIES_WINDOW_MS = 6 * 60_000;
 const MAX_QUEUE = 1000;
+/**
+ * Writes in flight at most. client-go has no bound (a goroutine per event); this one keeps a
+ * server that falls far behind from holding unbounded open streams, and is high enough that a
+ * busy server's latency (hundreds of milliseconds) still passes thousands of events a second.
+ */
+const MAX_IN_FLIGHT = 1000;
 const MAX_NOTE = 1024;
 /** Drops are logged at most this often, each line counting the drops since the last. */
 const DROP_LOG_INTERVAL_MS = 10_000;
@@ -46,6 +54,8 @@ interface SeriesEntry {
   lastSeen: number;
   /** A series update waits to be written. */
   dirty: boolean;
+  /** The event's creation, once it started (settles either way): its series updates follow it. */
+  created?: Promise<unknown>;
 }
 
 /** The reference to `obj` an Event carries. */
@@ -71,6 +81,8 @@ export class EventRecorder {
   readonly #series = new Map<string, SeriesEntry>();
   readonly #queue: (() => Promise<void>)[] = [];
   #draining: Promise<void> | undefined;
+  /** Writes started and not yet settled. */
+  readonly #inFlight = new Set<Promise<void>>();
   #timer: NodeJS.Timeout | undefined;
   #seq = 0n;
   #closed = false;
@@ -181,14 +193,15 @@ export class EventRecorder {
     this.#droppedLoggedAt = Date.now();
   }
 
+  /** Starts the queued writes in order, each when its token is due. */
   async #drain(): Promise<void> {
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
+      while (this.#inFlight.size >= MAX_IN_FLIGHT) await Promise.race(this.#inFlight);
       await this.#bucket.wait();
-      try {
-        await job();
-      } catch (err) {
-        this.#log(`event recorder ${this.#component}: writing an event failed`, err);
-      }
+      const write: Promise<void> = job()
+        .catch((err: unknown) => this.#log(`event recorder ${this.#component}: writing an event failed`, err))
+        .finally(() => this.#inFlight.delete(write));
+      this.#inFlight.add(write);
     }
     this.#draining = undefined;
   }
@@ -197,10 +210,13 @@ export class EventRecorder {
   // only its name, namespace and content, and the answer (managedFields and all) would otherwise
   // be held for the series window.
   async #create(entry: SeriesEntry): Promise<void> {
-    await this.#client.resource<Event>(EVENTS).create(entry.event);
+    const created = this.#client.resource<Event>(EVENTS).create(entry.event);
+    entry.created = created.catch(() => undefined);
+    await created;
   }
 
   async #writeSeries(entry: SeriesEntry): Promise<void> {
+    await entry.created;
     entry.dirty = false;
     const ev = entry.event;
     const events = this.#client.resource<Event>(EVENTS);
@@ -228,7 +244,9 @@ export class EventRecorder {
   /** Writes what is queued (including pending series updates); resolves when done. */
   async flush(): Promise<void> {
     for (const entry of this.#series.values()) if (entry.dirty) this.#enqueue(() => this.#writeSeries(entry));
-    while (this.#draining !== undefined) await this.#draining;
+    while (this.#draining !== undefined || this.#inFlight.size > 0) {
+      await Promise.all([this.#draining, ...this.#inFlight]);
+    }
   }
 
   /** Flushes, then stops recording (later events are ignored). */

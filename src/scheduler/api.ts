@@ -2,6 +2,10 @@
  * The scheduler's writes through the client library: bindings (`pods/binding`), PV and PVC
  * updates of the volume binder, preemption's victim deletions, status patches and events (one
  * recorder per profile, reporting as the profile's scheduler name, as kube's).
+ *
+ * Events go through a client of their own at the configured client QPS and burst, as
+ * kube-scheduler's event clientset has a rate limiter of its own built from the same
+ * `clientConnection` settings: events neither wait for the bindings' tokens nor take them.
  */
 import type { PersistentVolume, PersistentVolumeClaim, Pod } from '../api/types/core-v1.js';
 import {
@@ -18,12 +22,22 @@ function now(): string {
   return new Date().toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
+/** Where the scheduler's events are written, and how fast. */
+export interface EventWrites {
+  /** The events' client (its own rate limit is not used: the recorders limit the events). */
+  readonly client: Client;
+  /** Event writes per second and burst: the client connection's QPS and burst. */
+  readonly qps: number;
+  readonly burst: number;
+}
+
 /** {@link SchedulerApi} over a client. */
 export class ClientSchedulerApi implements SchedulerApi {
   readonly #recorders = new Map<string, EventRecorder>();
 
   constructor(
     private readonly client: Client,
+    private readonly events: EventWrites,
     private readonly log: (message: string, err: unknown) => void,
   ) {}
 
@@ -31,7 +45,8 @@ export class ClientSchedulerApi implements SchedulerApi {
     const name = pod.spec?.schedulerName || DEFAULT_SCHEDULER_NAME;
     let r = this.#recorders.get(name);
     if (r === undefined) {
-      r = new EventRecorder(this.client, { component: name, qps: 50, burst: 100, log: this.log });
+      const { client, qps, burst } = this.events;
+      r = new EventRecorder(client, { component: name, qps, burst, log: this.log });
       this.#recorders.set(name, r);
     }
     return r;

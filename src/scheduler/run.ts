@@ -51,12 +51,13 @@ export function startScheduler(
     const why = err instanceof Error ? err.message : String(err);
     log(err === undefined ? m : `${m}: ${why}`);
   };
-  const client = new Client({
-    ...clientConfig,
-    qps: clientConfig.qps ?? config.clientConnection.qps,
-    burst: clientConfig.burst ?? config.clientConnection.burst,
-    userAgent: clientConfig.userAgent ?? 'capstan-scheduler/v1.33',
-  });
+  const qps = clientConfig.qps ?? config.clientConnection.qps;
+  const burst = clientConfig.burst ?? config.clientConnection.burst;
+  const userAgent = clientConfig.userAgent ?? 'capstan-scheduler/v1.33';
+  const client = new Client({ ...clientConfig, qps, burst, userAgent });
+  // As kube-scheduler's event clientset: the same settings, a rate limit of its own (the
+  // recorders apply it), so events and bindings never wait for each other's tokens.
+  const eventClient = new Client({ ...clientConfig, qps: -1, userAgent: `${userAgent}/events` });
   // As kube-scheduler, leader election has a client of its own: its renewals never queue behind
   // the scheduler's bindings and events (client-side rate limit and HTTP/2 streams).
   const electionClient = new Client({
@@ -67,7 +68,7 @@ export function startScheduler(
   // but managedFields (as kube-scheduler's informers).
   const factory = new SharedInformerFactory(client, { log: logErr, transform: createSchedulerTransform() });
   const informers = new SchedulerInformers(factory);
-  const api = new ClientSchedulerApi(client, logErr);
+  const api = new ClientSchedulerApi(client, { client: eventClient, qps, burst }, logErr);
   let scheduler: Scheduler;
   try {
     scheduler = new Scheduler({
@@ -82,6 +83,7 @@ export function startScheduler(
     });
   } catch (err) {
     void client.close();
+    void eventClient.close();
     void electionClient.close();
     throw err;
   }
@@ -128,6 +130,7 @@ export function startScheduler(
       await factory.stop();
       await api.close();
       await client.close();
+      await eventClient.close();
       await electionClient.close();
     }
   })();
