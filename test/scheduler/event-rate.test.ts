@@ -4,13 +4,13 @@
  * dropped behind a fixed event rate.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Node, Pod } from '../../src/api/types/core-v1.js';
+import type { Pod } from '../../src/api/types/core-v1.js';
 import type { Event } from '../../src/api/types/events-v1.js';
-import { Client, EVENTS, loadKubeconfig, NODES, PODS } from '../../src/client/index.js';
+import { Client, EVENTS, loadKubeconfig, PODS } from '../../src/client/index.js';
 import { schedulerConfigFrom } from '../../src/scheduler/config.js';
 import { startScheduler, type RunningScheduler } from '../../src/scheduler/run.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { node, pod } from './harness.js';
+import { createReadyNode, node, pod } from './harness.js';
 
 const NS = 'default';
 const PODS_TO_BIND = 1500;
@@ -32,17 +32,8 @@ describe('scheduler events at the configured client QPS', () => {
   beforeAll(async () => {
     server = await startTestServer();
     client = new Client({ ...loadKubeconfig(server.kubeconfigPath), qps: -1 });
-    const nodes = client.resource<Node>(NODES);
     for (let i = 0; i < 4; i++) {
-      const created = await nodes.create(node(`n${i}`, { cpu: '64', memory: '256Gi', pods: '1000' }));
-      const untainted = await nodes.update({ ...created, spec: { ...created.spec, taints: [] } });
-      await nodes.updateStatus({
-        ...untainted,
-        status: {
-          ...untainted.status,
-          conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
-        },
-      });
+      await createReadyNode(client, node(`n${i}`, { cpu: '64', memory: '256Gi', pods: '1000' }));
     }
   });
   afterAll(async () => {

@@ -13,10 +13,31 @@ import type {
 import type { PodDisruptionBudget } from '../../src/api/types/policy-v1.js';
 import type { CSINode, StorageClass } from '../../src/api/types/storage-v1.js';
 import type { ReplicaSet } from '../../src/api/types/apps-v1.js';
+import { NODES, type Client } from '../../src/client/index.js';
 import { schedulerConfigFrom } from '../../src/scheduler/config.js';
 import type { PodSchedulingCondition, SchedulerApi } from '../../src/scheduler/framework/types.js';
 import { Scheduler } from '../../src/scheduler/scheduler.js';
 import { createSchedulerTransform } from '../../src/scheduler/trim.js';
+
+/**
+ * Creates `n` on a real server as a Ready node, without the not-ready taint admission adds (no
+ * node lifecycle controller runs in the scheduler's tests).
+ */
+export async function createReadyNode(client: Client, n: Node): Promise<void> {
+  const nodes = client.resource<Node>(NODES);
+  const created = await nodes.create(n);
+  const untainted = await nodes.update({
+    ...created,
+    spec: { ...created.spec, taints: n.spec?.taints ?? [] },
+  });
+  await nodes.updateStatus({
+    ...untainted,
+    status: {
+      ...untainted.status,
+      conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
+    },
+  });
+}
 
 /** A node with the given allocatable (cpu, memory, pods) and extras. */
 export function node(

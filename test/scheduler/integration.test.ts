@@ -11,7 +11,6 @@ import {
   Client,
   EVENTS,
   loadKubeconfig,
-  NODES,
   PERSISTENT_VOLUME_CLAIMS,
   PERSISTENT_VOLUMES,
   PODS,
@@ -22,7 +21,7 @@ import {
 import { schedulerConfigFrom, SchedulerConfigError } from '../../src/scheduler/config.js';
 import { startScheduler, type RunningScheduler } from '../../src/scheduler/run.js';
 import { startTestServer, type TestServer } from '../support/server.js';
-import { node, pod } from './harness.js';
+import { createReadyNode, node, pod } from './harness.js';
 
 async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -51,22 +50,7 @@ describe('scheduler on a real server', () => {
   const boundNode = (name: string): Promise<string> =>
     waitFor(`${name} bound`, async () => (await getPod(name)).spec?.nodeName || undefined);
 
-  /** Creates a Ready node without the not-ready taint admission adds (no node lifecycle controller here). */
-  const createNode = async (n: Node): Promise<void> => {
-    const nodes = client.resource<Node>(NODES);
-    const created = await nodes.create(n);
-    const untainted = await nodes.update({
-      ...created,
-      spec: { ...created.spec, taints: n.spec?.taints ?? [] },
-    });
-    await nodes.updateStatus({
-      ...untainted,
-      status: {
-        ...untainted.status,
-        conditions: [{ type: 'Ready', status: 'True', reason: 'KubeletReady', message: 'ready' }],
-      },
-    });
-  };
+  const createNode = (n: Node): Promise<void> => createReadyNode(client, n);
 
   beforeAll(async () => {
     server = await startTestServer();
