@@ -180,11 +180,28 @@ export class EventRecorder {
     return true;
   }
 
-  /** Queues `job`, unless the queue is full (then it is dropped). */
+  /**
+   * Starts `job` now when nothing waits before it and a token and a write slot are free; else
+   * queues it, unless the queue is full (then it is dropped). So a burst recorded in one go waits
+   * in the queue only for what the rate holds back.
+   */
   #enqueue(job: () => Promise<void>): void {
+    // Nothing waits before it: no queued job, nor one the drain took out and waits a token for.
+    const first = this.#queue.length === 0 && this.#draining === undefined;
+    if (first && this.#inFlight.size < MAX_IN_FLIGHT && this.#bucket.tryAccept()) {
+      this.#start(job);
+      return;
+    }
     if (this.#full()) return;
     this.#queue.push(job);
     this.#draining ??= this.#drain();
+  }
+
+  #start(job: () => Promise<void>): void {
+    const write: Promise<void> = job()
+      .catch((err: unknown) => this.#log(`event recorder ${this.#component}: writing an event failed`, err))
+      .finally(() => this.#inFlight.delete(write));
+    this.#inFlight.add(write);
   }
 
   #logDrops(): void {
@@ -198,10 +215,7 @@ export class EventRecorder {
     for (let job = this.#queue.shift(); job !== undefined; job = this.#queue.shift()) {
       while (this.#inFlight.size >= MAX_IN_FLIGHT) await Promise.race(this.#inFlight);
       await this.#bucket.wait();
-      const write: Promise<void> = job()
-        .catch((err: unknown) => this.#log(`event recorder ${this.#component}: writing an event failed`, err))
-        .finally(() => this.#inFlight.delete(write));
-      this.#inFlight.add(write);
+      this.#start(job);
     }
     this.#draining = undefined;
   }

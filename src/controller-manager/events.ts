@@ -3,8 +3,11 @@
  * with series aggregation) per controller client and component, closed (flushed) together when
  * the controllers stop.
  *
- * In front of each recorder, kube's aggregation of similar events (client-go
- * `tools/record`'s EventAggregator, which kube-controller-manager's controllers record through):
+ * In front of each recorder, the two steps of client-go `tools/record`'s EventCorrelator, which
+ * kube-controller-manager's controllers record through. Beyond them the only limit is the
+ * controller client's own QPS, as in kube.
+ *
+ * First, kube's aggregation of similar events (its EventAggregator):
  * events that differ only in their note (same regarding object, type and reason) are written
  * as they are up to 10 distinct notes within 10 minutes; after that they are recorded with the
  * note `(combined from similar events): <the first combined note>`, which the recorder turns
@@ -12,6 +15,9 @@
  * 10 `SuccessfulCreate` events and one series, not 10,000 events (which the recorder's queue
  * would mostly drop, after holding each of them for the 6-minute series window). kube's
  * combined event carries the latest note; here it keeps the first, so that it stays one series.
+ *
+ * Then kube's spam filter (its EventSourceObjectSpamFilter): each object's events (per type,
+ * whatever their reason) pass 25 at once and then one per 5 minutes; more are dropped.
  */
 import { EventRecorder, type Client, type TypedObject } from '../client/index.js';
 import type { EventSink } from '../controllers/context.js';
@@ -24,6 +30,13 @@ export const AGGREGATE_WINDOW_MS = 600_000;
 export const AGGREGATE_MAX_KEYS = 4096;
 
 const COMBINED_PREFIX = '(combined from similar events): ';
+
+/** Events of one object and type let through at once (client-go's defaultSpamBurst). */
+export const SPAM_BURST = 25;
+/** Then one each this often (client-go's defaultSpamQPS, 1/300). */
+export const SPAM_REFILL_MS = 300_000;
+/** Objects remembered, least recently used dropped first (client-go's LRU size). */
+export const SPAM_MAX_KEYS = 4096;
 
 interface Similar {
   /** When the window began. */
@@ -72,6 +85,41 @@ export class SimilarEventAggregator implements EventSink {
   }
 }
 
+/** Drops an object's events beyond its allowance (see the module comment). */
+export class ObjectSpamFilter implements EventSink {
+  /** By object and type: tokens left and when they were counted. Map order is the LRU order. */
+  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+
+  constructor(
+    private readonly sink: EventSink,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  event(
+    regarding: TypedObject,
+    type: 'Normal' | 'Warning',
+    reason: string,
+    action: string,
+    note: string,
+  ): void {
+    const m = regarding.metadata ?? {};
+    const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, regarding.apiVersion, type]);
+    const now = this.now();
+    const bucket = this.#buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
+    this.#buckets.delete(key);
+    this.#buckets.set(key, bucket);
+    if (this.#buckets.size > SPAM_MAX_KEYS) {
+      const oldest = this.#buckets.keys().next().value;
+      if (oldest !== undefined) this.#buckets.delete(oldest);
+    }
+    bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + (now - bucket.at) / SPAM_REFILL_MS);
+    bucket.at = now;
+    if (bucket.tokens < 1) return;
+    bucket.tokens -= 1;
+    this.sink.event(regarding, type, reason, action, note);
+  }
+}
+
 /** Makes and closes recorders. */
 export class EventRecorders {
   readonly #made = new Map<Client, Map<string, { recorder: EventRecorder; sink: EventSink }>>();
@@ -87,8 +135,9 @@ export class EventRecorders {
     }
     let made = byComponent.get(component);
     if (made === undefined) {
-      const recorder = new EventRecorder(client, { component, log: this.onError });
-      made = { recorder, sink: new SimilarEventAggregator(recorder) };
+      // No rate of the recorder's own: the spam filter and the client's QPS bound it, as in kube.
+      const recorder = new EventRecorder(client, { component, qps: -1, burst: 1, log: this.onError });
+      made = { recorder, sink: new SimilarEventAggregator(new ObjectSpamFilter(recorder)) };
       byComponent.set(component, made);
     }
     return made.sink;

@@ -205,21 +205,21 @@ describe('EventRecorder', () => {
     const rec = new EventRecorder(client, {
       component: 'burst-controller',
       qps: 1000,
-      burst: 1000,
+      burst: 1,
       log: (m) => lines.push(m),
     });
     const subject = { ...cm, kind: 'ConfigMap', apiVersion: 'v1' };
-    // Recorded in one go: the first is being written, 1000 wait, the other 499 are dropped.
+    // Recorded in one go: the first is written at once (its token is there), as are any whose
+    // token is refilled by then (a millisecond each), 1000 wait, the rest are dropped.
     for (let i = 0; i < 1500; i++) rec.event(subject, 'Normal', 'Burst', 'Burst', `event ${i}`);
     expect(lines).toEqual(['event recorder burst-controller: queue full, dropped 1 event(s)']);
     await rec.close();
-    expect(lines).toEqual([
-      'event recorder burst-controller: queue full, dropped 1 event(s)',
-      'event recorder burst-controller: queue full, dropped 498 event(s)',
-    ]);
+    expect(lines).toHaveLength(2);
+    const dropped = 1 + Number(/dropped (\d+) event/.exec(lines[1] ?? '')?.[1]);
     const written = (await client.resource<Event>(EVENTS).list({ namespace: NS })).items.filter(
       (e) => e.regarding?.name === 'burst',
     );
-    expect(written).toHaveLength(1001);
+    expect(written.length).toBeGreaterThanOrEqual(1001);
+    expect(written.length + dropped).toBe(1500);
   }, 60_000);
 });
