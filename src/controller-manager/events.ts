@@ -47,6 +47,19 @@ interface Similar {
   combined?: string;
 }
 
+/**
+ * Puts `value` under `key` as the most recently used entry of `lru` (Map order is the LRU order),
+ * dropping the least recently used beyond `max`.
+ */
+function remember<V>(lru: Map<string, V>, key: string, value: V, max: number): void {
+  lru.delete(key);
+  lru.set(key, value);
+  if (lru.size > max) {
+    const oldest = lru.keys().next().value;
+    if (oldest !== undefined) lru.delete(oldest);
+  }
+}
+
 /** Combines similar events before they reach `sink` (see the module comment). */
 export class SimilarEventAggregator implements EventSink {
   /** By aggregation key; Map order is the LRU order (a use re-inserts). */
@@ -68,13 +81,8 @@ export class SimilarEventAggregator implements EventSink {
     const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, type, reason, action]);
     const now = this.now();
     let s = this.#similar.get(key);
-    if (s !== undefined) this.#similar.delete(key);
     if (s === undefined || now - s.since > AGGREGATE_WINDOW_MS) s = { since: now, notes: new Set() };
-    this.#similar.set(key, s);
-    if (this.#similar.size > AGGREGATE_MAX_KEYS) {
-      const oldest = this.#similar.keys().next().value;
-      if (oldest !== undefined) this.#similar.delete(oldest);
-    }
+    remember(this.#similar, key, s, AGGREGATE_MAX_KEYS);
     if (s.notes.has(note) || s.notes.size < AGGREGATE_MAX_EVENTS) {
       s.notes.add(note);
       this.sink.event(regarding, type, reason, action, note);
@@ -106,12 +114,7 @@ export class ObjectSpamFilter implements EventSink {
     const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, regarding.apiVersion, type]);
     const now = this.now();
     const bucket = this.#buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
-    this.#buckets.delete(key);
-    this.#buckets.set(key, bucket);
-    if (this.#buckets.size > SPAM_MAX_KEYS) {
-      const oldest = this.#buckets.keys().next().value;
-      if (oldest !== undefined) this.#buckets.delete(oldest);
-    }
+    remember(this.#buckets, key, bucket, SPAM_MAX_KEYS);
     bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + (now - bucket.at) / SPAM_REFILL_MS);
     bucket.at = now;
     if (bucket.tokens < 1) return;
