@@ -19,7 +19,7 @@
  * Then kube's spam filter (its EventSourceObjectSpamFilter): each object's events (per type,
  * whatever their reason) pass 25 at once and then one per 5 minutes; more are dropped.
  */
-import { EventRecorder, type Client, type TypedObject } from '../client/index.js';
+import { EventRecorder, TokenBucket, type Client, type TypedObject } from '../client/index.js';
 import type { EventSink } from '../controllers/context.js';
 
 /** Distinct notes of one kind of event written before they are combined (client-go's default). */
@@ -95,8 +95,8 @@ export class SimilarEventAggregator implements EventSink {
 
 /** Drops an object's events beyond its allowance (see the module comment). */
 export class ObjectSpamFilter implements EventSink {
-  /** By object and type: tokens left and when they were counted. Map order is the LRU order. */
-  readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  /** By object and type. Map order is the LRU order. */
+  readonly #buckets = new Map<string, TokenBucket>();
 
   constructor(
     private readonly sink: EventSink,
@@ -112,14 +112,9 @@ export class ObjectSpamFilter implements EventSink {
   ): void {
     const m = regarding.metadata ?? {};
     const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, regarding.apiVersion, type]);
-    const now = this.now();
-    const bucket = this.#buckets.get(key) ?? { tokens: SPAM_BURST, at: now };
+    const bucket = this.#buckets.get(key) ?? new TokenBucket(1000 / SPAM_REFILL_MS, SPAM_BURST, this.now);
     remember(this.#buckets, key, bucket, SPAM_MAX_KEYS);
-    bucket.tokens = Math.min(SPAM_BURST, bucket.tokens + (now - bucket.at) / SPAM_REFILL_MS);
-    bucket.at = now;
-    if (bucket.tokens < 1) return;
-    bucket.tokens -= 1;
-    this.sink.event(regarding, type, reason, action, note);
+    if (bucket.tryAccept()) this.sink.event(regarding, type, reason, action, note);
   }
 }
 
