@@ -12,24 +12,33 @@ export interface StoredKind {
   readonly kind: string;
 }
 
-/** Served kind (`group/version/kind`) → the kind it is stored as. */
-const STORED_AS: ReadonlyMap<string, StoredKind> = new Map([
-  ['events.k8s.io/v1/Event', { group: '', version: 'v1', kind: 'Event' }],
-  [
-    'autoscaling/v1/HorizontalPodAutoscaler',
-    { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' },
-  ],
-]);
+/** Each served kind stored as another one, and the kind it is stored as. */
+const ENTRIES: readonly { readonly served: StoredKind; readonly stored: StoredKind }[] = [
+  {
+    served: { group: 'events.k8s.io', version: 'v1', kind: 'Event' },
+    stored: { group: '', version: 'v1', kind: 'Event' },
+  },
+  {
+    served: { group: 'autoscaling', version: 'v1', kind: 'HorizontalPodAutoscaler' },
+    stored: { group: 'autoscaling', version: 'v2', kind: 'HorizontalPodAutoscaler' },
+  },
+];
+
+const key = (group: string, version: string, kind: string): string => `${group}/${version}/${kind}`;
+
+const STORED_AS: ReadonlyMap<string, StoredKind> = new Map(
+  ENTRIES.map(({ served, stored }) => [key(served.group, served.version, served.kind), stored]),
+);
 
 /** The kind objects of `group/version/kind` are stored as, when it is another one. */
 export function storedAs(group: string, version: string, kind: string): StoredKind | undefined {
-  return STORED_AS.get(`${group}/${version}/${kind}`);
+  return STORED_AS.get(key(group, version, kind));
 }
 
 /** The served kinds stored as another one, as `kind` and `apiVersion`. */
-export const CONVERTED_KINDS: readonly { readonly kind: string; readonly apiVersion: string }[] = [
-  ...STORED_AS.keys(),
-].map((key) => {
-  const [group = '', version = '', kind = ''] = key.split('/');
-  return { kind, apiVersion: group === '' ? version : `${group}/${version}` };
-});
+export const CONVERTED_KINDS: readonly { readonly kind: string; readonly apiVersion: string }[] = ENTRIES.map(
+  ({ served }) => ({
+    kind: served.kind,
+    apiVersion: served.group === '' ? served.version : `${served.group}/${served.version}`,
+  }),
+);
