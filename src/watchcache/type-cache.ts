@@ -32,6 +32,13 @@ import { CacheWatcher } from './watcher.js';
  */
 const RETAINED_SNAPSHOTS = 16;
 
+/**
+ * Objects per storage read while warming. Each page is decoded and taken in one synchronous
+ * step, so the server answers other requests between pages: one read of a type with 100,000
+ * objects held a server's event loop for seconds (its health checks and leases included).
+ */
+const WARM_PAGE = 500;
+
 /** Settings of a {@link TypeCache}. */
 export interface TypeCacheOptions {
   readonly store: Store;
@@ -50,6 +57,8 @@ export interface TypeCacheOptions {
   /** Failures of the storage watch (for the server log). */
   readonly onError?: (err: unknown) => void;
   readonly now?: () => number;
+  /** Objects per storage read while warming (default {@link WARM_PAGE}). */
+  readonly warmPageSize?: number;
 }
 
 export type TypeCachePhase = 'idle' | 'warming' | 'ready' | 'closed';
@@ -202,13 +211,12 @@ export class TypeCache {
     this.#listing = true;
     let listed;
     try {
-      listed = await store.range(this.#span);
+      listed = await this.#listState();
     } finally {
       this.#listing = false;
     }
-    const start = listed.revision;
-    const items = listed.items.map((kv) => new ObjectVersion(kv.key, kv.value, kv.modRevision));
-    if (this.#closed()) return;
+    if (listed === undefined) return;
+    const { revision: start, items } = listed;
     this.#state = new CacheState(items);
     this.#window = new EventWindow(this.#o.window, start);
     this.#revision = start;
@@ -225,6 +233,24 @@ export class TypeCache {
     for await (const ev of watch) {
       this.#handle(ev);
       this.#resolveWaiters();
+    }
+  }
+
+  /**
+   * The type's state read from storage page by page, every page at the first one's revision (a
+   * compaction past it in between fails the read, and the session starts again); undefined once
+   * the cache is closed.
+   */
+  async #listState(): Promise<{ revision: bigint; items: ObjectVersion[] } | undefined> {
+    const limit = this.#o.warmPageSize ?? WARM_PAGE;
+    const items: ObjectVersion[] = [];
+    let page = await this.#o.store.range(this.#span, { limit });
+    const revision = page.revision;
+    for (;;) {
+      if (this.#closed()) return undefined;
+      for (const kv of page.items) items.push(new ObjectVersion(kv.key, kv.value, kv.modRevision));
+      if (page.continue === undefined) return { revision, items };
+      page = await this.#o.store.range(this.#span, { continue: page.continue, limit });
     }
   }
 

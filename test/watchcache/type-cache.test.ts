@@ -3,7 +3,14 @@
  * (backlog, live, selectors, bookmarks), bounded queues, encode-once, rebuild from history.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { KeySpan, Store, Watch, WatchOptions } from '../../storage/interface.js';
+import type {
+  KeySpan,
+  RangeOptions,
+  RangeResult,
+  Store,
+  Watch,
+  WatchOptions,
+} from '../../storage/interface.js';
 import { MappedWatch } from '../../storage/mapped-watch.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import { encodeForStorage } from '../../src/api/object.js';
@@ -299,6 +306,82 @@ describe('TypeCache', () => {
     expect(ev?.type).toBe('BOOKMARK');
     expect(Object.keys(ev?.object.metadata ?? {})).toEqual(['resourceVersion']);
     w.end();
+  });
+
+  /**
+   * `inner` whose range calls are recorded; `afterFirstPage` runs (on `inner`) once, after the
+   * first paged read and before its result is given back.
+   */
+  function pagedStore(inner: Store, ranges: RangeOptions[], afterFirstPage: () => Promise<void>): Store {
+    let first = true;
+    return new Proxy(inner, {
+      get(target, prop) {
+        if (prop !== 'range') {
+          const value = Reflect.get(target, prop, target) as unknown;
+          return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+        }
+        return async (span: KeySpan, options?: RangeOptions): Promise<RangeResult> => {
+          ranges.push(options ?? {});
+          const result = await target.range(span, options);
+          if (first && options?.limit !== undefined) {
+            first = false;
+            await afterFirstPage();
+          }
+          return result;
+        };
+      },
+    });
+  }
+
+  const names = (n: number): string[] =>
+    Array.from({ length: n }, (_, i) => `o${String(i).padStart(4, '0')}`);
+
+  it('warms page by page at one revision, and keeps the writes made between pages', async () => {
+    const inner = await openMemoryStore();
+    for (const name of names(250)) await inner.create(key(name), cm(name));
+    const ranges: RangeOptions[] = [];
+    let updated = 0n;
+    store = pagedStore(inner, ranges, async () => {
+      // Already listed, not listed yet, and new: the watch from the first page's revision has them.
+      const { kv } = await inner.get(key('o0000'));
+      updated = (
+        await inner.update(key('o0000'), cm('o0000', {}, { k: 'v' }), {
+          ifModRevision: kv?.modRevision ?? 0n,
+        })
+      ).revision;
+      await inner.delete(key('o0200'));
+      await inner.create(key('zz'), cm('zz'));
+    });
+    const cache = newCache({ warmPageSize: 100 });
+    await ready(cache);
+    expect(ranges.map((r) => [r.limit, r.continue === undefined])).toEqual([
+      [100, true],
+      [100, false],
+      [100, false],
+    ]);
+    expect(cache.stats.warmups).toBe(1);
+    const expected = (await inner.range({ prefix: PREFIX })).items.map((kv) => kv.key);
+    expect(expected).toHaveLength(250);
+    expect(cache.snapshot().items.map((v) => v.key)).toEqual(expected);
+    expect(cache.get(key('o0000'))?.revision).toBe(updated);
+    expect(cache.get(key('o0200'))).toBeUndefined();
+  });
+
+  it('starts the warm-up again when a compaction passes its revision between pages', async () => {
+    const inner = await openMemoryStore();
+    for (const name of names(250)) await inner.create(key(name), cm(name));
+    const ranges: RangeOptions[] = [];
+    const errors: unknown[] = [];
+    store = pagedStore(inner, ranges, async () => {
+      await inner.create(key('zz'), cm('zz'));
+      await inner.compact(await inner.currentRevision());
+    });
+    const cache = newCache({ warmPageSize: 100, onError: (err) => errors.push(err) });
+    await ready(cache);
+    expect(cache.stats.warmups).toBe(2);
+    expect(errors).toHaveLength(1);
+    expect(cache.snapshot().items).toHaveLength(251);
+    expect(cache.get(key('zz'))).toBeDefined();
   });
 
   it('warms by listing at the current revision: no replay of history, which is left to storage', async () => {
