@@ -10,6 +10,7 @@ import type { ClassicLevel } from 'classic-level';
 import { closedLoop } from './load.js';
 import { configMapBodies, JSON_TYPE, namespaceBody } from './objects.js';
 import type { Row } from './report.js';
+import type { PlanePids } from './ha-planes.js';
 
 /** Sizes of one run (presets in `sizes.ts`, each overridable by a flag). */
 export interface BenchSizes {
@@ -60,6 +61,11 @@ export interface ScenarioContext {
   readonly creds: readonly KubeconfigCredentials[];
   /** A server process on this machine to read CPU and RSS from; undefined: not local. */
   readonly serverPid: number | undefined;
+  /**
+   * The servers and etcd members of a control plane the bench started (`--ha-compare`), whose
+   * CPU per operation the crud scenario gives; undefined otherwise.
+   */
+  readonly planePids: PlanePids | undefined;
   readonly sizes: BenchSizes;
   /** Request body media type of writes (JSON or protobuf). */
   readonly contentType: string;

@@ -35,12 +35,20 @@ import { spawnServer, type SpawnedServer } from './server-process.js';
 /** etcd members of each control plane. */
 const ETCD_MEMBERS = 3;
 
+/** The processes of a control plane on this machine, whose CPU the crud scenario reads. */
+export interface PlanePids {
+  readonly servers: readonly number[];
+  /** The etcd members. */
+  readonly store: readonly number[];
+}
+
 /** A started control plane. */
 export interface ControlPlane {
   /** One admin kubeconfig per API server. */
   readonly kubeconfigs: readonly string[];
   /** What runs, for the report's target. */
   readonly about: string;
+  readonly pids: PlanePids;
   /** Stops the servers, then etcd, and removes the data. Idempotent. */
   stop(): Promise<void>;
 }
@@ -75,6 +83,7 @@ async function etcdVersion(binary: string): Promise<string> {
 async function etcdCluster(): Promise<{
   endpoints: string;
   about: string;
+  pids: number[];
   close: () => Promise<void>;
 }> {
   const { ETCD_BINARY } = await import('../../tools/etcd-local.js');
@@ -83,6 +92,7 @@ async function etcdCluster(): Promise<{
   const cluster = await startEtcdCluster(ETCD_MEMBERS);
   return {
     endpoints: cluster.endpoints.join(','),
+    pids: cluster.members.map((m) => m.pid),
     about: `a ${ETCD_MEMBERS}-member ${await etcdVersion(ETCD_BINARY)} cluster (${ETCD_BINARY})`,
     close: () => cluster.close(),
   };
@@ -138,6 +148,7 @@ export async function startCapstanPlane(
     return {
       kubeconfigs,
       about: `${servers} capstan servers${flags} on ${etcd.about}`,
+      pids: { servers: started.map((s) => s.pid), store: etcd.pids },
       stop,
     };
   } catch (err) {
@@ -176,6 +187,7 @@ export async function startKubePlane(
     // One token file, keys and CA for the whole control plane (admin.kubeconfig names the first server).
     const credentials = await writeCredentials(dir, `https://${serverAddress(0)}:${ports[0]!}`);
     const kubeconfigs: string[] = [];
+    const serverPids: number[] = [];
     // One at a time, as Capstan's: kube-apiservers starting together on an empty etcd race to
     // create the service IP allocator's RangeAllocation, and the loser exits ("another caller
     // has already initialized the resource").
@@ -193,9 +205,15 @@ export async function startKubePlane(
         binary,
         apiserverArgs({ etcdServers: etcd.endpoints, address, port, credentials, certDir }),
       );
+      serverPids.push(child.pid);
       (await waitApiserverReady(child, readKubeconfigCredentials(kubeconfig))).close();
     }
-    return { kubeconfigs, about: `${servers} kube-apiservers (${binary}) on ${etcd.about}`, stop };
+    return {
+      kubeconfigs,
+      about: `${servers} kube-apiservers (${binary}) on ${etcd.about}`,
+      pids: { servers: serverPids, store: etcd.pids },
+      stop,
+    };
   } catch (err) {
     await stop();
     throw err;

@@ -17,6 +17,7 @@ import { BenchError } from './errors.js';
 import { spawnServer, type SpawnedServer } from './server-process.js';
 import { identifySubject, type SubjectIdentity } from './subject.js';
 import type { Teardown } from './teardown.js';
+import type { PlanePids } from './ha-planes.js';
 
 /**
  * Where a subject is: a kubeconfig (or one per API server of an HA control plane), or (none
@@ -38,6 +39,8 @@ export interface SubjectSpec {
   readonly name?: string;
   /** What runs behind the kubeconfigs, for the report's target (a control plane the bench started). */
   readonly about?: string;
+  /** The processes of a control plane the bench started. */
+  readonly planePids?: PlanePids;
 }
 
 /** What a run shares with every subject's scenarios. */
@@ -136,6 +139,7 @@ export async function openSubject(
     get serverPid(): number | undefined {
       return creds.length > 1 ? undefined : (server?.pid ?? externalPid);
     },
+    planePids: spec.planePids,
     sizes: settings.sizes,
     contentType: settings.contentType,
     verbs: settings.verbs,

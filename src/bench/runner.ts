@@ -95,6 +95,7 @@ async function subjectSpecs(options: BenchOptions, teardown: Teardown, io: RunIo
       standIn: false,
       name,
       about: p.about,
+      planePids: p.pids,
     });
     return [plane(capstan, 'A'), plane(kube, 'B')];
   }

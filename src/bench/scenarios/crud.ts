@@ -11,7 +11,9 @@
  *
  * When the server runs on this machine, each timed loop also reports the server's CPU time per
  * operation (`server CPU µs/op`, from /proc): on a small machine where client and server share
- * the cores, it tells what a feature costs the server more steadily than throughput does.
+ * the cores, it tells what a feature costs the server more steadily than throughput does. For a
+ * control plane the bench started (`--ha-compare`), that is its servers' CPU together, and
+ * `etcd CPU µs/op` is its etcd members'.
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
@@ -66,23 +68,59 @@ async function rawShapes(ctx: ScenarioContext, clients: number): Promise<RawFigu
   return out;
 }
 
-/** A closed loop with the server's CPU time per operation (undefined when not local). */
+/**
+ * A closed loop with CPU time per operation: the server's (of a control plane, its servers'
+ * together) and, for a control plane the bench started, its etcd members'. Undefined when the
+ * processes are not local.
+ */
 interface CrudLoop extends LoopResult {
   readonly serverCpuUsPerOp?: number;
+  readonly etcdCpuUsPerOp?: number;
 }
 
-async function serverTimed(pid: number | undefined, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
-  const before = pid === undefined ? undefined : readProc(pid);
+/** The processes whose CPU a crud loop reads. */
+interface TimedPids {
+  readonly servers: readonly number[];
+  readonly store: readonly number[];
+}
+
+function timedPids(ctx: ScenarioContext): TimedPids {
+  if (ctx.planePids !== undefined) return ctx.planePids;
+  return { servers: ctx.serverPid === undefined ? [] : [ctx.serverPid], store: [] };
+}
+
+/** CPU ms of `pids` together; undefined when one of them cannot be read (or there is none). */
+function cpuMsOf(pids: readonly number[]): number | undefined {
+  let sum = 0;
+  for (const pid of pids) {
+    const reading = readProc(pid);
+    if (reading === undefined) return undefined;
+    sum += reading.cpuMs;
+  }
+  return pids.length === 0 ? undefined : sum;
+}
+
+async function serverTimed(pids: TimedPids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
+  const servers = cpuMsOf(pids.servers);
+  const store = cpuMsOf(pids.store);
   const r = await loop();
-  const after = pid === undefined ? undefined : readProc(pid);
-  if (before === undefined || after === undefined || r.latency.count === 0) return r;
-  return { ...r, serverCpuUsPerOp: ((after.cpuMs - before.cpuMs) * 1000) / r.latency.count };
+  const n = r.latency.count;
+  const perOp = (before: number | undefined, after: number | undefined): number | undefined =>
+    before === undefined || after === undefined || n === 0 ? undefined : ((after - before) * 1000) / n;
+  const serverCpuUsPerOp = perOp(servers, cpuMsOf(pids.servers));
+  const etcdCpuUsPerOp = perOp(store, cpuMsOf(pids.store));
+  return {
+    ...r,
+    ...(serverCpuUsPerOp === undefined ? {} : { serverCpuUsPerOp }),
+    ...(etcdCpuUsPerOp === undefined ? {} : { etcdCpuUsPerOp }),
+  };
 }
 
 function crudFigures(r: CrudLoop): Figures {
   return {
     ...loopFigures(r),
     ...(r.serverCpuUsPerOp === undefined ? {} : { 'server CPU µs/op': r.serverCpuUsPerOp }),
+    ...(r.etcdCpuUsPerOp === undefined ? {} : { 'etcd CPU µs/op': r.etcdCpuUsPerOp }),
   };
 }
 
@@ -116,7 +154,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       const name = (i: number): string => `c${clients}-${i}`;
       ctx.progress(`${[...ctx.verbs].join('/')}, ${clients} clients`);
       const verbs = ctx.verbs;
-      const pid = ctx.serverPid;
+      const pid = timedPids(ctx);
       const post = (n: number): Promise<unknown> =>
         ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) });
       const create = !verbs.has('create')
