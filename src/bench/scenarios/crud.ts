@@ -17,6 +17,7 @@
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
+import type { PlanePids } from '../ha-planes.js';
 import { closedLoop, type LoopResult } from '../load.js';
 import { readProc } from '../proc.js';
 import { configMapBodies, JSON_TYPE, updateTarget } from '../objects.js';
@@ -78,13 +79,8 @@ interface CrudLoop extends LoopResult {
   readonly etcdCpuUsPerOp?: number;
 }
 
-/** The processes whose CPU a crud loop reads. */
-interface TimedPids {
-  readonly servers: readonly number[];
-  readonly store: readonly number[];
-}
-
-function timedPids(ctx: ScenarioContext): TimedPids {
+/** The processes whose CPU a crud loop reads: a control plane's, or the one server's. */
+function timedPids(ctx: ScenarioContext): PlanePids {
   if (ctx.planePids !== undefined) return ctx.planePids;
   return { servers: ctx.serverPid === undefined ? [] : [ctx.serverPid], store: [] };
 }
@@ -100,7 +96,7 @@ function cpuMsOf(pids: readonly number[]): number | undefined {
   return pids.length === 0 ? undefined : sum;
 }
 
-async function serverTimed(pids: TimedPids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
+async function serverTimed(pids: PlanePids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
   const servers = cpuMsOf(pids.servers);
   const store = cpuMsOf(pids.store);
   const r = await loop();
@@ -154,12 +150,12 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       const name = (i: number): string => `c${clients}-${i}`;
       ctx.progress(`${[...ctx.verbs].join('/')}, ${clients} clients`);
       const verbs = ctx.verbs;
-      const pid = timedPids(ctx);
+      const pids = timedPids(ctx);
       const post = (n: number): Promise<unknown> =>
         ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) });
       const create = !verbs.has('create')
         ? undefined
-        : await serverTimed(pid, () => closedLoop(clients, budget, post));
+        : await serverTimed(pids, () => closedLoop(clients, budget, post));
       // Without timed creates, a fixed set of objects for the other verbs (set-up, not measured).
       const created =
         create?.latency.count ??
@@ -167,7 +163,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       const pick = (n: number): number => (Math.imul(n, 2654435761) >>> 0) % created;
       const get = !verbs.has('get')
         ? undefined
-        : await serverTimed(pid, () =>
+        : await serverTimed(pids, () =>
             closedLoop(clients, budget, (n) =>
               ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
             ),
@@ -175,7 +171,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       let conflicts = 0;
       const update = !verbs.has('update')
         ? undefined
-        : await serverTimed(pid, () =>
+        : await serverTimed(pids, () =>
             closedLoop(clients, budget, async (n) => {
               const { index, generation } = updateTarget(n, created);
               const res = await ctx.client.expect('PUT', `${base}/${name(index)}`, [200, 409], {
@@ -187,7 +183,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
           );
       const del = !verbs.has('delete')
         ? undefined
-        : await serverTimed(pid, () =>
+        : await serverTimed(pids, () =>
             closedLoop(clients, { maxOps: created }, (n) =>
               ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
             ),
