@@ -7,6 +7,7 @@
 import { setMaxListeners } from 'node:events';
 import type { Client } from './client.js';
 import { resourceRef, type ResourceRef } from './resources.js';
+import { formatApiVersion } from '../api/group-version.js';
 
 interface ApiResource {
   name?: string;
@@ -69,10 +70,7 @@ export async function serverPreferredResources(
       try {
         list = await getJson<{ resources?: ApiResource[] }>(client, gv.path, signal);
       } catch (err) {
-        failed.set(
-          gv.group === '' ? gv.version : `${gv.group}/${gv.version}`,
-          err instanceof Error ? err.message : String(err),
-        );
+        failed.set(formatApiVersion(gv.group, gv.version), err instanceof Error ? err.message : String(err));
         return;
       }
       for (const r of list.resources ?? []) {

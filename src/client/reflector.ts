@@ -20,6 +20,7 @@ import { sleep } from './rate-limit.js';
 import { groupResource } from './resources.js';
 import type { ListOptions, ResourceClient, WatchOptions } from './resource-client.js';
 import type { WatchEventType } from './watch.js';
+import { formatApiVersion } from '../api/group-version.js';
 
 /** Where a reflector delivers what it sees. */
 export interface ReflectorSink<T> {
@@ -129,8 +130,7 @@ export class Reflector<T extends TypedObject> {
     let rv = '';
     // A List's items carry no kind; fill it so handlers (and the transform) see whole objects.
     const kind = this.#rc.ref.kind;
-    const apiVersion =
-      this.#rc.ref.group === '' ? this.#rc.ref.version : `${this.#rc.ref.group}/${this.#rc.ref.version}`;
+    const apiVersion = formatApiVersion(this.#rc.ref.group, this.#rc.ref.version);
     do {
       if (signal.aborted) return;
       const page = await this.#rc.list({

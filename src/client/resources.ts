@@ -4,6 +4,7 @@
  * subresources (`pods/binding`, `pods/eviction`, `status`, `serviceaccounts/token`, ...) are
  * reached through a resource client's subresource methods, not refs of their own.
  */
+import { formatApiVersion } from '../api/group-version.js';
 
 /** A served resource: `/api/v1/...` when `group` is '', else `/apis/<group>/<version>/...`. */
 export interface ResourceRef {
@@ -29,7 +30,7 @@ export function resourceRef(
 
 /** `apiVersion` of a ref's objects (`v1`, `apps/v1`). */
 export function apiVersionOf(ref: ResourceRef): string {
-  return ref.group === '' ? ref.version : `${ref.group}/${ref.version}`;
+  return formatApiVersion(ref.group, ref.version);
 }
 
 /** `group/resource` (or `resource` for core): the informer factory's key and messages. */

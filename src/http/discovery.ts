@@ -17,6 +17,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notAcceptable } from '../api/errors.js';
 import type { ServedRegistry } from '../registry/layered.js';
 import type { ResourceType } from '../registry/types.js';
+import { formatApiVersion } from '../api/group-version.js';
 
 const JSON_TYPE = 'application/json';
 const AGGREGATED_KIND = 'APIGroupDiscoveryList';
@@ -151,10 +152,6 @@ function render(doc: unknown, contentType: string): Rendered {
   const body = Buffer.from(JSON.stringify(doc), 'utf8');
   const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
   return { body, contentType, etag };
-}
-
-function groupVersionOf(group: string, version: string): string {
-  return group === '' ? version : `${group}/${version}`;
 }
 
 function resourceEntries(types: readonly ResourceType[]): object[] {
@@ -316,7 +313,7 @@ class DiscoveryDocuments {
     }
     for (const g of registry.groups()) {
       for (const v of g.versions) {
-        const gv = groupVersionOf(g.name, v);
+        const gv = formatApiVersion(g.name, v);
         this.resourceLists.set(
           gv,
           render(

@@ -8,6 +8,7 @@
  * (since 1.19, with no removal release and no replacement). Custom resource versions marked
  * `deprecated` (with their own `deprecationWarning`) use the same {@link Deprecations}.
  */
+import { formatApiVersion } from '../api/group-version.js';
 
 /** One deprecated kind version, as kube's lifecycle functions state it. */
 export interface DeprecationSpec {
@@ -36,19 +37,15 @@ export const KUBE_DEPRECATIONS: readonly DeprecationSpec[] = [
   { group: '', version: 'v1', kind: 'ComponentStatus', deprecated: [1, 19] },
 ];
 
-function groupVersion(group: string, version: string): string {
-  return group === '' ? version : `${group}/${version}`;
-}
-
 /** kube's warning text for `spec`. */
 export function deprecationWarning(spec: DeprecationSpec): string {
   if (spec.warning !== undefined) return spec.warning;
   const [major, minor] = spec.deprecated;
-  let msg = `${groupVersion(spec.group, spec.version)} ${spec.kind} is deprecated in v${major}.${minor}+`;
+  let msg = `${formatApiVersion(spec.group, spec.version)} ${spec.kind} is deprecated in v${major}.${minor}+`;
   if (spec.removed !== undefined) msg += `, unavailable in v${spec.removed[0]}.${spec.removed[1]}+`;
   const r = spec.replacement;
   if (r !== undefined && r.group !== '' && r.version !== '' && r.kind !== '') {
-    msg += `; use ${groupVersion(r.group, r.version)} ${r.kind}`;
+    msg += `; use ${formatApiVersion(r.group, r.version)} ${r.kind}`;
   }
   return msg;
 }

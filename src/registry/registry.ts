@@ -8,6 +8,7 @@ import type { GroupEntry, KindsDocument } from './kinds-source.js';
 import type { ApiEnablement } from './runtime-config.js';
 import { storedAs } from './stored-as.js';
 import { storageVersionHash, type Registry, type ResourceType } from './types.js';
+import { formatApiVersion } from '../api/group-version.js';
 
 /** The table breaks a registry rule (duplicate resource or kind, a group without kinds, ...). */
 export class RegistryError extends Error {
@@ -61,7 +62,7 @@ export class KindRegistry implements Registry {
         ...(stored === undefined
           ? {}
           : { storageVersionHash: storageVersionHash(stored.group, stored.version, stored.kind) }),
-        apiVersion: k.group === '' ? k.version : `${k.group}/${k.version}`,
+        apiVersion: formatApiVersion(k.group, k.version),
         listKind: `${k.kind}List`,
         shortNames: Object.freeze([...k.shortNames]),
         categories: Object.freeze([...k.categories]),

@@ -4,6 +4,7 @@
  * built-in kind is stored as itself. Discovery's storage version hashes and the storage codec
  * both read this table.
  */
+import { formatApiVersion } from '../api/group-version.js';
 
 /** A group, version and kind. */
 export interface StoredKind {
@@ -39,6 +40,6 @@ export function storedAs(group: string, version: string, kind: string): StoredKi
 export const CONVERTED_KINDS: readonly { readonly kind: string; readonly apiVersion: string }[] = ENTRIES.map(
   ({ served }) => ({
     kind: served.kind,
-    apiVersion: served.group === '' ? served.version : `${served.group}/${served.version}`,
+    apiVersion: formatApiVersion(served.group, served.version),
   }),
 );
