@@ -47,6 +47,12 @@ interface Similar {
   combined?: string;
 }
 
+/** A key of `regarding` (by kind, namespace, name and uid) and `more`, for the LRU maps below. */
+function objectKey(regarding: TypedObject, ...more: string[]): string {
+  const m = regarding.metadata ?? {};
+  return JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, ...more]);
+}
+
 /**
  * Puts `value` under `key` as the most recently used entry of `lru` (Map order is the LRU order),
  * dropping the least recently used beyond `max`.
@@ -77,8 +83,7 @@ export class SimilarEventAggregator implements EventSink {
     action: string,
     note: string,
   ): void {
-    const m = regarding.metadata ?? {};
-    const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, type, reason, action]);
+    const key = objectKey(regarding, type, reason, action);
     const now = this.now();
     let s = this.#similar.get(key);
     if (s === undefined || now - s.since > AGGREGATE_WINDOW_MS) s = { since: now, notes: new Set() };
@@ -110,8 +115,7 @@ export class ObjectSpamFilter implements EventSink {
     action: string,
     note: string,
   ): void {
-    const m = regarding.metadata ?? {};
-    const key = JSON.stringify([regarding.kind, m.namespace, m.name, m.uid, regarding.apiVersion, type]);
+    const key = objectKey(regarding, regarding.apiVersion ?? '', type);
     const bucket = this.#buckets.get(key) ?? new TokenBucket(1000 / SPAM_REFILL_MS, SPAM_BURST, this.now);
     remember(this.#buckets, key, bucket, SPAM_MAX_KEYS);
     if (bucket.tryAccept()) this.sink.event(regarding, type, reason, action, note);
