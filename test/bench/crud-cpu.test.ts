@@ -1,7 +1,8 @@
 /**
  * The crud scenario's CPU per operation: of the one server it measures, or, for a control plane
- * the bench started (`--ha-compare`), of its servers together and of its etcd members. The
- * in-process test server runs in this process, so the test names this process as both.
+ * the bench started (`--ha-compare`), of its servers together and of its etcd members; and the
+ * load generator's own. The in-process test server runs in this process, so the test names this
+ * process as both.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BenchClient } from '../../src/bench/client.js';
@@ -56,6 +57,7 @@ describe('crud CPU per operation', () => {
       expect(f['ops/s']).toBeGreaterThan(0);
       expect(f['server CPU µs/op']).toBeGreaterThan(0);
       expect(f['etcd CPU µs/op']).toBeGreaterThan(0);
+      expect(f['bench CPU µs/op']).toBeGreaterThan(0);
     }
   });
 
@@ -74,5 +76,8 @@ describe('crud CPU per operation', () => {
     );
     expect(figures(gone, 'create')['server CPU µs/op']).toBeUndefined();
     expect(figures(gone, 'create')['ops/s']).toBeGreaterThan(0);
+    // The load generator's own CPU is this process's, known whatever the server is.
+    expect(figures(none, 'create')['bench CPU µs/op']).toBeGreaterThan(0);
+    expect(figures(gone, 'create')['bench CPU µs/op']).toBeGreaterThan(0);
   });
 });

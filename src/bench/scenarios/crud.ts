@@ -13,7 +13,9 @@
  * operation (`server CPU µs/op`, from /proc): on a small machine where client and server share
  * the cores, it tells what a feature costs the server more steadily than throughput does. For a
  * control plane the bench started (`--ha-compare`), that is its servers' CPU together, and
- * `etcd CPU µs/op` is its etcd members'.
+ * `etcd CPU µs/op` is its etcd members'. `bench CPU µs/op` is this process's own (the load
+ * generator's), always given: where everything shares the cores, a server's throughput is what
+ * the CPU left by etcd and the load generator allows.
  */
 import { rawGets, rawLevelBatchWrites, rawWrites, type RawSubject } from '../baselines.js';
 import { createNamespace, deleteNamespace, type ScenarioContext } from '../context.js';
@@ -77,6 +79,8 @@ async function rawShapes(ctx: ScenarioContext, clients: number): Promise<RawFigu
 interface CrudLoop extends LoopResult {
   readonly serverCpuUsPerOp?: number;
   readonly etcdCpuUsPerOp?: number;
+  /** This process's CPU per operation (the load generator's); undefined when nothing was done. */
+  readonly benchCpuUsPerOp?: number;
 }
 
 /** The processes whose CPU a crud loop reads: a control plane's, or the one server's. */
@@ -99,7 +103,9 @@ function cpuMsOf(pids: readonly number[]): number | undefined {
 async function serverTimed(pids: PlanePids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
   const servers = cpuMsOf(pids.servers);
   const store = cpuMsOf(pids.store);
+  const bench = process.cpuUsage();
   const r = await loop();
+  const own = process.cpuUsage(bench);
   const n = r.latency.count;
   const perOp = (before: number | undefined, after: number | undefined): number | undefined =>
     before === undefined || after === undefined || n === 0 ? undefined : ((after - before) * 1000) / n;
@@ -109,6 +115,7 @@ async function serverTimed(pids: PlanePids, loop: () => Promise<LoopResult>): Pr
     ...r,
     ...(serverCpuUsPerOp === undefined ? {} : { serverCpuUsPerOp }),
     ...(etcdCpuUsPerOp === undefined ? {} : { etcdCpuUsPerOp }),
+    ...(n === 0 ? {} : { benchCpuUsPerOp: (own.user + own.system) / n }),
   };
 }
 
@@ -117,6 +124,7 @@ function crudFigures(r: CrudLoop): Figures {
     ...loopFigures(r),
     ...(r.serverCpuUsPerOp === undefined ? {} : { 'server CPU µs/op': r.serverCpuUsPerOp }),
     ...(r.etcdCpuUsPerOp === undefined ? {} : { 'etcd CPU µs/op': r.etcdCpuUsPerOp }),
+    ...(r.benchCpuUsPerOp === undefined ? {} : { 'bench CPU µs/op': r.benchCpuUsPerOp }),
   };
 }
 
