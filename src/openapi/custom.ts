@@ -14,7 +14,7 @@ import type { ResourceType } from '../registry/types.js';
 import type { DefinitionBuilder } from './definitions.js';
 import { customKindSchema, KIND_PROPERTY_DOCS } from './custom-schema.js';
 import { groupVersionPath, gvkJson } from './names.js';
-import { resourcePaths, type PathSpec } from './operations.js';
+import { resourcePaths, type OperationSpec, type PathSpec } from './operations.js';
 import { collectPaths } from './paths.js';
 import { sortKeys, type JsonObject, type OpenApiFlavor } from './types.js';
 import { renderPath } from './v3.js';
@@ -64,17 +64,29 @@ function customPaths(doc: CustomKindDoc): PathSpec[] {
   const paths = resourcePaths({ ...doc.type, messageType: customKindName(doc) });
   return paths
     .filter((p) => !p.path.startsWith(prefix))
-    .map((p) => ({
-      ...p,
-      operations: p.operations.map((o) =>
-        o.body === undefined || !o.body.mediaTypes.includes(STRATEGIC_MERGE_PATCH)
-          ? o
-          : {
-              ...o,
-              body: { ...o.body, mediaTypes: o.body.mediaTypes.filter((m) => m !== STRATEGIC_MERGE_PATCH) },
-            },
-      ),
-    }));
+    .map((p) => ({ ...p, operations: p.operations.map(customOperation) }));
+}
+
+/** What custom resources come in and are taken in: JSON and YAML (no protobuf, no watch stream listed). */
+const CUSTOM_MEDIA_TYPES: readonly string[] = ['application/json', 'application/yaml'];
+
+/**
+ * A built-in kind's operation as kube's custom resource builder writes it: it produces JSON and
+ * YAML; a patch takes the patch types but strategic merge, and answers 200 only (no 201); a
+ * delete of the collection takes no body; any other operation consumes JSON and YAML, whether it
+ * has a body or not.
+ */
+function customOperation(o: OperationSpec): OperationSpec {
+  const { body, ...rest } = o;
+  const out = { ...rest, produces: CUSTOM_MEDIA_TYPES };
+  if (body === undefined || o.action === 'deletecollection') return { ...out, consumes: CUSTOM_MEDIA_TYPES };
+  if (!body.mediaTypes.includes(STRATEGIC_MERGE_PATCH))
+    return { ...out, body: { ...body, mediaTypes: CUSTOM_MEDIA_TYPES } };
+  return {
+    ...out,
+    body: { ...body, mediaTypes: body.mediaTypes.filter((m) => m !== STRATEGIC_MERGE_PATCH) },
+    responses: o.responses.filter((r) => r.code !== '201'),
+  };
 }
 
 /** `x-kubernetes-selectable-fields` of a kind and its list, when the version declares any. */

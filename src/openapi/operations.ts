@@ -58,6 +58,8 @@ export interface OperationSpec {
   readonly responses: readonly ResponseSpec[];
   /** Media types of the response bodies. */
   readonly produces: readonly string[];
+  /** What an operation without a body says it consumes (v2's `consumes`; default `*\/*`). */
+  readonly consumes?: readonly string[];
 }
 
 /** One path with its path parameters (`{namespace}`, `{name}`) and operations. */
@@ -85,8 +87,18 @@ const WRITE_QUERY: readonly ParamSpec[] = [
 const PATCH_QUERY: readonly ParamSpec[] = [...WRITE_QUERY, { name: 'force', type: 'boolean' }];
 
 const ANY_BODY: readonly string[] = ['*/*'];
-const JSON_ONLY: readonly string[] = ['application/json'];
-const JSON_AND_WATCH: readonly string[] = ['application/json', 'application/json;stream=watch'];
+/** What a built-in kind's object answers come in, in kube's order (its serializers'). */
+const OBJECT_MEDIA_TYPES: readonly string[] = [
+  'application/json',
+  'application/yaml',
+  'application/vnd.kubernetes.protobuf',
+];
+/** A list or watch answer's media types: an object's, then the watch streams'. */
+const LIST_MEDIA_TYPES: readonly string[] = [
+  ...OBJECT_MEDIA_TYPES,
+  'application/json;stream=watch',
+  'application/vnd.kubernetes.protobuf;stream=watch',
+];
 
 const LIST_QUERY: readonly ParamSpec[] = [
   { name: 'allowWatchBookmarks', type: 'boolean' },
@@ -159,7 +171,8 @@ export function discoveryPath(group: string, version: string): PathSpec {
         tag: operationTag(group, version),
         query: [],
         responses: [ok(API_RESOURCE_LIST_MESSAGE), UNAUTHORIZED],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
+        consumes: OBJECT_MEDIA_TYPES,
       },
     ],
   };
@@ -182,7 +195,8 @@ export function groupDiscoveryPath(group: string): PathSpec {
         tag: stem,
         query: [],
         responses: [ok(API_GROUP_MESSAGE), UNAUTHORIZED],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
+        consumes: OBJECT_MEDIA_TYPES,
       },
     ],
   };
@@ -219,7 +233,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
         description: `list or watch objects of kind ${t.kind}`,
         query: LIST_QUERY,
         responses: [ok(listType), UNAUTHORIZED],
-        produces: JSON_AND_WATCH,
+        produces: LIST_MEDIA_TYPES,
       }),
     );
   }
@@ -240,7 +254,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
           { code: '202', description: 'Accepted', type: t.messageType },
           UNAUTHORIZED,
         ],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
       }),
     );
   }
@@ -256,7 +270,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
         query: DELETE_COLLECTION_QUERY,
         body: { type: META_TYPES.deleteOptions, mediaTypes: ANY_BODY, required: false },
         responses: [ok(META_TYPES.status), UNAUTHORIZED],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
       }),
     );
   }
@@ -271,7 +285,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
         description: `read the specified ${t.kind}`,
         query: [],
         responses: [ok(t.messageType), UNAUTHORIZED],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
       }),
     );
   }
@@ -303,7 +317,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
           { code: '202', description: 'Accepted', type: META_TYPES.status },
           UNAUTHORIZED,
         ],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
       }),
     );
   }
@@ -318,7 +332,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
         description: `list or watch objects of kind ${t.kind}`,
         query: LIST_QUERY,
         responses: [ok(listType), UNAUTHORIZED],
-        produces: JSON_AND_WATCH,
+        produces: LIST_MEDIA_TYPES,
       }),
     );
   }
@@ -344,7 +358,7 @@ function replaceOp(
     query: WRITE_QUERY,
     body: { type, mediaTypes: ANY_BODY, required: true },
     responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
-    produces: JSON_ONLY,
+    produces: OBJECT_MEDIA_TYPES,
     ...(gvk === undefined ? {} : { gvk }),
   });
 }
@@ -364,7 +378,7 @@ function patchOp(
     query: PATCH_QUERY,
     body: { type: META_TYPES.patch, mediaTypes: PATCH_MEDIA_TYPES, required: true },
     responses: [ok(type), { code: '201', description: 'Created', type }, UNAUTHORIZED],
-    produces: JSON_ONLY,
+    produces: OBJECT_MEDIA_TYPES,
     ...(gvk === undefined ? {} : { gvk }),
   });
 }
@@ -390,7 +404,7 @@ function addWatchPaths(
       description,
       query: LIST_QUERY,
       responses: [ok(META_TYPES.watchEvent), UNAUTHORIZED],
-      produces: JSON_AND_WATCH,
+      produces: LIST_MEDIA_TYPES,
     });
   const base = `${c.prefix}/watch${c.nsPath}/${t.plural}`;
   out.add(
@@ -451,7 +465,7 @@ function addSubresource(
           { code: '202', description: 'Accepted', type: message },
           UNAUTHORIZED,
         ],
-        produces: JSON_ONLY,
+        produces: OBJECT_MEDIA_TYPES,
         gvk,
       }),
     );
@@ -479,7 +493,7 @@ function addSubresource(
       description: `read ${sub} of the specified ${t.kind}`,
       query: [],
       responses: [ok(type), UNAUTHORIZED],
-      produces: JSON_ONLY,
+      produces: OBJECT_MEDIA_TYPES,
       ...(gvk === undefined ? {} : { gvk }),
     }),
   );

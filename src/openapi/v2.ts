@@ -42,7 +42,7 @@ function renderOperation(o: OperationSpec, defs: Pick<DefinitionBuilder, 'ref'>)
         : { description: r.description, schema: { $ref: defs.ref(r.type, 'v2') } };
   }
   return {
-    consumes: [...(o.body?.mediaTypes ?? ['*/*'])],
+    consumes: [...(o.body?.mediaTypes ?? o.consumes ?? ['*/*'])],
     description: o.description,
     operationId: o.operationId,
     ...(parameters.length > 0 ? { parameters } : {}),

@@ -19,7 +19,8 @@ const V3_INFO: JsonObject = { title: 'Kubernetes', version: 'unversioned' };
 
 function content(mediaTypes: readonly string[], ref: string): JsonObject {
   const out: JsonObject = {};
-  for (const mt of mediaTypes) out[mt] = { schema: { $ref: ref } };
+  // Keys in code-point order, as kube's encoder writes a map.
+  for (const mt of [...mediaTypes].sort()) out[mt] = { schema: { $ref: ref } };
   return out;
 }
 

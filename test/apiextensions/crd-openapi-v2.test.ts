@@ -110,6 +110,35 @@ describe('/openapi/v2 with custom resources', () => {
       kind: 'Widget',
       version: 'v1',
     });
+    // As kube's custom resource builder: JSON and YAML in and out (no protobuf, no watch stream
+    // listed), a patch answers 200 only, and a delete of the collection takes no body.
+    const jsonYaml = ['application/json', 'application/yaml'];
+    const ops = (
+      path: string,
+    ): Record<string, { consumes: string[]; produces: string[]; responses: object }> =>
+      doc.paths[`/apis/openapi.example.com/v1/${path}`] as Record<
+        string,
+        { consumes: string[]; produces: string[]; responses: object }
+      >;
+    for (const path of [
+      'namespaces/{namespace}/widgets',
+      'namespaces/{namespace}/widgets/{name}',
+      'widgets',
+    ]) {
+      for (const [method, op] of Object.entries(ops(path))) {
+        if (method === 'parameters') continue;
+        expect(op.produces, `${method} ${path}`).toEqual(jsonYaml);
+        if (method !== 'patch') expect(op.consumes, `${method} ${path}`).toEqual(jsonYaml);
+      }
+    }
+    expect(Object.keys(ops('namespaces/{namespace}/widgets/{name}')['patch']?.responses ?? {})).toEqual([
+      '200',
+      '401',
+    ]);
+    const removeAll = ops('namespaces/{namespace}/widgets')['delete'] as unknown as {
+      parameters: { in: string }[];
+    };
+    expect(removeAll.parameters.filter((p) => p.in === 'body')).toEqual([]);
     // The meta types the paths reference are there.
     expect(doc.definitions['io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta']).toBeDefined();
   });

@@ -312,6 +312,42 @@ describe('paths', () => {
     ]);
   });
 
+  it("advertise kube's media types: JSON, YAML and protobuf, and both watch streams on lists and watches", () => {
+    const object = ['application/json', 'application/yaml', 'application/vnd.kubernetes.protobuf'];
+    const streams = [
+      ...object,
+      'application/json;stream=watch',
+      'application/vnd.kubernetes.protobuf;stream=watch',
+    ];
+    const v2Paths = v2['paths'] as Record<string, Record<string, JsonObject>>;
+    const collection = v2Paths['/apis/apps/v1/namespaces/{namespace}/deployments'];
+    expect(collection?.['get']?.['produces']).toEqual(streams);
+    expect(collection?.['post']?.['produces']).toEqual(object);
+    expect(collection?.['post']?.['consumes']).toEqual(['*/*']);
+    expect(v2Paths['/apis/apps/v1/watch/deployments']?.['get']?.['produces']).toEqual(streams);
+    expect(v2Paths['/api/v1/namespaces/{namespace}/pods/{name}/status']?.['patch']?.['produces']).toEqual(
+      object,
+    );
+    // Discovery consumes what it produces.
+    expect(v2Paths['/apis/apps/v1/']?.['get']?.['consumes']).toEqual(object);
+    expect(v2Paths['/apis/apps/']?.['get']?.['produces']).toEqual(object);
+    for (const [path, method, op] of operations(v2)) {
+      const action = op['x-kubernetes-action'];
+      const listing = typeof action === 'string' && ['list', 'watch', 'watchlist'].includes(action);
+      expect(op['produces'], `${method} ${path}`).toEqual(listing ? streams : object);
+    }
+    // v3 keys a response's content by media type, in code-point order as kube writes a map.
+    const apps = v3Doc('apis/apps/v1')['paths'] as Record<string, Record<string, JsonObject>>;
+    const ok = (op: JsonObject | undefined): string[] =>
+      Object.keys(((op?.['responses'] as Record<string, JsonObject>)['200']?.['content'] ?? {}) as object);
+    expect(ok(apps['/apis/apps/v1/namespaces/{namespace}/deployments']?.['get'])).toEqual(
+      [...streams].sort(),
+    );
+    expect(ok(apps['/apis/apps/v1/namespaces/{namespace}/deployments/{name}']?.['get'])).toEqual(
+      [...object].sort(),
+    );
+  });
+
   it('give create-only kinds only a POST', () => {
     const authz = v3Doc('apis/authorization.k8s.io/v1')['paths'] as Record<
       string,
