@@ -71,10 +71,10 @@ function customPaths(doc: CustomKindDoc): PathSpec[] {
 const CUSTOM_MEDIA_TYPES: readonly string[] = ['application/json', 'application/yaml'];
 
 /**
- * A built-in kind's operation as kube's custom resource builder writes it: it produces JSON and
- * YAML; a patch takes the patch types but strategic merge, and answers 200 only (no 201); a
- * delete of the collection takes no body; any other operation consumes JSON and YAML, whether it
- * has a body or not.
+ * An operation of {@link resourcePaths} (made for built-in kinds) as kube's custom resource
+ * builder writes it: it produces JSON and YAML; a patch takes the patch types but strategic
+ * merge, and answers 200 only (no 201); a delete of the collection lists no body; any other
+ * operation consumes JSON and YAML, whether it has a body or not.
  */
 function customOperation(o: OperationSpec): OperationSpec {
   const { body, ...rest } = o;
