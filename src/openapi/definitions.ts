@@ -53,6 +53,10 @@ const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 export const API_RESOURCE_LIST_MESSAGE = `${META}APIResourceList`;
 /** The discovery document of a named group (the answer of `/apis/<group>/`). */
 export const API_GROUP_MESSAGE = `${META}APIGroup`;
+/** The legacy group's versions (the answer of `/api/`). */
+export const API_VERSIONS_MESSAGE = `${META}APIVersions`;
+/** Every named group (the answer of `/apis/`). */
+export const API_GROUP_LIST_MESSAGE = `${META}APIGroupList`;
 
 export const META_TYPES = {
   deleteOptions: `${META}DeleteOptions`,
@@ -143,6 +147,8 @@ export class DefinitionBuilder {
     this.#addKind(META_TYPES.status, { group: '', version: 'v1', kind: 'Status' });
     this.#addKind(API_RESOURCE_LIST_MESSAGE, { group: '', version: 'v1', kind: 'APIResourceList' });
     this.#addKind(API_GROUP_MESSAGE, { group: '', version: 'v1', kind: 'APIGroup' });
+    this.#addKind(API_VERSIONS_MESSAGE, { group: '', version: 'v1', kind: 'APIVersions' });
+    this.#addKind(API_GROUP_LIST_MESSAGE, { group: '', version: 'v1', kind: 'APIGroupList' });
     // kube lists DeleteOptions and WatchEvent under every group version it serves.
     for (const gv of [...groupVersions.values()].sort(compareGvk)) {
       this.#addKind(META_TYPES.deleteOptions, { ...gv, kind: 'DeleteOptions' });

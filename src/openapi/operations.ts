@@ -13,8 +13,10 @@
  */
 import type { ResourceType, Subresource } from '../registry/types.js';
 import {
+  API_GROUP_LIST_MESSAGE,
   API_GROUP_MESSAGE,
   API_RESOURCE_LIST_MESSAGE,
+  API_VERSIONS_MESSAGE,
   EVICTION_MESSAGE,
   META_TYPES,
   TOKEN_REQUEST_MESSAGE,
@@ -176,6 +178,33 @@ export function discoveryPath(group: string, version: string): PathSpec {
       },
     ],
   };
+}
+
+/**
+ * The root discovery paths: `/api/` (kube's `getCoreAPIVersions`, the legacy group's
+ * APIVersions) and `/apis/` (`getAPIVersions`, the APIGroupList of every named group).
+ */
+export function rootDiscoveryPaths(): PathSpec[] {
+  const root = (path: string, operationId: string, tag: string, message: string): PathSpec => ({
+    path,
+    pathParams: [],
+    operations: [
+      {
+        method: 'get',
+        operationId,
+        description: 'get available API versions',
+        tag,
+        query: [],
+        responses: [ok(message), UNAUTHORIZED],
+        produces: OBJECT_MEDIA_TYPES,
+        consumes: OBJECT_MEDIA_TYPES,
+      },
+    ],
+  });
+  return [
+    root('/api/', 'getCoreAPIVersions', 'core', API_VERSIONS_MESSAGE),
+    root('/apis/', 'getAPIVersions', 'apis', API_GROUP_LIST_MESSAGE),
+  ];
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   discoveryPath,
   groupDiscoveryPath,
   resourcePaths,
+  rootDiscoveryPaths,
   type OperationSpec,
   type PathSpec,
 } from './operations.js';
@@ -69,6 +70,7 @@ export function buildV2Document(registry: Registry, defs: DefinitionBuilder, inf
   const groupVersions = new Map(registry.all().map((t) => [`${t.group}/${t.version}`, t]));
   const { paths, types } = collectPaths(
     [
+      ...rootDiscoveryPaths(),
       ...[...new Set(registry.all().map((t) => t.group))]
         .filter((g) => g !== '')
         .map((g) => groupDiscoveryPath(g)),

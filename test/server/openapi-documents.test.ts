@@ -245,8 +245,9 @@ describe('paths', () => {
         expect(ids.has(op['operationId'] as string), `${method} ${path}`).toBe(false);
         ids.add(op['operationId'] as string);
         if (path.endsWith('/')) {
-          // Discovery (kube's getAPIResources and getAPIGroup): no action, no kind.
-          expect(op['operationId'], path).toMatch(/^get\w+(APIResources|APIGroup)$/);
+          // Discovery (kube's getAPIResources, getAPIGroup and the root's getAPIVersions): no
+          // action, no kind.
+          expect(op['operationId'], path).toMatch(/^get\w*(APIResources|APIGroup|APIVersions)$/);
           expect(op['x-kubernetes-action'], path).toBeUndefined();
           continue;
         }
@@ -274,6 +275,32 @@ describe('paths', () => {
         'x-kubernetes-group-version-kind'
       ],
     ).toEqual([{ group: '', kind: 'APIResourceList', version: 'v1' }]);
+  });
+
+  it('list the root discovery of v2 as kube does: /api/ and /apis/', () => {
+    const paths = v2['paths'] as Record<string, Record<string, JsonObject>>;
+    const definitions = v2['definitions'] as Record<string, JsonObject>;
+    for (const [path, operationId, tag, kind] of [
+      ['/api/', 'getCoreAPIVersions', 'core', 'APIVersions'],
+      ['/apis/', 'getAPIVersions', 'apis', 'APIGroupList'],
+    ] as const) {
+      const op = paths[path]?.['get'];
+      expect(op?.['operationId'], path).toBe(operationId);
+      expect(op?.['tags'], path).toEqual([tag]);
+      expect(op?.['x-kubernetes-action'], path).toBeUndefined();
+      const name = `io.k8s.apimachinery.pkg.apis.meta.v1.${kind}`;
+      expect((op?.['responses'] as Record<string, JsonObject>)['200']).toEqual({
+        description: 'OK',
+        schema: { $ref: `#/definitions/${name}` },
+      });
+      expect(definitions[name]?.['x-kubernetes-group-version-kind']).toEqual([
+        { group: '', kind, version: 'v1' },
+      ]);
+    }
+    expect(definitions['io.k8s.apimachinery.pkg.apis.meta.v1.APIVersions']?.['required']).toEqual([
+      'versions',
+      'serverAddressByClientCIDRs',
+    ]);
   });
 
   it('serve a Deployment like kube: collection, item, status, scale, watch', () => {
