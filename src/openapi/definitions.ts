@@ -45,6 +45,8 @@ import type { Json, JsonObject, OpenApiFlavor } from './types.js';
 export const TOKEN_REQUEST_MESSAGE = 'k8s.io.api.authentication.v1.TokenRequest';
 /** The protobuf message of an Eviction (the body of pods/eviction). */
 export const EVICTION_MESSAGE = 'k8s.io.api.policy.v1.Eviction';
+/** A pod's binding to a node (`pods/binding`). */
+export const BINDING_MESSAGE = 'k8s.io.api.core.v1.Binding';
 
 const META = 'k8s.io.apimachinery.pkg.apis.meta.v1.';
 

@@ -17,6 +17,7 @@ import {
   API_GROUP_MESSAGE,
   API_RESOURCE_LIST_MESSAGE,
   API_VERSIONS_MESSAGE,
+  BINDING_MESSAGE,
   EVICTION_MESSAGE,
   META_TYPES,
   TOKEN_REQUEST_MESSAGE,
@@ -366,7 +367,8 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
     );
   }
   if (has('watch')) addWatchPaths(out, t, op, { prefix, stem, nsPath, nsParams, itemParams });
-  for (const sub of t.subresources) addSubresource(out, t, op, sub, { item, stem, scope, itemParams });
+  for (const sub of [...t.subresources, ...routedSubresources(t)])
+    addSubresource(out, t, op, sub, { item, stem, scope, itemParams });
   return out.paths();
 }
 
@@ -463,29 +465,60 @@ function addWatchPaths(
   }
 }
 
+/** The body, kind and operation-id suffix of a subresource created by POST. */
+interface PostedSubresource {
+  readonly message: string;
+  readonly gvk: Gvk;
+  readonly suffix: string;
+}
+
+const POSTED: Readonly<Record<'token' | 'eviction' | 'binding', PostedSubresource>> = {
+  token: {
+    message: TOKEN_REQUEST_MESSAGE,
+    gvk: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
+    suffix: 'Token',
+  },
+  eviction: {
+    message: EVICTION_MESSAGE,
+    gvk: { group: 'policy', version: 'v1', kind: 'Eviction' },
+    suffix: 'Eviction',
+  },
+  binding: {
+    message: BINDING_MESSAGE,
+    gvk: { group: '', version: 'v1', kind: 'Binding' },
+    suffix: 'Binding',
+  },
+};
+
+/**
+ * Subresources that routes of their own serve rather than the registry's verbs, which kube lists
+ * on the kind: a pod's `binding` (the scheduler's POST) and a namespace's `finalize`.
+ */
+function routedSubresources(t: ResourceType): ('binding' | 'finalize')[] {
+  if (t.group !== '') return [];
+  if (t.kind === 'Pod') return ['binding'];
+  if (t.kind === 'Namespace') return ['finalize'];
+  return [];
+}
+
 function addSubresource(
   out: PathCollector,
   t: ResourceType,
   op: OpFactory,
-  sub: Subresource,
+  sub: Subresource | 'binding' | 'finalize',
   c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
 ): void {
   const path = `${c.item}/${sub}`;
-  if (sub === 'token' || sub === 'eviction') {
-    const token = sub === 'token';
-    const message = token ? TOKEN_REQUEST_MESSAGE : EVICTION_MESSAGE;
-    const kind = token ? 'TokenRequest' : 'Eviction';
-    const gvk: Gvk = token
-      ? { group: 'authentication.k8s.io', version: 'v1', kind }
-      : { group: 'policy', version: 'v1', kind };
+  if (sub === 'token' || sub === 'eviction' || sub === 'binding') {
+    const { message, gvk, suffix } = POSTED[sub];
     out.add(
       path,
-      [{ name: 'name', description: `name of the ${kind}` }, ...c.itemParams.slice(1)],
+      [{ name: 'name', description: `name of the ${gvk.kind}` }, ...c.itemParams.slice(1)],
       op({
         method: 'post',
         action: 'post',
-        operationId: `create${c.stem}${c.scope}${t.kind}${token ? 'Token' : 'Eviction'}`,
-        description: `create ${token ? 'token' : 'eviction'} of a ${t.kind}`,
+        operationId: `create${c.stem}${c.scope}${t.kind}${suffix}`,
+        description: `create ${sub} of a ${t.kind}`,
         query: WRITE_QUERY,
         body: { type: message, mediaTypes: ANY_BODY, required: true },
         responses: [
@@ -497,6 +530,15 @@ function addSubresource(
         produces: OBJECT_MEDIA_TYPES,
         gvk,
       }),
+    );
+    return;
+  }
+  if (sub === 'finalize') {
+    const id = `replace${c.stem}${c.scope}${t.kind}Finalize`;
+    out.add(
+      path,
+      c.itemParams,
+      replaceOp(op, id, `replace finalize of the specified ${t.kind}`, t.messageType),
     );
     return;
   }

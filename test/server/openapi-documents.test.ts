@@ -375,6 +375,34 @@ describe('paths', () => {
     );
   });
 
+  it("list a pod's binding and a namespace's finalize, which routes of their own serve, as kube does", () => {
+    const core = v3Doc('api/v1')['paths'] as Record<string, Record<string, JsonObject>>;
+    for (const paths of [v2['paths'] as Record<string, Record<string, JsonObject>>, core]) {
+      const binding = paths['/api/v1/namespaces/{namespace}/pods/{name}/binding'];
+      expect(Object.keys(binding ?? {}).sort()).toEqual(['parameters', 'post']);
+      expect(binding?.['post']?.['operationId']).toBe('createCoreV1NamespacedPodBinding');
+      expect(binding?.['post']?.['x-kubernetes-group-version-kind']).toEqual({
+        group: '',
+        kind: 'Binding',
+        version: 'v1',
+      });
+      const finalize = paths['/api/v1/namespaces/{name}/finalize'];
+      expect(Object.keys(finalize ?? {}).sort()).toEqual(['parameters', 'put']);
+      expect(finalize?.['put']?.['operationId']).toBe('replaceCoreV1NamespaceFinalize');
+      expect(finalize?.['put']?.['x-kubernetes-action']).toBe('put');
+    }
+    const v2Binding = (v2['paths'] as Record<string, Record<string, JsonObject>>)[
+      '/api/v1/namespaces/{namespace}/pods/{name}/binding'
+    ]?.['post'];
+    expect(v2Binding?.['parameters']).toContainEqual({
+      in: 'body',
+      name: 'body',
+      required: true,
+      schema: { $ref: '#/definitions/io.k8s.api.core.v1.Binding' },
+    });
+    expect(Object.keys(v2Binding?.['responses'] ?? {})).toEqual(['200', '201', '202', '401']);
+  });
+
   it('give create-only kinds only a POST', () => {
     const authz = v3Doc('apis/authorization.k8s.io/v1')['paths'] as Record<
       string,
