@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { notAcceptable } from '../api/errors.js';
 import type { ServedRegistry } from '../registry/layered.js';
-import type { ResourceType } from '../registry/types.js';
+import { endpointSubresources, type ResourceType } from '../registry/types.js';
 import { formatApiVersion } from '../api/group-version.js';
 
 const JSON_TYPE = 'application/json';
@@ -39,16 +39,6 @@ const CONNECT_OPTIONS: Readonly<Record<string, string>> = {
 /** The verbs of the `proxy` subresources (served by `src/server/proxy-subresources.ts`). */
 const PROXY_VERBS = ['create', 'delete', 'get', 'patch', 'update'] as const;
 
-/**
- * Subresources served by endpoints of their own rather than listed in the registry's types:
- * `pods/binding` (src/server/binding-endpoints.ts) and `namespaces/finalize` (an update of the
- * finalizers), which kube's discovery lists.
- */
-const ENDPOINT_SUBRESOURCES: Readonly<Record<string, readonly string[]>> = {
-  '/pods': ['binding'],
-  '/namespaces': ['finalize'],
-};
-
 /** Custom resources (no protobuf form): kube's CRD discovery differs in small ways, noted where used. */
 function isCustom(t: ResourceType): boolean {
   return t.messageType === '';
@@ -57,7 +47,7 @@ function isCustom(t: ResourceType): boolean {
 /** The subresources discovery lists for `t`: kube sorts a built-in type's, not a custom resource's. */
 function listedSubresources(t: ResourceType): string[] {
   if (isCustom(t)) return [...t.subresources];
-  return [...t.subresources, ...(ENDPOINT_SUBRESOURCES[`${t.group}/${t.plural}`] ?? [])].sort();
+  return [...t.subresources, ...endpointSubresources(t)].sort();
 }
 
 /** What discovery says of a subresource of `t`: the kind it takes or answers, and its verbs. */

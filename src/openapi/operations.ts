@@ -11,7 +11,12 @@
  * `fieldValidation` parameter on PATCH as "the server validates fields" and then leaves
  * validation to the server; `kubectl diff` and `--dry-run=server` look for `dryRun`.
  */
-import type { ResourceType, Subresource } from '../registry/types.js';
+import {
+  endpointSubresources,
+  type EndpointSubresource,
+  type ResourceType,
+  type Subresource,
+} from '../registry/types.js';
 import {
   API_GROUP_LIST_MESSAGE,
   API_GROUP_MESSAGE,
@@ -367,7 +372,7 @@ export function resourcePaths(t: ResourceType): PathSpec[] {
     );
   }
   if (has('watch')) addWatchPaths(out, t, op, { prefix, stem, nsPath, nsParams, itemParams });
-  for (const sub of [...t.subresources, ...routedSubresources(t)])
+  for (const sub of [...t.subresources, ...endpointSubresources(t)])
     addSubresource(out, t, op, sub, { item, stem, scope, itemParams });
   return out.paths();
 }
@@ -490,22 +495,11 @@ const POSTED: Readonly<Record<'token' | 'eviction' | 'binding', PostedSubresourc
   },
 };
 
-/**
- * Subresources that routes of their own serve rather than the registry's verbs, which kube lists
- * on the kind: a pod's `binding` (the scheduler's POST) and a namespace's `finalize`.
- */
-function routedSubresources(t: ResourceType): ('binding' | 'finalize')[] {
-  if (t.group !== '') return [];
-  if (t.kind === 'Pod') return ['binding'];
-  if (t.kind === 'Namespace') return ['finalize'];
-  return [];
-}
-
 function addSubresource(
   out: PathCollector,
   t: ResourceType,
   op: OpFactory,
-  sub: Subresource | 'binding' | 'finalize',
+  sub: Subresource | EndpointSubresource,
   c: { item: string; stem: string; scope: string; itemParams: PathSpec['pathParams'] },
 ): void {
   const path = `${c.item}/${sub}`;

@@ -124,3 +124,23 @@ export type Subresource =
   | 'attach'
   | 'portforward'
   | 'proxy';
+
+/**
+ * Subresources that endpoints of their own serve, which a type's `subresources` do not list:
+ * `pods/binding` (src/server/binding-endpoints.ts) and `namespaces/finalize` (an update of the
+ * finalizers). Routing, discovery and the OpenAPI documents all take them from here.
+ */
+export type EndpointSubresource = 'binding' | 'finalize';
+
+const POD_ENDPOINTS: readonly EndpointSubresource[] = ['binding'];
+const NAMESPACE_ENDPOINTS: readonly EndpointSubresource[] = ['finalize'];
+
+/** The {@link EndpointSubresource}s of a type: only the core group's Pod and Namespace have any. */
+export function endpointSubresources(
+  t: Pick<ResourceType, 'group' | 'kind'>,
+): readonly EndpointSubresource[] {
+  if (t.group !== '') return [];
+  if (t.kind === 'Pod') return POD_ENDPOINTS;
+  if (t.kind === 'Namespace') return NAMESPACE_ENDPOINTS;
+  return [];
+}

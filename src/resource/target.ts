@@ -12,14 +12,16 @@
  * Anything else, an unknown resource, or a subresource the type does not serve is undefined
  * (the caller answers kube's 404).
  */
-import type { Registry } from '../registry/types.js';
+import { endpointSubresources, type Registry } from '../registry/types.js';
 import type { Target } from './context.js';
 
-/** Subresources served for every type that lists them in the registry, plus namespaces/finalize. */
+/** Subresources the registry lists for the type, and those endpoints of their own serve. */
 function servesSubresource(target: Target, sub: string): boolean {
-  if (sub === 'finalize') return target.type.group === '' && target.type.kind === 'Namespace';
-  if (sub === 'binding') return target.type.group === '' && target.type.kind === 'Pod';
-  return (target.type.subresources as readonly string[]).includes(sub);
+  const { type } = target;
+  return (
+    (type.subresources as readonly string[]).includes(sub) ||
+    (endpointSubresources(type) as readonly string[]).includes(sub)
+  );
 }
 
 function valid(segment: string | undefined): segment is string {
