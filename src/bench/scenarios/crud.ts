@@ -100,7 +100,8 @@ function cpuMsOf(pids: readonly number[]): number | undefined {
   return pids.length === 0 ? undefined : sum;
 }
 
-async function serverTimed(pids: PlanePids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
+/** Runs `loop`, reading the CPU time of `pids` and of this process around it. */
+async function cpuTimed(pids: PlanePids, loop: () => Promise<LoopResult>): Promise<CrudLoop> {
   const servers = cpuMsOf(pids.servers);
   const store = cpuMsOf(pids.store);
   const bench = process.cpuUsage();
@@ -163,7 +164,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
         ctx.client.expect('POST', base, 201, { ...send, body: bodies.body(name(n)) });
       const create = !verbs.has('create')
         ? undefined
-        : await serverTimed(pids, () => closedLoop(clients, budget, post));
+        : await cpuTimed(pids, () => closedLoop(clients, budget, post));
       // Without timed creates, a fixed set of objects for the other verbs (set-up, not measured).
       const created =
         create?.latency.count ??
@@ -171,7 +172,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       const pick = (n: number): number => (Math.imul(n, 2654435761) >>> 0) % created;
       const get = !verbs.has('get')
         ? undefined
-        : await serverTimed(pids, () =>
+        : await cpuTimed(pids, () =>
             closedLoop(clients, budget, (n) =>
               ctx.client.expect('GET', `${base}/${name(pick(n))}`, 200, send),
             ),
@@ -179,7 +180,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
       let conflicts = 0;
       const update = !verbs.has('update')
         ? undefined
-        : await serverTimed(pids, () =>
+        : await cpuTimed(pids, () =>
             closedLoop(clients, budget, async (n) => {
               const { index, generation } = updateTarget(n, created);
               const res = await ctx.client.expect('PUT', `${base}/${name(index)}`, [200, 409], {
@@ -191,7 +192,7 @@ export async function crudScenario(ctx: ScenarioContext): Promise<Row[]> {
           );
       const del = !verbs.has('delete')
         ? undefined
-        : await serverTimed(pids, () =>
+        : await cpuTimed(pids, () =>
             closedLoop(clients, { maxOps: created }, (n) =>
               ctx.client.expect('DELETE', `${base}/${name(n)}`, [200, 202], send),
             ),
