@@ -164,21 +164,24 @@ class PathCollector {
 }
 
 /**
- * The discovery path of a group version (`/apis/apps/v1/`, `/api/v1/`): kube's
- * `get<Group><Version>APIResources`, answering the group version's APIResourceList.
+ * A discovery path: one GET with no parameters that answers `message`, in any of the object
+ * media types, which it also says it consumes (as kube's discovery does).
  */
-export function discoveryPath(group: string, version: string): PathSpec {
+function discoveryGet(
+  path: string,
+  o: { operationId: string; description: string; tag: string; message: string },
+): PathSpec {
   return {
-    path: `${groupVersionPrefix(group, version)}/`,
+    path,
     pathParams: [],
     operations: [
       {
         method: 'get',
-        operationId: `get${operationStem(group, version)}APIResources`,
-        description: 'get available resources',
-        tag: operationTag(group, version),
+        operationId: o.operationId,
+        description: o.description,
+        tag: o.tag,
         query: [],
-        responses: [ok(API_RESOURCE_LIST_MESSAGE), UNAUTHORIZED],
+        responses: [ok(o.message), UNAUTHORIZED],
         produces: OBJECT_MEDIA_TYPES,
         consumes: OBJECT_MEDIA_TYPES,
       },
@@ -187,29 +190,37 @@ export function discoveryPath(group: string, version: string): PathSpec {
 }
 
 /**
+ * The discovery path of a group version (`/apis/apps/v1/`, `/api/v1/`): kube's
+ * `get<Group><Version>APIResources`, answering the group version's APIResourceList.
+ */
+export function discoveryPath(group: string, version: string): PathSpec {
+  return discoveryGet(`${groupVersionPrefix(group, version)}/`, {
+    operationId: `get${operationStem(group, version)}APIResources`,
+    description: 'get available resources',
+    tag: operationTag(group, version),
+    message: API_RESOURCE_LIST_MESSAGE,
+  });
+}
+
+/**
  * The root discovery paths: `/api/` (kube's `getCoreAPIVersions`, the legacy group's
  * APIVersions) and `/apis/` (`getAPIVersions`, the APIGroupList of every named group).
  */
 export function rootDiscoveryPaths(): PathSpec[] {
-  const root = (path: string, operationId: string, tag: string, message: string): PathSpec => ({
-    path,
-    pathParams: [],
-    operations: [
-      {
-        method: 'get',
-        operationId,
-        description: 'get available API versions',
-        tag,
-        query: [],
-        responses: [ok(message), UNAUTHORIZED],
-        produces: OBJECT_MEDIA_TYPES,
-        consumes: OBJECT_MEDIA_TYPES,
-      },
-    ],
-  });
+  const description = 'get available API versions';
   return [
-    root('/api/', 'getCoreAPIVersions', 'core', API_VERSIONS_MESSAGE),
-    root('/apis/', 'getAPIVersions', 'apis', API_GROUP_LIST_MESSAGE),
+    discoveryGet('/api/', {
+      operationId: 'getCoreAPIVersions',
+      description,
+      tag: 'core',
+      message: API_VERSIONS_MESSAGE,
+    }),
+    discoveryGet('/apis/', {
+      operationId: 'getAPIVersions',
+      description,
+      tag: 'apis',
+      message: API_GROUP_LIST_MESSAGE,
+    }),
   ];
 }
 
@@ -219,22 +230,12 @@ export function rootDiscoveryPaths(): PathSpec[] {
  */
 export function groupDiscoveryPath(group: string): PathSpec {
   const stem = groupStem(group);
-  return {
-    path: `/apis/${group}/`,
-    pathParams: [],
-    operations: [
-      {
-        method: 'get',
-        operationId: `get${stem.charAt(0).toUpperCase()}${stem.slice(1)}APIGroup`,
-        description: 'get information of a group',
-        tag: stem,
-        query: [],
-        responses: [ok(API_GROUP_MESSAGE), UNAUTHORIZED],
-        produces: OBJECT_MEDIA_TYPES,
-        consumes: OBJECT_MEDIA_TYPES,
-      },
-    ],
-  };
+  return discoveryGet(`/apis/${group}/`, {
+    operationId: `get${stem.charAt(0).toUpperCase()}${stem.slice(1)}APIGroup`,
+    description: 'get information of a group',
+    tag: stem,
+    message: API_GROUP_MESSAGE,
+  });
 }
 
 /**
