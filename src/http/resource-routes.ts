@@ -381,13 +381,14 @@ async function dispatch(
       }
       break;
     case 'status':
+    case 'ephemeralcontainers':
       if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
       if (method === 'PUT')
         return updateResource(
           ctx,
           target,
           objectBody(request.body, reps, type.messageType),
-          'status',
+          target.subresource,
           writeOf('UpdateOptions'),
         );
       if (method === 'PATCH')
@@ -395,7 +396,7 @@ async function dispatch(
           ctx,
           target,
           patchBody(request.body, builtIn),
-          'status',
+          target.subresource,
           writeOf('PatchOptions'),
         );
       break;

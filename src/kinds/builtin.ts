@@ -111,8 +111,8 @@ export class BuiltInStrategy implements KindStrategy {
     return prepareForUpdate(this.#group, this.#kind, obj, old, options);
   }
 
-  validate(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
-    return validateObject(this.#group, this.#kind, obj, old);
+  validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[] {
+    return validateObject(this.#group, this.#kind, obj, old, subresource);
   }
 
   resetFields(subresource: string | undefined): FieldSet | undefined {

@@ -46,8 +46,11 @@ export interface KindStrategy {
   prepareForCreate(obj: KubeObject, options?: PrepareOptions): FieldError[];
   /** The strategy's update-time preparation of `obj` from `old`, in place (not `old`). */
   prepareForUpdate(obj: KubeObject, old: KubeObject, options?: PrepareOptions): FieldError[];
-  /** Validation (metadata, then the kind's rules; with `old`, the update rules too). */
-  validate(obj: KubeObject, old: KubeObject | undefined): FieldError[];
+  /**
+   * Validation (metadata, then the kind's rules; with `old`, the update rules too, or those of
+   * the `subresource` written when it has its own: a pod's `ephemeralcontainers`).
+   */
+  validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[];
   /**
    * The fields a write through `subresource` (undefined: the main resource) cannot set (kube's
    * `GetResetFields`), or undefined when it resets none.

@@ -478,6 +478,14 @@ interface PostedSubresource {
   readonly suffix: string;
 }
 
+/** The subresources read and written with get, put and patch, and their operation ids' suffix. */
+const READ_WRITE_SUFFIX: Readonly<Record<string, string | undefined>> = {
+  status: 'Status',
+  approval: 'Approval',
+  scale: 'Scale',
+  ephemeralcontainers: 'Ephemeralcontainers',
+};
+
 const POSTED: Readonly<Record<'token' | 'eviction' | 'binding', PostedSubresource>> = {
   token: {
     message: TOKEN_REQUEST_MESSAGE,
@@ -539,8 +547,8 @@ function addSubresource(
   }
   // log and the connect subresources (exec, attach, portforward, proxy) have no operations here
   // yet (kube lists them as connect operations with their options as query parameters).
-  if (sub !== 'status' && sub !== 'approval' && sub !== 'scale') return;
-  const suffix = sub === 'status' ? 'Status' : sub === 'approval' ? 'Approval' : 'Scale';
+  const suffix = READ_WRITE_SUFFIX[sub];
+  if (suffix === undefined) return;
   const type = sub === 'scale' ? META_TYPES.scale : t.messageType;
   const gvk: Gvk | undefined =
     sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : undefined;

@@ -52,6 +52,7 @@ const KNOWN_VERBS = new Set([
 const KNOWN_SUBRESOURCES = new Set([
   'status',
   'scale',
+  'ephemeralcontainers',
   'token',
   'approval',
   'eviction',

@@ -110,12 +110,14 @@ export interface Registry {
 }
 
 /**
- * Subresources with their own routes: `status` and `scale` are served by the generic verbs,
- * `token` (serviceaccounts/token, TokenRequest) by a custom endpoint.
+ * Subresources with their own routes: `status`, `scale` and `ephemeralcontainers` (a pod's
+ * debugging containers) are served by the generic verbs, `token` (serviceaccounts/token,
+ * TokenRequest) by a custom endpoint.
  */
 export type Subresource =
   | 'status'
   | 'scale'
+  | 'ephemeralcontainers'
   | 'token'
   | 'approval'
   | 'eviction'

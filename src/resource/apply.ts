@@ -18,7 +18,7 @@ import type { ResourceContext, ResourceReply, Target } from './context.js';
 import { bindNamespace, checkName, decodeObject } from './decode.js';
 import { duplicateProblems, report } from './field-validation.js';
 import { isJsonObject } from '../api/object.js';
-import { applyUpdate } from './update.js';
+import { applyUpdate, partOf } from './update.js';
 import type { WriteOptions } from './write-options.js';
 
 /**
@@ -57,7 +57,7 @@ export async function applyResource(
     type,
     namespace: target.namespace,
     name: target.name ?? '',
-    part: subresource === 'status' ? 'status' : 'main',
+    part: partOf(subresource),
     allowCreate: subresource === undefined,
     write,
     ...(subresource === undefined ? {} : { subresource }),

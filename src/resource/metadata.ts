@@ -108,10 +108,18 @@ export function prepareForUpdate(
     else obj['status'] = structuredClone(old['status']);
   }
   const errs = strategy.prepareForUpdate(obj, old, { serviceIPFamilies });
-  if (strategy.tracksGeneration && !jsonEqual(specPart(obj), specPart(old))) {
-    meta.generation = (typeof oldMeta.generation === 'number' ? oldMeta.generation : 0) + 1;
-  }
+  countGeneration(strategy, obj, old);
   return errs;
+}
+
+/**
+ * Counts a change of `obj`'s spec from `old` in `metadata.generation`, for kinds that track it
+ * (kube's strategies bump it on a spec change, the pod's ephemeralcontainers subresource too).
+ */
+export function countGeneration(strategy: KindStrategy, obj: KubeObject, old: KubeObject): void {
+  if (!strategy.tracksGeneration || jsonEqual(specPart(obj), specPart(old))) return;
+  const previous = old.metadata.generation;
+  obj.metadata.generation = (typeof previous === 'number' ? previous : 0) + 1;
 }
 
 function copyField(meta: KubeObject['metadata'], oldMeta: KubeObject['metadata'], field: string): void {
@@ -134,8 +142,9 @@ export function validateForWrite(
   obj: KubeObject,
   old: KubeObject | undefined,
   extra: readonly FieldError[] = [],
+  subresource?: string,
 ): void {
-  const errs = strategy.validate(obj, old);
+  const errs = strategy.validate(obj, old, subresource);
   if (errs.length > 0 || extra.length > 0) {
     throw invalid(type.kind, type.group, obj.metadata.name ?? '', [...extra, ...errs]);
   }

@@ -33,7 +33,7 @@ import { bindNamespace, checkName, decodeObject } from './decode.js';
 import { validateFields } from './field-validation.js';
 import { invalid as fieldInvalid } from '../validation/field-error.js';
 import { objectKey } from './keys.js';
-import { prepareForUpdate, validateForWrite } from './metadata.js';
+import { countGeneration, prepareForUpdate, validateForWrite } from './metadata.js';
 import {
   cloneJson,
   isJsonObject,
@@ -49,8 +49,18 @@ import { admissionAttributes } from './admission.js';
 /** Attempts before a write that keeps losing races gives up with a 409. */
 const MAX_ATTEMPTS = 16;
 
-/** Which part of the object a write may change. */
-export type UpdatePart = 'main' | 'status' | 'finalize';
+/**
+ * Which part of the object a write may change: all but status (`main`), status, a namespace's
+ * `spec.finalizers` (`finalize`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`).
+ */
+export type UpdatePart = 'main' | 'status' | 'finalize' | 'ephemeralcontainers';
+
+/** The part a write through `subresource` (undefined: the main resource) may change. */
+export function partOf(subresource: string | undefined): UpdatePart {
+  return subresource === 'status' || subresource === 'finalize' || subresource === 'ephemeralcontainers'
+    ? subresource
+    : 'main';
+}
 
 /** What {@link applyUpdate} writes: which object, which part, how to build the new state. */
 export interface UpdatePlan {
@@ -125,11 +135,15 @@ function merge(
       next.metadata.managedFields = requested.metadata.managedFields;
     return next;
   }
-  // finalize: only spec.finalizers (kube's namespaces/finalize).
+  // finalize: only spec.finalizers (kube's namespaces/finalize); ephemeralcontainers: only
+  // spec.ephemeralContainers and the managers' entries (kube's dropNonEphemeralContainerUpdates).
+  const field = part === 'finalize' ? 'finalizers' : 'ephemeralContainers';
   const spec = isJsonObject(next['spec']) ? next['spec'] : (next['spec'] = {});
   const requestedSpec = isJsonObject(requested['spec']) ? requested['spec'] : {};
-  if (requestedSpec['finalizers'] === undefined) delete spec['finalizers'];
-  else spec['finalizers'] = requestedSpec['finalizers'];
+  if (requestedSpec[field] === undefined) delete spec[field];
+  else spec[field] = requestedSpec[field];
+  if (part === 'ephemeralcontainers' && requested.metadata.managedFields !== undefined)
+    next.metadata.managedFields = requested.metadata.managedFields;
   return next;
 }
 
@@ -176,7 +190,8 @@ async function buildNext(
   await ctx.admission.admit(admission);
   const prepared =
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
-  validateForWrite(type, strategy, next, current, prepared);
+  if (part === 'ephemeralcontainers') countGeneration(strategy, next, current);
+  validateForWrite(type, strategy, next, current, prepared, plan.subresource);
   await ctx.admission.validate(admission);
   return next;
 }
@@ -265,7 +280,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
   );
 }
 
-/** PUT on an item (`part` main) or on its `status` subresource. */
+/** PUT on an item (`part` main) or on a subresource that writes part of it (`status`, ...). */
 export async function updateResource(
   ctx: ResourceContext,
   target: Target,

@@ -29,6 +29,7 @@ import {
 } from './core/config.js';
 import {
   validatePodCreate,
+  validatePodEphemeralContainersUpdate,
   validatePodTemplate,
   validatePodUpdate,
   validateReplicationController,
@@ -42,6 +43,18 @@ import { GROUP_VALIDATORS } from './groups.js';
 
 /** A kind's own validation; `old` is the stored object on update. */
 export type KindValidator = (obj: JsonObject, old: JsonObject | undefined, errs: FieldError[]) => void;
+
+/**
+ * Writes through a subresource with rules of their own instead of the kind's update rules, by
+ * `<group>/<Kind>/<subresource>`: a pod's ephemeralcontainers (`ValidatePodEphemeralContainersUpdate`).
+ */
+const SUBRESOURCE_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<string, KindValidator>([
+  [
+    '/Pod/ephemeralcontainers',
+    (o, old, e) =>
+      old === undefined ? validatePodCreate(o, e) : validatePodEphemeralContainersUpdate(o, old, e),
+  ],
+]);
 
 const CORE_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<string, KindValidator>([
   ['/Pod', (o, old, e) => (old === undefined ? validatePodCreate(o, e) : validatePodUpdate(o, old, e))],
@@ -112,6 +125,7 @@ export function validateObject(
   kind: string,
   obj: Record<string, unknown>,
   old?: Record<string, unknown>,
+  subresource?: string,
 ): FieldError[] {
   const info = kindInfo(group, kind);
   if (info?.name === 'virtual') return [];
@@ -129,7 +143,10 @@ export function validateObject(
       }),
     );
   }
-  const validator = CORE_VALIDATORS.get(k) ?? GROUP_VALIDATORS.get(k);
+  const validator =
+    (subresource === undefined ? undefined : SUBRESOURCE_VALIDATORS.get(`${k}/${subresource}`)) ??
+    CORE_VALIDATORS.get(k) ??
+    GROUP_VALIDATORS.get(k);
   validator?.(obj, old, errs);
   return dedupe(errs);
 }

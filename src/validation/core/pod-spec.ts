@@ -136,17 +136,44 @@ function validateEphemeralContainers(
     if (target !== '' && !others.has(target)) {
       errs.push(notFound(child(p, 'targetContainerName'), target));
     }
-    for (const k of ['ports', 'resources', 'livenessProbe', 'readinessProbe', 'startupProbe', 'lifecycle']) {
+    for (const k of EPHEMERAL_FORBIDDEN) {
       const v = c[k];
       const set = Array.isArray(v)
         ? v.length > 0
         : isObject(v)
           ? Object.keys(v).length > 0
-          : v !== undefined && v !== null;
+          : v !== undefined && v !== null && v !== '';
       if (set) errs.push(forbidden(child(p, k), 'cannot be set for an Ephemeral Container'));
     }
+    // Sub-path mounts are bind mounts that outlive the container until the pod goes.
+    objects(c, 'volumeMounts').forEach((m, mi) => {
+      for (const k of ['subPath', 'subPathExpr']) {
+        if (str(m, k) !== '')
+          errs.push(
+            forbidden(
+              child(index(child(p, 'volumeMounts'), mi), k),
+              'cannot be set for an Ephemeral Container',
+            ),
+          );
+      }
+    });
   });
 }
+
+/**
+ * The container fields an ephemeral container may not set, in the order of kube's
+ * EphemeralContainerCommon (its allow list leaves them out).
+ */
+const EPHEMERAL_FORBIDDEN = [
+  'ports',
+  'resources',
+  'resizePolicy',
+  'restartPolicy',
+  'livenessProbe',
+  'readinessProbe',
+  'startupProbe',
+  'lifecycle',
+] as const;
 
 /**
  * Validates a pod spec at `path` (`spec`, `spec.template.spec`, ...).

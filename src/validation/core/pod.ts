@@ -142,6 +142,46 @@ export function validatePodUpdate(pod: JsonObject, old: JsonObject, errs: FieldE
   }
 }
 
+const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
+
+/**
+ * A write through a pod's `ephemeralcontainers` subresource (kube's
+ * `ValidatePodEphemeralContainersUpdate`): the pod must still be valid, a static pod's mirror
+ * takes none, and the ephemeral containers already there stay as they are (matched by name, as
+ * a patch may reorder them); new ones may be added.
+ */
+export function validatePodEphemeralContainersUpdate(
+  pod: JsonObject,
+  old: JsonObject,
+  errs: FieldError[],
+): void {
+  if (has(obj(obj(old, 'metadata'), 'annotations') ?? {}, MIRROR_ANNOTATION)) {
+    // kube answers with this error alone, on a field it names `[]`.
+    errs.length = 0;
+    errs.push(forbidden('[]', 'static pods do not support ephemeral containers'));
+    return;
+  }
+  validatePodOnly(pod, errs);
+  const byName = new Map(objects(obj(pod, 'spec'), 'ephemeralContainers').map((c) => [str(c, 'name'), c]));
+  for (const before of objects(obj(old, 'spec'), 'ephemeralContainers')) {
+    const name = str(before, 'name');
+    const now = byName.get(name);
+    if (now === undefined) {
+      errs.push(
+        forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be removed\n`),
+      );
+    } else if (!semanticEqual(now, before)) {
+      const changed = Object.keys({ ...before, ...now }).filter((k) => !semanticEqual(now[k], before[k]));
+      errs.push(
+        forbidden(
+          'spec.ephemeralContainers',
+          `existing ephemeral containers "${name}" may not be changed\n  changed: ${changed.join(', ')}`,
+        ),
+      );
+    }
+  }
+}
+
 /** A PodTemplate (create and update validate the same). */
 export function validatePodTemplate(pt: JsonObject, errs: FieldError[]): void {
   validatePodTemplateSpec(obj(pt, 'template') ?? {}, 'template', errs);
