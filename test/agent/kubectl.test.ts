@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentNode, type AgentNode } from '../support/agent-node.js';
+import { BUSYBOX_IMAGE } from '../support/containerd.js';
 import { requireContainerd } from '../support/containerd.js';
 import { runKubectl } from '../support/kubectl.js';
 
@@ -102,6 +103,38 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(channels.get(2)).toBe('err\n');
     expect(JSON.parse(channels.get(3) ?? '{}')).toMatchObject({ status: 'Success' });
   }, 30_000);
+
+  it('runs a kubectl debug container in the pod, in the process namespace of its target', async () => {
+    await k(
+      'debug',
+      'web',
+      `--image=${BUSYBOX_IMAGE}`,
+      '--image-pull-policy=IfNotPresent',
+      '--target=c',
+      '-c',
+      'dbg',
+      '--attach=false',
+      '--',
+      'sh',
+      '-c',
+      'ps -o pid,args; exec sleep 3600',
+    );
+    await expect
+      .poll(() => jsonpath('web', '.status.ephemeralContainerStatuses[0].state.running.startedAt'), {
+        timeout: 60_000,
+      })
+      .not.toBe('');
+    expect(await jsonpath('web', '.status.ephemeralContainerStatuses[0].name')).toBe('dbg');
+    expect(await jsonpath('web', '.status.ephemeralContainerStatuses[0].containerID')).toMatch(
+      /^containerd:\/\//,
+    );
+    // The target's process (pid 1 of its namespace) is visible to the debugger.
+    await expect.poll(() => k('logs', 'web', '-c', 'dbg'), { timeout: 10_000 }).toMatch(/^\s*1 sleep 3600$/m);
+    expect(await k('exec', 'web', '-c', 'dbg', '--', 'echo', 'inside')).toBe('inside\n');
+    // The app container is untouched and the pod stays Running and Ready.
+    expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
+    expect(await jsonpath('web', '.status.conditions[?(@.type=="Ready")].status')).toBe('True');
+  }, 120_000);
 
   it('shows CrashLoopBackOff with BackOff events for a crashing container', async () => {
     await applyPod('crash', { command: ['sh', '-c', 'echo oops; exit 1'] });

@@ -29,7 +29,11 @@ export interface LifecycleDeps {
 
 /** The spec of a container name (init or app). */
 export function containerSpec(pod: Pod, name: string): Container | undefined {
-  return [...(pod.spec?.containers ?? []), ...(pod.spec?.initContainers ?? [])].find((c) => c.name === name);
+  return [
+    ...(pod.spec?.containers ?? []),
+    ...(pod.spec?.initContainers ?? []),
+    ...((pod.spec?.ephemeralContainers ?? []) as Container[]),
+  ].find((c) => c.name === name);
 }
 
 /** kubelet's floor of a kill's grace period when the caller did not fix it. */

@@ -5,7 +5,7 @@
  * pod's record for its status. {@link startOrRestart} applies the CrashLoopBackOff wait to a
  * container that ran before.
  */
-import type { Container, Pod } from '../../api/types/core-v1.js';
+import type { Container, EphemeralContainer, Pod } from '../../api/types/core-v1.js';
 import type * as CRI from '../cri/types.js';
 import { buildEnv, EnvError, expandVars } from '../runtime/env.js';
 import { ImageError } from '../runtime/images.js';
@@ -13,7 +13,7 @@ import { MountConfigError } from '../volumes/errors.js';
 import { makeMounts } from '../volumes/mounts.js';
 import { containerFieldPath, Reasons } from './events.js';
 import { runPostStart } from './lifecycle.js';
-import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
+import type { ContainerInstance, ContainerType, PodRuntimeState } from '../runtime/runtime.js';
 import type { PodRecord, SyncDeps } from './sync.js';
 
 /** The newest instance of a container name (in a sandbox when given). */
@@ -38,8 +38,9 @@ async function startContainer(
   record: PodRecord,
   sandbox: PodRuntimeState['sandboxes'][number],
   spec: Container,
-  type: 'init' | 'regular',
+  type: ContainerType,
   restartCount: number,
+  targetId?: string,
 ): Promise<number | undefined> {
   const pod = record.pod;
   const name = spec.name ?? '';
@@ -89,6 +90,7 @@ async function startContainer(
       args,
       image: spec.image ?? image,
       mounts,
+      ...(targetId === undefined ? {} : { targetId }),
     });
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
@@ -113,6 +115,28 @@ async function startContainer(
     return 1000;
   }
   return undefined;
+}
+
+/**
+ * Starts an ephemeral container that has no instance in the pod's sandbox yet; one that ran is
+ * never started again (kube's ephemeral containers do not restart). It joins the process
+ * namespace of its `targetContainerName` once that one runs. Answers a requeue delay or undefined.
+ */
+export async function startEphemeral(
+  deps: SyncDeps,
+  record: PodRecord,
+  state: PodRuntimeState,
+  spec: EphemeralContainer,
+): Promise<number | undefined> {
+  const sandbox = state.sandboxes[0];
+  if (!sandbox || latestOf(state, spec.name ?? '', sandbox.id)) return undefined;
+  let targetId: string | undefined;
+  if (spec.targetContainerName) {
+    const target = latestOf(state, spec.targetContainerName, sandbox.id);
+    if (target?.state !== 'CONTAINER_RUNNING') return 1000;
+    targetId = target.id;
+  }
+  return startContainer(deps, record, sandbox, spec, 'ephemeral', 0, targetId);
 }
 
 /** Restart (with back-off) or start fresh; answers a requeue delay or undefined. */

@@ -8,6 +8,8 @@
  * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
  *   imageID, containerID, started; a sidecar (an init container with `restartPolicy: Always`) is
  *   started and ready by its probes like an app container, and counts for the Ready conditions;
+ * - `ephemeralContainerStatuses`: the same without `started`, never ready, no effect on the
+ *   phase or the conditions;
  * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`;
  * - with probes ({@link ContainerHealth}): `started` by the startup probe, `ready` by the
  *   readiness probe; a pod failed on the node (activeDeadlineSeconds) is Failed with its reason
@@ -51,13 +53,13 @@ function containerStatus(
   spec: Container,
   state: PodRuntimeState | undefined,
   record: PodRecord,
-  type: 'init' | 'sidecar' | 'app',
+  type: 'init' | 'sidecar' | 'app' | 'ephemeral',
   initPending: boolean,
   health: ContainerHealth | undefined,
 ): ContainerStatus {
   const name = spec.name ?? '';
   const init = type === 'init';
-  const probed = type !== 'init';
+  const probed = type === 'sidecar' || type === 'app';
   const [last, prev] = instancesOf(state, name);
   const waiting = record.waiting.get(name);
   const status: ContainerStatus = {
@@ -73,9 +75,12 @@ function containerStatus(
     status.state = {
       waiting: waiting
         ? { reason: waiting.reason, message: waiting.message }
-        : { reason: type !== 'app' || initPending ? 'PodInitializing' : 'ContainerCreating' },
+        : {
+            reason:
+              type === 'init' || type === 'sidecar' || initPending ? 'PodInitializing' : 'ContainerCreating',
+          },
     };
-    status.started = false;
+    if (type !== 'ephemeral') status.started = false;
     return status;
   }
   status.image = last.image || (spec.image ?? '');
@@ -85,7 +90,7 @@ function containerStatus(
   if (last.state === 'CONTAINER_RUNNING') {
     status.state = { running: { startedAt: kubeTime(last.startedAt) } };
     const uid = record.pod.metadata.uid ?? '';
-    status.started = !probed || !health || health.started(uid, name, last.id);
+    if (type !== 'ephemeral') status.started = !probed || !health || health.started(uid, name, last.id);
     status.ready = probed && (health ? health.ready(uid, name, last.id) : !spec.readinessProbe);
     if (prev) status.lastState = { terminated: terminated(prev) };
     return status;
@@ -105,7 +110,7 @@ function containerStatus(
     if (prev) status.lastState = { terminated: terminated(prev) };
   }
   status.ready = init && last.state === 'CONTAINER_EXITED' && last.exitCode === 0;
-  status.started = false;
+  if (type !== 'ephemeral') status.started = false;
   return status;
 }
 
@@ -229,6 +234,7 @@ export function generatePodStatus(
     containerStatus(c, state, record, 'app', incomplete.length > 0, health),
   );
   if (anyAppStarted(appStatuses)) incomplete.length = 0;
+  const ephemeralSpecs = pod.spec?.ephemeralContainers ?? [];
   const phase = record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses);
   const sandbox = state?.sandboxes[0];
   const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
@@ -287,6 +293,13 @@ export function generatePodStatus(
     ...(initStatuses.length > 0 ? { initContainerStatuses: initStatuses } : {}),
     containerStatuses: appStatuses,
     qosClass: qosClass(pod),
+    ...(ephemeralSpecs.length > 0
+      ? {
+          ephemeralContainerStatuses: ephemeralSpecs.map((c) =>
+            containerStatus(c as Container, state, record, 'ephemeral', false, health),
+          ),
+        }
+      : {}),
   };
   return status;
 }

@@ -32,7 +32,7 @@ import { Reasons, type EventSink } from './events.js';
 import { syncInitContainers } from './init-containers.js';
 import { killUnhealthy } from './lifecycle.js';
 import { isSidecar } from './sidecar.js';
-import { latestOf, startOrRestart } from './start.js';
+import { latestOf, startEphemeral, startOrRestart } from './start.js';
 import { killContainersInOrder } from './termination.js';
 
 /** Why a container is waiting, for its status. */
@@ -222,6 +222,9 @@ export async function syncPod(
     }
     requeue = minDelay(requeue, await startOrRestart(deps, record, state, c, 'regular'));
   }
+  // Ephemeral containers start once the app containers have been taken care of; never again.
+  for (const c of pod.spec?.ephemeralContainers ?? [])
+    requeue = minDelay(requeue, await startEphemeral(deps, record, state, c));
   requeue = minDelay(requeue, deadline);
   return requeue === undefined ? {} : { requeueAfterMs: requeue };
 }

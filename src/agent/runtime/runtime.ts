@@ -29,12 +29,19 @@ import {
 import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
 
+/** Which list of the pod spec a container comes from (kubelet's `io.kubernetes.container.type`). */
+export type ContainerType = 'init' | 'regular' | 'ephemeral';
+
+function containerTypeOf(annotation: string | undefined): ContainerType {
+  return annotation === 'init' || annotation === 'ephemeral' ? annotation : 'regular';
+}
+
 /** One container instance of a pod, as the runtime reports it. Times are epoch milliseconds. */
 export interface ContainerInstance {
   readonly id: string;
   readonly sandboxId: string;
   readonly name: string;
-  readonly type: 'init' | 'regular';
+  readonly type: ContainerType;
   readonly restartCount: number;
   readonly state: CRI.ContainerState;
   readonly createdAt: number;
@@ -190,7 +197,7 @@ export class PodRuntime {
         id: c.id,
         sandboxId: c.podSandboxId,
         name: c.labels[CONTAINER_NAME] ?? c.metadata.name,
-        type: c.annotations[CONTAINER_TYPE] === 'init' ? 'init' : 'regular',
+        type: containerTypeOf(c.annotations[CONTAINER_TYPE]),
         restartCount: Number(c.annotations[RESTART_COUNT] ?? c.metadata.attempt ?? 0),
         state: st.state,
         createdAt: nsToMs(st.createdAt),
@@ -279,15 +286,17 @@ export class PodRuntime {
 
   /**
    * Creates a container in a sandbox (not started). `env` is already resolved; `command` and
-   * `args` already expanded.
+   * `args` already expanded. `targetId`: the running container whose process namespace an
+   * ephemeral container joins (its `targetContainerName`), as kubelet's namespace target.
    */
   async createContainer(
     pod: Pod,
     sandbox: SandboxInstance,
     spec: Container,
     opts: {
-      type: 'init' | 'regular';
+      type: ContainerType;
       restartCount: number;
+      targetId?: string;
       env: CRI.KeyValue[];
       command: string[];
       args: string[];
@@ -301,6 +310,7 @@ export class PodRuntime {
     const podSc = pod.spec?.securityContext ?? {};
     const runAsUser = sc.runAsUser ?? podSc.runAsUser;
     const runAsGroup = sc.runAsGroup ?? podSc.runAsGroup;
+    const pid = pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER';
     const logPath = `${name}/${opts.restartCount}.log`;
     await mkdir(join(this.sandboxConfig(pod, sandbox.attempt).logDirectory ?? '', name), { recursive: true });
     const config: CRI.ContainerConfig = {
@@ -327,7 +337,10 @@ export class PodRuntime {
         securityContext: {
           namespaceOptions: {
             network: pod.spec?.hostNetwork ? 'NODE' : 'POD',
-            pid: pod.spec?.hostPID ? 'NODE' : pod.spec?.shareProcessNamespace ? 'POD' : 'CONTAINER',
+            // A target only matters where each container has its own process namespace.
+            ...(opts.targetId !== undefined && pid === 'CONTAINER'
+              ? { pid: 'TARGET' as const, targetId: opts.targetId }
+              : { pid }),
             ipc: pod.spec?.hostIPC ? 'NODE' : 'POD',
           },
           privileged: sc.privileged ?? false,

@@ -9,7 +9,14 @@
  * stopped containers is Succeeded when all exited 0, else Failed.
  */
 import { createHash } from 'node:crypto';
-import type { Container, ContainerStatus, Pod, PodCondition, PodStatus } from '../../api/types/core-v1.js';
+import type {
+  Container,
+  ContainerStatus,
+  EphemeralContainer,
+  Pod,
+  PodCondition,
+  PodStatus,
+} from '../../api/types/core-v1.js';
 
 /** Conditions the kubelet owns (kube's PodConditionByKubelet). */
 const KUBELET_CONDITIONS = new Set([
@@ -204,6 +211,37 @@ function completedInit(pod: Pod, c: Container, at: string): ContainerStatus {
   };
 }
 
+/** A debugging container running (kubelet reports no `started` for them, and never ready). */
+function ephemeralRunning(pod: Pod, c: EphemeralContainer, startedAt: string): ContainerStatus {
+  const { ready: _r, started: _s, ...running } = runningStatus(pod, c, startedAt, 0);
+  return { ...running, ready: false };
+}
+
+/** A debugging container stopped with its pod (as sidecars, with 0). */
+function ephemeralStopped(s: ContainerStatus, finishedAt: string): ContainerStatus {
+  const { started: _s, ...stopped } = terminatedStatus(s, 0, finishedAt);
+  return stopped;
+}
+
+/**
+ * The status with every ephemeral container that has none yet running (kubectl debug added it
+ * to a running pod), or undefined when each has one.
+ */
+export function ephemeralStartedStatus(pod: Pod, nowMs: number): PodStatus | undefined {
+  const status = pod.status ?? {};
+  const known = new Set((status.ephemeralContainerStatuses ?? []).map((s) => s.name));
+  const added = (pod.spec?.ephemeralContainers ?? []).filter((c) => !known.has(c.name ?? ''));
+  if (added.length === 0) return undefined;
+  const now = rfc3339(nowMs);
+  return {
+    ...status,
+    ephemeralContainerStatuses: [
+      ...(status.ephemeralContainerStatuses ?? []),
+      ...added.map((c) => ephemeralRunning(pod, c, now)),
+    ],
+  };
+}
+
 /** Addresses a started pod reports. */
 export interface PodAddresses {
   readonly hostIP: string;
@@ -232,6 +270,9 @@ export function startedStatus(pod: Pod, addresses: PodAddresses, nowMs: number):
       : {}),
     containerStatuses: (spec.containers ?? []).map((c) => runningStatus(pod, c, now, 0)),
     qosClass: qosClass(pod),
+    ...(spec.ephemeralContainers !== undefined && spec.ephemeralContainers.length > 0
+      ? { ephemeralContainerStatuses: spec.ephemeralContainers.map((c) => ephemeralRunning(pod, c, now)) }
+      : {}),
   };
 }
 
@@ -292,6 +333,13 @@ export function stoppedStatus(pod: Pod, exitCode: number, nowMs: number): PodSta
     containerStatuses: (status.containerStatuses ?? []).map((s) =>
       s.state?.terminated !== undefined ? s : terminatedStatus(s, exitCode, now),
     ),
+    ...(status.ephemeralContainerStatuses !== undefined
+      ? {
+          ephemeralContainerStatuses: status.ephemeralContainerStatuses.map((s) =>
+            s.state?.running !== undefined ? ephemeralStopped(s, now) : s,
+          ),
+        }
+      : {}),
   };
 }
 

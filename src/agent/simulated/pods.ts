@@ -5,6 +5,7 @@
  * kubelet would take next (level-triggered, safe to repeat):
  *
  * - bound to an active simulated node, not started → Running (IPs, ready containers);
+ * - running, with an ephemeral container (kubectl debug) not yet reported → it runs;
  * - running with `complete-after` due → the containers exit: restarted, or Succeeded/Failed;
  * - deletion requested → the containers stop (`stop-after`, at most the grace period; killed
  *   with 137 past it) and the pod turns terminal; a terminal or never-started pod being deleted
@@ -22,6 +23,7 @@ import { NodeEventRecorders } from './events.js';
 import type { NodeFleet } from './fleet.js';
 import {
   containersStartedAt,
+  ephemeralStartedStatus,
   isTerminal,
   restartedStatus,
   restarts,
@@ -186,6 +188,10 @@ export class PodWorkers {
       return;
     }
     node.claimIps(pod);
+    // A debugging container added to the running pod starts at once; the write's watch event
+    // brings the pod back here for its deadlines.
+    const debugged = ephemeralStartedStatus(pod, now);
+    if (debugged !== undefined) return this.#writeStatus(pod, debugged);
     if (behaviour.completeAfterMs === undefined) return;
     const due = startedAt + behaviour.completeAfterMs;
     if (now < due) {

@@ -169,6 +169,33 @@ describe('simulated nodes', () => {
     expect(p.status?.containerStatuses?.[0]?.state?.running?.startedAt).toBeDefined();
   });
 
+  it('runs a kubectl debug container at once, never ready, and stops it with the pod', async () => {
+    await createPod('debugged', 'sim-1', {
+      annotations: { 'sim.capstan.dev/complete-after': '3s' },
+      spec: { restartPolicy: 'Never' },
+    });
+    await podWhen('debugged', (x) => x.status?.phase === 'Running');
+    await kubectlOutput(
+      '1.33',
+      ['debug', 'debugged', '-n', NS, '--image=busybox:1.36', '-c', 'dbg', '--attach=false'],
+      server.kubeconfigPath,
+    );
+    const p = await podWhen('debugged', (x) => (x.status?.ephemeralContainerStatuses ?? []).length === 1);
+    const s = p.status?.ephemeralContainerStatuses?.[0];
+    expect(s).toMatchObject({
+      name: 'dbg',
+      ready: false,
+      restartCount: 0,
+      image: 'docker.io/library/busybox:1.36',
+    });
+    expect(s?.state?.running?.startedAt).toBeDefined();
+    expect(s?.started).toBeUndefined();
+    expect(p.status?.phase).toBe('Running');
+    expect(p.status?.conditions?.find((c) => c.type === 'Ready')?.status).toBe('True');
+    const done = await podWhen('debugged', (x) => x.status?.phase === 'Succeeded', 20_000);
+    expect(done.status?.ephemeralContainerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+  });
+
   it('gives pods of one node distinct IPs and a fallback range without a podCIDR', async () => {
     await Promise.all(['a', 'b', 'c'].map((s) => createPod(`many-${s}`, 'sim-2')));
     const ips = await Promise.all(
