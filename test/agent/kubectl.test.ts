@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentNode, type AgentNode } from '../support/agent-node.js';
 import { BUSYBOX_IMAGE } from '../support/containerd.js';
 import { requireContainerd } from '../support/containerd.js';
-import { runKubectl } from '../support/kubectl.js';
+import { runKubectl, runKubectlWith } from '../support/kubectl.js';
 
 /** The parts of the `ws` package (in the tree through @kubernetes/client-node) this test uses. */
 interface WsSocket {
@@ -134,6 +134,33 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     // The app container is untouched and the pod stays Running and Ready.
     expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
     expect(await jsonpath('web', '.status.conditions[?(@.type=="Ready")].status')).toBe('True');
+  }, 120_000);
+
+  it('attaches kubectl debug -i to its container: stdin in, output back', async () => {
+    const res = await runKubectlWith(
+      '1.33',
+      [
+        'debug',
+        '-i',
+        'web',
+        `--image=${BUSYBOX_IMAGE}`,
+        '--image-pull-policy=IfNotPresent',
+        '-c',
+        'dbg-i',
+        '--',
+        'sh',
+        '-c',
+        'while read l; do echo got:$l; done; echo bye',
+      ],
+      node.server.kubeconfigPath,
+      { input: 'ping\n' },
+    );
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain('got:ping\n');
+    // kubectl debug sets stdin without stdinOnce: the container outlives the session, for a re-attach.
+    expect(
+      await jsonpath('web', '.status.ephemeralContainerStatuses[?(@.name=="dbg-i")].state.running.startedAt'),
+    ).not.toBe('');
   }, 120_000);
 
   it('shows CrashLoopBackOff with BackOff events for a crashing container', async () => {
