@@ -9,6 +9,7 @@
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentNode, type AgentNode } from '../support/agent-node.js';
+import { CriClient } from '../../src/agent/cri/client.js';
 import { BUSYBOX_IMAGE } from '../support/containerd.js';
 import { requireContainerd } from '../support/containerd.js';
 import { runKubectl, runKubectlWith } from '../support/kubectl.js';
@@ -161,6 +162,31 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(
       await jsonpath('web', '.status.ephemeralContainerStatuses[?(@.name=="dbg-i")].state.running.startedAt'),
     ).not.toBe('');
+  }, 120_000);
+
+  it('does not start an ephemeral container again in a new sandbox', async () => {
+    const uid = await jsonpath('web', '.metadata.uid');
+    const cri = new CriClient(node.ctrd.endpoint);
+    try {
+      const [sandbox] = await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
+      expect(sandbox).toBeDefined();
+      await cri.stopPodSandbox(sandbox?.id ?? '');
+    } finally {
+      cri.close();
+    }
+    // The agent makes a new sandbox and runs the app container in it again (a first restart can
+    // still meet the old sandbox being torn down, and wait out a back-off).
+    await expect
+      .poll(() => jsonpath('web', '.status.conditions[?(@.type=="Ready")].status'), { timeout: 90_000 })
+      .toBe('True');
+    expect(await jsonpath('web', '.status.containerStatuses[0].state.running.startedAt')).not.toBe('');
+    // The debug containers stopped with the old sandbox; none was tried again (no waiting reason).
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await jsonpath('web', '.status.ephemeralContainerStatuses[*].state.running.startedAt')).toBe('');
+    expect(await jsonpath('web', '.status.ephemeralContainerStatuses[*].state.waiting.reason')).toBe('');
+    expect(await jsonpath('web', '.status.ephemeralContainerStatuses[*].state.terminated.exitCode')).toBe(
+      '137 137',
+    );
   }, 120_000);
 
   it('shows CrashLoopBackOff with BackOff events for a crashing container', async () => {

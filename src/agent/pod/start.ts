@@ -118,9 +118,10 @@ async function startContainer(
 }
 
 /**
- * Starts an ephemeral container that has no instance in the pod's sandbox yet; one that ran is
- * never started again (kube's ephemeral containers do not restart). It joins the process
- * namespace of its `targetContainerName` once that one runs. Answers a requeue delay or undefined.
+ * Starts an ephemeral container that has no instance yet; one that ran, in this sandbox or an
+ * earlier one, is never started again (kubelet looks its name up among all the pod's containers:
+ * they do not restart, not even with a new sandbox). It joins the process namespace of its
+ * `targetContainerName` once that one runs. Answers a requeue delay or undefined.
  */
 export async function startEphemeral(
   deps: SyncDeps,
@@ -129,7 +130,7 @@ export async function startEphemeral(
   spec: EphemeralContainer,
 ): Promise<number | undefined> {
   const sandbox = state.sandboxes[0];
-  if (!sandbox || latestOf(state, spec.name ?? '', sandbox.id)) return undefined;
+  if (!sandbox || latestOf(state, spec.name ?? '')) return undefined;
   let targetId: string | undefined;
   if (spec.targetContainerName) {
     const target = latestOf(state, spec.targetContainerName, sandbox.id);
