@@ -336,6 +336,7 @@ export const CHECK_NAMES = [
   'GC background: dependent collected',
   'GC dangling owner: dependent collected',
   'namespace deletion empties and removes it',
+  'kubectl debug: the ephemeral container runs',
 ] as const;
 
 const CHECKS: readonly Check[] = [
@@ -552,6 +553,33 @@ const CHECKS: readonly Check[] = [
       await rollout(c, 'deployment/web');
       await c.k.run(['delete', 'namespace', c.ns, c.timeout()]);
       if (await c.k.exists(['namespace', c.ns])) throw new Error('the namespace is still there');
+    },
+  },
+  {
+    name: CHECK_NAMES[11],
+    run: async (c) => {
+      await c.k.create(
+        withKind('v1', 'Pod', { metadata: { name: 'debugged', namespace: c.ns }, spec: podSpec() }),
+      );
+      await c.k.run([
+        'wait',
+        '--for=jsonpath={.status.phase}=Running',
+        'pod/debugged',
+        '-n',
+        c.ns,
+        c.timeout(),
+      ]);
+      // Through pods/ephemeralcontainers on the server; the node reports the container.
+      await c.k.run(['debug', 'debugged', '-n', c.ns, `--image=${IMAGE}`, '-c', 'dbg', '--attach=false']);
+      await until('the debug container running', c.deadline, async () => {
+        const pod = await c.k.json<Obj>(['get', 'pod', 'debugged', '-n', c.ns]);
+        const statuses = pod.status?.['ephemeralContainerStatuses'] as
+          { name?: string; state?: { running?: unknown } }[] | undefined;
+        const dbg = statuses?.find((s) => s.name === 'dbg');
+        return dbg?.state?.running !== undefined
+          ? true
+          : `ephemeralContainerStatuses ${JSON.stringify(statuses)}`;
+      });
     },
   },
 ];
