@@ -360,18 +360,11 @@ async function dispatch(
             ctx,
             target,
             objectBody(request.body, reps, type.messageType),
-            'main',
             writeOf('UpdateOptions'),
           );
         case 'PATCH':
           requireVerb(target, 'patch');
-          return patchResource(
-            ctx,
-            target,
-            patchBody(request.body, builtIn),
-            'main',
-            writeOf('PatchOptions'),
-          );
+          return patchResource(ctx, target, patchBody(request.body, builtIn), writeOf('PatchOptions'));
         case 'DELETE': {
           requireVerb(target, 'delete');
           const options = deleteOf();
@@ -388,17 +381,10 @@ async function dispatch(
           ctx,
           target,
           objectBody(request.body, reps, type.messageType),
-          target.subresource,
           writeOf('UpdateOptions'),
         );
       if (method === 'PATCH')
-        return patchResource(
-          ctx,
-          target,
-          patchBody(request.body, builtIn),
-          target.subresource,
-          writeOf('PatchOptions'),
-        );
+        return patchResource(ctx, target, patchBody(request.body, builtIn), writeOf('PatchOptions'));
       break;
     case 'scale':
       if (method === 'GET') return getScale(ctx, target);
@@ -419,7 +405,6 @@ async function dispatch(
           ctx,
           target,
           objectBody(request.body, reps, type.messageType),
-          'finalize',
           writeOf('UpdateOptions'),
         );
       break;

@@ -19,7 +19,7 @@ import type { KubeObject } from '../api/object.js';
 import { applyJsonPatch, JsonPatchApplyError, JsonPatchFormatError } from '../api/json-patch.js';
 import { applyMergePatch } from './patch/merge-patch.js';
 import { applyStrategicMergePatch, StrategicMergePatchError } from './patch/strategic-merge.js';
-import { applyUpdate, type UpdatePart } from './update.js';
+import { applyUpdate, partOf } from './update.js';
 import { applyResource } from './apply.js';
 import { duplicateProblems, report, unknownProblems } from './field-validation.js';
 import { serverWrite, type WriteOptions } from './write-options.js';
@@ -109,12 +109,11 @@ function patched(
   return obj;
 }
 
-/** PATCH on an item (`part` main) or its `status` subresource. */
+/** PATCH on an item, or on a subresource that writes part of it (the target's, {@link partOf}). */
 export async function patchResource(
   ctx: ResourceContext,
   target: Target,
   body: PatchBody,
-  part: UpdatePart,
   write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
@@ -124,7 +123,7 @@ export async function patchResource(
     type,
     namespace: target.namespace,
     name: target.name ?? '',
-    part,
+    part: partOf(target.subresource),
     allowCreate: false,
     write,
     ...(target.subresource === undefined ? {} : { subresource: target.subresource }),

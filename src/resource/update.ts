@@ -280,12 +280,14 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
   );
 }
 
-/** PUT on an item (`part` main) or on a subresource that writes part of it (`status`, ...). */
+/**
+ * PUT on an item, or on a subresource that writes part of it (`status`, `finalize`,
+ * `ephemeralcontainers`: the part is the target's, {@link partOf}).
+ */
 export async function updateResource(
   ctx: ResourceContext,
   target: Target,
   body: unknown,
-  part: UpdatePart,
   write: WriteOptions = serverWrite(),
 ): Promise<ResourceReply> {
   const { type } = target;
@@ -296,6 +298,7 @@ export async function updateResource(
   checkName(requested, name);
   bindNamespace(requested, type, target.namespace);
   validateFields(ctx, type, requested, write, 'object');
+  const part = partOf(target.subresource);
   return applyUpdate(ctx, {
     type,
     namespace: target.namespace,

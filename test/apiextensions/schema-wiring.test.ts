@@ -150,13 +150,9 @@ describe('the custom resource strategy and the structural schema', () => {
     );
     await createResource(ctx, target, body({ size: 2 }), write);
     const update = readWriteOptions({}, 'UpdateOptions', requestFacts());
-    const err2 = await updateResource(
-      ctx,
-      { ...target, name: 'a' },
-      body({ size: 12 }),
-      'main',
-      update,
-    ).catch((e: unknown) => e);
+    const err2 = await updateResource(ctx, { ...target, name: 'a' }, body({ size: 12 }), update).catch(
+      (e: unknown) => e,
+    );
     expect((err2 as ApiError).code).toBe(422);
     expect(calls).toContain('validate-update');
   });
