@@ -8,6 +8,7 @@
  * - request service-account tokens (`serviceaccounts/token`) only bound to pods on itself.
  * The node authorizer (src/authz/node-graph.ts) decides what a node may read.
  */
+import { MIRROR_POD_ANNOTATION } from '../api/annotations.js';
 import { notFound } from '../api/errors.js';
 import { isJsonObject, jsonEqual, type JsonObject, type KubeObject } from '../api/object.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './types.js';
@@ -15,7 +16,6 @@ import { KINDS, type AdmissionObjects } from './objects.js';
 import { admissionForbidden } from './forbidden.js';
 import { allContainers, objectList, specOf } from './pod-spec.js';
 
-const MIRROR = 'kubernetes.io/config.mirror';
 const NODE_PREFIX = 'system:node:';
 
 /** The node a user is, or undefined. */
@@ -93,8 +93,11 @@ export function nodeRestriction(objects: AdmissionObjects): AdmissionPlugin {
   const refuse = admissionForbidden;
 
   const podCreate = async (node: string, a: AdmissionAttributes, pod: KubeObject): Promise<void> => {
-    if (pod.metadata.annotations?.[MIRROR] === undefined) {
-      throw refuse(a, `pod does not have "${MIRROR}" annotation, node "${node}" can only create mirror pods`);
+    if (pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] === undefined) {
+      throw refuse(
+        a,
+        `pod does not have "${MIRROR_POD_ANNOTATION}" annotation, node "${node}" can only create mirror pods`,
+      );
     }
     const spec = specOf(pod);
     if (spec['nodeName'] !== node)

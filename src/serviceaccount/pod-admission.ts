@@ -15,6 +15,7 @@
  *    `/var/run/secrets/kubernetes.io/serviceaccount` gets one (read-only);
  * 5. without image pull secrets of its own, the pod gets the account's.
  */
+import { MIRROR_POD_ANNOTATION } from '../api/annotations.js';
 import { randomInt } from 'node:crypto';
 import { forbidden } from '../api/errors.js';
 import type { AdmissionPlugin } from '../admission/index.js';
@@ -25,7 +26,6 @@ import type { ObjectGetter } from './lookup.js';
 export const TOKEN_MOUNT_PATH = '/var/run/secrets/kubernetes.io/serviceaccount';
 /** Prefix of the projected volume's name. */
 export const TOKEN_VOLUME_PREFIX = 'kube-api-access-';
-const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 /** How long a pod create waits for a namespace's `default` account to appear. */
 export const DEFAULT_ACCOUNT_WAIT_MS = 2000;
 
@@ -96,7 +96,7 @@ async function admitPod(lookup: ObjectGetter, pod: KubeObject | undefined): Prom
   const spec = isJsonObject(pod['spec']) ? pod['spec'] : undefined;
   if (spec === undefined) return;
   const namespace = pod.metadata.namespace ?? '';
-  if ((pod.metadata.annotations ?? {})[MIRROR_ANNOTATION] !== undefined) {
+  if ((pod.metadata.annotations ?? {})[MIRROR_POD_ANNOTATION] !== undefined) {
     if (typeof spec['serviceAccountName'] === 'string' && spec['serviceAccountName'] !== '') {
       throw podRefused(pod, 'a mirror pod may not reference service accounts');
     }

@@ -44,16 +44,15 @@ import { GROUP_VALIDATORS } from './groups.js';
 /** A kind's own validation; `old` is the stored object on update. */
 export type KindValidator = (obj: JsonObject, old: JsonObject | undefined, errs: FieldError[]) => void;
 
+/** An update's validation through a subresource (a subresource never creates). */
+type UpdateValidator = (obj: JsonObject, old: JsonObject, errs: FieldError[]) => void;
+
 /**
- * Writes through a subresource with rules of their own instead of the kind's update rules, by
+ * Updates through a subresource with rules of their own instead of the kind's update rules, by
  * `<group>/<Kind>/<subresource>`: a pod's ephemeralcontainers (`ValidatePodEphemeralContainersUpdate`).
  */
-const SUBRESOURCE_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<string, KindValidator>([
-  [
-    '/Pod/ephemeralcontainers',
-    (o, old, e) =>
-      old === undefined ? validatePodCreate(o, e) : validatePodEphemeralContainersUpdate(o, old, e),
-  ],
+const SUBRESOURCE_VALIDATORS: ReadonlyMap<string, UpdateValidator> = new Map([
+  ['/Pod/ephemeralcontainers', validatePodEphemeralContainersUpdate],
 ]);
 
 const CORE_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<string, KindValidator>([
@@ -143,10 +142,11 @@ export function validateObject(
       }),
     );
   }
-  const validator =
-    (subresource === undefined ? undefined : SUBRESOURCE_VALIDATORS.get(`${k}/${subresource}`)) ??
-    CORE_VALIDATORS.get(k) ??
-    GROUP_VALIDATORS.get(k);
-  validator?.(obj, old, errs);
+  const ownRules =
+    old === undefined || subresource === undefined
+      ? undefined
+      : SUBRESOURCE_VALIDATORS.get(`${k}/${subresource}`);
+  if (ownRules !== undefined && old !== undefined) ownRules(obj, old, errs);
+  else (CORE_VALIDATORS.get(k) ?? GROUP_VALIDATORS.get(k))?.(obj, old, errs);
   return dedupe(errs);
 }

@@ -12,16 +12,14 @@
  * references an API object, a node not allowed) is logged with the server's words and retried
  * later; nothing here stops the agent.
  */
+import { MIRROR_POD_ANNOTATION } from '../../api/annotations.js';
 import type { Node, Pod, PodStatus } from '../../api/types/core-v1.js';
 import { isForbidden, isNotFound, NODES, PODS, type Client } from '../../client/index.js';
 import type { StatusManager } from './status-manager.js';
 
-/** kube's annotation of a mirror pod. */
-export const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
-
 /** A pod in the API server that mirrors a static pod. */
 export function isMirrorPod(pod: Pod): boolean {
-  return pod.metadata.annotations?.[MIRROR_ANNOTATION] !== undefined;
+  return pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
 }
 
 /** A pod from the file or URL source (not the API server). */
@@ -86,7 +84,7 @@ export class MirrorPods {
     if (
       !pod ||
       mirror.metadata.deletionTimestamp ||
-      mirror.metadata.annotations?.[MIRROR_ANNOTATION] !== hashOf(pod)
+      mirror.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== hashOf(pod)
     )
       this.#ensure(k);
   }
@@ -103,7 +101,7 @@ export class MirrorPods {
   /** A static pod's new status: written to its mirror, if it has a current one. */
   status(pod: Pod, status: PodStatus): void {
     const mirror = this.#mirrors.get(key(pod));
-    if (!mirror || mirror.metadata.annotations?.[MIRROR_ANNOTATION] !== hashOf(pod)) return;
+    if (!mirror || mirror.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== hashOf(pod)) return;
     if (mirror.metadata.deletionTimestamp) return;
     this.#statuses.set(mirror, status);
   }
@@ -162,7 +160,7 @@ export class MirrorPods {
     if (current) {
       const good =
         hash !== undefined &&
-        current.metadata.annotations?.[MIRROR_ANNOTATION] === hash &&
+        current.metadata.annotations?.[MIRROR_POD_ANNOTATION] === hash &&
         !current.metadata.deletionTimestamp;
       if (good) {
         this.#mirrors.set(k, current);
@@ -189,7 +187,7 @@ export class MirrorPods {
         kind: 'Pod',
         metadata: {
           ...meta,
-          annotations: { ...(pod.metadata.annotations ?? {}), [MIRROR_ANNOTATION]: hash },
+          annotations: { ...(pod.metadata.annotations ?? {}), [MIRROR_POD_ANNOTATION]: hash },
           ownerReferences: [
             {
               apiVersion: 'v1',

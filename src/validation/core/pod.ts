@@ -3,6 +3,7 @@
  * `ValidatePodTemplate`, `ValidateReplicationController`). Metadata is validated by the
  * dispatcher before these run.
  */
+import { MIRROR_POD_ANNOTATION } from '../../api/annotations.js';
 import { forbidden, invalid, notSupported, NEGATIVE, required, type FieldError } from '../field-error.js';
 import { arr, has, num, obj, objects, semanticEqual, str, stringMap, type JsonObject } from '../json.js';
 import { selectorMatches } from '../meta.js';
@@ -62,6 +63,11 @@ export function validatePodCreate(pod: JsonObject, errs: FieldError[]): void {
   if (str(spec, 'nodeName') !== '' && (arr(spec, 'schedulingGates') ?? []).length > 0) {
     errs.push(forbidden('spec.nodeName', 'cannot be set until all schedulingGates have been cleared'));
   }
+}
+
+/** The keys whose values differ between two objects (either may lack a key), `a`'s first. */
+function changedKeys(a: JsonObject, b: JsonObject): string[] {
+  return Object.keys({ ...a, ...b }).filter((k) => !semanticEqual(a[k], b[k]));
 }
 
 const UPDATABLE =
@@ -135,14 +141,10 @@ export function validatePodUpdate(pod: JsonObject, old: JsonObject, errs: FieldE
     masked['terminationGracePeriodSeconds'] = oldGrace;
   }
   if (!semanticEqual(masked, oldSpec)) {
-    const changed = Object.keys({ ...masked, ...oldSpec }).filter(
-      (k) => !semanticEqual(masked[k], oldSpec[k]),
-    );
+    const changed = changedKeys(masked, oldSpec);
     errs.push(forbidden('spec', `${UPDATABLE}\n  changed: ${changed.map((k) => `spec.${k}`).join(', ')}`));
   }
 }
-
-const MIRROR_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /**
  * A write through a pod's `ephemeralcontainers` subresource (kube's
@@ -155,7 +157,7 @@ export function validatePodEphemeralContainersUpdate(
   old: JsonObject,
   errs: FieldError[],
 ): void {
-  if (has(obj(obj(old, 'metadata'), 'annotations') ?? {}, MIRROR_ANNOTATION)) {
+  if (has(obj(obj(old, 'metadata'), 'annotations') ?? {}, MIRROR_POD_ANNOTATION)) {
     // kube answers with this error alone, on a field it names `[]`.
     errs.length = 0;
     errs.push(forbidden('[]', 'static pods do not support ephemeral containers'));
@@ -171,7 +173,7 @@ export function validatePodEphemeralContainersUpdate(
         forbidden('spec.ephemeralContainers', `existing ephemeral containers "${name}" may not be removed\n`),
       );
     } else if (!semanticEqual(now, before)) {
-      const changed = Object.keys({ ...before, ...now }).filter((k) => !semanticEqual(now[k], before[k]));
+      const changed = changedKeys(before, now);
       errs.push(
         forbidden(
           'spec.ephemeralContainers',
