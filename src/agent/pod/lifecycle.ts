@@ -18,6 +18,7 @@ import { execInContainer, staticCommand } from '../probe/prober.js';
 import { HttpGetError, httpGet, httpGetRequest } from '../probe/http.js';
 import type { ContainerHealth } from '../probe/manager.js';
 import type { ContainerInstance, PodRuntime, PodRuntimeState } from '../runtime/runtime.js';
+import { allContainers } from './containers.js';
 import { containerFieldPath, Reasons, type EventSink } from './events.js';
 
 /** What the hooks need of the sync's dependencies. */
@@ -27,13 +28,9 @@ export interface LifecycleDeps {
   readonly probes?: ContainerHealth;
 }
 
-/** The spec of a container name (init or app). */
+/** The spec of a container name (init, app or ephemeral). */
 export function containerSpec(pod: Pod, name: string): Container | undefined {
-  return [
-    ...(pod.spec?.containers ?? []),
-    ...(pod.spec?.initContainers ?? []),
-    ...((pod.spec?.ephemeralContainers ?? []) as Container[]),
-  ].find((c) => c.name === name);
+  return allContainers(pod).find((c) => c.name === name);
 }
 
 /** kubelet's floor of a kill's grace period when the caller did not fix it. */

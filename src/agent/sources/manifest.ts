@@ -19,7 +19,8 @@
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
-import type { Container, Pod } from '../../api/types/core-v1.js';
+import type { Pod } from '../../api/types/core-v1.js';
+import { allContainers } from '../pod/containers.js';
 
 /** Where a static pod came from (the `kubernetes.io/config.source` annotation). */
 export type StaticSource = 'file' | 'http';
@@ -35,14 +36,6 @@ function obj(v: unknown): Json | undefined {
 
 function list(v: unknown): Json[] {
   return Array.isArray(v) ? v.map(obj).filter((x): x is Json => x !== undefined) : [];
-}
-
-function allContainers(pod: Pod): Container[] {
-  return [
-    ...(pod.spec?.initContainers ?? []),
-    ...(pod.spec?.containers ?? []),
-    ...((pod.spec?.ephemeralContainers ?? []) as Container[]),
-  ];
 }
 
 function envRefers(pod: Pod, what: 'secret' | 'configMap'): boolean {
