@@ -59,7 +59,8 @@ export function parseGroupVersionPath(path: string): { group: string; version: s
   return undefined;
 }
 
-function capitalize(s: string): string {
+/** `s` with its first letter in upper case (operation ids: `status` → `Status`). */
+export function capitalize(s: string): string {
   return s === '' ? s : s.charAt(0).toUpperCase() + s.slice(1);
 }
 

@@ -27,7 +27,7 @@ import {
   META_TYPES,
   TOKEN_REQUEST_MESSAGE,
 } from './definitions.js';
-import { groupStem, groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
+import { capitalize, groupStem, groupVersionPrefix, operationStem, operationTag, type Gvk } from './names.js';
 
 export type HttpMethod = 'get' | 'put' | 'post' | 'delete' | 'patch';
 
@@ -231,7 +231,7 @@ export function rootDiscoveryPaths(): PathSpec[] {
 export function groupDiscoveryPath(group: string): PathSpec {
   const stem = groupStem(group);
   return discoveryGet(`/apis/${group}/`, {
-    operationId: `get${stem.charAt(0).toUpperCase()}${stem.slice(1)}APIGroup`,
+    operationId: `get${capitalize(stem)}APIGroup`,
     description: 'get information of a group',
     tag: stem,
     message: API_GROUP_MESSAGE,
@@ -471,36 +471,27 @@ function addWatchPaths(
   }
 }
 
-/** The body, kind and operation-id suffix of a subresource created by POST. */
+/** The body and kind of a subresource created by POST. */
 interface PostedSubresource {
   readonly message: string;
   readonly gvk: Gvk;
-  readonly suffix: string;
 }
 
-/** The subresources read and written with get, put and patch, and their operation ids' suffix. */
-const READ_WRITE_SUFFIX: Readonly<Record<string, string | undefined>> = {
-  status: 'Status',
-  approval: 'Approval',
-  scale: 'Scale',
-  ephemeralcontainers: 'Ephemeralcontainers',
-};
+/** The subresources read and written with get, put and patch. */
+const READ_WRITE: ReadonlySet<string> = new Set(['status', 'approval', 'scale', 'ephemeralcontainers']);
 
 const POSTED: Readonly<Record<'token' | 'eviction' | 'binding', PostedSubresource>> = {
   token: {
     message: TOKEN_REQUEST_MESSAGE,
     gvk: { group: 'authentication.k8s.io', version: 'v1', kind: 'TokenRequest' },
-    suffix: 'Token',
   },
   eviction: {
     message: EVICTION_MESSAGE,
     gvk: { group: 'policy', version: 'v1', kind: 'Eviction' },
-    suffix: 'Eviction',
   },
   binding: {
     message: BINDING_MESSAGE,
     gvk: { group: '', version: 'v1', kind: 'Binding' },
-    suffix: 'Binding',
   },
 };
 
@@ -513,14 +504,14 @@ function addSubresource(
 ): void {
   const path = `${c.item}/${sub}`;
   if (sub === 'token' || sub === 'eviction' || sub === 'binding') {
-    const { message, gvk, suffix } = POSTED[sub];
+    const { message, gvk } = POSTED[sub];
     out.add(
       path,
       [{ name: 'name', description: `name of the ${gvk.kind}` }, ...c.itemParams.slice(1)],
       op({
         method: 'post',
         action: 'post',
-        operationId: `create${c.stem}${c.scope}${t.kind}${suffix}`,
+        operationId: `create${c.stem}${c.scope}${t.kind}${capitalize(sub)}`,
         description: `create ${sub} of a ${t.kind}`,
         query: WRITE_QUERY,
         body: { type: message, mediaTypes: ANY_BODY, required: true },
@@ -547,8 +538,8 @@ function addSubresource(
   }
   // log and the connect subresources (exec, attach, portforward, proxy) have no operations here
   // yet (kube lists them as connect operations with their options as query parameters).
-  const suffix = READ_WRITE_SUFFIX[sub];
-  if (suffix === undefined) return;
+  if (!READ_WRITE.has(sub)) return;
+  const suffix = capitalize(sub);
   const type = sub === 'scale' ? META_TYPES.scale : t.messageType;
   const gvk: Gvk | undefined =
     sub === 'scale' ? { group: 'autoscaling', version: 'v1', kind: 'Scale' } : undefined;

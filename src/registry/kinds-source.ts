@@ -9,7 +9,7 @@
  * regeneration import this module.
  */
 import { parse } from 'yaml';
-import { NAME_RULES, type NameRule, type ResourceType, type Subresource } from './types.js';
+import { NAME_RULES, SUBRESOURCES, type NameRule, type ResourceType, type Subresource } from './types.js';
 
 /** One API group and its served versions, preferred first. */
 export interface GroupEntry {
@@ -49,19 +49,7 @@ const KNOWN_VERBS = new Set([
   'update',
   'watch',
 ]);
-const KNOWN_SUBRESOURCES = new Set([
-  'status',
-  'scale',
-  'ephemeralcontainers',
-  'token',
-  'approval',
-  'eviction',
-  'log',
-  'exec',
-  'attach',
-  'portforward',
-  'proxy',
-]);
+const KNOWN_SUBRESOURCES: ReadonlySet<string> = new Set(SUBRESOURCES);
 const KIND_KEYS = new Set([
   'group',
   'version',

@@ -114,18 +114,22 @@ export interface Registry {
  * debugging containers) are served by the generic verbs, `token` (serviceaccounts/token,
  * TokenRequest) by a custom endpoint.
  */
-export type Subresource =
-  | 'status'
-  | 'scale'
-  | 'ephemeralcontainers'
-  | 'token'
-  | 'approval'
-  | 'eviction'
-  | 'log'
-  | 'exec'
-  | 'attach'
-  | 'portforward'
-  | 'proxy';
+export const SUBRESOURCES = [
+  'status',
+  'scale',
+  'ephemeralcontainers',
+  'token',
+  'approval',
+  'eviction',
+  'log',
+  'exec',
+  'attach',
+  'portforward',
+  'proxy',
+] as const;
+
+/** One of {@link SUBRESOURCES} (what `proto/kinds.yaml` may list for a kind). */
+export type Subresource = (typeof SUBRESOURCES)[number];
 
 /**
  * Subresources that endpoints of their own serve, which a type's `subresources` do not list:
