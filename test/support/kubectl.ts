@@ -41,12 +41,19 @@ export interface KubectlResult {
  */
 const EXEC_CLIENT_RACE = /Unknown stream id \d+, discarding message/;
 
-/** Runs of an `exec` whose result kubectl voided (see {@link EXEC_CLIENT_RACE}) before it gives up. */
+/** Runs of an `exec` or `cp` whose result kubectl voided (see {@link EXEC_CLIENT_RACE}) before it gives up. */
 const EXEC_RACE_RUNS = 3;
 
 /**
- * Runs `run` again while it is an `exec` that kubectl reports as voided by its own stream race;
- * the commands tests exec are idempotent. Any other outcome, failures included, is returned.
+ * The commands that stream over exec: `exec` itself, and `cp`, which runs `tar` in the container
+ * through it (a voided `cp` reads "archive/tar: invalid tar header").
+ */
+const EXEC_COMMANDS: ReadonlySet<string> = new Set(['exec', 'cp']);
+
+/**
+ * Runs `run` again while it is an exec-based command (`exec`, `cp`) that kubectl reports as
+ * voided by its own stream race; the commands tests run this way are idempotent (a copy of the
+ * same file). Any other outcome, failures included, is returned.
  */
 async function retryingExecRace(
   args: readonly string[],
@@ -54,7 +61,7 @@ async function retryingExecRace(
 ): Promise<KubectlResult> {
   let res = await run();
   let runs = 1;
-  while (runs < EXEC_RACE_RUNS && args[0] === 'exec' && EXEC_CLIENT_RACE.test(res.stderr)) {
+  while (runs < EXEC_RACE_RUNS && EXEC_COMMANDS.has(args[0] ?? '') && EXEC_CLIENT_RACE.test(res.stderr)) {
     process.stderr.write(`kubectl ${args.join(' ')}: client stream race (kubernetes#131189), run again\n`);
     res = await run();
     runs++;
