@@ -143,6 +143,11 @@ function aggregate(messages: readonly string[]): string {
   return messages.length === 1 ? (messages[0] ?? '') : `[${messages.join(', ')}]`;
 }
 
+/** An in-place resize of a pod's containers, which kube also checks against the namespace's limits. */
+function isResize(a: AdmissionAttributes): boolean {
+  return isCore(a, 'Pod') && a.subresource === 'resize' && a.operation === 'UPDATE';
+}
+
 export function limitRanger(objects: AdmissionObjects): AdmissionPlugin {
   const items = async (a: AdmissionAttributes): Promise<Item[]> =>
     itemsOf(await objects.list(KINDS.limitRange, a.namespace));
@@ -150,9 +155,10 @@ export function limitRanger(objects: AdmissionObjects): AdmissionPlugin {
   return {
     name: 'LimitRanger',
     handles: (a) =>
-      a.subresource === undefined &&
-      ((isCore(a, 'Pod') && a.operation === 'CREATE') ||
-        (isCore(a, 'PersistentVolumeClaim') && (a.operation === 'CREATE' || a.operation === 'UPDATE'))),
+      isResize(a) ||
+      (a.subresource === undefined &&
+        ((isCore(a, 'Pod') && a.operation === 'CREATE') ||
+          (isCore(a, 'PersistentVolumeClaim') && (a.operation === 'CREATE' || a.operation === 'UPDATE')))),
     admit: async (a) => {
       if (!isCore(a, 'Pod') || a.object === undefined) return;
       const containerItems = (await items(a)).filter((i) => i.type === 'Container');
@@ -199,7 +205,8 @@ export function limitRanger(objects: AdmissionObjects): AdmissionPlugin {
       };
       for (const c of objectList(spec['containers'])) merge(c, 'container');
       for (const c of objectList(spec['initContainers'])) merge(c, 'init container');
-      if (notes.length > 0) {
+      // A resize keeps the pod's annotations (kube's resize strategy resets metadata after admission).
+      if (notes.length > 0 && !isResize(a)) {
         a.object.metadata.annotations = {
           ...(a.object.metadata.annotations ?? {}),
           [ANNOTATION]: `LimitRanger plugin set: ${notes.join('; ')}`,

@@ -68,7 +68,9 @@ export class ResourceQuotaAdmission implements AdmissionPlugin {
   }
 
   handles(a: AdmissionAttributes): boolean {
-    return a.namespace !== '' && a.subresource === undefined;
+    // A pod's in-place resize changes its usage too (kube's pod evaluator handles it).
+    const resize = a.subresource === 'resize' && a.type.group === '' && a.type.kind === 'Pod';
+    return a.namespace !== '' && (a.subresource === undefined || resize);
   }
 
   async validate(a: AdmissionAttributes): Promise<void> {

@@ -4,10 +4,10 @@
  * what a client sees that neither it nor the defaulters wrote. Generic bookkeeping (uid,
  * creationTimestamp, generation, resourceVersion, keeping status on update) is the handler's.
  */
-import { isObject } from '../validation/json.js';
-import { compareQuantities, parseQuantity } from '../validation/quantity.js';
 import type { FieldError } from '../validation/field-error.js';
+import { isObject } from '../validation/json.js';
 import { JOB_LABELS } from '../validation/batch.js';
+import { podQOSClass } from '../validation/core/resources.js';
 import { semanticEqual } from '../validation/json.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
@@ -20,29 +20,6 @@ export interface PrepareOptions {
   readonly serviceIPFamilies?: readonly IPFamily[];
   /** The requester of a create (kube's user from the request context), where a kind records it. */
   readonly user?: UserInfo;
-}
-
-/** kube's QoS class of a pod: Guaranteed, Burstable or BestEffort. */
-export function podQOSClass(spec: JsonObject): 'Guaranteed' | 'Burstable' | 'BestEffort' {
-  const list = (k: string): unknown[] => (Array.isArray(spec[k]) ? (spec[k] as unknown[]) : []);
-  const containers = [...list('containers'), ...list('initContainers')].filter(isObject);
-  let any = false;
-  let guaranteed = true;
-  for (const c of containers) {
-    const resources = objectAt(c, 'resources');
-    const requests = objectAt(resources, 'requests') ?? {};
-    const limits = objectAt(resources, 'limits') ?? {};
-    for (const r of ['cpu', 'memory']) {
-      const req = parseQuantity(requests[r]);
-      const lim = parseQuantity(limits[r]);
-      if ((req !== undefined && req.mantissa !== 0n) || (lim !== undefined && lim.mantissa !== 0n))
-        any = true;
-      if (lim === undefined || lim.mantissa === 0n) guaranteed = false;
-      else if (req !== undefined && compareQuantities(req, lim) !== 0) guaranteed = false;
-    }
-  }
-  if (!any) return 'BestEffort';
-  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
 
 function preparePod(pod: JsonObject): void {

@@ -375,6 +375,7 @@ async function dispatch(
       break;
     case 'status':
     case 'ephemeralcontainers':
+    case 'resize':
       if (method === 'GET') return getResource(ctx, { ...target, subresource: undefined }, query);
       if (method === 'PUT')
         return updateResource(

@@ -478,7 +478,13 @@ interface PostedSubresource {
 }
 
 /** The subresources read and written with get, put and patch. */
-const READ_WRITE: ReadonlySet<string> = new Set(['status', 'approval', 'scale', 'ephemeralcontainers']);
+const READ_WRITE: ReadonlySet<string> = new Set([
+  'status',
+  'approval',
+  'scale',
+  'ephemeralcontainers',
+  'resize',
+]);
 
 const POSTED: Readonly<Record<'token' | 'eviction' | 'binding', PostedSubresource>> = {
   token: {

@@ -110,14 +110,15 @@ export interface Registry {
 }
 
 /**
- * Subresources with their own routes: `status`, `scale` and `ephemeralcontainers` (a pod's
- * debugging containers) are served by the generic verbs, `token` (serviceaccounts/token,
+ * Subresources with their own routes: `status`, `scale`, `ephemeralcontainers` (a pod's
+ * debugging containers) and `resize` (a pod's container resources) are served by the generic verbs, `token` (serviceaccounts/token,
  * TokenRequest) by a custom endpoint.
  */
 export const SUBRESOURCES = [
   'status',
   'scale',
   'ephemeralcontainers',
+  'resize',
   'token',
   'approval',
   'eviction',

@@ -39,6 +39,7 @@ import {
   isJsonObject,
   membersEqual,
   withResourceVersion,
+  type JsonObject,
   type KubeObject,
 } from '../api/object.js';
 import { RACED, racedWith, type WriteOutcome } from './object-store.js';
@@ -51,16 +52,20 @@ const MAX_ATTEMPTS = 16;
 
 /**
  * Which part of the object a write may change: all but status (`main`), status, a namespace's
- * `spec.finalizers` (`finalize`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`).
+ * `spec.finalizers` (`finalize`), a pod's `spec.ephemeralContainers` (`ephemeralcontainers`), a
+ * pod's containers' `resources` and `resizePolicy` (`resize`).
  */
-export type UpdatePart = 'main' | 'status' | 'finalize' | 'ephemeralcontainers';
+export type UpdatePart = 'main' | (typeof PARTS)[number];
+
+const PARTS = ['status', 'finalize', 'ephemeralcontainers', 'resize'] as const;
 
 /** The part a write through `subresource` (undefined: the main resource) may change. */
 export function partOf(subresource: string | undefined): UpdatePart {
-  return subresource === 'status' || subresource === 'finalize' || subresource === 'ephemeralcontainers'
-    ? subresource
-    : 'main';
+  return PARTS.find((p) => p === subresource) ?? 'main';
 }
+
+/** The parts that change the spec, and so count in `metadata.generation`, beside `main`. */
+const SPEC_PARTS: ReadonlySet<UpdatePart> = new Set(['ephemeralcontainers', 'resize']);
 
 /** What {@link applyUpdate} writes: which object, which part, how to build the new state. */
 export interface UpdatePlan {
@@ -135,16 +140,58 @@ function merge(
       next.metadata.managedFields = requested.metadata.managedFields;
     return next;
   }
-  // finalize: only spec.finalizers (kube's namespaces/finalize); ephemeralcontainers: only
-  // spec.ephemeralContainers and the managers' entries (kube's dropNonEphemeralContainerUpdates).
-  const field = part === 'finalize' ? 'finalizers' : 'ephemeralContainers';
   const spec = isJsonObject(next['spec']) ? next['spec'] : (next['spec'] = {});
   const requestedSpec = isJsonObject(requested['spec']) ? requested['spec'] : {};
-  if (requestedSpec[field] === undefined) delete spec[field];
-  else spec[field] = requestedSpec[field];
-  if (part === 'ephemeralcontainers' && requested.metadata.managedFields !== undefined)
+  if (part === 'resize') {
+    mergeResize(spec, requestedSpec);
+  } else {
+    // finalize: only spec.finalizers (kube's namespaces/finalize); ephemeralcontainers: only
+    // spec.ephemeralContainers (kube's dropNonEphemeralContainerUpdates).
+    const field = part === 'finalize' ? 'finalizers' : 'ephemeralContainers';
+    if (requestedSpec[field] === undefined) delete spec[field];
+    else spec[field] = requestedSpec[field];
+  }
+  if (part !== 'finalize' && requested.metadata.managedFields !== undefined)
     next.metadata.managedFields = requested.metadata.managedFields;
   return next;
+}
+
+/**
+ * A resize takes only each container's and init container's `resources` and `resizePolicy` from
+ * the request (kube's dropNonResizeUpdates). When the request adds, removes, renames or reorders
+ * containers, its container lists are taken whole, for validation to refuse.
+ */
+function mergeResize(spec: JsonObject, requestedSpec: JsonObject): void {
+  const lists = ['containers', 'initContainers'] as const;
+  const reshaped = lists.some((k) => {
+    const now = Array.isArray(requestedSpec[k]) ? requestedSpec[k] : [];
+    const before = Array.isArray(spec[k]) ? spec[k] : [];
+    return now.length !== before.length || now.some((c, i) => nameOf(c) !== nameOf(before[i]));
+  });
+  for (const k of lists) {
+    const now: unknown = requestedSpec[k];
+    const before: unknown = spec[k];
+    if (reshaped) {
+      if (now === undefined) delete spec[k];
+      else spec[k] = now;
+      continue;
+    }
+    if (!Array.isArray(now) || !Array.isArray(before)) continue;
+    spec[k] = before.map((c: unknown, i) => {
+      const from: unknown = now[i];
+      if (!isJsonObject(c) || !isJsonObject(from)) return c;
+      const merged: JsonObject = { ...c };
+      for (const field of ['resources', 'resizePolicy']) {
+        if (from[field] === undefined) delete merged[field];
+        else merged[field] = from[field];
+      }
+      return merged;
+    });
+  }
+}
+
+function nameOf(container: unknown): unknown {
+  return isJsonObject(container) ? container['name'] : undefined;
 }
 
 /**
@@ -190,7 +237,7 @@ async function buildNext(
   await ctx.admission.admit(admission);
   const prepared =
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
-  if (part === 'ephemeralcontainers') countGeneration(strategy, next, current);
+  if (SPEC_PARTS.has(part)) countGeneration(strategy, next, current);
   validateForWrite(type, strategy, next, current, prepared, plan.subresource);
   await ctx.admission.validate(admission);
   return next;
@@ -282,7 +329,7 @@ export async function applyUpdate(ctx: ResourceContext, plan: UpdatePlan): Promi
 
 /**
  * PUT on an item, or on a subresource that writes part of it (`status`, `finalize`,
- * `ephemeralcontainers`: the part is the target's, {@link partOf}).
+ * `ephemeralcontainers`, `resize`: the part is the target's, {@link partOf}).
  */
 export async function updateResource(
   ctx: ResourceContext,

@@ -30,6 +30,7 @@ import {
 import {
   validatePodCreate,
   validatePodEphemeralContainersUpdate,
+  validatePodResize,
   validatePodTemplate,
   validatePodUpdate,
   validateReplicationController,
@@ -49,10 +50,12 @@ type UpdateValidator = (obj: JsonObject, old: JsonObject, errs: FieldError[]) =>
 
 /**
  * Updates through a subresource with rules of their own instead of the kind's update rules, by
- * `<group>/<Kind>/<subresource>`: a pod's ephemeralcontainers (`ValidatePodEphemeralContainersUpdate`).
+ * `<group>/<Kind>/<subresource>`: a pod's ephemeralcontainers (`ValidatePodEphemeralContainersUpdate`)
+ * and resize (`ValidatePodResize`).
  */
 const SUBRESOURCE_VALIDATORS: ReadonlyMap<string, UpdateValidator> = new Map([
   ['/Pod/ephemeralcontainers', validatePodEphemeralContainersUpdate],
+  ['/Pod/resize', validatePodResize],
 ]);
 
 const CORE_VALIDATORS: ReadonlyMap<string, KindValidator> = new Map<string, KindValidator>([

@@ -7,8 +7,10 @@ import { MIRROR_POD_ANNOTATION } from '../../api/annotations.js';
 import { forbidden, invalid, notSupported, NEGATIVE, required, type FieldError } from '../field-error.js';
 import { arr, has, num, obj, objects, semanticEqual, str, stringMap, type JsonObject } from '../json.js';
 import { selectorMatches } from '../meta.js';
+import { compareQuantities, parseQuantity } from '../quantity.js';
 import { child, index } from '../path.js';
 import { validatePodSpec, validatePodTemplateSpec } from './pod-spec.js';
+import { podQOSClass } from './resources.js';
 
 const DELETION_COST = 'controller.kubernetes.io/pod-deletion-cost';
 
@@ -182,6 +184,163 @@ export function validatePodEphemeralContainersUpdate(
       );
     }
   }
+}
+
+/** An init container that runs beside the app containers (`restartPolicy: Always`). */
+function isSidecar(c: JsonObject): boolean {
+  return str(c, 'restartPolicy') === 'Always';
+}
+
+/** True when a running container's status carries `resources`, i.e. its node can resize. */
+function nodeSupportsResize(old: JsonObject): boolean {
+  const running = objects(obj(old, 'status'), 'containerStatuses').find((s) =>
+    has(obj(s, 'state') ?? {}, 'running'),
+  );
+  // No container runs yet: kube cannot tell, and assumes the node supports it.
+  return running === undefined || has(running, 'resources');
+}
+
+/** kube's checks of one container's resize (validateContainerResize). */
+function validateContainerResize(
+  now: JsonObject,
+  before: JsonObject,
+  path: string,
+  errs: FieldError[],
+): void {
+  const resources = obj(now, 'resources') ?? {};
+  const oldResources = obj(before, 'resources') ?? {};
+  for (const k of ['requests', 'limits']) {
+    const list = obj(resources, k) ?? {};
+    if (Object.keys(obj(oldResources, k) ?? {}).some((r) => !has(list, r))) {
+      errs.push(forbidden(child(path, k), `resource ${k} cannot be removed`));
+    }
+  }
+  const memoryPolicy = objects(now, 'resizePolicy').find((p) => str(p, 'resourceName') === 'memory');
+  const policy = memoryPolicy === undefined ? '' : str(memoryPolicy, 'restartPolicy');
+  if (policy !== 'NotRequired' && policy !== '') return;
+  const limit = parseQuantity(obj(resources, 'limits')?.['memory']);
+  const oldLimit = parseQuantity(obj(oldResources, 'limits')?.['memory']);
+  const at = `${path}.limits[memory]`;
+  if (limit !== undefined && oldLimit !== undefined && compareQuantities(limit, oldLimit) < 0) {
+    errs.push(forbidden(at, 'memory limits cannot be decreased unless resizePolicy is RestartContainer'));
+  } else if (limit !== undefined && oldLimit === undefined) {
+    // Adding a limit lowers it from unlimited.
+    errs.push(forbidden(at, 'memory limits cannot be added unless resizePolicy is RestartContainer'));
+  }
+}
+
+/** `c` with its cpu and memory requests and limits as `before` has them (dropCPUMemoryResourcesFromContainer). */
+function withOldCpuMemory(c: JsonObject, before: JsonObject): JsonObject {
+  const resources = obj(c, 'resources') ?? {};
+  const oldResources = obj(before, 'resources') ?? {};
+  const munged: JsonObject = {};
+  for (const k of ['limits', 'requests']) {
+    const old = obj(oldResources, k);
+    if (old === undefined) continue;
+    const list: JsonObject = { ...(obj(resources, k) ?? {}) };
+    for (const r of ['cpu', 'memory']) {
+      if (old[r] === undefined) delete list[r];
+      else list[r] = old[r];
+    }
+    munged[k] = list;
+  }
+  return { ...c, resources: munged };
+}
+
+/**
+ * A write through a pod's `resize` subresource (kube's `ValidatePodResize`): the pod must still
+ * be valid; only the cpu and memory of app containers and sidecars may change, without removing
+ * a request or limit, without changing the QoS class, and without lowering or adding a memory
+ * limit unless the container restarts for memory. Static pods, Windows pods and pods on a node
+ * that reports no container resources cannot be resized.
+ */
+export function validatePodResize(pod: JsonObject, old: JsonObject, errs: FieldError[]): void {
+  validatePodOnly(pod, errs);
+  const spec = obj(pod, 'spec') ?? {};
+  const oldSpec = obj(old, 'spec') ?? {};
+  // These three answer with their error alone, on a field kube names `[]`.
+  const refusal = ((): string | undefined => {
+    const podLevel = (s: JsonObject): boolean =>
+      ['requests', 'limits'].some((k) => Object.keys(obj(obj(s, 'resources'), k) ?? {}).length > 0);
+    if (podLevel(oldSpec) || podLevel(spec)) return 'pods with pod-level resources cannot be resized';
+    if (has(obj(obj(old, 'metadata'), 'annotations') ?? {}, MIRROR_POD_ANNOTATION))
+      return 'static pods cannot be resized';
+    if (str(obj(oldSpec, 'os'), 'name') === 'windows') return 'windows pods cannot be resized';
+    return undefined;
+  })();
+  if (refusal !== undefined) {
+    errs.length = 0;
+    errs.push(forbidden('[]', refusal));
+    return;
+  }
+  const oldQos = str(obj(old, 'status'), 'qosClass') || podQOSClass(oldSpec);
+  if (oldQos !== podQOSClass(spec)) {
+    errs.push(
+      invalid(
+        'spec',
+        str(obj(pod, 'status'), 'qosClass'),
+        'Pod QOS Class may not change as a result of resizing',
+      ),
+    );
+  }
+  if (!nodeSupportsResize(old))
+    errs.push(forbidden('spec', 'Pod running on node without support for resize'));
+  let reshaped = false;
+  for (const [k, noun] of [
+    ['containers', 'containers'],
+    ['initContainers', 'initContainers'],
+  ] as const) {
+    const now = objects(spec, k);
+    const before = objects(oldSpec, k);
+    if (now.length !== before.length) {
+      errs.push(forbidden(child('spec', k), `${noun} may not be added or removed on resize`));
+      reshaped = true;
+      continue;
+    }
+    before.forEach((c, i) => {
+      if (str(now[i], 'name') === str(c, 'name')) return;
+      errs.push(forbidden(`spec.${k}[${i}].name`, `${noun} may not be renamed or reordered on resize`));
+      reshaped = true;
+    });
+  }
+  if (reshaped) return;
+  const containers = objects(spec, 'containers');
+  const initContainers = objects(spec, 'initContainers');
+  const oldContainers = objects(oldSpec, 'containers');
+  const oldInit = objects(oldSpec, 'initContainers');
+  oldInit.forEach((c, i) => {
+    const now = initContainers[i];
+    if (isSidecar(c) && now !== undefined)
+      validateContainerResize(now, c, `spec.initContainers[${i}].resources`, errs);
+  });
+  oldContainers.forEach((c, i) => {
+    const now = containers[i];
+    if (now !== undefined) validateContainerResize(now, c, `spec.containers[${i}].resources`, errs);
+  });
+  const munged: JsonObject = { ...spec };
+  munged['containers'] = containers.map((c, i) => {
+    const before = oldContainers[i] ?? {};
+    const m = withOldCpuMemory(c, before);
+    if (!semanticEqual(m, before)) errs.push(forbidden('spec', 'only cpu and memory resources are mutable'));
+    return m;
+  });
+  if (Array.isArray(spec['initContainers'])) {
+    munged['initContainers'] = initContainers.map((c, i) => {
+      const before = oldInit[i] ?? {};
+      if (!isSidecar(c)) {
+        if (!semanticEqual(c, before))
+          errs.push(forbidden('spec', 'resources for non-sidecar init containers are immutable'));
+        return c;
+      }
+      const m = withOldCpuMemory(c, before);
+      if (!semanticEqual(m, before))
+        errs.push(forbidden('spec', 'only cpu and memory resources for sidecar containers are mutable'));
+      return m;
+    });
+  }
+  if (errs.length > 0) return;
+  if (!semanticEqual(munged, oldSpec))
+    errs.push(forbidden('spec', 'only cpu and memory resources are mutable'));
 }
 
 /** A PodTemplate (create and update validate the same). */

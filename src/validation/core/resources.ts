@@ -5,7 +5,7 @@
  */
 import { forbidden, invalid, NEGATIVE, required, type FieldError } from '../field-error.js';
 import { isQualifiedName } from '../formats.js';
-import { isObject, type JsonObject } from '../json.js';
+import { isObject, obj, type JsonObject } from '../json.js';
 import { child, key } from '../path.js';
 import {
   canonicalQuantity,
@@ -143,4 +143,27 @@ export function validateResourceList(list: unknown, path: string, errs: FieldErr
     for (const msg of isQualifiedName(name)) errs.push(invalid(key(path, name), name, msg));
     checkQuantity(value, key(path, name), errs);
   }
+}
+
+/** kube's QoS class of a pod spec (ComputePodQOS): Guaranteed, Burstable or BestEffort. */
+export function podQOSClass(spec: JsonObject): 'Guaranteed' | 'Burstable' | 'BestEffort' {
+  const list = (k: string): unknown[] => (Array.isArray(spec[k]) ? (spec[k] as unknown[]) : []);
+  const containers = [...list('containers'), ...list('initContainers')].filter(isObject);
+  let any = false;
+  let guaranteed = true;
+  for (const c of containers) {
+    const resources = obj(c, 'resources');
+    const requests = obj(resources, 'requests') ?? {};
+    const limits = obj(resources, 'limits') ?? {};
+    for (const r of ['cpu', 'memory']) {
+      const req = parseQuantity(requests[r]);
+      const lim = parseQuantity(limits[r]);
+      if ((req !== undefined && req.mantissa !== 0n) || (lim !== undefined && lim.mantissa !== 0n))
+        any = true;
+      if (lim === undefined || lim.mantissa === 0n) guaranteed = false;
+      else if (req !== undefined && compareQuantities(req, lim) !== 0) guaranteed = false;
+    }
+  }
+  if (!any) return 'BestEffort';
+  return guaranteed ? 'Guaranteed' : 'Burstable';
 }
