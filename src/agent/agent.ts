@@ -28,6 +28,7 @@ import { Backoff } from './pod/backoff.js';
 import { LogEventSink, type EventSink } from './pod/events.js';
 import { ProbeManager } from './probe/manager.js';
 import { PodWorkers } from './pod/workers.js';
+import { sumAllocatedRequests } from './pod/resize.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
 import { ImageManager } from './runtime/images.js';
@@ -170,6 +171,18 @@ export class Agent {
           (run) => this.probeMetrics.observe(run),
         ),
         envContext: (_pod, podIPs) => ({ lookup, hostIPs: [this.nodeIP], podIPs, nodeAllocatable }),
+        node: {
+          allocatable: nodeAllocatable,
+          allocatedToOthers: (uid) =>
+            sumAllocatedRequests(
+              this.#workers.records().filter((r) => {
+                const phase = this.#statuses.get(r.pod.metadata.uid ?? '')?.phase;
+                return (
+                  r.pod.metadata.uid !== uid && !r.terminated && phase !== 'Succeeded' && phase !== 'Failed'
+                );
+              }),
+            ),
+        },
       },
       {
         onStatus: (record, status) => {

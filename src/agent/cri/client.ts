@@ -172,6 +172,11 @@ export class CriClient {
     return r.status;
   }
 
+  /** Changes a container's cgroup limits in place (an in-place pod resize). */
+  async updateContainerResources(containerId: string, linux: T.LinuxContainerResources): Promise<void> {
+    await this.#rt('UpdateContainerResources', { containerId, linux });
+  }
+
   /** Runs a command to completion; `timeoutSeconds` 0 means no limit on the runtime's side. */
   execSync(containerId: string, cmd: string[], timeoutSeconds = 0): Promise<T.ExecSyncResponse> {
     const deadline = timeoutSeconds > 0 ? (timeoutSeconds + 10) * 1000 : DEFAULT_DEADLINE_MS;

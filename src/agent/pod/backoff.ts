@@ -43,6 +43,11 @@ export class Backoff {
     }
   }
 
+  /** Forgets one key (a container restarted on purpose starts again at once). */
+  forget(key: string): void {
+    this.#entries.delete(key);
+  }
+
   /** Forgets keys starting with `prefix` (a pod's keys when it goes). */
   forgetPrefix(prefix: string): void {
     for (const k of this.#entries.keys()) if (k.startsWith(prefix)) this.#entries.delete(k);

@@ -13,6 +13,7 @@ import { MountConfigError } from '../volumes/errors.js';
 import { makeMounts } from '../volumes/mounts.js';
 import { containerFieldPath, Reasons } from './events.js';
 import { runPostStart } from './lifecycle.js';
+import { allocatedResources } from './resize.js';
 import type { ContainerInstance, ContainerType, PodRuntimeState } from '../runtime/runtime.js';
 import type { PodRecord, SyncDeps } from './sync.js';
 
@@ -90,6 +91,7 @@ async function startContainer(
       args,
       image: spec.image ?? image,
       mounts,
+      resources: allocatedResources(record, spec) ?? {},
       ...(targetId === undefined ? {} : { targetId }),
     });
   } catch (err) {

@@ -3,10 +3,12 @@
  * what the runtime holds for it and why containers wait:
  * - `phase`: Pending while init containers run or a container never ran; Running while one runs
  *   (or all stopped and the policy restarts them); Succeeded or Failed when all stopped for good;
- * - `conditions`: PodReadyToStartContainers, Initialized, Ready, ContainersReady (PodScheduled
+ * - `conditions`: PodResizePending and PodResizeInProgress while a resize waits or is under way
+ *   (resize.ts), PodReadyToStartContainers, Initialized, Ready, ContainersReady (PodScheduled
  *   kept from the scheduler), each keeping its lastTransitionTime while its status holds;
  * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
- *   imageID, containerID, started; a sidecar (an init container with `restartPolicy: Always`) is
+ *   imageID, containerID, started, resources (the allocation, with the cgroup settings the
+ *   runtime reports for a running container); a sidecar (an init container with `restartPolicy: Always`) is
  *   started and ready by its probes like an app container, and counts for the Ready conditions;
  * - `ephemeralContainerStatuses`: the same without `started`, never ready, no effect on the
  *   phase or the conditions;
@@ -23,9 +25,10 @@ import type {
   PodCondition,
   PodStatus,
 } from '../../api/types/core-v1.js';
-import { qosClass } from '../runtime/resources.js';
+import { qosClass, statusResources } from '../runtime/resources.js';
 import type { ContainerHealth } from '../probe/manager.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
+import { allocatedResources, resizeConditions } from './resize.js';
 import { isSidecar } from './sidecar.js';
 import type { PodRecord } from './sync.js';
 
@@ -87,6 +90,11 @@ function containerStatus(
   status.imageID = last.imageRef;
   status.containerID = `containerd://${last.id}`;
   status.restartCount = last.restartCount;
+  status.resources = statusResources(
+    allocatedResources(record, spec),
+    last.resources,
+    last.state === 'CONTAINER_RUNNING',
+  );
   if (last.state === 'CONTAINER_RUNNING') {
     status.state = { running: { startedAt: kubeTime(last.startedAt) } };
     const uid = record.pod.metadata.uid ?? '';
@@ -253,6 +261,7 @@ export function generatePodStatus(
   const readyMessage =
     completed || failed ? undefined : `containers with unready status: [${unready.join(' ')}]`;
   const conditions: PodCondition[] = [
+    ...(completed || failed ? [] : resizeConditions(record, state, nowText)),
     condition(oldConditions, 'PodReadyToStartContainers', sandboxReady, nowText),
     condition(
       oldConditions,

@@ -34,6 +34,8 @@ import { killUnhealthy } from './lifecycle.js';
 import { isSidecar } from './sidecar.js';
 import { latestOf, startEphemeral, startOrRestart } from './start.js';
 import { killContainersInOrder } from './termination.js';
+import { actuateResize, admitResize, type NodeResources, type ResizeState } from './resize.js';
+import { kubeTime } from './status.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -59,6 +61,8 @@ export interface PodRecord {
   /** Failed volume set-ups in a row, and since when (see volumes/pod-volumes.ts). */
   volumeFailures?: number;
   volumesFailingSince?: number;
+  /** The containers' allocated resources and the pod's resize conditions (resize.ts). */
+  resize?: ResizeState;
 }
 
 /** What a sync needs. */
@@ -73,6 +77,8 @@ export interface SyncDeps {
   readonly volumes?: VolumeManager;
   /** The env context for a pod (lookups, node and pod IPs). */
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
+  /** The node's resources, for resize admission; absent, every resize is taken. */
+  readonly node?: NodeResources;
 }
 
 /** The outcome of a sync: run again after this many ms (undefined = on the next event). */
@@ -200,6 +206,11 @@ export async function syncPod(
   }
   if (!state?.sandboxes[0]?.ready) return { requeueAfterMs: 1000 };
   const sandboxId = state.sandboxes[0]?.id ?? '';
+  // A resize: the allocation first, then the running containers brought to it.
+  const nowText = kubeTime(Date.now());
+  const resizeRetry = admitResize(deps, record, nowText);
+  if (await actuateResize(deps, record, state, nowText))
+    state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
   const policy = pod.spec?.restartPolicy ?? 'Always';
   const init = await syncInitContainers(deps, record, state, sandboxId);
   if (!init.initialized)
@@ -207,7 +218,7 @@ export async function syncPod(
   // Init containers ran: their state changed. Without any, the state read above still holds.
   if ((pod.spec?.initContainers ?? []).length > 0)
     state = (await deps.runtime.listPods(uid)).get(uid) ?? state;
-  let requeue = init.requeueAfterMs;
+  let requeue = minDelay(init.requeueAfterMs, resizeRetry);
   for (const c of pod.spec?.containers ?? []) {
     const name = c.name ?? '';
     const last = latestOf(state, name);

@@ -3,7 +3,7 @@
  * resources (cpu shares from requests, a CFS quota and a memory limit from limits), as kubelet
  * derives them with the cgroupfs driver.
  */
-import type { Container, Pod } from '../../api/types/core-v1.js';
+import type { Container, Pod, ResourceRequirements } from '../../api/types/core-v1.js';
 import type { LinuxContainerResources } from '../cri/types.js';
 
 const SUFFIX: Record<string, number> = {
@@ -75,5 +75,90 @@ export function linuxResources(c: Container, qos: string): LinuxContainerResourc
     out.cpuQuota = Math.max(1000, Math.floor(cpuLim * CFS_PERIOD));
   }
   if (Number.isFinite(memLim)) out.memoryLimitInBytes = Math.floor(memLim);
+  return out;
+}
+
+/** kubelet's floor for cpu shares and its smallest effective CFS limit, in millicores. */
+const MIN_SHARES = 2;
+const MIN_MILLI_CPU_LIMIT = 10;
+
+/** A millicore amount as kube prints it (DecimalSI): `250m`, `2`. */
+function milliText(milli: number): string {
+  return milli % 1000 === 0 ? String(milli / 1000) : `${milli}m`;
+}
+
+/** A byte amount as kube prints it (BinarySI): `64Mi`, or the plain number. */
+function bytesText(bytes: number): string {
+  for (const [suffix, factor] of [
+    ['Ei', 2 ** 60],
+    ['Pi', 2 ** 50],
+    ['Ti', 2 ** 40],
+    ['Gi', 2 ** 30],
+    ['Mi', 2 ** 20],
+    ['Ki', 2 ** 10],
+  ] as const) {
+    if (bytes >= factor && bytes % factor === 0) return `${bytes / factor}${suffix}`;
+  }
+  return String(bytes);
+}
+
+/** The cpu request a number of cpu shares stands for (kubelet's sharesToMilliCPU). */
+function sharesToMilli(shares: number): number {
+  return shares >= MIN_SHARES ? Math.ceil((shares * 1000) / 1024) : 0;
+}
+
+/** True when two containers' cgroup settings agree on cpu and memory (what a resize changes). */
+export function sameCpuMemory(a: LinuxContainerResources, b: LinuxContainerResources): boolean {
+  const n = (v: number | undefined): number => (v !== undefined && v > 0 ? v : 0);
+  return (
+    n(a.cpuShares) === n(b.cpuShares) &&
+    n(a.cpuQuota) === n(b.cpuQuota) &&
+    n(a.memoryLimitInBytes) === n(b.memoryLimitInBytes)
+  );
+}
+
+/** Which of cpu and memory differ between two containers' cgroup settings. */
+export function changedResources(
+  a: LinuxContainerResources,
+  b: LinuxContainerResources,
+): ('cpu' | 'memory')[] {
+  const n = (v: number | undefined): number => (v !== undefined && v > 0 ? v : 0);
+  const out: ('cpu' | 'memory')[] = [];
+  if (n(a.cpuShares) !== n(b.cpuShares) || n(a.cpuQuota) !== n(b.cpuQuota)) out.push('cpu');
+  if (n(a.memoryLimitInBytes) !== n(b.memoryLimitInBytes)) out.push('memory');
+  return out;
+}
+
+/**
+ * A container status's `resources` (kubelet's convertContainerStatusResources): the allocated
+ * requests and limits, with the cpu request, cpu limit and memory limit the runtime reports
+ * for a running container in their place.
+ */
+export function statusResources(
+  allocated: ResourceRequirements | undefined,
+  actual: LinuxContainerResources | undefined,
+  running: boolean,
+): ResourceRequirements {
+  const out: ResourceRequirements = {};
+  if (allocated?.limits) out.limits = { ...allocated.limits };
+  if (allocated?.requests) out.requests = { ...allocated.requests };
+  if (allocated?.claims) out.claims = allocated.claims.map((c) => ({ ...c }));
+  if (!running || actual === undefined) return out;
+  if (out.limits) {
+    const quota = actual.cpuQuota ?? 0;
+    const period = actual.cpuPeriod ?? 0;
+    if (quota > 0 && period > 0) {
+      const milli = Math.floor((quota * 1000) / period);
+      const wanted = parseQuantity(out.limits['cpu']) * 1000;
+      if (milli > MIN_MILLI_CPU_LIMIT || wanted > MIN_MILLI_CPU_LIMIT) out.limits['cpu'] = milliText(milli);
+    }
+    const memory = actual.memoryLimitInBytes ?? 0;
+    if (memory > 0) out.limits['memory'] = bytesText(memory);
+  }
+  if (out.requests && (actual.cpuShares ?? 0) > 0) {
+    const milli = sharesToMilli(actual.cpuShares ?? 0);
+    const wanted = parseQuantity(out.requests['cpu']) * 1000;
+    if (milli > MIN_SHARES || wanted > MIN_SHARES) out.requests['cpu'] = milliText(milli);
+  }
   return out;
 }

@@ -12,7 +12,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Container, Pod } from '../../api/types/core-v1.js';
+import type { Container, Pod, ResourceRequirements } from '../../api/types/core-v1.js';
 import { CriError, isCriNotFound, type CriClient } from '../cri/client.js';
 import type * as CRI from '../cri/types.js';
 import {
@@ -53,6 +53,25 @@ export interface ContainerInstance {
   readonly image: string;
   readonly imageRef: string;
   readonly logPath: string;
+  /** Its cgroup settings as the runtime reports them (absent where it reports none). */
+  readonly resources?: CRI.LinuxContainerResources;
+}
+
+/** CRI's Linux resources with their 64-bit integers (decimal strings on the wire) as numbers. */
+function linuxOf(status: CRI.ContainerStatus): CRI.LinuxContainerResources | undefined {
+  const linux = status.resources?.linux;
+  if (!linux) return undefined;
+  const n = (v: unknown): number | undefined => (v === undefined || v === null ? undefined : Number(v));
+  const out: CRI.LinuxContainerResources = {};
+  const cpuPeriod = n(linux.cpuPeriod);
+  const cpuQuota = n(linux.cpuQuota);
+  const cpuShares = n(linux.cpuShares);
+  const memoryLimitInBytes = n(linux.memoryLimitInBytes);
+  if (cpuPeriod !== undefined) out.cpuPeriod = cpuPeriod;
+  if (cpuQuota !== undefined) out.cpuQuota = cpuQuota;
+  if (cpuShares !== undefined) out.cpuShares = cpuShares;
+  if (memoryLimitInBytes !== undefined) out.memoryLimitInBytes = memoryLimitInBytes;
+  return out;
 }
 
 /** One sandbox of a pod. */
@@ -193,6 +212,7 @@ export class PodRuntime {
       live.add(c.id);
       const st = statuses[i];
       if (!st) continue;
+      const resources = linuxOf(st);
       podOf(c.labels).containers.push({
         id: c.id,
         sandboxId: c.podSandboxId,
@@ -209,6 +229,7 @@ export class PodRuntime {
         image: st.image?.image ?? '',
         imageRef: st.imageRef,
         logPath: st.logPath,
+        ...(resources ? { resources } : {}),
       });
     }
     if (!uid) {
@@ -288,6 +309,8 @@ export class PodRuntime {
    * Creates a container in a sandbox (not started). `env` is already resolved; `command` and
    * `args` already expanded. `targetId`: the running container whose process namespace an
    * ephemeral container joins (its `targetContainerName`), as kubelet's namespace target.
+   * `resources`: the container's allocated resources, where they differ from its spec (a
+   * resize the node has accepted).
    */
   async createContainer(
     pod: Pod,
@@ -303,6 +326,7 @@ export class PodRuntime {
       image: string;
       /** Volume mounts (src/agent/volumes/mounts.ts). */
       mounts?: CRI.Mount[];
+      resources?: ResourceRequirements | undefined;
     },
   ): Promise<string> {
     const name = spec.name ?? '';
@@ -333,7 +357,10 @@ export class PodRuntime {
       stdinOnce: spec.stdinOnce ?? false,
       tty: spec.tty ?? false,
       linux: {
-        resources: linuxResources(spec, qosClass(pod)),
+        resources: linuxResources(
+          opts.resources ? { ...spec, resources: opts.resources } : spec,
+          qosClass(pod),
+        ),
         securityContext: {
           namespaceOptions: {
             network: pod.spec?.hostNetwork ? 'NODE' : 'POD',
@@ -364,6 +391,18 @@ export class PodRuntime {
       },
     };
     return this.cri.createContainer(sandbox.id, config, this.sandboxConfig(pod, sandbox.attempt));
+  }
+
+  /**
+   * Changes a running container's cgroup settings in place (CRI UpdateContainerResources); its
+   * status is read again on the next listing.
+   */
+  async updateResources(id: string, linux: CRI.LinuxContainerResources): Promise<void> {
+    try {
+      await this.cri.updateContainerResources(id, linux);
+    } finally {
+      this.#statusCache.delete(id);
+    }
   }
 
   /** Stops a container with a grace period; a container already gone is not an error. */

@@ -16,6 +16,7 @@ import type {
   Pod,
   PodCondition,
   PodStatus,
+  ResourceRequirements,
 } from '../../api/types/core-v1.js';
 
 /** Conditions the kubelet owns (kube's PodConditionByKubelet). */
@@ -25,6 +26,8 @@ const KUBELET_CONDITIONS = new Set([
   'Ready',
   'ContainersReady',
   'PodScheduled',
+  'PodResizePending',
+  'PodResizeInProgress',
 ]);
 
 /** RFC 3339 with seconds, as metav1.Time. */
@@ -171,8 +174,55 @@ function runningStatus(
     imageID: imageId(image),
     containerID: containerId(pod.metadata.uid ?? '', c.name ?? '', restartCount),
     started: true,
+    resources: statusResources(c),
   };
   return s;
+}
+
+/**
+ * A container status's `resources`: what the simulated runtime "runs" the container with, its
+ * spec's, as a kubelet with in-place resize reports them (an ephemeral container: none, `{}`).
+ */
+function statusResources(c: Container): ResourceRequirements {
+  const r = c.resources ?? {};
+  return {
+    ...(r.limits ? { limits: { ...r.limits } } : {}),
+    ...(r.requests ? { requests: { ...r.requests } } : {}),
+    ...(r.claims ? { claims: r.claims.map((x) => ({ ...x })) } : {}),
+  };
+}
+
+/**
+ * The status after an in-place resize (a container's resources changed through `pods/resize`):
+ * the simulated runtime applies it at once, so each running app container and sidecar reports
+ * its spec's resources. Undefined when every one reports them already.
+ */
+export function resizedStatus(pod: Pod): PodStatus | undefined {
+  const status = pod.status ?? {};
+  const specs = new Map(
+    [...(pod.spec?.initContainers ?? []).filter(isSidecar), ...(pod.spec?.containers ?? [])].map((c) => [
+      c.name ?? '',
+      c,
+    ]),
+  );
+  let changed = false;
+  const update = (list: ContainerStatus[] | undefined): ContainerStatus[] | undefined =>
+    list?.map((s) => {
+      const spec = specs.get(s.name ?? '');
+      if (spec === undefined || s.state?.running === undefined) return s;
+      const wanted = statusResources(spec);
+      if (JSON.stringify(wanted) === JSON.stringify(s.resources ?? {})) return s;
+      changed = true;
+      return { ...s, resources: wanted };
+    });
+  const containerStatuses = update(status.containerStatuses);
+  const initContainerStatuses = update(status.initContainerStatuses);
+  if (!changed) return undefined;
+  return {
+    ...status,
+    ...(containerStatuses ? { containerStatuses } : {}),
+    ...(initContainerStatuses ? { initContainerStatuses } : {}),
+  };
 }
 
 function terminatedStatus(s: ContainerStatus, exitCode: number, finishedAt: string): ContainerStatus {
@@ -208,13 +258,14 @@ function completedInit(pod: Pod, c: Container, at: string): ContainerStatus {
     imageID: imageId(image),
     containerID: id,
     started: false,
+    resources: statusResources(c),
   };
 }
 
 /** A debugging container running (kubelet reports no `started` for them, and never ready). */
 function ephemeralRunning(pod: Pod, c: EphemeralContainer, startedAt: string): ContainerStatus {
   const { ready: _r, started: _s, ...running } = runningStatus(pod, c, startedAt, 0);
-  return { ...running, ready: false };
+  return { ...running, ready: false, resources: {} };
 }
 
 /** A debugging container stopped with its pod (as sidecars, with 0). */

@@ -6,6 +6,8 @@
  *
  * - bound to an active simulated node, not started → Running (IPs, ready containers);
  * - running, with an ephemeral container (kubectl debug) not yet reported → it runs;
+ * - running, with a container resized in place (pods/resize) → its status reports the new
+ *   resources;
  * - running with `complete-after` due → the containers exit: restarted, or Succeeded/Failed;
  * - deletion requested → the containers stop (`stop-after`, at most the grace period; killed
  *   with 137 past it) and the pod turns terminal; a terminal or never-started pod being deleted
@@ -25,6 +27,7 @@ import {
   containersStartedAt,
   ephemeralStartedStatus,
   isTerminal,
+  resizedStatus,
   restartedStatus,
   restarts,
   startedStatus,
@@ -192,6 +195,9 @@ export class PodWorkers {
     // brings the pod back here for its deadlines.
     const debugged = ephemeralStartedStatus(pod, now);
     if (debugged !== undefined) return this.#writeStatus(pod, debugged);
+    // An in-place resize (pods/resize) is applied at once.
+    const resized = resizedStatus(pod);
+    if (resized !== undefined) return this.#writeStatus(pod, resized);
     if (behaviour.completeAfterMs === undefined) return;
     const due = startedAt + behaviour.completeAfterMs;
     if (now < due) {

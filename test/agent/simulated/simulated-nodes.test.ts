@@ -196,6 +196,37 @@ describe('simulated nodes', () => {
     expect(done.status?.ephemeralContainerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
   });
 
+  it('reports container resources and applies an in-place resize at once', async () => {
+    const resources = { requests: { cpu: '100m', memory: '32Mi' }, limits: { cpu: '200m', memory: '64Mi' } };
+    await createPod('resized', 'sim-1', {
+      spec: { containers: [{ name: 'app', image: 'nginx:1.27', resources }] },
+    });
+    const running = await podWhen('resized', (x) => x.status?.phase === 'Running');
+    expect(running.status?.containerStatuses?.[0]?.resources).toEqual(resources);
+    await kubectlOutput(
+      '1.33',
+      [
+        'patch',
+        'pod',
+        'resized',
+        '-n',
+        NS,
+        '--subresource=resize',
+        '-p',
+        JSON.stringify({ spec: { containers: [{ name: 'app', resources: { limits: { cpu: '300m' } } }] } }),
+      ],
+      server.kubeconfigPath,
+    );
+    const p = await podWhen(
+      'resized',
+      (x) => x.status?.containerStatuses?.[0]?.resources?.limits?.['cpu'] === '300m',
+    );
+    expect(p.status?.containerStatuses?.[0]).toMatchObject({
+      restartCount: 0,
+      resources: { requests: resources.requests, limits: { cpu: '300m', memory: '64Mi' } },
+    });
+  });
+
   it('gives pods of one node distinct IPs and a fallback range without a podCIDR', async () => {
     await Promise.all(['a', 'b', 'c'].map((s) => createPod(`many-${s}`, 'sim-2')));
     const ips = await Promise.all(
