@@ -337,6 +337,7 @@ export const CHECK_NAMES = [
   'GC dangling owner: dependent collected',
   'namespace deletion empties and removes it',
   'kubectl debug: the ephemeral container runs',
+  'in-place resize: the node reports the new resources',
 ] as const;
 
 const CHECKS: readonly Check[] = [
@@ -580,6 +581,42 @@ const CHECKS: readonly Check[] = [
           ? true
           : `ephemeralContainerStatuses ${JSON.stringify(statuses)}`;
       });
+    },
+  },
+  {
+    name: CHECK_NAMES[12],
+    run: async (c) => {
+      const resources = { requests: { cpu: '100m' }, limits: { cpu: '200m' } };
+      await c.k.create(
+        withKind('v1', 'Pod', {
+          metadata: { name: 'resized', namespace: c.ns },
+          spec: podSpec({ containers: [{ name: 'main', image: IMAGE, resources }] }),
+        }),
+      );
+      const cpuLimit = async (): Promise<unknown> => {
+        const pod = await c.k.json<Obj>(['get', 'pod', 'resized', '-n', c.ns]);
+        const statuses = pod.status?.['containerStatuses'] as
+          { resources?: { limits?: Record<string, string> } }[] | undefined;
+        return statuses?.[0]?.resources?.limits?.['cpu'];
+      };
+      // The server accepts a resize only once the node reports the running container's resources.
+      await until('the running container reporting its resources', c.deadline, async () =>
+        (await cpuLimit()) === '200m' ? true : `status cpu limit ${JSON.stringify(await cpuLimit())}`,
+      );
+      const patch = { spec: { containers: [{ name: 'main', resources: { limits: { cpu: '300m' } } }] } };
+      await c.k.run([
+        'patch',
+        'pod',
+        'resized',
+        '-n',
+        c.ns,
+        '--subresource=resize',
+        '-p',
+        JSON.stringify(patch),
+      ]);
+      await until('the new cpu limit in the status', c.deadline, async () =>
+        (await cpuLimit()) === '300m' ? true : `status cpu limit ${JSON.stringify(await cpuLimit())}`,
+      );
     },
   },
 ];
