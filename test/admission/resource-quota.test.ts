@@ -138,6 +138,38 @@ describe('ResourceQuota', () => {
     expect(used).toEqual({ 'limits.memory': '256Mi', pods: '1', 'requests.cpu': '600m' });
   });
 
+  it('counts sidecars beside the app containers, and an init container beside the sidecars before it', async () => {
+    expect((await call('POST', '/api/v1/namespaces', { metadata: { name: 'sc' } })).status).toBe(201);
+    expect(
+      (
+        await call('POST', '/api/v1/namespaces/sc/resourcequotas', {
+          metadata: { name: 'cpu' },
+          spec: { hard: { 'requests.cpu': '2' } },
+        })
+      ).status,
+    ).toBe(201);
+    const cpu = (name: string, m: number, sidecar = false): unknown => ({
+      name,
+      image: 'nginx',
+      resources: { requests: { cpu: `${m}m` } },
+      ...(sidecar ? { restartPolicy: 'Always' } : {}),
+    });
+    const created = await call('POST', '/api/v1/namespaces/sc/pods', {
+      metadata: { name: 'p' },
+      spec: {
+        initContainers: [cpu('s', 200, true), cpu('i', 400)],
+        containers: [cpu('c', 300)],
+      },
+    });
+    expect(created.status).toBe(201);
+    // The init container i runs beside s (600m), more than c and s together (500m).
+    const used = await until(async () => {
+      const u = await quotaStatus('sc', 'cpu');
+      return u?.['requests.cpu'] === undefined || u['requests.cpu'] === '0' ? undefined : u;
+    });
+    expect(used['requests.cpu']).toBe('600m');
+  });
+
   it('checks dry-run creates without charging them', async () => {
     const r = await call('POST', '/api/v1/namespaces/pods/pods?dryRun=All', {
       metadata: { name: 'dry' },

@@ -51,12 +51,29 @@ function containerResources(c: JsonObject, which: 'requests' | 'limits'): Resour
   return resourcesOf(r[which]);
 }
 
-/** The pod's effective requests or limits: max(sum of containers, each init container) + overhead. */
+/**
+ * The pod's effective requests or limits (kube's PodRequests and PodLimits): the app containers'
+ * sum with the sidecars' (init containers with `restartPolicy: Always`, which run beside them),
+ * or an init container's peak if higher (a regular init container runs beside the sidecars
+ * started before it), plus the overhead.
+ */
 export function podResources(pod: JsonObject, which: 'requests' | 'limits'): Resources {
   const s = spec(pod);
   let sum: Resources = new Map();
   for (const c of list(s['containers'])) sum = addResources(sum, containerResources(c, which));
-  for (const c of list(s['initContainers'])) sum = maxResources(sum, containerResources(c, which));
+  let sidecars: Resources = new Map();
+  let initPeak: Resources = new Map();
+  for (const c of list(s['initContainers'])) {
+    const own = containerResources(c, which);
+    if (c['restartPolicy'] === 'Always') {
+      sum = addResources(sum, own);
+      sidecars = addResources(sidecars, own);
+      initPeak = maxResources(initPeak, sidecars);
+    } else {
+      initPeak = maxResources(initPeak, addResources(own, sidecars));
+    }
+  }
+  sum = maxResources(sum, initPeak);
   const overhead = resourcesOf(s['overhead']);
   if (overhead.size > 0) sum = addResources(sum, overhead);
   return sum;
