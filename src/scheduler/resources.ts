@@ -3,7 +3,7 @@
  * containers' peak and the app containers' sum (sidecars, restartable init containers, run beside
  * both), plus the pod's overhead. CPU is in millicores, everything else in units.
  */
-import type { Container, Pod } from '../api/types/core-v1.js';
+import type { Container, ContainerStatus, Pod } from '../api/types/core-v1.js';
 import { milliValue, unitValue } from './quantity.js';
 
 /** Default requests counted for scoring when a container names none (kube's non-zero defaults). */
@@ -107,9 +107,36 @@ export function isScalarResourceName(name: string): boolean {
   return domain !== 'kubernetes.io' && !domain.endsWith('.kubernetes.io');
 }
 
-function containerRequests(c: Container, nonZero: boolean): Resource {
+/**
+ * A container's requests as the scheduler counts them (kube's PodRequests with status
+ * resources, in-place resize being on): where its status reports resources, the larger of the
+ * spec's and the status's, or the status's alone while the pod's resize is Infeasible (the node
+ * keeps the old size).
+ */
+function requestsOf(
+  c: Container,
+  status: ContainerStatus | undefined,
+  infeasible: boolean,
+): Readonly<Record<string, string>> | undefined {
+  const spec = c.resources?.requests;
+  const resources = status?.resources;
+  if (resources === undefined) return spec;
+  const reported = resources.requests ?? {};
+  if (infeasible) return reported;
+  const out: Record<string, string> = { ...spec };
+  for (const [name, q] of Object.entries(reported)) {
+    const mine = out[name];
+    if (mine === undefined || unitOrMilli(name, q) > unitOrMilli(name, mine)) out[name] = q;
+  }
+  return out;
+}
+
+function unitOrMilli(name: string, q: string): number {
+  return name === 'cpu' ? milliValue(q) : unitValue(q);
+}
+
+function containerRequests(req: Readonly<Record<string, string>> | undefined, nonZero: boolean): Resource {
   const r = new Resource();
-  const req = c.resources?.requests;
   r.addList(req);
   if (nonZero) {
     if (req?.['cpu'] === undefined) r.milliCPU = DEFAULT_MILLI_CPU_REQUEST;
@@ -124,12 +151,19 @@ function containerRequests(c: Container, nonZero: boolean): Resource {
  */
 export function podRequests(pod: Pod, nonZero = false): Resource {
   const spec = pod.spec ?? {};
+  const status = pod.status;
+  const statuses = new Map(
+    [...(status?.containerStatuses ?? []), ...(status?.initContainerStatuses ?? [])].map((s) => [s.name, s]),
+  );
+  const infeasible = status?.conditions?.find((c) => c.type === 'PodResizePending')?.reason === 'Infeasible';
+  const requests = (c: Container): Resource =>
+    containerRequests(requestsOf(c, statuses.get(c.name ?? ''), infeasible), nonZero);
   const total = new Resource();
-  for (const c of spec.containers ?? []) total.add(containerRequests(c, nonZero));
+  for (const c of spec.containers ?? []) total.add(requests(c));
   const sidecars = new Resource();
   const initPeak = new Resource();
   for (const c of spec.initContainers ?? []) {
-    const own = containerRequests(c, nonZero);
+    const own = requests(c);
     if (c.restartPolicy === 'Always') {
       total.add(own);
       sidecars.add(own);
