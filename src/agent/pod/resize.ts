@@ -81,7 +81,7 @@ function canonical(list: Record<string, string> | undefined): [string, string][]
 }
 
 /** The record's resize state, allocating the pod's spec when first seen. */
-export function resizeStateOf(record: PodRecord): ResizeState {
+function resizeStateOf(record: PodRecord): ResizeState {
   if (record.resize) return record.resize;
   const allocated = new Map<string, ResourceRequirements | undefined>();
   for (const c of [...(record.pod.spec?.initContainers ?? []), ...(record.pod.spec?.containers ?? [])])
@@ -98,7 +98,7 @@ export function allocatedResources(record: PodRecord, spec: Container): Resource
 }
 
 /** The pod's requests with each container's allocation (cpu millicores, memory bytes). */
-export function allocatedRequests(record: PodRecord): CpuMemory {
+function allocatedRequests(record: PodRecord): CpuMemory {
   const state = resizeStateOf(record);
   const spec = record.pod.spec ?? {};
   const withAllocation = (list: Container[] | undefined): Container[] =>

@@ -8,8 +8,9 @@
  *   kept from the scheduler), each keeping its lastTransitionTime while its status holds;
  * - `initContainerStatuses`, `containerStatuses`: state, lastState, ready, restartCount, image,
  *   imageID, containerID, started, resources (the allocation, with the cgroup settings the
- *   runtime reports for a running container); a sidecar (an init container with `restartPolicy: Always`) is
- *   started and ready by its probes like an app container, and counts for the Ready conditions;
+ *   runtime reports for a running container); a sidecar (an init container with
+ *   `restartPolicy: Always`) is started and ready by its probes like an app container, and
+ *   counts for the Ready conditions;
  * - `ephemeralContainerStatuses`: the same without `started`, never ready, no effect on the
  *   phase or the conditions;
  * - `hostIP(s)`, `podIP(s)`, `startTime`, `qosClass`;

@@ -2,7 +2,9 @@
  * One sync of one pod, kubelet's SyncPod in miniature: from the desired pod and what the runtime
  * holds for it, compute what to do and do it.
  *
- * 1. No ready sandbox: stop what is left, create a new sandbox (attempt + 1).
+ * 1. No ready sandbox: stop what is left, create a new sandbox (attempt + 1). An in-place
+ *    resize is then allocated and applied to the running containers ({@link admitResize},
+ *    {@link actuateResize}).
  * 2. Init containers in order, sidecars kept running ({@link syncInitContainers}); app containers
  *    start only once the pod has initialized.
  * 3. App containers: missing ones start; exited ones restart by the restart policy (Always,
