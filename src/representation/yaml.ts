@@ -17,9 +17,20 @@ function yaml(): typeof import('yaml') {
   return (yamlModule ??= createRequire(import.meta.url)('yaml') as typeof import('yaml'));
 }
 
-/** The YAML text of a JSON value, as UTF-8 bytes. */
+/**
+ * The YAML text of a JSON value, as UTF-8 bytes, laid out as kube's (sigs.k8s.io/yaml over
+ * go-yaml v2): keys sorted, sequences not indented under their key, and strings that a YAML 1.1
+ * reader would take for something else (`"2026-01-01T00:00:00Z"`, `"yes"`, `"on"`) quoted.
+ */
 export function yamlBytes(value: unknown): Uint8Array {
-  return encoder.encode(yaml().stringify(value, { aliasDuplicateObjects: false }));
+  return encoder.encode(
+    yaml().stringify(value, {
+      aliasDuplicateObjects: false,
+      sortMapEntries: true,
+      indentSeq: false,
+      version: '1.1',
+    }),
+  );
 }
 
 /** YAML of the request's type. */

@@ -308,6 +308,26 @@ describe('negotiation', () => {
     expect(JSON.parse(c.body)).toMatchObject({ metadata: { name: 'y' }, data: { q: '1' } });
   });
 
+  it("lays YAML out as kube's: keys sorted, sequences unindented, YAML 1.1 look-alikes quoted", async () => {
+    const created = await s.app.inject(
+      json('POST', CM, {
+        metadata: { name: 'yaml-layout', finalizers: ['example.com/f'] },
+        data: { when: '2026-01-01T00:00:00Z', flag: 'yes', count: '10' },
+      }),
+    );
+    expect(created.statusCode).toBe(201);
+    const r = await s.app.inject({
+      method: 'GET',
+      url: `${CM}/yaml-layout`,
+      headers: { accept: 'application/yaml' },
+    });
+    const head =
+      'apiVersion: v1\ndata:\n  count: "10"\n  flag: "yes"\n  when: "2026-01-01T00:00:00Z"\nkind: ConfigMap\nmetadata:\n';
+    expect(r.body.slice(0, head.length)).toBe(head);
+    expect(r.body).toContain('\n  finalizers:\n  - example.com/f\n');
+    expect(r.body).toMatch(/\n  creationTimestamp: "\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ"\n/);
+  });
+
   it('a YAML watch is a 406 (YAML has no stream form)', async () => {
     const r = await s.app.inject({
       method: 'GET',
