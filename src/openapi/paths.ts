@@ -28,9 +28,14 @@ export function collectPaths(
   return { paths, types };
 }
 
+/** kube's description of the `pretty` query parameter, which every resource path takes. */
+const PRETTY_DOC =
+  "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).";
+
 /**
- * One path item: each operation under its method, then the path's parameters (omitted when it
- * has none). v2 and v3 differ only in how an operation and a string parameter are written.
+ * One path item: each operation under its method, then the path's parameters: its path
+ * parameters and `pretty` (src/http/pretty.ts). v2 and v3 differ only in how an operation and a
+ * string parameter are written.
  */
 export function renderPathItem(
   p: PathSpec,
@@ -39,14 +44,15 @@ export function renderPathItem(
 ): JsonObject {
   const item: JsonObject = {};
   for (const o of p.operations) item[o.method] = renderOperation(o);
-  if (p.pathParams.length > 0) {
-    item['parameters'] = p.pathParams.map((pp) => ({
+  item['parameters'] = [
+    ...p.pathParams.map((pp) => ({
       description: pp.description,
       in: 'path',
       name: pp.name,
       required: true,
       ...stringSchema,
-    }));
-  }
+    })),
+    { description: PRETTY_DOC, in: 'query', name: 'pretty', ...stringSchema },
+  ];
   return item;
 }

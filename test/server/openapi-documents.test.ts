@@ -409,10 +409,21 @@ describe('paths', () => {
       Record<string, JsonObject>
     >;
     const sar = authz['/apis/authorization.k8s.io/v1/subjectaccessreviews'];
-    expect(Object.keys(sar ?? {})).toEqual(['post']);
+    expect(Object.keys(sar ?? {})).toEqual(['post', 'parameters']);
     expect(
       authz['/apis/authorization.k8s.io/v1/namespaces/{namespace}/localsubjectaccessreviews']?.['post'],
     ).toBeDefined();
+  });
+
+  it("take kube's pretty query parameter on every path", () => {
+    for (const doc of [v2, v3Doc('api/v1'), v3Doc('apis/apps/v1')]) {
+      const paths = doc['paths'] as Record<string, { parameters?: JsonObject[] }>;
+      for (const [path, item] of Object.entries(paths)) {
+        const pretty = item.parameters?.find((p) => p['name'] === 'pretty');
+        expect(pretty, path).toMatchObject({ in: 'query', name: 'pretty' });
+        expect(pretty?.['description']).toEqual(expect.stringContaining('pretty printed'));
+      }
+    }
   });
 
   it('advertise the modifying parameters kube lists: dryRun, fieldManager, fieldValidation, force on PATCH', () => {
