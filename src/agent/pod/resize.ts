@@ -20,7 +20,7 @@
 import type { Container, Pod, PodCondition, ResourceRequirements } from '../../api/types/core-v1.js';
 import { canonicalQuantityText, milliValue } from '../../api/quantity.js';
 import { podResources } from '../../api/quota/usage.js';
-import { changedResources, linuxResources, qosClass, sameCpuMemory } from '../runtime/resources.js';
+import { changedResources, linuxResources, qosClass } from '../runtime/resources.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import { killContainer } from './lifecycle.js';
 import { isSidecar } from './sidecar.js';
@@ -212,7 +212,7 @@ function lagging(record: PodRecord, state: PodRuntimeState): [Container, Contain
   for (const spec of resizable(record.pod)) {
     const last = state.containers.find((c) => c.name === spec.name && c.sandboxId === sandboxId);
     if (last?.state !== 'CONTAINER_RUNNING' || last.resources === undefined) continue;
-    if (!sameCpuMemory(wantedLinux(record, spec), last.resources)) out.push([spec, last]);
+    if (changedResources(wantedLinux(record, spec), last.resources).length > 0) out.push([spec, last]);
   }
   return out;
 }

@@ -107,17 +107,7 @@ function sharesToMilli(shares: number): number {
   return shares >= MIN_SHARES ? Math.ceil((shares * 1000) / 1024) : 0;
 }
 
-/** True when two containers' cgroup settings agree on cpu and memory (what a resize changes). */
-export function sameCpuMemory(a: LinuxContainerResources, b: LinuxContainerResources): boolean {
-  const n = (v: number | undefined): number => (v !== undefined && v > 0 ? v : 0);
-  return (
-    n(a.cpuShares) === n(b.cpuShares) &&
-    n(a.cpuQuota) === n(b.cpuQuota) &&
-    n(a.memoryLimitInBytes) === n(b.memoryLimitInBytes)
-  );
-}
-
-/** Which of cpu and memory differ between two containers' cgroup settings. */
+/** Which of cpu and memory differ between two containers' cgroup settings (what a resize changes). */
 export function changedResources(
   a: LinuxContainerResources,
   b: LinuxContainerResources,
