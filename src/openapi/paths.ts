@@ -28,10 +28,6 @@ export function collectPaths(
   return { paths, types };
 }
 
-/** kube's description of the `pretty` query parameter, which every resource path takes. */
-const PRETTY_DOC =
-  "If 'true', then the output is pretty printed. Defaults to 'false' unless the user-agent indicates a browser or command-line HTTP tool (curl and wget).";
-
 /**
  * One path item: each operation under its method, then the path's parameters: its path
  * parameters and `pretty` (src/http/pretty.ts). v2 and v3 differ only in how an operation and a
@@ -52,7 +48,8 @@ export function renderPathItem(
       required: true,
       ...stringSchema,
     })),
-    { description: PRETTY_DOC, in: 'query', name: 'pretty', ...stringSchema },
+    // Every resource path takes `pretty`; like the other query parameters, without a description.
+    { in: 'query', name: 'pretty', ...stringSchema },
   ];
   return item;
 }
