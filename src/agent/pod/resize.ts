@@ -103,8 +103,8 @@ function allocatedRequests(record: PodRecord): CpuMemory {
   const spec = record.pod.spec ?? {};
   const withAllocation = (list: Container[] | undefined): Container[] =>
     (list ?? []).map((c) => {
-      const resources = state.allocated.get(c.name ?? '');
-      return resources === undefined ? c : { ...c, resources };
+      const name = c.name ?? '';
+      return state.allocated.has(name) ? { ...c, resources: state.allocated.get(name) ?? {} } : c;
     });
   return requestsOf({
     ...record.pod,
