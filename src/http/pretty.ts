@@ -5,11 +5,12 @@
  * isPrettyPrint). kube indents with `json.MarshalIndent(obj, "", "  ")` and no trailing
  * newline; watch streams are never indented.
  *
- * Answers are encoded once, compact, by their handlers; this hook re-indents the bytes of the
- * few requests that ask ({@link indentJson} copies strings as they are, so escapes stay).
+ * Answers are encoded once, compact, by their handlers; the few requests that ask get a reply
+ * whose send re-indents the bytes ({@link indentJson} copies strings as they are, so escapes
+ * stay).
  */
 import { Readable } from 'node:stream';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { RequestInfo } from './request-info.js';
 
 /** Go's strconv.ParseBool spellings of true and false. */
@@ -126,25 +127,27 @@ function negotiated(request: FastifyRequest): boolean {
   return info.verb !== 'proxy' && !RAW_SUBRESOURCES.has(info.subresource);
 }
 
-/** Indents the JSON answers of requests that ask for it (see the module comment). */
-export function installPrettyJson(app: FastifyInstance): void {
-  // A callback hook: the common answer (no pretty asked) passes without a promise.
-  app.addHook('onSend', (request, reply, payload, done) => {
-    if (
-      !wantsPretty(rawQueryOf(request), request.headers['user-agent']) ||
-      !isPlainJson(reply.getHeader('content-type')) ||
-      !negotiated(request)
-    ) {
-      done(null, payload);
-      return;
-    }
-    const indent = (compact: Buffer): void => {
+/**
+ * Makes `reply` indent its JSON answer when the request asks for pretty output (see the module
+ * comment). Called once per request from the request pipeline's hook, after the request info is
+ * parsed: a request that does not ask costs two string checks, and no reply hook runs for it
+ * (fastify's hook runner costs a turn per hook on every request).
+ */
+export function prettyWhenAsked(request: FastifyRequest, reply: FastifyReply): void {
+  if (!wantsPretty(rawQueryOf(request), request.headers['user-agent']) || !negotiated(request)) return;
+  const send = reply.send.bind(reply);
+  reply.send = (payload?: unknown): FastifyReply => {
+    if (!isPlainJson(reply.getHeader('content-type'))) return send(payload);
+    const indent = (compact: Buffer): FastifyReply => {
       reply.removeHeader('content-length');
-      done(null, indentJson(compact));
+      return send(indentJson(compact));
     };
-    if (typeof payload === 'string') indent(Buffer.from(payload));
-    else if (Buffer.isBuffer(payload)) indent(payload);
-    else if (payload instanceof Readable) collect(payload).then(indent, (err: Error) => done(err));
-    else done(null, payload);
-  });
+    if (typeof payload === 'string') return indent(Buffer.from(payload));
+    if (Buffer.isBuffer(payload)) return indent(payload);
+    if (payload instanceof Readable) {
+      collect(payload).then(indent, (err: unknown) => send(err));
+      return reply;
+    }
+    return send(payload);
+  };
 }

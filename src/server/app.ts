@@ -18,7 +18,6 @@ import { processMetrics } from '../metrics/process.js';
 import { MetricsRegistry } from '../metrics/registry.js';
 import { instrumentStore, type CountedResource } from '../metrics/storage.js';
 import { registerOpenApiRoutes } from '../http/openapi.js';
-import { installPrettyJson } from '../http/pretty.js';
 import { registerProfilingRoutes } from '../http/profiling.js';
 import {
   createResourceLayer,
@@ -473,7 +472,6 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     ...(authorization === undefined ? {} : { authorization }),
     deadline: requestDeadline({ requestTimeoutMs: options.requestTimeoutMs, isLongRunning }),
   });
-  installPrettyJson(app);
   // After authorization: a refused request gets no deprecation warning.
   const deprecated = deprecatedApis(
     deps.registry,

@@ -6,6 +6,9 @@
  * (audit init) -> request info -> (observe) -> authentication -> audit -> flow control -> impersonation -> authorization -> deadline
  * ```
  *
+ * Once the request info is parsed, a request that asks for pretty JSON gets a reply that indents
+ * it (src/http/pretty.ts).
+ *
  * `auditInit` (kube's `WithAuditInit`) hands every request its audit ID, first, so that even a
  * request refused for a malformed path answers with an `Audit-ID` header.
  *
@@ -19,6 +22,7 @@
  */
 import type { FastifyInstance, FastifyRequest, FastifyReply } from 'fastify';
 import { badRequest } from '../api/errors.js';
+import { prettyWhenAsked } from '../http/pretty.js';
 import { parseRequestInfo, type QueryValues } from '../http/request-info.js';
 import type { RequestAuthenticator } from '../authn/request-authenticator.js';
 
@@ -81,6 +85,7 @@ export function installRequestPipeline(
       return;
     }
     request.requestInfo = info;
+    prettyWhenAsked(request, reply);
     observe?.(request, reply);
     runSteps(steps, 0, request, reply, done);
   });
