@@ -21,6 +21,7 @@ import type { Container, Pod, PodCondition, ResourceRequirements } from '../../a
 import { canonicalQuantityText, milliValue } from '../../api/quantity.js';
 import { podResources } from '../../api/quota/usage.js';
 import { changedResources, linuxResources, qosClass } from '../runtime/resources.js';
+import type { LinuxContainerResources } from '../cri/types.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import { killContainer } from './lifecycle.js';
 import { isSidecar } from './sidecar.js';
@@ -90,22 +91,21 @@ function resizeStateOf(record: PodRecord): ResizeState {
   return record.resize;
 }
 
-/** The resources a container is created with: its allocation (the spec for one not allocated). */
-export function allocatedResources(record: PodRecord, spec: Container): ResourceRequirements | undefined {
+/**
+ * The resources a container is created with: its allocation (the spec's for a container not
+ * allocated, an ephemeral one); none is `{}`.
+ */
+export function allocatedResources(record: PodRecord, spec: Container): ResourceRequirements {
   const state = resizeStateOf(record);
   const name = spec.name ?? '';
-  return state.allocated.has(name) ? state.allocated.get(name) : spec.resources;
+  return (state.allocated.has(name) ? state.allocated.get(name) : spec.resources) ?? {};
 }
 
 /** The pod's requests with each container's allocation (cpu millicores, memory bytes). */
 function allocatedRequests(record: PodRecord): CpuMemory {
-  const state = resizeStateOf(record);
   const spec = record.pod.spec ?? {};
   const withAllocation = (list: Container[] | undefined): Container[] =>
-    (list ?? []).map((c) => {
-      const name = c.name ?? '';
-      return state.allocated.has(name) ? { ...c, resources: state.allocated.get(name) ?? {} } : c;
-    });
+    (list ?? []).map((c) => ({ ...c, resources: allocatedResources(record, c) }));
   return requestsOf({
     ...record.pod,
     spec: {
@@ -199,20 +199,27 @@ export function admitResize(deps: SyncDeps, record: PodRecord, now: string): num
   return undefined;
 }
 
-/** The cgroup settings a container should have, from its allocation. */
-function wantedLinux(record: PodRecord, spec: Container): ReturnType<typeof linuxResources> {
-  const resources = allocatedResources(record, spec);
-  return linuxResources(resources === undefined ? spec : { ...spec, resources }, qosClass(record.pod));
+/** A running container whose cgroup settings lag its allocation. */
+interface Lagging {
+  readonly spec: Container;
+  readonly instance: ContainerInstance;
+  /** The settings its allocation asks for. */
+  readonly wanted: LinuxContainerResources;
+  /** Which of cpu and memory differ. */
+  readonly changed: readonly ('cpu' | 'memory')[];
 }
 
-/** The running instance of each resizable container in the current sandbox whose settings lag its allocation. */
-function lagging(record: PodRecord, state: PodRuntimeState): [Container, ContainerInstance][] {
+/** The resizable containers running in the current sandbox whose settings lag their allocation. */
+function lagging(record: PodRecord, state: PodRuntimeState): Lagging[] {
   const sandboxId = state.sandboxes[0]?.id;
-  const out: [Container, ContainerInstance][] = [];
+  const qos = qosClass(record.pod);
+  const out: Lagging[] = [];
   for (const spec of resizable(record.pod)) {
-    const last = state.containers.find((c) => c.name === spec.name && c.sandboxId === sandboxId);
-    if (last?.state !== 'CONTAINER_RUNNING' || last.resources === undefined) continue;
-    if (changedResources(wantedLinux(record, spec), last.resources).length > 0) out.push([spec, last]);
+    const instance = state.containers.find((c) => c.name === spec.name && c.sandboxId === sandboxId);
+    if (instance?.state !== 'CONTAINER_RUNNING' || instance.resources === undefined) continue;
+    const wanted = linuxResources({ ...spec, resources: allocatedResources(record, spec) }, qos);
+    const changed = changedResources(wanted, instance.resources);
+    if (changed.length > 0) out.push({ spec, instance, wanted, changed });
   }
   return out;
 }
@@ -230,9 +237,7 @@ export async function actuateResize(
 ): Promise<boolean> {
   const resize = resizeStateOf(record);
   let stopped = false;
-  for (const [spec, instance] of lagging(record, state)) {
-    const wanted = wantedLinux(record, spec);
-    const changed = changedResources(wanted, instance.resources ?? {});
+  for (const { spec, instance, wanted, changed } of lagging(record, state)) {
     const restart = changed.some(
       (r) => spec.resizePolicy?.find((p) => p.resourceName === r)?.restartPolicy === 'RestartContainer',
     );

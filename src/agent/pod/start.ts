@@ -91,7 +91,7 @@ async function startContainer(
       args,
       image: spec.image ?? image,
       mounts,
-      resources: allocatedResources(record, spec) ?? {},
+      resources: allocatedResources(record, spec),
       ...(targetId === undefined ? {} : { targetId }),
     });
   } catch (err) {
