@@ -16,8 +16,10 @@ import type {
   Pod,
   PodCondition,
   PodStatus,
-  ResourceRequirements,
 } from '../../api/types/core-v1.js';
+// What a simulated container "runs" with is its spec's resources, reported as a real node
+// reports a stopped container's: the allocation as it stands.
+import { statusResources } from '../runtime/resources.js';
 
 /** Conditions the kubelet owns (kube's PodConditionByKubelet). */
 const KUBELET_CONDITIONS = new Set([
@@ -174,22 +176,9 @@ function runningStatus(
     imageID: imageId(image),
     containerID: containerId(pod.metadata.uid ?? '', c.name ?? '', restartCount),
     started: true,
-    resources: statusResources(c),
+    resources: statusResources(c.resources, undefined, false),
   };
   return s;
-}
-
-/**
- * A container status's `resources`: what the simulated runtime "runs" the container with, its
- * spec's, as a kubelet with in-place resize reports them (an ephemeral container: none, `{}`).
- */
-function statusResources(c: Container): ResourceRequirements {
-  const r = c.resources ?? {};
-  return {
-    ...(r.limits ? { limits: { ...r.limits } } : {}),
-    ...(r.requests ? { requests: { ...r.requests } } : {}),
-    ...(r.claims ? { claims: r.claims.map((x) => ({ ...x })) } : {}),
-  };
 }
 
 /**
@@ -210,7 +199,7 @@ export function resizedStatus(pod: Pod): PodStatus | undefined {
     list?.map((s) => {
       const spec = specs.get(s.name ?? '');
       if (spec === undefined || s.state?.running === undefined) return s;
-      const wanted = statusResources(spec);
+      const wanted = statusResources(spec.resources, undefined, false);
       if (JSON.stringify(wanted) === JSON.stringify(s.resources ?? {})) return s;
       changed = true;
       return { ...s, resources: wanted };
@@ -258,7 +247,7 @@ function completedInit(pod: Pod, c: Container, at: string): ContainerStatus {
     imageID: imageId(image),
     containerID: id,
     started: false,
-    resources: statusResources(c),
+    resources: statusResources(c.resources, undefined, false),
   };
 }
 
