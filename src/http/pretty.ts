@@ -120,9 +120,7 @@ const RAW_SUBRESOURCES = new Set(['log', 'exec', 'attach', 'portforward', 'proxy
  * True for answers kube writes through its object negotiation: the resource API and discovery
  * (`/api`, `/apis`), not proxied answers, logs, OpenAPI or the health endpoints.
  */
-function negotiated(request: FastifyRequest): boolean {
-  const info = request.requestInfo as RequestInfo | null;
-  if (info === null) return false;
+function negotiated(info: RequestInfo): boolean {
   if (!info.isResourceRequest) return /^\/apis?(\/|$)/.test(info.path);
   return info.verb !== 'proxy' && !RAW_SUBRESOURCES.has(info.subresource);
 }
@@ -133,8 +131,8 @@ function negotiated(request: FastifyRequest): boolean {
  * parsed: a request that does not ask costs two string checks, and no reply hook runs for it
  * (fastify's hook runner costs a turn per hook on every request).
  */
-export function prettyWhenAsked(request: FastifyRequest, reply: FastifyReply): void {
-  if (!wantsPretty(rawQueryOf(request), request.headers['user-agent']) || !negotiated(request)) return;
+export function prettyWhenAsked(request: FastifyRequest, reply: FastifyReply, info: RequestInfo): void {
+  if (!wantsPretty(rawQueryOf(request), request.headers['user-agent']) || !negotiated(info)) return;
   const send = reply.send.bind(reply);
   reply.send = (payload?: unknown): FastifyReply => {
     if (!isPlainJson(reply.getHeader('content-type'))) return send(payload);

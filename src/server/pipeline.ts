@@ -85,7 +85,7 @@ export function installRequestPipeline(
       return;
     }
     request.requestInfo = info;
-    prettyWhenAsked(request, reply);
+    prettyWhenAsked(request, reply, info);
     observe?.(request, reply);
     runSteps(steps, 0, request, reply, done);
   });
