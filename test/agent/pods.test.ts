@@ -1,7 +1,8 @@
 /**
  * The pod workers on real containers (no API server): init containers in order, env and
  * command expansion, status as kubelet writes it, CrashLoopBackOff, ErrImagePull then
- * ImagePullBackOff, termination, and a container started beside the agent by `ctr` untouched.
+ * ImagePullBackOff, termination, pods the API shows finished left finished, and a container
+ * started beside the agent by `ctr` untouched.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -217,6 +218,60 @@ describe.runIf(enabled)('pod workers on containerd', () => {
     workers.remove(uid);
     await expect.poll(() => terminated.has(uid), { timeout: 30_000 }).toBe(true);
   }, 90_000);
+
+  it('never runs a pod the API already shows Succeeded, and keeps its phase and reason', async () => {
+    // What an agent restart finds once a finished pod's containers are gone: the API's terminal
+    // phase alone. kubelet's SyncPod ends there; running it again would repeat a finished Job.
+    const p: Pod = {
+      ...pod('finished', {
+        restartPolicy: 'Never',
+        containers: [{ name: 'c', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }],
+      }),
+      status: { phase: 'Succeeded', reason: 'Done', message: 'finished before the agent restarted' },
+    };
+    const uid = p.metadata.uid ?? '';
+    workers.update(p);
+    await expect.poll(() => statuses.get(uid)?.phase, { timeout: 30_000 }).toBe('Succeeded');
+    // A later sync (a wake from the runtime, a relist) must not start it either.
+    workers.wake(uid);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } })).toEqual([]);
+    expect(events.filter((e) => e.uid === uid).map((e) => e.reason)).toEqual([]);
+    expect(statuses.get(uid)).toMatchObject({
+      phase: 'Succeeded',
+      reason: 'Done',
+      message: 'finished before the agent restarted',
+    });
+    workers.remove(uid);
+    await expect.poll(() => terminated.has(uid), { timeout: 30_000 }).toBe(true);
+  }, 60_000);
+
+  it('stops a running pod once the API shows it Failed, and reports Failed from then on', async () => {
+    const p = pod('failed-in-api', {
+      restartPolicy: 'Always',
+      terminationGracePeriodSeconds: 1,
+      containers: [{ name: 'c', image: BUSYBOX_IMAGE, command: ['sleep', '3600'] }],
+    });
+    const uid = p.metadata.uid ?? '';
+    workers.update(p);
+    await expect.poll(() => statuses.get(uid)?.phase, { timeout: 30_000 }).toBe('Running');
+    workers.update({
+      ...p,
+      status: { ...statuses.get(uid), phase: 'Failed', reason: 'Evicted', message: 'x' },
+    });
+    await expect
+      .poll(() => statuses.get(uid)?.containerStatuses?.[0]?.state?.terminated?.reason, { timeout: 30_000 })
+      .toBeDefined();
+    const s = statuses.get(uid);
+    expect([s?.phase, s?.reason, s?.message]).toEqual(['Failed', 'Evicted', 'x']);
+    // Restart policy Always, yet nothing starts again.
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(statuses.get(uid)?.containerStatuses?.[0]?.restartCount).toBe(0);
+    const sandboxes = await cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } });
+    expect(sandboxes.map((sb) => sb.state)).toEqual(['SANDBOX_NOTREADY']);
+    workers.remove(uid);
+    await expect.poll(() => terminated.has(uid), { timeout: 30_000 }).toBe(true);
+  }, 60_000);
 
   it('never touches a container started beside it by ctr', async () => {
     await ctrd.ctr('-n', 'k8s.io', 'run', '-d', BUSYBOX_IMAGE, 'foreign-1', 'sleep', '3600');

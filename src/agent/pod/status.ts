@@ -213,6 +213,12 @@ export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatu
   return 'Pending';
 }
 
+/** The pod's phase in the API when it is terminal (Succeeded or Failed); pods never leave it. */
+export function apiTerminalPhase(pod: Pod): 'Succeeded' | 'Failed' | undefined {
+  const phase = pod.status?.phase;
+  return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
+}
+
 /**
  * Generates the pod's status. `hostIPs`: the node's addresses; `health`: the probe results
  * (absent: a container is started when running, ready when it has no readiness probe);
@@ -244,7 +250,11 @@ export function generatePodStatus(
   );
   if (anyAppStarted(appStatuses)) incomplete.length = 0;
   const ephemeralSpecs = pod.spec?.ephemeralContainers ?? [];
-  const phase = record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses);
+  // A pod never leaves a terminal phase: one the API already shows stays, as kubelet keeps it.
+  const phase =
+    apiTerminalPhase(pod) ?? (record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses));
+  // The phase's reason and message stay with it (an eviction's, say), as kubelet keeps them.
+  const why = record.failure ?? (phase === old.phase ? { reason: old.reason, message: old.message } : {});
   const sandbox = state?.sandboxes[0];
   const sandboxReady = !!sandbox?.ready && phase !== 'Succeeded' && phase !== 'Failed';
   const podIPs = pod.spec?.hostNetwork
@@ -295,7 +305,8 @@ export function generatePodStatus(
   if (scheduled) conditions.push(scheduled);
   const status: PodStatus = {
     phase,
-    ...(record.failure ? { reason: record.failure.reason, message: record.failure.message } : {}),
+    ...(why.reason ? { reason: why.reason } : {}),
+    ...(why.message ? { message: why.message } : {}),
     conditions,
     ...(hostIPs[0] ? { hostIP: hostIPs[0], hostIPs: hostIPs.map((ip) => ({ ip })) } : {}),
     ...(podIPs[0] ? { podIP: podIPs[0], podIPs: podIPs.map((ip) => ({ ip })) } : {}),

@@ -12,6 +12,10 @@
  * 4. A pod whose app containers are all done for good stops its sidecars (last to first) and
  *    its sandbox; a pod being deleted stops everything, sidecars last
  *    ({@link killContainersInOrder}).
+ * 5. A pod whose phase in the API is already Succeeded or Failed is finished, whatever the
+ *    runtime holds: nothing of it starts again, and what still runs is stopped, as kubelet's
+ *    SyncPod ends at a terminal API phase. So a finished pod whose containers are gone (removed,
+ *    or a node rebooted) is not run a second time when the agent starts again.
  *
  * Why a container is not running (ErrImagePull, CrashLoopBackOff, CreateContainerConfigError...)
  * is kept on the {@link PodRecord} for the status. The sync answers when it wants to run again
@@ -37,7 +41,7 @@ import { isSidecar } from './sidecar.js';
 import { latestOf, startEphemeral, startOrRestart } from './start.js';
 import { killContainersInOrder } from './termination.js';
 import { actuateResize, admitResize, type NodeResources, type ResizeState } from './resize.js';
-import { kubeTime } from './status.js';
+import { apiTerminalPhase, kubeTime } from './status.js';
 
 /** Why a container is waiting, for its status. */
 export interface WaitingReason {
@@ -165,10 +169,11 @@ export async function syncPod(
     return {};
   }
   let state = initial;
-  const deadline = await enforceActiveDeadline(deps, record, state);
+  // Checked before the deadline: a pod that ended in the API cannot fail again.
+  const ended = apiTerminalPhase(pod);
+  const deadline = ended ? undefined : await enforceActiveDeadline(deps, record, state);
   if (record.failure) return {};
-  const done = podIsDone(pod, state);
-  if (done) {
+  if (ended ?? podIsDone(pod, state)) {
     // A finished pod keeps its exited containers (for logs) but not its sandbox; its sidecars
     // stop, last to first.
     await killContainersInOrder(deps, pod, state?.containers ?? [], state?.sandboxes[0]?.ips[0] ?? '');
