@@ -29,6 +29,8 @@ import { LogEventSink, type EventSink } from './pod/events.js';
 import { ProbeManager } from './probe/manager.js';
 import { PodWorkers } from './pod/workers.js';
 import { sumAllocatedRequests } from './pod/resize.js';
+import { admitPod } from './pod/admission.js';
+import type { PodRecord } from './pod/sync.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
 import { ImageManager } from './runtime/images.js';
@@ -173,15 +175,7 @@ export class Agent {
         envContext: (_pod, podIPs) => ({ lookup, hostIPs: [this.nodeIP], podIPs, nodeAllocatable }),
         node: {
           allocatable: nodeAllocatable,
-          allocatedToOthers: (uid) =>
-            sumAllocatedRequests(
-              this.#workers.records().filter((r) => {
-                const phase = this.#statuses.get(r.pod.metadata.uid ?? '')?.phase;
-                return (
-                  r.pod.metadata.uid !== uid && !r.terminated && phase !== 'Succeeded' && phase !== 'Failed'
-                );
-              }),
-            ),
+          allocatedToOthers: (uid) => sumAllocatedRequests(this.#admitted(uid)),
         },
       },
       {
@@ -195,6 +189,14 @@ export class Agent {
           void this.#statusManager?.terminated(record.pod);
         },
         hostIPs: () => [this.nodeIP],
+        admit: (pod) => {
+          // Static pods are the node's own (kubelet would make room for a critical one): never
+          // refused. Without a Node object (no API server) there is nothing to check against.
+          const node = this.#node?.node;
+          if (isStaticPod(pod) || node === undefined) return undefined;
+          const others = this.#admitted(pod.metadata.uid ?? '').map((r) => r.pod);
+          return admitPod(pod, node, others);
+        },
       },
     );
     this.stats = new StatsProvider({
@@ -204,6 +206,14 @@ export class Agent {
       rootDir: config.rootDir,
       podLogsDir: config.podLogsDir,
       cgroupRoot: config.cgroupRoot,
+    });
+  }
+
+  /** The pods admitted here that still hold the node's resources (not finished), but `uid`. */
+  #admitted(uid: string): PodRecord[] {
+    return this.#workers.records().filter((r) => {
+      const phase = this.#statuses.get(r.pod.metadata.uid ?? '')?.phase;
+      return r.pod.metadata.uid !== uid && !r.terminated && phase !== 'Succeeded' && phase !== 'Failed';
     });
   }
 

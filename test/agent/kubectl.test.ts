@@ -3,8 +3,8 @@
  * Capstan: the node registers and turns Ready, a pod runs, `kubectl logs` reads it through the
  * server's pods/log proxy, a crash-looping container shows CrashLoopBackOff and BackOff events,
  * a missing image gets ErrImagePull/ImagePullBackOff, a restarted agent adopts its pods (same
- * container IDs), and a deleted pod goes away. The node is test/support/agent-node.ts, which
- * removes everything afterwards.
+ * container IDs), pods that do not fit the node are rejected, and a deleted pod goes away. The
+ * node is test/support/agent-node.ts, which removes everything afterwards.
  */
 import { createRequire } from 'node:module';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -232,8 +232,52 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     await expect.poll(messages, { timeout: 20_000 }).toContain('Error: ImagePullBackOff');
   }, 90_000);
 
+  it('rejects a pod bound to it that does not fit, as kubelet does: Failed, OutOfcpu, an event, nothing run', async () => {
+    const cpus = Number(await k('get', 'node', NODE, '-o', 'jsonpath={.status.allocatable.cpu}'));
+    await applyPod('toobig', { command: ['sleep', '3600'], resources: { requests: { cpu: '1000' } } });
+    await expect.poll(() => jsonpath('toobig', '.status.phase'), { timeout: 30_000 }).toBe('Failed');
+    const message = `Node didn't have enough resource: cpu, requested: 1000000, used: 0, capacity: ${cpus * 1000}`;
+    expect(await jsonpath('toobig', '.status.reason')).toBe('OutOfcpu');
+    expect(await jsonpath('toobig', '.status.message')).toBe(`Pod was rejected: ${message}`);
+    await expect
+      .poll(
+        () =>
+          k(
+            'get',
+            'events',
+            '--field-selector',
+            'involvedObject.name=toobig',
+            '-o',
+            'jsonpath={.items[*].type}/{.items[*].reason}/{.items[*].message}',
+          ),
+        { timeout: 20_000 },
+      )
+      .toBe(`Warning/OutOfcpu/${message}`);
+
+    // The node's labels decide a nodeSelector; a pod that fits runs beside the rejected ones.
+    await node.applyPod('elsewhere', { command: ['sleep', '3600'] }, { nodeSelector: { disk: 'ssd' } });
+    await expect
+      .poll(() => jsonpath('elsewhere', '.status.reason'), { timeout: 30_000 })
+      .toBe('NodeAffinity');
+    expect(await jsonpath('elsewhere', '.status.message')).toBe(
+      "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
+    );
+    await node.applyPod(
+      'here',
+      { command: ['sleep', '3600'], resources: { requests: { cpu: '100m' } } },
+      { nodeSelector: { 'kubernetes.io/hostname': NODE } },
+    );
+    await expect.poll(() => jsonpath('here', '.status.phase'), { timeout: 60_000 }).toBe('Running');
+    const uids = await Promise.all(['toobig', 'elsewhere'].map((p) => jsonpath(p, '.metadata.uid')));
+    for (const uid of uids)
+      expect(
+        await node.agent.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }),
+      ).toEqual([]);
+  }, 120_000);
+
   it('deletes pods: containers stopped, then the object removed', async () => {
-    for (const p of ['web', 'crash', 'noimage']) await k('delete', 'pod', p, '--wait=false');
+    for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'here'])
+      await k('delete', 'pod', p, '--wait=false');
     await expect
       .poll(
         async () =>

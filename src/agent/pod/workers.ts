@@ -13,7 +13,8 @@
  */
 import type { Pod, PodStatus } from '../../api/types/core-v1.js';
 import type { PodRuntimeState } from '../runtime/runtime.js';
-import { kubeTime, generatePodStatus } from './status.js';
+import type { Rejection } from './admission.js';
+import { apiTerminalPhase, kubeTime, generatePodStatus } from './status.js';
 import { killPod, syncPod, type PodRecord, type SyncDeps } from './sync.js';
 
 /** Callbacks of the workers. */
@@ -24,6 +25,11 @@ export interface WorkerHooks {
   onTerminated(record: PodRecord): void;
   /** The node's IPs (for hostIP and env). */
   hostIPs(): readonly string[];
+  /**
+   * Node admission of a pod seen for the first time (not finished, not being deleted): why it
+   * may not run here, or undefined. A rejected pod fails at once and nothing of it runs.
+   */
+  admit?(pod: Pod): Rejection | undefined;
 }
 
 interface Worker {
@@ -74,10 +80,19 @@ export class PodWorkers {
         timer: undefined,
       };
       this.#workers.set(uid, w);
+      if (!pod.metadata.deletionTimestamp && !apiTerminalPhase(pod)) this.#admit(w.record);
     }
     w.record.pod = pod;
     if (pod.metadata.deletionTimestamp) w.record.terminating = true;
     this.#kick(w);
+  }
+
+  /** kubelet's rejectPod: the event, and the failure the pod's status then carries. */
+  #admit(record: PodRecord): void {
+    const rejection = this.#hooks.admit?.(record.pod);
+    if (rejection === undefined) return;
+    this.#deps.events.event(record.pod, 'Warning', rejection.reason, rejection.message);
+    record.failure = { reason: rejection.reason, message: `Pod was rejected: ${rejection.message}` };
   }
 
   /** A pod no source wants any more: terminate it. */
