@@ -28,7 +28,8 @@ import { Backoff } from './pod/backoff.js';
 import { LogEventSink, type EventSink } from './pod/events.js';
 import { ProbeManager } from './probe/manager.js';
 import { PodWorkers } from './pod/workers.js';
-import { sumAllocatedRequests } from './pod/resize.js';
+import { allocatedPod, sumAllocatedRequests } from './pod/resize.js';
+import { AllocationCheckpoint, CHECKPOINT_FILE } from './pod/allocation-checkpoint.js';
 import { admitPod } from './pod/admission.js';
 import type { PodRecord } from './pod/sync.js';
 import type { ObjectLookup } from './runtime/env.js';
@@ -177,6 +178,15 @@ export class Agent {
           allocatable: nodeAllocatable,
           allocatedToOthers: (uid) => sumAllocatedRequests(this.#admitted(uid)),
         },
+        admit: (record) => {
+          // Static pods are the node's own (kubelet would make room for a critical one): never
+          // refused. Without a Node object (no API server) there is nothing to check against.
+          const node = this.#node?.node;
+          if (isStaticPod(record.pod) || node === undefined) return undefined;
+          const others = this.#admitted(record.pod.metadata.uid ?? '').map(allocatedPod);
+          return admitPod(allocatedPod(record), node, others);
+        },
+        allocations: new AllocationCheckpoint(join(config.rootDir, CHECKPOINT_FILE)),
       },
       {
         onStatus: (record, status) => {
@@ -189,14 +199,6 @@ export class Agent {
           void this.#statusManager?.terminated(record.pod);
         },
         hostIPs: () => [this.nodeIP],
-        admit: (pod) => {
-          // Static pods are the node's own (kubelet would make room for a critical one): never
-          // refused. Without a Node object (no API server) there is nothing to check against.
-          const node = this.#node?.node;
-          if (isStaticPod(pod) || node === undefined) return undefined;
-          const others = this.#admitted(pod.metadata.uid ?? '').map((r) => r.pod);
-          return admitPod(pod, node, others);
-        },
       },
     );
     this.stats = new StatsProvider({
@@ -213,7 +215,14 @@ export class Agent {
   #admitted(uid: string): PodRecord[] {
     return this.#workers.records().filter((r) => {
       const phase = this.#statuses.get(r.pod.metadata.uid ?? '')?.phase;
-      return r.pod.metadata.uid !== uid && !r.terminated && phase !== 'Succeeded' && phase !== 'Failed';
+      return (
+        r.admitted === true &&
+        r.failure === undefined &&
+        r.pod.metadata.uid !== uid &&
+        !r.terminated &&
+        phase !== 'Succeeded' &&
+        phase !== 'Failed'
+      );
     });
   }
 

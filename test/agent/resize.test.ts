@@ -5,8 +5,9 @@
  * - cpu and memory change in place (CRI UpdateContainerResources): the container's cgroup
  *   shows the new limits, its status the new resources, and it keeps running (restartCount 0);
  * - a container whose `resizePolicy` says RestartContainer for memory restarts with the new limit;
- * - a resize larger than the node is Infeasible, one that does not fit beside the other pods is
- *   Deferred (PodResizePending) and taken once the room is there.
+ * - a resize larger than the node is Infeasible, and stays so across an agent restart (the
+ *   allocation is checkpointed); one that does not fit beside the other pods is Deferred
+ *   (PodResizePending) and taken once the room is there.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentNode, type AgentNode } from '../support/agent-node.js';
@@ -125,6 +126,15 @@ describe.runIf(enabled)('in-place pod resize on capstan agent', () => {
     expect(await statusResources('small')).toEqual({
       requests: { cpu: '100m' },
     });
+    // A restarted agent takes up its allocation where it was (kubelet's checkpoint): the resize
+    // stays pending, and neither the cgroup nor the reported resources change.
+    await node.restartAgent();
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await cgroup('small', 'cpu/cpu.shares')).toBe(String(Math.floor((100 * 1024) / 1000)));
+    }
+    expect(await statusResources('small')).toEqual({ requests: { cpu: '100m' } });
+    expect((await resizeConditions('small')).map((c) => c.reason)).toEqual(['Infeasible']);
 
     // r1 holds 150m; a pod taking all but 400m of the rest leaves no room for 500m more.
     const bigMilli = cores * 1000 - 150 - 100 - 400;

@@ -14,8 +14,9 @@
  *   `PodResizeInProgress` holds while a running container's settings differ from its allocation,
  *   with reason `Error` when the runtime refused the update.
  *
- * The allocation lives in memory: an agent that restarts starts again from the spec, so a resize
- * pending at that moment is taken without the fit check.
+ * The allocation is kept on disk (`deps.allocations`, allocation-checkpoint.ts), as kubelet
+ * checkpoints it: a restarted agent takes up each pod's allocation where it was, so a resize
+ * pending when it stopped stays pending.
  */
 import type { Container, Pod, PodCondition, ResourceRequirements } from '../../api/types/core-v1.js';
 import { canonicalQuantityText, milliValue } from '../../api/quantity.js';
@@ -24,6 +25,7 @@ import { changedResources, linuxResources, qosClass } from '../runtime/resources
 import type { LinuxContainerResources } from '../cri/types.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import { killContainer } from './lifecycle.js';
+import type { Allocation } from './allocation-checkpoint.js';
 import { isSidecar } from './sidecar.js';
 import type { PodRecord, SyncDeps } from './sync.js';
 
@@ -81,7 +83,10 @@ function canonical(list: Record<string, string> | undefined): [string, string][]
     .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
-/** The record's resize state, allocating the pod's spec when first seen. */
+/**
+ * The record's resize state, allocating the pod's spec when first seen (a record made from the
+ * checkpoint already holds its allocation).
+ */
 function resizeStateOf(record: PodRecord): ResizeState {
   if (record.resize) return record.resize;
   const allocated = new Map<string, ResourceRequirements | undefined>();
@@ -101,19 +106,32 @@ export function allocatedResources(record: PodRecord, spec: Container): Resource
   return (state.allocated.has(name) ? state.allocated.get(name) : spec.resources) ?? {};
 }
 
-/** The pod's requests with each container's allocation (cpu millicores, memory bytes). */
-function allocatedRequests(record: PodRecord): CpuMemory {
+/** Each container's allocated resources (the spec's for a pod first seen). */
+export function allocationOf(record: PodRecord): Allocation {
+  return resizeStateOf(record).allocated;
+}
+
+/**
+ * The pod as the node holds it: its spec with each container's allocation, without the status
+ * (whose resources only echo the allocation), for node admission and the allocation sums.
+ */
+export function allocatedPod(record: PodRecord): Pod {
   const spec = record.pod.spec ?? {};
   const withAllocation = (list: Container[] | undefined): Container[] =>
     (list ?? []).map((c) => ({ ...c, resources: allocatedResources(record, c) }));
-  return requestsOf({
-    ...record.pod,
+  return {
+    metadata: record.pod.metadata,
     spec: {
       ...spec,
       containers: withAllocation(spec.containers),
       initContainers: withAllocation(spec.initContainers),
     },
-  });
+  };
+}
+
+/** The pod's requests with each container's allocation (cpu millicores, memory bytes). */
+function allocatedRequests(record: PodRecord): CpuMemory {
+  return requestsOf(allocatedPod(record));
 }
 
 /** The allocated requests of several pods, summed. */
@@ -194,6 +212,7 @@ export function admitResize(deps: SyncDeps, record: PodRecord, now: string): num
     // A container waiting to restart after a crash tries again at once with its new size.
     deps.backoff.forget(`${pod.metadata.uid ?? ''}/${c.name ?? ''}`);
   }
+  deps.allocations?.set(pod.metadata.uid ?? '', state.allocated);
   delete state.pending;
   delete state.failed;
   return undefined;

@@ -40,7 +40,9 @@ import { killUnhealthy } from './lifecycle.js';
 import { isSidecar } from './sidecar.js';
 import { latestOf, startEphemeral, startOrRestart } from './start.js';
 import { killContainersInOrder } from './termination.js';
-import { actuateResize, admitResize, type NodeResources, type ResizeState } from './resize.js';
+import type { Rejection } from './admission.js';
+import type { AllocationStore } from './allocation-checkpoint.js';
+import { actuateResize, admitResize, allocationOf, type NodeResources, type ResizeState } from './resize.js';
 import { apiTerminalPhase, kubeTime } from './status.js';
 
 /** Why a container is waiting, for its status. */
@@ -69,6 +71,8 @@ export interface PodRecord {
   volumesFailingSince?: number;
   /** The containers' allocated resources and the pod's resize conditions (resize.ts). */
   resize?: ResizeState;
+  /** The first sync has admitted the pod (or rejected it: then `failure` says why). */
+  admitted?: boolean;
 }
 
 /** What a sync needs. */
@@ -85,6 +89,10 @@ export interface SyncDeps {
   envContext(pod: Pod, podIPs: readonly string[]): EnvContext;
   /** The node's resources, for resize admission; absent, every resize is taken. */
   readonly node?: NodeResources;
+  /** Node admission of a new pod (admission.ts): why it may not run here; absent, all run. */
+  admit?(record: PodRecord): Rejection | undefined;
+  /** Where allocations outlive the agent (allocation-checkpoint.ts); absent, in memory only. */
+  readonly allocations?: AllocationStore;
 }
 
 /** The outcome of a sync: run again after this many ms (undefined = on the next event). */
@@ -121,6 +129,28 @@ export function podIsDone(pod: Pod, state: PodRuntimeState | undefined): 'Succee
     }
   }
   return apps.length === 0 ? undefined : failed ? 'Failed' : 'Succeeded';
+}
+
+/** True when the runtime holds a sandbox or container of the pod. */
+function holdsAnything(state: PodRuntimeState | undefined): boolean {
+  return (state?.sandboxes.length ?? 0) + (state?.containers.length ?? 0) > 0;
+}
+
+/**
+ * kubelet's admission of a pod new to the node (HandlePodAdditions): checked with `deps.admit`
+ * when `check` (a pod the runtime already runs was admitted by the agent that started it; one
+ * the API shows finished holds nothing). A rejected pod fails at once with the Warning event
+ * (kubelet's rejectPod); an admitted one's allocation is checkpointed.
+ */
+function admit(deps: SyncDeps, record: PodRecord, check: boolean): void {
+  record.admitted = true;
+  const rejection = check ? deps.admit?.(record) : undefined;
+  if (rejection !== undefined) {
+    deps.events.event(record.pod, 'Warning', rejection.reason, rejection.message);
+    record.failure = { reason: rejection.reason, message: `Pod was rejected: ${rejection.message}` };
+    return;
+  }
+  deps.allocations?.set(record.pod.metadata.uid ?? '', allocationOf(record));
 }
 
 /** Removes a pod's cgroup directories in every hierarchy (containerd leaves them). */
@@ -171,6 +201,7 @@ export async function syncPod(
   let state = initial;
   // Checked before the deadline: a pod that ended in the API cannot fail again.
   const ended = apiTerminalPhase(pod);
+  if (!record.admitted) admit(deps, record, ended === undefined && !holdsAnything(state));
   const deadline = ended ? undefined : await enforceActiveDeadline(deps, record, state);
   if (record.failure) return {};
   if (ended ?? podIsDone(pod, state)) {

@@ -13,8 +13,7 @@
  */
 import type { Pod, PodStatus } from '../../api/types/core-v1.js';
 import type { PodRuntimeState } from '../runtime/runtime.js';
-import type { Rejection } from './admission.js';
-import { apiTerminalPhase, kubeTime, generatePodStatus } from './status.js';
+import { kubeTime, generatePodStatus } from './status.js';
 import { killPod, syncPod, type PodRecord, type SyncDeps } from './sync.js';
 
 /** Callbacks of the workers. */
@@ -25,11 +24,6 @@ export interface WorkerHooks {
   onTerminated(record: PodRecord): void;
   /** The node's IPs (for hostIP and env). */
   hostIPs(): readonly string[];
-  /**
-   * Node admission of a pod seen for the first time (not finished, not being deleted): why it
-   * may not run here, or undefined. A rejected pod fails at once and nothing of it runs.
-   */
-  admit?(pod: Pod): Rejection | undefined;
 }
 
 interface Worker {
@@ -79,20 +73,14 @@ export class PodWorkers {
         again: false,
         timer: undefined,
       };
+      // A pod the agent had allocated before a restart takes up its allocation where it was.
+      const saved = this.#deps.allocations?.get(uid);
+      if (saved !== undefined) w.record.resize = { allocated: new Map(saved) };
       this.#workers.set(uid, w);
-      if (!pod.metadata.deletionTimestamp && !apiTerminalPhase(pod)) this.#admit(w.record);
     }
     w.record.pod = pod;
     if (pod.metadata.deletionTimestamp) w.record.terminating = true;
     this.#kick(w);
-  }
-
-  /** kubelet's rejectPod: the event, and the failure the pod's status then carries. */
-  #admit(record: PodRecord): void {
-    const rejection = this.#hooks.admit?.(record.pod);
-    if (rejection === undefined) return;
-    this.#deps.events.event(record.pod, 'Warning', rejection.reason, rejection.message);
-    record.failure = { reason: rejection.reason, message: `Pod was rejected: ${rejection.message}` };
   }
 
   /** A pod no source wants any more: terminate it. */
@@ -111,6 +99,8 @@ export class PodWorkers {
 
   /** Kills runtime pods no worker holds (call only when every source has synced). */
   async cleanupOrphans(pods: Map<string, PodRuntimeState>): Promise<void> {
+    // Pods removed while the agent was down leave their allocations: those go too.
+    this.#deps.allocations?.retain(new Set(this.#workers.keys()));
     for (const [uid, state] of pods) {
       if (this.#workers.has(uid) || this.#stopped) continue;
       const pod: Pod = { metadata: { uid, name: state.name, namespace: state.namespace } };
@@ -169,6 +159,7 @@ export class PodWorkers {
       if (w.record.terminated) {
         this.#deps.probes?.remove(uid);
         this.#workers.delete(uid);
+        this.#deps.allocations?.delete(uid);
         this.#hooks.onTerminated(w.record);
         return;
       }
