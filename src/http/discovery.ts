@@ -139,7 +139,8 @@ interface Rendered {
 }
 
 function render(doc: unknown, contentType: string): Rendered {
-  const body = Buffer.from(JSON.stringify(doc), 'utf8');
+  // Ends with the newline of kube's JSON encoder (json-newline.ts).
+  const body = Buffer.from(`${JSON.stringify(doc)}\n`, 'utf8');
   const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
   return { body, contentType, etag };
 }

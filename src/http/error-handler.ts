@@ -57,12 +57,18 @@ export function installErrorHandler(app: FastifyInstance, isApiPath: ApiPathTest
     if (body.details?.retryAfterSeconds !== undefined) {
       void reply.header('Retry-After', String(body.details.retryAfterSeconds));
     }
-    return reply.code(apiError.code).type('application/json').send(JSON.stringify(body));
+    return reply
+      .code(apiError.code)
+      .type('application/json')
+      .send(`${JSON.stringify(body)}\n`);
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
     if (!isApiPath(path)) return plainNotFound(reply);
     const body = new ApiError('NotFound', 'the server could not find the requested resource', {}).toStatus();
-    return reply.code(404).type('application/json').send(JSON.stringify(body));
+    return reply
+      .code(404)
+      .type('application/json')
+      .send(`${JSON.stringify(body)}\n`);
   });
 }

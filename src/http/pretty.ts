@@ -11,6 +11,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isJsonMedia } from './json-newline.js';
 import type { RequestInfo } from './request-info.js';
 
 /** Go's strconv.ParseBool spellings of true and false. */
@@ -103,9 +104,7 @@ async function collect(stream: Readable): Promise<Buffer> {
 }
 
 function isPlainJson(contentType: unknown): boolean {
-  if (typeof contentType !== 'string') return false;
-  const media = contentType.split(';')[0]?.trim().toLowerCase();
-  return media === 'application/json' && !contentType.includes('stream=watch');
+  return typeof contentType === 'string' && isJsonMedia(contentType);
 }
 
 function rawQueryOf(request: FastifyRequest): string {
@@ -141,7 +140,9 @@ export function prettyWhenAsked(request: FastifyRequest, reply: FastifyReply, in
       return send(indentJson(compact));
     };
     if (typeof payload === 'string') return indent(Buffer.from(payload));
-    if (Buffer.isBuffer(payload)) return indent(payload);
+    // Tables and other rendered forms come as plain Uint8Arrays.
+    if (payload instanceof Uint8Array)
+      return indent(Buffer.from(payload.buffer, payload.byteOffset, payload.byteLength));
     if (payload instanceof Readable) {
       collect(payload).then(indent, (err: unknown) => send(err));
       return reply;

@@ -49,6 +49,7 @@ import {
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody, type RequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, plainNotFound, toApiError } from './error-handler.js';
+import { endLine, isJsonMedia } from './json-newline.js';
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../api/errors.js';
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 
@@ -484,20 +485,22 @@ async function handle(
   if (result === undefined) return;
   addWarnings(reply, warnings);
   if (result.contentType !== undefined) {
-    await reply.code(result.code).type(result.contentType).send(result.body);
+    const body = isJsonMedia(result.contentType) ? endLine(result.body) : result.body;
+    await reply.code(result.code).type(result.contentType).send(body);
   } else if (
     negotiated.format === 'json' &&
     negotiated.transform === undefined &&
     !(rep instanceof ConvertingRepresentation)
   ) {
-    await reply.code(result.code).type('application/json').send(result.body);
+    await reply.code(result.code).type('application/json').send(endLine(result.body));
   } else {
     // Only JSON lists stream; every other form was rendered by the handler (contentType set).
     if (result.body instanceof Readable) throw new Error('a streamed body reached a non-JSON representation');
+    const body = rep.object(new JsonSource(result.body));
     await reply
       .code(result.code)
       .type(rep.contentType)
-      .send(rep.object(new JsonSource(result.body)));
+      .send(isJsonMedia(rep.contentType) ? endLine(body) : body);
   }
 }
 
@@ -516,7 +519,11 @@ function installStatusRendering(scope: FastifyInstance, reps: Representations): 
     } catch {
       encoded = { contentType: 'application/json', body: Buffer.from(JSON.stringify(status)) };
     }
-    return reply.code(apiError.code).type(encoded.contentType).send(Buffer.from(encoded.body));
+    const body = Buffer.from(encoded.body);
+    return reply
+      .code(apiError.code)
+      .type(encoded.contentType)
+      .send(isJsonMedia(encoded.contentType) ? endLine(body) : body);
   });
 }
 

@@ -15,7 +15,8 @@ import { jsonListBlueprint } from './list-blueprint.js';
 export const JSON_MEDIA_TYPE = 'application/json';
 
 const COMMA = Buffer.from(',');
-const LIST_TAIL = Buffer.from(']}');
+/** A list ends with the newline kube's JSON encoder writes after every document (http/json-newline.ts). */
+const LIST_TAIL = Buffer.from(']}\n');
 const EVENT_TAIL = Buffer.from('}\n');
 const EVENT_HEADS: Readonly<Record<WatchEventType, Buffer>> = {
   ADDED: Buffer.from('{"type":"ADDED","object":'),

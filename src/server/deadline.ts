@@ -83,7 +83,10 @@ const SILENT: FastifyBaseLogger = {
 function timeOut(request: FastifyRequest, reply: FastifyReply): void {
   if (reply.sent || reply.raw.headersSent) return;
   const status = requestTimedOut().toStatus();
-  void reply.code(504).type('application/json').send(JSON.stringify(status));
+  void reply
+    .code(504)
+    .type('application/json')
+    .send(`${JSON.stringify(status)}\n`);
   reply.send = function dropped(this: FastifyReply) {
     return this;
   };

@@ -2,7 +2,8 @@
  * Pretty JSON, as kube-apiserver v1.33 gives it (read from it first with the same requests):
  * `?pretty=true`, or a `curl`, `Wget` or browser User-Agent without the parameter, indents JSON
  * answers by two spaces with no trailing newline (Go's json.MarshalIndent): objects, lists,
- * Status errors and discovery. `?pretty=false` wins over the user agent.
+ * Status errors and discovery. `?pretty=false` wins over the user agent. Compact JSON ends with
+ * the newline of Go's json.Encoder, as kube's does, and Tables are indented like the rest.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminFetch, adminTls, startTestServer, type TestServer } from '../support/server.js';
@@ -10,10 +11,18 @@ import { adminFetch, adminTls, startTestServer, type TestServer } from '../suppo
 let server: TestServer;
 let tls: ReturnType<typeof adminTls>;
 
-async function get(path: string, userAgent = 'capstan-test'): Promise<{ status: number; body: string }> {
-  const res = await adminFetch(`${server.url}${path}`, tls, { headers: { 'user-agent': userAgent } });
+async function get(
+  path: string,
+  userAgent = 'capstan-test',
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
+  const res = await adminFetch(`${server.url}${path}`, tls, {
+    headers: { 'user-agent': userAgent, ...headers },
+  });
   return { status: res.status, body: res.body };
 }
+
+const TABLE = { accept: 'application/json;as=Table;v=v1;g=meta.k8s.io' };
 
 /** Go's MarshalIndent of the same document (no HTML characters in these answers). */
 const indented = (body: string): string => JSON.stringify(JSON.parse(body), null, 2);
@@ -58,5 +67,46 @@ describe('pretty JSON', () => {
     const discovery = await get('/api?pretty=true');
     expect(discovery.body).toBe(indented(discovery.body));
     expect(discovery.body).toContain('\n  "versions": [\n    "v1"\n  ],\n');
+  });
+
+  it('indents Tables', async () => {
+    const plain = await get('/api/v1/namespaces', 'capstan-test', TABLE);
+    expect(plain.body.startsWith('{"kind":"Table"')).toBe(true);
+    const pretty = await get('/api/v1/namespaces', 'curl/8.5.0', TABLE);
+    expect(pretty.body.startsWith('{\n  "kind": "Table",\n')).toBe(true);
+    // The Age cells move between the two answers: the form, not the bytes, is compared.
+    expect(pretty.body).toBe(indented(pretty.body));
+    expect(JSON.parse(pretty.body)).toMatchObject({
+      columnDefinitions: (JSON.parse(plain.body) as { columnDefinitions: unknown }).columnDefinitions,
+    });
+  });
+});
+
+describe('compact JSON', () => {
+  it("ends every document with kube's newline: objects, lists, Tables, Status errors, discovery", async () => {
+    for (const [path, headers] of [
+      ['/api/v1/namespaces/default', {}],
+      ['/api/v1/namespaces', {}],
+      ['/api/v1/namespaces?limit=1', {}],
+      ['/api/v1/namespaces', TABLE],
+      ['/api/v1/namespaces/nope', {}],
+      ['/api/v1/namespaces/default/foos', {}],
+      ['/api', {}],
+      ['/apis', {}],
+      ['/apis/apps/v1', {}],
+    ] as const) {
+      const r = await get(path, 'capstan-test', headers);
+      expect(r.body.endsWith('}\n'), path).toBe(true);
+      expect(r.body.indexOf('\n'), path).toBe(r.body.length - 1);
+    }
+    const created = await adminFetch(`${server.url}/api/v1/namespaces/default/configmaps`, tls, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'newline' } }),
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.endsWith('}\n')).toBe(true);
+    // Indented answers end at the closing brace, as Go's MarshalIndent.
+    expect((await get('/api/v1/namespaces/default?pretty=true')).body.endsWith('\n}')).toBe(true);
   });
 });
