@@ -199,9 +199,9 @@ export async function syncPod(
     return {};
   }
   let state = initial;
-  // Checked before the deadline: a pod that ended in the API cannot fail again.
   const ended = apiTerminalPhase(pod);
   if (!record.admitted) admit(deps, record, ended === undefined && !holdsAnything(state));
+  // A pod that ended in the API cannot fail again: no deadline for it.
   const deadline = ended ? undefined : await enforceActiveDeadline(deps, record, state);
   if (record.failure) return {};
   if (ended ?? podIsDone(pod, state)) {
