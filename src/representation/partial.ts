@@ -9,6 +9,8 @@
 import { notAcceptable } from '../api/errors.js';
 import type { KubeObject } from '../api/object.js';
 import { DerivedSource } from './derived.js';
+import { listMetaObject } from './json.js';
+import { ValueSource } from './source.js';
 import type { Transform } from './negotiate.js';
 import type { ListMetaValues, ObjectSource, Representation, WatchEventType } from './types.js';
 
@@ -53,6 +55,17 @@ export class PartialRepresentation implements Representation {
   list(meta: ListMetaValues, items: readonly ObjectSource[]): Uint8Array {
     if (this.#transform.kind !== 'PartialObjectMetadataList') {
       throw notAcceptable('you requested PartialObjectMetadata, but the requested object is a list');
+    }
+    if (items.length === 0) {
+      // kube fills the list by appending to a nil slice: an empty one has `"items": null`.
+      return this.#inner.object(
+        new ValueSource({
+          kind: 'PartialObjectMetadataList',
+          apiVersion: `meta.k8s.io/${this.#transform.version}`,
+          metadata: listMetaObject(meta),
+          items: null,
+        }),
+      );
     }
     return this.#inner.list(
       meta,

@@ -469,6 +469,31 @@ describe('metadata-only', () => {
     expect(text).not.toContain('key: "k"');
   });
 
+  it('an empty PartialObjectMetadataList has null items, as kube answers, in every format', async () => {
+    const empty = '/api/v1/namespaces/default/secrets?labelSelector=nothing%3Dhere';
+    const r = await s.app.inject({ method: 'GET', url: empty, headers: { accept: META_LIST } });
+    expect(r.body).toMatch(
+      /^\{"kind":"PartialObjectMetadataList","apiVersion":"meta\.k8s\.io\/v1","metadata":\{"resourceVersion":"\d+"\},"items":null\}\n$/,
+    );
+    const yaml = await s.app.inject({
+      method: 'GET',
+      url: empty,
+      headers: { accept: 'application/yaml;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1' },
+    });
+    expect(yaml.body).toContain('items: null\n');
+    const pb = await s.app.inject({
+      method: 'GET',
+      url: empty,
+      headers: { accept: `${PB};as=PartialObjectMetadataList;g=meta.k8s.io;v=v1` },
+    });
+    const env = decodeEnvelope(pb.rawPayload);
+    expect(env).toMatchObject({ apiVersion: 'meta.k8s.io/v1', kind: 'PartialObjectMetadataList' });
+    expect(protocDecode('k8s.io.apimachinery.pkg.apis.meta.v1.PartialObjectMetadataList', env.raw)).toMatch(
+      // The same list metadata as a list with items, and no item.
+      /^metadata \{\n  selfLink: ""\n  resourceVersion: "\d+"\n  continue: ""\n\}\n$/,
+    );
+  });
+
   it('watch sends PartialObjectMetadata events', async () => {
     const base = await baseUrl();
     const res = await fetch(`${base}${CM}?watch=1&timeoutSeconds=1`, { headers: { accept: META_LIST } });
