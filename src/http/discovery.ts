@@ -14,6 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { endLine } from './json-newline.js';
 import { notAcceptable } from '../api/errors.js';
 import type { ServedRegistry } from '../registry/layered.js';
 import { endpointSubresources, type ResourceType } from '../registry/types.js';
@@ -139,8 +140,7 @@ interface Rendered {
 }
 
 function render(doc: unknown, contentType: string): Rendered {
-  // Ends with the newline of kube's JSON encoder (json-newline.ts).
-  const body = Buffer.from(`${JSON.stringify(doc)}\n`, 'utf8');
+  const body = Buffer.from(endLine(JSON.stringify(doc)), 'utf8');
   const etag = `"${createHash('sha256').update(body).digest('hex').slice(0, 32)}"`;
   return { body, contentType, etag };
 }

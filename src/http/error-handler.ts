@@ -5,6 +5,7 @@
  * generic message (details go to the log, never to the client).
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { endLine } from './json-newline.js';
 import {
   ApiError,
   badRequest,
@@ -60,7 +61,7 @@ export function installErrorHandler(app: FastifyInstance, isApiPath: ApiPathTest
     return reply
       .code(apiError.code)
       .type('application/json')
-      .send(`${JSON.stringify(body)}\n`);
+      .send(endLine(JSON.stringify(body)));
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?', 1)[0] ?? '';
@@ -69,6 +70,6 @@ export function installErrorHandler(app: FastifyInstance, isApiPath: ApiPathTest
     return reply
       .code(404)
       .type('application/json')
-      .send(`${JSON.stringify(body)}\n`);
+      .send(endLine(JSON.stringify(body)));
   });
 }

@@ -14,10 +14,20 @@ export function isJsonMedia(contentType: string): boolean {
   return media === 'application/json' && !contentType.includes('stream=watch');
 }
 
+/** A body as the routes send it. */
+type Body = Uint8Array | string | Readable;
+
 /** `body` ending with a newline (added when missing; a streamed body already ends with one). */
-export function endLine<T extends Uint8Array | string | Readable>(body: T): T | Buffer | string {
+export function endLine(body: string): string;
+export function endLine(body: Body): Body;
+export function endLine(body: Body): Body {
   if (typeof body === 'string') return body.endsWith('\n') ? body : `${body}\n`;
   if (body instanceof Readable) return body;
   if (body[body.byteLength - 1] === NEWLINE[0]) return body;
   return Buffer.concat([body, NEWLINE]);
+}
+
+/** `body` as sent in `contentType`: ended with a newline when that is plain JSON, else as it is. */
+export function framed(contentType: string, body: Body): Body {
+  return isJsonMedia(contentType) ? endLine(body) : body;
 }

@@ -49,7 +49,7 @@ import {
 } from '../resource/write-options.js';
 import { installBodyParsers, isJsonText, isRequestBody, type RequestBody } from './body.js';
 import { MAX_REQUEST_BODY_BYTES, plainNotFound, toApiError } from './error-handler.js';
-import { endLine, isJsonMedia } from './json-newline.js';
+import { endLine, framed } from './json-newline.js';
 import { ApiError, badRequest, methodNotAllowed, unsupportedMediaType } from '../api/errors.js';
 import { isJsonObject, type JsonObject, type KubeObject } from '../api/object.js';
 
@@ -485,8 +485,7 @@ async function handle(
   if (result === undefined) return;
   addWarnings(reply, warnings);
   if (result.contentType !== undefined) {
-    const body = isJsonMedia(result.contentType) ? endLine(result.body) : result.body;
-    await reply.code(result.code).type(result.contentType).send(body);
+    await reply.code(result.code).type(result.contentType).send(framed(result.contentType, result.body));
   } else if (
     negotiated.format === 'json' &&
     negotiated.transform === undefined &&
@@ -496,11 +495,10 @@ async function handle(
   } else {
     // Only JSON lists stream; every other form was rendered by the handler (contentType set).
     if (result.body instanceof Readable) throw new Error('a streamed body reached a non-JSON representation');
-    const body = rep.object(new JsonSource(result.body));
     await reply
       .code(result.code)
       .type(rep.contentType)
-      .send(isJsonMedia(rep.contentType) ? endLine(body) : body);
+      .send(framed(rep.contentType, rep.object(new JsonSource(result.body))));
   }
 }
 
@@ -519,11 +517,10 @@ function installStatusRendering(scope: FastifyInstance, reps: Representations): 
     } catch {
       encoded = { contentType: 'application/json', body: Buffer.from(JSON.stringify(status)) };
     }
-    const body = Buffer.from(encoded.body);
     return reply
       .code(apiError.code)
       .type(encoded.contentType)
-      .send(isJsonMedia(encoded.contentType) ? endLine(body) : body);
+      .send(framed(encoded.contentType, Buffer.from(encoded.body)));
   });
 }
 

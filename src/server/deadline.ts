@@ -12,6 +12,7 @@ import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest } from '../api/errors.js';
 import { DurationError, parseDuration } from '../flags/duration.js';
 import { onClose } from '../http/on-close.js';
+import { endLine } from '../http/json-newline.js';
 import type { PipelineStep } from './pipeline.js';
 
 /** What the deadline step needs. */
@@ -86,7 +87,7 @@ function timeOut(request: FastifyRequest, reply: FastifyReply): void {
   void reply
     .code(504)
     .type('application/json')
-    .send(`${JSON.stringify(status)}\n`);
+    .send(endLine(JSON.stringify(status)));
   reply.send = function dropped(this: FastifyReply) {
     return this;
   };
