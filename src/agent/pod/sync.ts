@@ -140,7 +140,7 @@ function holdsAnything(state: PodRuntimeState | undefined): boolean {
  * kubelet's admission of a pod new to the node (HandlePodAdditions): checked with `deps.admit`
  * when `check` (a pod the runtime already runs was admitted by the agent that started it; one
  * the API shows finished holds nothing). A rejected pod fails at once with the Warning event
- * (kubelet's rejectPod); an admitted one's allocation is checkpointed.
+ * (kubelet's rejectPod); an admitted one's allocation is checkpointed unless it is already.
  */
 function admit(deps: SyncDeps, record: PodRecord, check: boolean): void {
   record.admitted = true;
@@ -150,7 +150,9 @@ function admit(deps: SyncDeps, record: PodRecord, check: boolean): void {
     record.failure = { reason: rejection.reason, message: `Pod was rejected: ${rejection.message}` };
     return;
   }
-  deps.allocations?.set(record.pod.metadata.uid ?? '', allocationOf(record));
+  // A pod adopted after a restart took its allocation from the checkpoint: nothing to write.
+  const uid = record.pod.metadata.uid ?? '';
+  if (deps.allocations?.get(uid) === undefined) deps.allocations?.set(uid, allocationOf(record));
 }
 
 /** Removes a pod's cgroup directories in every hierarchy (containerd leaves them). */
