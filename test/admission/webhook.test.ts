@@ -526,9 +526,16 @@ describe('failures', () => {
       { name: 'hang.capstan.test', path: '/hang', timeoutSeconds: 1 },
     ]);
     await inEffect('slow', '/hang');
-    const started = Date.now();
-    const r = await createConfigMap('slow', 'x');
-    expect(Date.now() - started).toBeLessThan(4000);
+    const timed = async (name: string) => {
+      const started = performance.now();
+      const r = await createConfigMap('slow', name);
+      return { r, ms: performance.now() - started };
+    };
+    // A stall of the whole machine (a paused VM) can stretch one measurement; a timeout that is
+    // not honoured (the default is 10 s) stretches every one, so a slow first try gets one more.
+    let { r, ms } = await timed('x');
+    if (ms >= 4000) ({ r, ms } = await timed('y'));
+    expect(ms).toBeLessThan(4000);
     expect(r.status).toBe(500);
     expect(r.json['message']).toBe(
       'Internal error occurred: failed calling webhook "hang.capstan.test": failed to call webhook: ' +
