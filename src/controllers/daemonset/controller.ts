@@ -37,6 +37,15 @@ import { msUntilAvailable } from '../workload/pod.js';
 import { daemonRevision, podForNode } from './pods.js';
 import { daemonStatus, planDaemonPods } from './sync.js';
 import { startWorkers } from '../shared/workers.js';
+import { sameStoredStatus } from '../shared/stored-status.js';
+
+/** DaemonSetStatus fields Go omits when zero (apps/v1). */
+const DAEMONSET_OMIT_EMPTY = [
+  'observedGeneration',
+  'updatedNumberScheduled',
+  'numberAvailable',
+  'numberUnavailable',
+] as const;
 
 const BY_OWNER = 'daemonset-owner-uid';
 
@@ -189,7 +198,7 @@ export class DaemonSetController {
       collisionCount,
     };
     if (ds.status?.conditions !== undefined) status.conditions = ds.status.conditions;
-    if (JSON.stringify(status) !== JSON.stringify(ds.status))
+    if (!sameStoredStatus(status, ds.status, DAEMONSET_OMIT_EMPTY))
       await this.#setClient.updateStatus({ ...ds, status }, { namespace });
     await this.#truncateHistory(ds, pods, update.metadata.name ?? '');
     const minReady = ds.spec?.minReadySeconds ?? 0;

@@ -206,7 +206,8 @@ class JobSync {
     }
     const changed =
       suspendChanged ||
-      status.active !== this.#active.length ||
+      // `active` is omitempty (absent when 0); `ready` and `terminating` are pointers.
+      (status.active ?? 0) !== this.#active.length ||
       status.ready !== ready ||
       status.terminating !== terminating;
     status.active = this.#active.length;

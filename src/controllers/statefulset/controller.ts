@@ -34,6 +34,17 @@ import { msUntilAvailable } from '../workload/pod.js';
 import { claimsFor, ordinalOf, podOwnerRef, type TypedStatefulSet } from './identity.js';
 import { syncStatefulSetPods, type StatefulSetActions } from './sync.js';
 import { startWorkers } from '../shared/workers.js';
+import { sameStoredStatus } from '../shared/stored-status.js';
+
+/** StatefulSetStatus fields Go omits when zero (apps/v1). */
+const STATEFULSET_OMIT_EMPTY = [
+  'observedGeneration',
+  'readyReplicas',
+  'currentReplicas',
+  'updatedReplicas',
+  'currentRevision',
+  'updateRevision',
+] as const;
 
 const BY_OWNER = 'statefulset-owner-uid';
 
@@ -172,7 +183,7 @@ export class StatefulSetController {
       status.currentReplicas = status.updatedReplicas ?? 0;
     }
     if (set.status?.conditions !== undefined) status.conditions = set.status.conditions;
-    if (JSON.stringify(status) !== JSON.stringify(set.status))
+    if (!sameStoredStatus(status, set.status, STATEFULSET_OMIT_EMPTY))
       await this.#setClient.updateStatus({ ...set, status }, { namespace });
     await this.#truncateHistory(set, pods, [currentName, status.currentRevision ?? '', updateName]);
     const minReady = set.spec?.minReadySeconds ?? 0;
