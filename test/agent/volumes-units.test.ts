@@ -164,6 +164,9 @@ describe('payloads', () => {
         { path: 'uid', fieldRef: { fieldPath: 'metadata.uid' } },
         { path: 'mem', resourceFieldRef: { containerName: 'c', resource: 'limits.memory', divisor: '1Mi' } },
         { path: 'cpu', resourceFieldRef: { containerName: 'c', resource: 'requests.cpu', divisor: '1m' } },
+        // A stored divisor of "0" (the API's empty quantity) and none at all both mean 1; cpu rounds up.
+        { path: 'cpu0', resourceFieldRef: { containerName: 'c', resource: 'requests.cpu', divisor: '0' } },
+        { path: 'cpuLimit', resourceFieldRef: { containerName: 'c', resource: 'limits.cpu' } },
       ],
       undefined,
       { nodeAllocatable: { cpu: 2, memory: 2 ** 30 } },
@@ -174,6 +177,8 @@ describe('payloads', () => {
     expect(text('uid')).toBe('u1');
     expect(text('mem')).toBe('64');
     expect(text('cpu')).toBe('250');
+    expect(text('cpu0')).toBe('1');
+    expect(text('cpuLimit')).toBe('2');
   });
 });
 

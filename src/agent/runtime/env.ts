@@ -115,8 +115,10 @@ export function resourceValue(
     else if (name === 'memory') value = kind === 'limits' ? ctx.nodeAllocatable.memory : 0;
     else value = 0;
   }
-  const div = divisor ? parseQuantity(divisor) : 1;
-  if (!Number.isFinite(div) || div <= 0)
+  // No divisor, or a zero one (a stored resourceFieldRef's divisor reads "0"), means 1, as kubelet's.
+  const parsed = divisor ? parseQuantity(divisor) : 0;
+  const div = parsed === 0 ? 1 : parsed;
+  if (!Number.isFinite(div) || div < 0)
     throw new EnvError(`invalid divisor ${divisor ?? ''} of ${resource} in pod ${pod.metadata.name ?? ''}`);
   return String(Math.ceil(value / div));
 }
