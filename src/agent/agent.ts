@@ -31,6 +31,7 @@ import { PodWorkers } from './pod/workers.js';
 import { allocatedPod, sumAllocatedRequests } from './pod/resize.js';
 import { AllocationCheckpoint, CHECKPOINT_FILE } from './pod/allocation-checkpoint.js';
 import { admitPod } from './pod/admission.js';
+import { SysctlAllowlist } from './pod/sysctls.js';
 import type { PodRecord } from './pod/sync.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
@@ -150,6 +151,7 @@ export class Agent {
       resolvConf: config.resolvConf,
     });
     const lookup = this.#client ? apiLookup(this.#client) : STANDALONE_LOOKUP;
+    const sysctls = new SysctlAllowlist(config.allowedUnsafeSysctls);
     const nodeAllocatable = {
       cpu: cpus().length,
       memory: totalmem() - (parseQuantity(config.evictionHard['memory.available']) || 0),
@@ -179,8 +181,11 @@ export class Agent {
           allocatedToOthers: (uid) => sumAllocatedRequests(this.#admitted(uid)),
         },
         admit: (record) => {
+          // Sysctls first, as kubelet's admit handlers run, and for every pod.
+          const forbidden = sysctls.forbidden(record.pod);
+          if (forbidden !== undefined) return { reason: 'SysctlForbidden', message: forbidden };
           // Static pods are the node's own (kubelet would make room for a critical one): never
-          // refused. Without a Node object (no API server) there is nothing to check against.
+          // refused for fit. Without a Node object (no API server) there is nothing to check against.
           const node = this.#node?.node;
           if (isStaticPod(record.pod) || node === undefined) return undefined;
           const others = this.#admitted(record.pod.metadata.uid ?? '').map(allocatedPod);

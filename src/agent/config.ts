@@ -11,6 +11,7 @@ import { createRequire } from 'node:module';
 import { FlagError, FlagSet, flagsOfSection, type FlagSpec, type ParsedFlags } from '../flags/flags.js';
 import { parseDuration } from '../flags/duration.js';
 import type { Taint } from '../api/types/core-v1.js';
+import { SysctlAllowlist } from './pod/sysctls.js';
 
 const f = flagsOfSection('Agent');
 
@@ -83,6 +84,12 @@ export const AGENT_FLAGS: readonly FlagSpec[] = [
   f('tls-cert-file', 'string', '', 'Serving certificate (default: a self-signed one in --cert-dir).'),
   f('tls-private-key-file', 'string', '', 'Serving key for --tls-cert-file.'),
   f('max-pods', 'int', 110, 'Number of pods that can run on this node.'),
+  f(
+    'allowed-unsafe-sysctls',
+    'stringSlice',
+    [],
+    'Comma-separated allowlist of unsafe sysctls or sysctl patterns (ending in *) pods may set, besides the safe ones.',
+  ),
   f('event-qps', 'int', 5, 'Events per second the agent may write.'),
   f('event-burst', 'int', 10, 'Burst of events.'),
   f('pod-cidr', 'string', '', 'The pod CIDR of this node (default: the Node object spec.podCIDR).'),
@@ -166,6 +173,8 @@ export interface AgentConfig {
   /** kubelet's `serverTLSBootstrap` (`--rotate-server-certificates`). */
   readonly serverTLSBootstrap: boolean;
   readonly maxPods: number;
+  /** `--allowed-unsafe-sysctls`, checked (see src/agent/pod/sysctls.ts). */
+  readonly allowedUnsafeSysctls: readonly string[];
   readonly eventQPS: number;
   readonly eventBurst: number;
   readonly podCIDR: string;
@@ -261,6 +270,12 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     Array.isArray(file['registerWithTaints']) && !parsed.changed.has('register-with-taints')
       ? (file['registerWithTaints'] as Taint[])
       : undefined;
+  const allowedUnsafeSysctls = pick('allowed-unsafe-sysctls', 'allowedUnsafeSysctls', strs);
+  try {
+    new SysctlAllowlist(allowedUnsafeSysctls);
+  } catch (err) {
+    throw new FlagError(`invalid --allowed-unsafe-sysctls: ${(err as Error).message}`);
+  }
   return {
     address: pick('address', 'address', str),
     port: pick('port', 'port', num),
@@ -287,6 +302,7 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     rotateCertificates: pick('rotate-certificates', 'rotateCertificates', bool),
     serverTLSBootstrap: pick('rotate-server-certificates', 'serverTLSBootstrap', bool),
     maxPods: pick('max-pods', 'maxPods', num),
+    allowedUnsafeSysctls,
     eventQPS: pick('event-qps', 'eventRecordQPS', num),
     eventBurst: pick('event-burst', 'eventBurst', num),
     podCIDR: pick('pod-cidr', 'podCIDR', str),

@@ -262,13 +262,28 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(await jsonpath('elsewhere', '.status.message')).toBe(
       "Pod was rejected: Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector",
     );
+    // Sysctls beyond kubelet's safe set are refused before anything else is checked.
+    await node.applyPod(
+      'sysctl',
+      { command: ['sleep', '3600'] },
+      { securityContext: { sysctls: [{ name: 'kernel.msgmax', value: '10000' }] } },
+    );
+    await expect
+      .poll(() => jsonpath('sysctl', '.status.reason'), { timeout: 30_000 })
+      .toBe('SysctlForbidden');
+    expect(await jsonpath('sysctl', '.status.message')).toBe(
+      'Pod was rejected: forbidden sysctl: "kernel.msgmax" not allowlisted',
+    );
+    expect(await jsonpath('sysctl', '.status.phase')).toBe('Failed');
     await node.applyPod(
       'here',
       { command: ['sleep', '3600'], resources: { requests: { cpu: '100m' } } },
       { nodeSelector: { 'kubernetes.io/hostname': NODE } },
     );
     await expect.poll(() => jsonpath('here', '.status.phase'), { timeout: 60_000 }).toBe('Running');
-    const uids = await Promise.all(['toobig', 'elsewhere'].map((p) => jsonpath(p, '.metadata.uid')));
+    const uids = await Promise.all(
+      ['toobig', 'elsewhere', 'sysctl'].map((p) => jsonpath(p, '.metadata.uid')),
+    );
     for (const uid of uids)
       expect(
         await node.agent.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }),
@@ -276,7 +291,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
   }, 120_000);
 
   it('deletes pods: containers stopped, then the object removed', async () => {
-    for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'here'])
+    for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'sysctl', 'here'])
       await k('delete', 'pod', p, '--wait=false');
     await expect
       .poll(

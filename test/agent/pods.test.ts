@@ -1,7 +1,8 @@
 /**
  * The pod workers on real containers (no API server): init containers in order, env and
  * command expansion, status as kubelet writes it, CrashLoopBackOff, ErrImagePull then
- * ImagePullBackOff, termination, pods the API shows finished left finished, and a container
+ * ImagePullBackOff, termination, pods the API shows finished left finished, a privileged container
+ * and the pod's sysctls, and a container
  * started beside the agent by `ctr` untouched.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -168,6 +169,44 @@ describe.runIf(enabled)('pod workers on containerd', () => {
     expect(events.filter((e) => e.uid === uid && e.reason === 'Killing').map((e) => e.message)).toEqual([
       'Stopping container app',
     ]);
+  }, 60_000);
+
+  it('runs a privileged container beside an unprivileged one, with the pod’s sysctls in its sandbox', async () => {
+    const p = pod('priv', {
+      restartPolicy: 'Never',
+      securityContext: { sysctls: [{ name: 'kernel/shm_rmid_forced', value: '1' }] },
+      containers: [
+        {
+          name: 'priv',
+          image: BUSYBOX_IMAGE,
+          securityContext: { privileged: true },
+          command: ['sh', '-c', 'cat /proc/sys/kernel/shm_rmid_forced; grep CapEff /proc/self/status'],
+        },
+        {
+          name: 'plain',
+          image: BUSYBOX_IMAGE,
+          command: ['sh', '-c', 'cat /proc/sys/kernel/shm_rmid_forced; grep CapEff /proc/self/status'],
+        },
+      ],
+    });
+    const uid = p.metadata.uid ?? '';
+    workers.update(p);
+    await expect.poll(() => statuses.get(uid)?.phase, { timeout: 30_000 }).toBe('Succeeded');
+    const dir = join(logs, `default_priv_${uid}`);
+    const lines = async (c: string) =>
+      (await readFile(join(dir, c, '0.log'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ').slice(3).join(' '));
+    const [privSysctl, privCaps] = await lines('priv');
+    const [plainSysctl, plainCaps] = await lines('plain');
+    expect([privSysctl, plainSysctl]).toEqual(['1', '1']);
+    // Every capability for the privileged one, the runtime's default few for the other.
+    const caps = (line: string | undefined) => BigInt(`0x${line?.split(/\s+/)[1] ?? '0'}`);
+    expect(caps(privCaps)).toBeGreaterThan(caps(plainCaps));
+    expect(caps(privCaps) & caps(plainCaps)).toBe(caps(plainCaps));
+    workers.remove(uid);
+    await expect.poll(() => terminated.has(uid), { timeout: 30_000 }).toBe(true);
   }, 60_000);
 
   it('restarts a crashing container with CrashLoopBackOff', async () => {

@@ -14,6 +14,9 @@
  * 3. host ports in use by another admitted pod (`NodePorts`);
  * 4. a NoExecute taint of the node the pod does not tolerate (`TaintToleration`).
  *
+ * Before these, as kubelet's sysctl admit handler runs before its predicates, the agent checks the
+ * pod's sysctls (src/agent/pod/sysctls.ts, `SysctlForbidden`), static pods included.
+ *
  * The agent asks this of API pods only: a static pod is the node's own, never refused here
  * (kubelet checks it too, and makes room for a critical one by evicting others).
  */

@@ -28,6 +28,7 @@ import {
 } from './labels.js';
 import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
+import { sandboxSysctls } from '../pod/sysctls.js';
 
 /** Which list of the pod spec a container comes from (kubelet's `io.kubernetes.container.type`). */
 export type ContainerType = 'init' | 'regular' | 'ephemeral';
@@ -293,7 +294,11 @@ export class PodRuntime {
           ...(spec.securityContext?.supplementalGroups
             ? { supplementalGroups: spec.securityContext.supplementalGroups }
             : {}),
+          // The runtime refuses a privileged container in a sandbox that is not (kubelet's
+          // HasPrivilegedContainer).
+          privileged: hasPrivilegedContainer(pod),
         },
+        sysctls: sandboxSysctls(pod),
       },
     };
   }
@@ -433,4 +438,14 @@ export class PodRuntime {
     }
     this.#sandboxIps.delete(id);
   }
+}
+
+/** Whether any container of the pod (init, regular or ephemeral) is privileged. */
+function hasPrivilegedContainer(pod: Pod): boolean {
+  const spec = pod.spec;
+  return [
+    ...(spec?.initContainers ?? []),
+    ...(spec?.containers ?? []),
+    ...(spec?.ephemeralContainers ?? []),
+  ].some((c) => c.securityContext?.privileged === true);
 }
