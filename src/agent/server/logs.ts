@@ -23,15 +23,22 @@ interface LogLine {
   readonly text: string;
 }
 
-/** Decodes CRI log text into whole lines (partial lines joined). */
-export function decodeCriLog(text: string): { lines: LogLine[]; rest: string } {
+/**
+ * Decodes CRI log text into whole lines (partial lines joined). `rest` is the text not taken
+ * yet: an unfinished last line, and the partial lines no full line has ended (decoded again
+ * with what follows); `pending` is those partial lines joined, without a newline (kubelet writes
+ * a partial line as it is, so the text of a container that exits mid-line is still shown).
+ */
+export function decodeCriLog(text: string): { lines: LogLine[]; rest: string; pending?: LogLine } {
   const lines: LogLine[] = [];
   let partial = '';
   let partialTime = '';
+  let partialStart = -1;
   let start = 0;
   for (;;) {
     const nl = text.indexOf('\n', start);
     if (nl === -1) break;
+    const lineStart = start;
     const raw = text.slice(start, nl);
     start = nl + 1;
     const s1 = raw.indexOf(' ');
@@ -42,14 +49,19 @@ export function decodeCriLog(text: string): { lines: LogLine[]; rest: string } {
     const tag = s3 < 0 ? raw.slice(s2 + 1) : raw.slice(s2 + 1, s3);
     const content = s3 < 0 ? '' : raw.slice(s3 + 1);
     if (tag === 'P') {
-      if (!partial) partialTime = time;
+      if (partialStart < 0) {
+        partialStart = lineStart;
+        partialTime = time;
+      }
       partial += content;
       continue;
     }
-    lines.push({ time: partial ? partialTime : time, text: `${partial}${content}\n` });
+    lines.push({ time: partialStart < 0 ? time : partialTime, text: `${partial}${content}\n` });
     partial = '';
+    partialStart = -1;
   }
-  return { lines, rest: text.slice(start) };
+  if (partialStart < 0) return { lines, rest: text.slice(start) };
+  return { lines, rest: text.slice(partialStart), pending: { time: partialTime, text: partial } };
 }
 
 function render(line: LogLine, timestamps: boolean): string {
@@ -79,14 +91,17 @@ export async function writeLogs(
   };
   const since = opts.sinceSeconds ? Date.now() - opts.sinceSeconds * 1000 : 0;
   const text = existsSync(path) ? await readFile(path, 'utf8') : '';
-  const { lines } = decodeCriLog(text);
-  let offset = Buffer.byteLength(text.slice(0, text.lastIndexOf('\n') + 1));
-  let chosen = since ? lines.filter((l) => Date.parse(l.time) >= since) : lines;
+  const first = decodeCriLog(text);
+  let offset = Buffer.byteLength(text);
+  let rest = first.rest;
+  // Without follow, partial lines no full line ended are shown as they are; a follower waits
+  // for their end (or for the container's).
+  const all = !opts.follow && first.pending ? [...first.lines, first.pending] : first.lines;
+  let chosen = since ? all.filter((l) => Date.parse(l.time) >= since) : all;
   if (opts.tailLines !== undefined && opts.tailLines >= 0)
     chosen = chosen.slice(Math.max(0, chosen.length - opts.tailLines));
   for (const l of chosen) if (!emit(render(l, opts.timestamps))) return;
   if (!opts.follow) return;
-  let rest = '';
   while (!signal.aborted) {
     const size = existsSync(path) ? statSync(path).size : 0;
     if (size > offset) {
@@ -106,6 +121,8 @@ export async function writeLogs(
     if (!(await running())) {
       // One last look for lines written just before the exit.
       if ((existsSync(path) ? statSync(path).size : 0) > offset) continue;
+      const { pending } = decodeCriLog(rest);
+      if (pending) emit(render(pending, opts.timestamps));
       return;
     }
     await new Promise((r) => setTimeout(r, 250));
