@@ -7,7 +7,7 @@
  * - `nodes/{name}[:port]/proxy/...`: the node's agent over HTTPS with the `--kubelet-client-*`
  *   certificate (the agent's port unless one is named);
  * - `pods/[scheme:]{name}[:port]/proxy/...`: the pod's IP over plain HTTP (or HTTPS), at the port
- *   named (80 when none);
+ *   named (when none, the first port a container declares, else the scheme's);
  * - `services/[scheme:]{name}[:port]/proxy/...`: one address of the Service's Endpoints, at the
  *   endpoint port of the Service port named (by name or number; the only one when none).
  *
@@ -73,7 +73,12 @@ async function podLocation(ctx: ResourceContext, ns: string, id: string): Promis
   if (!pod) throw notFound({ resource: 'pods', group: '', name });
   const ip = pod.status?.podIP ?? '';
   if (ip === '') throw serviceUnavailable(`pod ${name} has no IP yet`);
-  return { scheme: schemeOf(scheme), host: ip, port: port === '' ? 80 : portNumber(port, `pod ${name}`) };
+  // No port named: the first port a container declares, as kube's; else the scheme's own.
+  const declared = (pod.spec?.containers ?? []).find((c) => (c.ports ?? []).length > 0)?.ports?.[0]
+    ?.containerPort;
+  const s = schemeOf(scheme);
+  const fallback = declared ?? (s === 'https' ? 443 : 80);
+  return { scheme: s, host: ip, port: port === '' ? fallback : portNumber(port, `pod ${name}`) };
 }
 
 async function serviceLocation(ctx: ResourceContext, ns: string, id: string): Promise<Location> {

@@ -399,6 +399,8 @@ describe.runIf(enabled)('exec, attach, port-forward and cp through the API serve
     expect(await k('get', '--raw', '/api/v1/namespaces/default/pods/web:8080/proxy/index.html')).toBe(
       'hello-from-httpd\n',
     );
+    // No port named: the first port a container declares, as kube's.
+    expect(await k('get', '--raw', '/api/v1/namespaces/default/pods/web/proxy/')).toBe('hello-from-httpd\n');
     const podIP = await jsonpath('web', '.status.podIP');
     const objects = {
       apiVersion: 'v1',
