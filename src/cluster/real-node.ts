@@ -17,6 +17,7 @@
  * to the shims, and the agent adopts the running pods: same container IDs, no restarts.
  */
 import { mkdir } from 'node:fs/promises';
+import { createServer } from 'node:net';
 import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
 import { enableClusterNetworking } from '../agent/network/enable.js';
@@ -108,8 +109,25 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
   }
 }
 
+/** kubelet's default port, which kube's tools reach a node at (`nodes/<name>:10250/proxy`). */
+const KUBELET_PORT = 10250;
+
+/**
+ * The agent's port: kubelet's 10250 when nothing on this machine holds it, else a free port (a
+ * second cluster, or a kubelet, already has it), which the Node object advertises either way.
+ */
+async function agentPort(): Promise<number> {
+  const probe = createServer();
+  const free = await new Promise<boolean>((resolve) => {
+    probe.once('error', () => resolve(false));
+    probe.listen(KUBELET_PORT, '127.0.0.1', () => resolve(true));
+  });
+  if (free) await new Promise<void>((resolve) => probe.close(() => resolve()));
+  return free ? KUBELET_PORT : 0;
+}
+
 /** The agent's flags for the node. */
-function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
+function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, port: number): string[] {
   const { layout } = runtime;
   return [
     `--hostname-override=${opts.nodeName}`,
@@ -118,7 +136,7 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
     `--pod-logs-dir=${layout.agentDir}/logs`,
     `--cni-conf-dir=${runtime.containerd.layout.cniConfDir}`,
     `--cgroup-root=${layout.cgroupParent}`,
-    // The agent's server (logs, exec, port-forward) listens on the loopback only, on a free port
+    // The agent's server (logs, exec, port-forward) listens on the loopback only, on `port`, which
     // the Node object advertises; the API server reaches it at the node IP. As kubeadm sets a
     // kubelet up: no anonymous requests, the server's client certificate (see
     // kubelet-client-pki.ts), and every request authorized by a SubjectAccessReview.
@@ -126,7 +144,7 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime): string[] {
     '--anonymous-auth=false',
     `--client-ca-file=${opts.clientCAFile}`,
     '--authorization-mode=Webhook',
-    '--port=0',
+    `--port=${port}`,
     '--healthz-port=0',
     '--node-ip=127.0.0.1',
     `--pod-cidr=${opts.podCIDR}`,
@@ -143,8 +161,9 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
     const identity = (user: string, groups: string[], agent: string) =>
       server.loopbackConfig(user, groups, { userAgent: `${agent}/v1.33 (in-process)` });
     // The clients' certificates are made while containerd starts, not after.
-    const [rt, client, proxy, dns, networkPolicy] = await Promise.all([
+    const [rt, port, client, proxy, dns, networkPolicy] = await Promise.all([
       runtime,
+      agentPort(),
       identity(`system:node:${opts.nodeName}`, ['system:nodes'], 'capstan-agent'),
       identity('system:kube-proxy', [], 'capstan-proxy'),
       identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),
@@ -159,7 +178,7 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
       network: { ...networkTables(opts.bridge), clusterCidr: opts.podCIDR, removeRulesOnStop: false },
     };
     const clusterDNS = ipAt(parseCidr(opts.serviceRange), 10n);
-    const config = resolveConfig(agentFlagSet().parse(agentArgs(opts, rt)));
+    const config = resolveConfig(agentFlagSet().parse(agentArgs(opts, rt, port)));
     const agent = new Agent(enableClusterNetworking(config, { clusterDNS }), wiring);
     try {
       startupTrace('node: agent starting');

@@ -206,7 +206,14 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
         'jsonpath={.status.daemonEndpoints.kubeletEndpoint.Port}',
       ),
     );
-    expect(port).toBeGreaterThan(0);
+    // kubelet's port, which kube's tools name in `nodes/<name>:10250/proxy` (nothing else in the
+    // suite holds it); the server proxies there with its client certificate.
+    expect(port).toBe(10250);
+    const proxied = JSON.parse(
+      await kubectl('get', '--raw', '/api/v1/nodes/capstan-node-0:10250/proxy/pods'),
+    ) as { kind: string; items: { metadata: { name: string } }[] };
+    expect(proxied.kind).toBe('PodList');
+    expect(proxied.items.map((p) => p.metadata.name)).toContain(first.pod);
     const pki = join(dataDir, 'pki');
     const get = async (path: string, cert?: string): Promise<number> => {
       const res = await new Promise<number>((resolveStatus, reject) => {
