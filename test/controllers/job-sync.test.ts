@@ -231,10 +231,17 @@ describe('job sync', () => {
       }),
     );
     await w.sync();
+    // The other indexes run and are ready when index 0 succeeds.
+    for (const p of w.pods.values())
+      p.status = { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }] };
+    await w.sync();
+    expect(w.job.status?.ready).toBe(3);
     w.finish('Succeeded', (p) => p.metadata.labels?.[JOB_COMPLETION_INDEX] === '0');
     await w.sync(3);
     expect(w.conditions()).toEqual(['SuccessCriteriaMet=True:SuccessPolicy', 'Complete=True:SuccessPolicy']);
     expect(w.job.status?.conditions?.[1]?.message).toBe('Matched rules at index 0');
+    // The pods deleted at the end are no longer ready ones (kube's e2e checks `ready: 0`).
+    expect([w.job.status?.active, w.job.status?.ready]).toEqual([0, 0]);
   });
 
   it('fails indexes past backoffLimitPerIndex and the job with FailedIndexes', async () => {

@@ -126,7 +126,6 @@ class JobSync {
     );
     const failed = (status.failed ?? 0) + countedNewFailed.length + this.#uncountedFailed.size;
     let succeeded = (status.succeeded ?? 0) + newSucceeded.length + this.#uncountedSucceeded.size;
-    const ready = this.#active.filter(isPodReady).length;
     const terminating = this.pods.filter(isPodTerminating).length;
     if (status.startTime === undefined && !suspended) status.startTime = rfc3339(this.#now.getTime());
     const backoff = nextBackoffRecord(this.prevBackoff, newSucceeded, newFailed, this.#now);
@@ -204,6 +203,9 @@ class JobSync {
         suspendChanged = this.#suspendCondition(suspended);
       }
     }
+    // Ready among the pods still active: those deleted above no longer count (kube's
+    // `ready -= deletedReady`).
+    const ready = this.#active.filter(isPodReady).length;
     const changed =
       suspendChanged ||
       // `active` is omitempty (absent when 0); `ready` and `terminating` are pointers.
