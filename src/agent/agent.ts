@@ -54,6 +54,7 @@ import { VolumeManager } from './volumes/manager.js';
 const STANDALONE_LOOKUP: ObjectLookup = {
   configMap: () => Promise.resolve(undefined),
   secret: () => Promise.resolve(undefined),
+  services: () => Promise.resolve([]),
 };
 
 /**
@@ -150,7 +151,9 @@ export class Agent {
       clusterDomain: config.clusterDomain || 'cluster.local',
       resolvConf: config.resolvConf,
     });
-    const lookup = this.#client ? apiLookup(this.#client) : STANDALONE_LOOKUP;
+    const api = this.#client ? apiLookup(this.#client, (m) => console.error(`agent: ${m}`)) : undefined;
+    if (api !== undefined) this.#closers.push(() => api.stop());
+    const lookup = api ?? STANDALONE_LOOKUP;
     const sysctls = new SysctlAllowlist(config.allowedUnsafeSysctls);
     const nodeAllocatable = {
       cpu: cpus().length,

@@ -85,6 +85,19 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(await jsonpath('web', '.status.containerStatuses[0].containerID')).toBe(before);
     expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
     expect(await jsonpath('web', '.status.phase')).toBe('Running');
+    // In-cluster clients find the API server by the kubernetes Service's variables.
+    const clusterIP = await k(
+      'get',
+      'service',
+      'kubernetes',
+      '-n',
+      'default',
+      '-o',
+      'jsonpath={.spec.clusterIP}',
+    );
+    expect(
+      await k('exec', 'web', '--', 'sh', '-c', 'echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT'),
+    ).toBe(`${clusterIP}:443\n`);
   }, 120_000);
 
   it("serves exec on the agent's own API (WebSocket v4.channel.k8s.io, proxied to the runtime)", async () => {

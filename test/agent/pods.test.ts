@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Pod, PodStatus } from '../../src/api/types/core-v1.js';
+import type { Pod, PodStatus, Service } from '../../src/api/types/core-v1.js';
 import { CriClient } from '../../src/agent/cri/client.js';
 import { Backoff } from '../../src/agent/pod/backoff.js';
 import type { EventSink } from '../../src/agent/pod/events.js';
@@ -28,6 +28,12 @@ interface Recorded {
   message: string;
   fieldPath: string | undefined;
 }
+
+/** The API server's Service, whose variables every container gets. */
+const MASTER_SERVICE: Service = {
+  metadata: { name: 'kubernetes', namespace: 'default' },
+  spec: { clusterIP: '10.0.0.1', ports: [{ name: 'https', port: 443, protocol: 'TCP' }] },
+};
 
 function pod(name: string, spec: NonNullable<Pod['spec']>): Pod {
   return {
@@ -71,6 +77,7 @@ describe.runIf(enabled)('pod workers on containerd', () => {
           lookup: {
             configMap: (ns, n) => Promise.resolve(configMaps.get(`${ns}/${n}`)),
             secret: () => Promise.resolve(undefined),
+            services: () => Promise.resolve([MASTER_SERVICE]),
           },
           hostIPs: ['192.0.2.10'],
           podIPs,
@@ -111,7 +118,9 @@ describe.runIf(enabled)('pod workers on containerd', () => {
           name: 'app',
           image: BUSYBOX_IMAGE,
           command: ['sh', '-c'],
-          args: ['echo color=$(COLOR) pod=$(POD_NAME) ip=$POD_IP mem=$MEM; exec sleep 3600'],
+          args: [
+            'echo color=$(COLOR) pod=$(POD_NAME) ip=$POD_IP mem=$MEM api=$KUBERNETES_SERVICE_HOST:$(KUBERNETES_SERVICE_PORT); exec sleep 3600',
+          ],
           env: [
             { name: 'COLOR', valueFrom: { configMapKeyRef: { name: 'cm', key: 'COLOR' } } },
             { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
@@ -158,7 +167,7 @@ describe.runIf(enabled)('pod workers on containerd', () => {
     const logFile = join(logs, `default_web_${uid}`, 'app', '0.log');
     await expect
       .poll(() => readFile(logFile, 'utf8').catch(() => ''), { timeout: 5000 })
-      .toContain(`color=blue pod=web ip=${s?.podIP ?? ''} mem=64`);
+      .toContain(`color=blue pod=web ip=${s?.podIP ?? ''} mem=64 api=10.0.0.1:443`);
 
     workers.update({
       ...p,
@@ -338,7 +347,11 @@ describe.runIf(enabled)('pod workers on containerd', () => {
         events: { event: () => undefined },
         backoff: new Backoff(),
         envContext: () => ({
-          lookup: { configMap: () => Promise.resolve(undefined), secret: () => Promise.resolve(undefined) },
+          lookup: {
+            configMap: () => Promise.resolve(undefined),
+            secret: () => Promise.resolve(undefined),
+            services: () => Promise.resolve([]),
+          },
           hostIPs: [],
           podIPs: [],
           nodeAllocatable: { cpu: 1, memory: 1 },

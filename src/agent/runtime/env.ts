@@ -1,20 +1,28 @@
 /**
  * A container's environment as kubelet builds it: `envFrom` sources first (ConfigMaps and Secrets,
  * with their prefix; keys that are not valid variable names are skipped), then `env` in order,
- * each `value` expanding `$(VAR)` references to variables defined before it (`$$` escapes), and
- * `valueFrom` reading a ConfigMap or Secret key, a field of the pod (`fieldRef`) or a resource of
- * a container (`resourceFieldRef`, with its divisor; an unset limit is the node's allocatable).
+ * each `value` expanding `$(VAR)` references to variables defined before it or to the Service
+ * variables (`$$` escapes), and `valueFrom` reading a ConfigMap or Secret key, a field of the pod
+ * (`fieldRef`) or a resource of a container (`resourceFieldRef`, with its divisor; an unset
+ * limit is the node's allocatable); last, the Service variables (service-env.ts) whose names the
+ * container does not define itself.
  *
  * A missing ConfigMap, Secret or key that is not `optional` fails with an {@link EnvError}, which
  * the pod worker reports as kubelet does: waiting reason `CreateContainerConfigError`.
  */
-import type { ConfigMap, Container, Pod, Secret } from '../../api/types/core-v1.js';
+import type { ConfigMap, Container, Pod, Secret, Service } from '../../api/types/core-v1.js';
 import { parseQuantity } from './resources.js';
+import { serviceEnv } from './service-env.js';
 
 /** Reads the objects env refers to; undefined when absent. */
 export interface ObjectLookup {
   configMap(namespace: string, name: string): Promise<ConfigMap | undefined>;
   secret(namespace: string, name: string): Promise<Secret | undefined>;
+  /**
+   * Every Service the node knows, for the Service variables.
+   * @throws EnvError while the node has not read them once (kubelet's words).
+   */
+  services(): Promise<readonly Service[]>;
 }
 
 /** A container's environment cannot be built (kubelet's CreateContainerConfigError). */
@@ -37,7 +45,7 @@ export interface EnvContext {
 const VALID_NAME = /^[-._a-zA-Z][-._a-zA-Z0-9]*$/;
 
 /** Expands `$(NAME)` from `vars`; unknown references stay as written; `$$` is a literal `$`. */
-export function expandVars(input: string, vars: ReadonlyMap<string, string>): string {
+export function expandVars(input: string, vars: Pick<ReadonlyMap<string, string>, 'get'>): string {
   let out = '';
   for (let i = 0; i < input.length; i++) {
     const ch = input[i];
@@ -102,7 +110,7 @@ export function resourceValue(
   container: Container,
   resource: string,
   divisor: string | undefined,
-  ctx: EnvContext,
+  ctx: Pick<EnvContext, 'nodeAllocatable'>,
 ): string {
   const target = resource;
   const [kind, name] = target.split('.') as [string, string | undefined];
@@ -135,7 +143,10 @@ export async function buildEnv(
   ctx: EnvContext,
 ): Promise<{ key: string; value: string }[]> {
   const ns = pod.metadata.namespace ?? 'default';
+  const services = serviceEnv(await ctx.lookup.services(), ns, pod.spec?.enableServiceLinks ?? true);
   const vars = new Map<string, string>();
+  // `$(VAR)` sees the variables defined so far, then the Service ones.
+  const known = { get: (name: string) => vars.get(name) ?? services.get(name) };
   for (const from of container.envFrom ?? []) {
     const prefix = from.prefix ?? '';
     if (from.configMapRef) {
@@ -164,7 +175,7 @@ export async function buildEnv(
     const name = e.name ?? '';
     const src = e.valueFrom;
     if (!src) {
-      vars.set(name, expandVars(e.value ?? '', vars));
+      vars.set(name, expandVars(e.value ?? '', known));
       continue;
     }
     if (src.fieldRef) {
@@ -207,5 +218,7 @@ export async function buildEnv(
       vars.set(name, v);
     }
   }
+  // The Service variables last, where the container does not define the name itself.
+  for (const [key, value] of services) if (!vars.has(key)) vars.set(key, value);
   return [...vars].map(([key, value]) => ({ key, value }));
 }

@@ -163,9 +163,6 @@ export function downwardPayload(
       if (!c) throw new PayloadError(`failed to find container "${ref.containerName ?? ''}" in pod`);
       try {
         text = resourceValue(pod, c, ref.resource ?? '', ref.divisor, {
-          lookup: { configMap: () => Promise.resolve(undefined), secret: () => Promise.resolve(undefined) },
-          hostIPs: [],
-          podIPs: [],
           nodeAllocatable: ctx.nodeAllocatable,
         });
       } catch (err) {
