@@ -303,6 +303,31 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       ).toEqual([]);
   }, 120_000);
 
+  it('writes a deleted pod’s final status before it lets go: Failed, its container terminated', async () => {
+    // A finalizer keeps the object, as a Job's tracking finalizer does: what the agent wrote last
+    // stays readable. sh as PID 1 ignores SIGTERM, so the kill after the grace period ends it.
+    await node.applyPod('held', { command: ['sh', '-c', 'sleep 3600'] });
+    await k(
+      'patch',
+      'pod',
+      'held',
+      '--type=merge',
+      '-p',
+      '{"metadata":{"finalizers":["capstan.test/hold"]}}',
+    );
+    await expect.poll(() => jsonpath('held', '.status.phase'), { timeout: 30_000 }).toBe('Running');
+    await k('delete', 'pod', 'held', '--wait=false');
+    await expect.poll(() => jsonpath('held', '.status.phase'), { timeout: 30_000 }).toBe('Failed');
+    expect(await jsonpath('held', '.status.containerStatuses[0].state.terminated.exitCode')).toBe('137');
+    expect(await jsonpath('held', '.status.containerStatuses[0].ready')).toBe('false');
+    await k('patch', 'pod', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');
+    await expect
+      .poll(async () => (await runKubectl('1.33', ['get', 'pod', 'held'], node.server.kubeconfigPath)).code, {
+        timeout: 30_000,
+      })
+      .toBe(1);
+  }, 90_000);
+
   it('deletes pods: containers stopped, then the object removed', async () => {
     for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'sysctl', 'here'])
       await k('delete', 'pod', p, '--wait=false');

@@ -22,12 +22,6 @@ export function isMirrorPod(pod: Pod): boolean {
   return pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined;
 }
 
-/** A pod from the file or URL source (not the API server). */
-export function isStaticPod(pod: Pod): boolean {
-  const source = pod.metadata.annotations?.['kubernetes.io/config.source'];
-  return source === 'file' || source === 'http';
-}
-
 const RETRY_MS = 10_000;
 const RETRY_REFUSED_MS = 60_000;
 

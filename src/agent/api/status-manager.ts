@@ -2,7 +2,7 @@
  * kubelet's status manager in small: pod statuses go to the API server as merge patches of the
  * `status` subresource, one write in flight per pod, the latest status winning, unchanged ones
  * skipped. A pod whose containers are all gone after its deletion is then deleted for good
- * (grace period 0, preconditioned on its uid), as kubelet does.
+ * (grace period 0, preconditioned on its uid) once its final status is written, as kubelet does.
  */
 import type { Pod, PodStatus } from '../../api/types/core-v1.js';
 import { PODS, isNotFound, type Client } from '../../client/index.js';
@@ -57,6 +57,14 @@ export class StatusManager {
     for (const e of this.#entries.values()) clearTimeout(e.retry);
   }
 
+  /** Resolves once `e`'s latest status is written (or the pod is gone, or writing stopped). */
+  async #written(e: Entry): Promise<void> {
+    while (!this.#stopped && this.#entries.get(e.uid) === e && JSON.stringify(e.want) !== e.sent) {
+      if (e.writing || e.retry !== undefined) await new Promise((r) => setTimeout(r, 20));
+      else await this.#flush(e);
+    }
+  }
+
   async #flush(e: Entry): Promise<void> {
     if (e.writing || e.retry !== undefined || this.#stopped) return;
     const text = JSON.stringify(e.want);
@@ -89,9 +97,15 @@ export class StatusManager {
     if (this.#entries.get(e.uid) === e && JSON.stringify(e.want) !== e.sent) void this.#flush(e);
   }
 
-  /** The pod has nothing left on the node: delete its object for good. */
+  /**
+   * The pod has nothing left on the node: its final status (terminal phase, containers
+   * terminated) is written, then its object deleted for good, as kubelet deletes a pod only once
+   * the API has its final status (a controller holding a finalizer reads the outcome there).
+   */
   async terminated(pod: Pod): Promise<void> {
     const uid = pod.metadata.uid ?? '';
+    const e = this.#entries.get(uid);
+    if (e !== undefined) await this.#written(e);
     this.#entries.delete(uid);
     if (!pod.metadata.deletionTimestamp) return;
     try {

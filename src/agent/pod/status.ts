@@ -31,6 +31,7 @@ import type { ContainerHealth } from '../probe/manager.js';
 import type { ContainerInstance, PodRuntimeState } from '../runtime/runtime.js';
 import { allocatedResources, resizeConditions } from './resize.js';
 import { isSidecar } from './sidecar.js';
+import { isStaticPod } from './static.js';
 import type { PodRecord } from './sync.js';
 
 /** kube's time format in status: RFC 3339 in whole seconds, UTC. */
@@ -213,6 +214,31 @@ export function podPhase(pod: Pod, init: ContainerStatus[], apps: ContainerStatu
   return 'Pending';
 }
 
+/**
+ * A container's status once its pod has terminated (kubelet's final status): one the runtime no
+ * longer shows terminated is `ContainerStatusUnknown`, exit code 137.
+ */
+function stoppedForGood(st: ContainerStatus): ContainerStatus {
+  if (st.state?.terminated) return { ...st, ready: false, started: false };
+  return {
+    ...st,
+    ready: false,
+    started: false,
+    state: {
+      terminated: {
+        exitCode: 137,
+        reason: 'ContainerStatusUnknown',
+        message: 'The container could not be located when the pod was terminated',
+      },
+    },
+  };
+}
+
+/** The phase of a terminated pod (not static): Succeeded when every app container exited 0. */
+function terminalPhase(apps: readonly ContainerStatus[]): string {
+  return apps.every((st) => st.state?.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed';
+}
+
 /** The pod's phase in the API when it is terminal (Succeeded or Failed); pods never leave it. */
 export function apiTerminalPhase(pod: Pod): 'Succeeded' | 'Failed' | undefined {
   const phase = pod.status?.phase;
@@ -230,29 +256,35 @@ export function generatePodStatus(
   hostIPs: readonly string[],
   health?: ContainerHealth,
   now = Date.now(),
+  terminal = false,
 ): PodStatus {
   const pod = record.pod;
   const old = pod.status ?? {};
   const oldConditions = old.conditions ?? [];
   const nowText = kubeTime(now);
   const initSpecs = pod.spec?.initContainers ?? [];
-  const initStatuses = initSpecs.map((c) =>
-    containerStatus(c, state, record, isSidecar(c) ? 'sidecar' : 'init', false, health),
-  );
+  const initStatuses = initSpecs
+    .map((c) => containerStatus(c, state, record, isSidecar(c) ? 'sidecar' : 'init', false, health))
+    .map((st) => (terminal ? stoppedForGood(st) : st));
   const incomplete = initSpecs
     .filter((c, i) => {
       const s = initStatuses[i];
       return isSidecar(c) ? !s?.started : s?.state?.terminated?.exitCode !== 0;
     })
     .map((c) => c.name ?? '');
-  const appStatuses = (pod.spec?.containers ?? []).map((c) =>
-    containerStatus(c, state, record, 'app', incomplete.length > 0, health),
-  );
+  const appStatuses = (pod.spec?.containers ?? [])
+    .map((c) => containerStatus(c, state, record, 'app', incomplete.length > 0, health))
+    .map((st) => (terminal ? stoppedForGood(st) : st));
   if (anyAppStarted(appStatuses)) incomplete.length = 0;
   const ephemeralSpecs = pod.spec?.ephemeralContainers ?? [];
   // A pod never leaves a terminal phase: one the API already shows stays, as kubelet keeps it.
   const phase =
-    apiTerminalPhase(pod) ?? (record.failure ? 'Failed' : podPhase(pod, initStatuses, appStatuses));
+    apiTerminalPhase(pod) ??
+    (record.failure
+      ? 'Failed'
+      : terminal && !isStaticPod(pod)
+        ? terminalPhase(appStatuses)
+        : podPhase(pod, initStatuses, appStatuses));
   // The phase's reason and message stay with it (an eviction's, say), as kubelet keeps them.
   const why = record.failure ?? (phase === old.phase ? { reason: old.reason, message: old.message } : {});
   const sandbox = state?.sandboxes[0];

@@ -62,6 +62,8 @@ export interface PodRecord {
   terminating: boolean;
   /** Set once every container and sandbox is gone after termination. */
   terminated: boolean;
+  /** The containers as the kill left them (exit codes), for the pod's final status. */
+  finalState?: PodRuntimeState | undefined;
   /** The pod failed on the node (activeDeadlineSeconds): its containers stay stopped. */
   failure?: { readonly reason: string; readonly message: string };
   /** The pod's set-up volumes (src/agent/volumes), for its containers' mounts. */
@@ -164,15 +166,21 @@ async function removePodCgroup(path: string): Promise<void> {
   }
 }
 
-/** Kills every container and sandbox of a pod (graceful, in parallel), then removes them. */
+/**
+ * Kills every container and sandbox of a pod (graceful, in parallel), then removes them; with
+ * `record`, what the kill left (exit codes) is kept there for the final status.
+ */
 export async function killPod(
   deps: SyncDeps,
   pod: Pod,
   state: PodRuntimeState | undefined,
   graceSeconds: number,
+  record?: PodRecord,
 ): Promise<void> {
   if (state) {
     await killContainersInOrder(deps, pod, state.containers, state.sandboxes[0]?.ips[0] ?? '', graceSeconds);
+    if (record !== undefined)
+      record.finalState = (await deps.runtime.listPods(pod.metadata.uid ?? '')).get(pod.metadata.uid ?? '');
     for (const c of state.containers) await deps.runtime.removeContainer(c.id);
     for (const sb of state.sandboxes) await deps.runtime.removeSandbox(sb.id);
   }
@@ -196,7 +204,7 @@ export async function syncPod(
   const pod = record.pod;
   const uid = pod.metadata.uid ?? '';
   if (record.terminating) {
-    await killPod(deps, pod, initial, gracePeriodOf(pod));
+    await killPod(deps, pod, initial, gracePeriodOf(pod), record);
     record.terminated = true;
     return {};
   }

@@ -160,6 +160,16 @@ export class PodWorkers {
         this.#deps.probes?.remove(uid);
         this.#workers.delete(uid);
         this.#deps.allocations?.delete(uid);
+        // kubelet's final status: every container terminated, the phase terminal.
+        const final = generatePodStatus(
+          w.record,
+          w.record.finalState,
+          this.#hooks.hostIPs(),
+          undefined,
+          Date.now(),
+          true,
+        );
+        this.#hooks.onStatus(w.record, final);
         this.#hooks.onTerminated(w.record);
         return;
       }
