@@ -316,8 +316,20 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       '{"metadata":{"finalizers":["capstan.test/hold"]}}',
     );
     await expect.poll(() => jsonpath('held', '.status.phase'), { timeout: 30_000 }).toBe('Running');
+    // A condition the agent does not own (an eviction's) stays through its writes, final included.
+    await k(
+      'patch',
+      'pod',
+      'held',
+      '--subresource=status',
+      '-p',
+      '{"status":{"conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}}',
+    );
     await k('delete', 'pod', 'held', '--wait=false');
     await expect.poll(() => jsonpath('held', '.status.phase'), { timeout: 30_000 }).toBe('Failed');
+    expect(await jsonpath('held', '.status.conditions[?(@.type=="DisruptionTarget")].reason')).toBe(
+      'EvictionByEvictionAPI',
+    );
     expect(await jsonpath('held', '.status.containerStatuses[0].state.terminated.exitCode')).toBe('137');
     expect(await jsonpath('held', '.status.containerStatuses[0].ready')).toBe('false');
     await k('patch', 'pod', 'held', '--type=merge', '-p', '{"metadata":{"finalizers":null}}');

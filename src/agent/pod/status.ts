@@ -239,6 +239,16 @@ function terminalPhase(apps: readonly ContainerStatus[]): string {
   return apps.every((st) => st.state?.terminated?.exitCode === 0) ? 'Succeeded' : 'Failed';
 }
 
+/** The pod conditions kubelet owns: written from the node's view, never kept from the API. */
+const KUBELET_CONDITIONS: ReadonlySet<string> = new Set([
+  'PodReadyToStartContainers',
+  'Initialized',
+  'Ready',
+  'ContainersReady',
+  'PodResizePending',
+  'PodResizeInProgress',
+]);
+
 /** The pod's phase in the API when it is terminal (Succeeded or Failed); pods never leave it. */
 export function apiTerminalPhase(pod: Pod): 'Succeeded' | 'Failed' | undefined {
   const phase = pod.status?.phase;
@@ -333,8 +343,11 @@ export function generatePodStatus(
       unready.length === 0 ? undefined : readyMessage,
     ),
   ];
-  const scheduled = oldConditions.find((c) => c.type === 'PodScheduled');
-  if (scheduled) conditions.push(scheduled);
+  // Conditions the agent does not own stay as the API has them (PodScheduled, an eviction's
+  // DisruptionTarget, readiness gates'), as kubelet's status merge keeps them.
+  const generated = new Set(conditions.map((c) => c.type));
+  for (const c of oldConditions)
+    if (!generated.has(c.type) && !KUBELET_CONDITIONS.has(c.type ?? '')) conditions.push(c);
   const status: PodStatus = {
     phase,
     ...(why.reason ? { reason: why.reason } : {}),
