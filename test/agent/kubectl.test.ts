@@ -85,6 +85,10 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(await jsonpath('web', '.status.containerStatuses[0].containerID')).toBe(before);
     expect(await jsonpath('web', '.status.containerStatuses[0].restartCount')).toBe('0');
     expect(await jsonpath('web', '.status.phase')).toBe('Running');
+    // kubelet's managed /etc/hosts: the pod's IP under its name.
+    const hosts = await k('exec', 'web', '--', 'cat', '/etc/hosts');
+    expect(hosts.split('\n')[0]).toBe('# Kubernetes-managed hosts file.');
+    expect(hosts).toContain(`${await jsonpath('web', '.status.podIP')}\tweb\n`);
     // In-cluster clients find the API server by the kubernetes Service's variables.
     const clusterIP = await k(
       'get',
@@ -302,6 +306,18 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
         await node.agent.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }),
       ).toEqual([]);
   }, 120_000);
+
+  it('writes hostAliases into the pod’s /etc/hosts, as kubelet does', async () => {
+    await node.applyPod(
+      'aliased',
+      { command: ['sh', '-c', 'cat /etc/hosts; exec sleep 3600'] },
+      { hostAliases: [{ ip: '123.45.67.89', hostnames: ['foo.local', 'bar.local'] }] },
+    );
+    await expect
+      .poll(() => k('logs', 'aliased'), { timeout: 30_000 })
+      .toContain('# Entries added by HostAliases.\n123.45.67.89\tfoo.local\tbar.local\n');
+    await k('delete', 'pod', 'aliased', '--wait=false');
+  }, 60_000);
 
   it('writes a deleted pod’s final status before it lets go: Failed, its container terminated', async () => {
     // A finalizer keeps the object, as a Job's tracking finalizer does: what the agent wrote last

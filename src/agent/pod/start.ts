@@ -15,6 +15,8 @@ import { containerFieldPath, Reasons } from './events.js';
 import { runPostStart } from './lifecycle.js';
 import { allocatedResources } from './resize.js';
 import type { ContainerInstance, ContainerType, PodRuntimeState } from '../runtime/runtime.js';
+
+const ETC_HOSTS = '/etc/hosts';
 import type { PodRecord, SyncDeps } from './sync.js';
 
 /** The newest instance of a container name (in a sandbox when given). */
@@ -73,6 +75,12 @@ async function startContainer(
   let mounts: CRI.Mount[] = [];
   try {
     if (record.volumes) mounts = await makeMounts(spec, record.volumes, vars);
+    // kubelet's managed /etc/hosts, once the pod has an IP, unless the container mounts its own.
+    const ownHosts = (spec.volumeMounts ?? []).some((m) => m.mountPath === ETC_HOSTS);
+    if (deps.volumes && !ownHosts && (sandbox.ips.length > 0 || pod.spec?.hostNetwork)) {
+      const hostPath = await deps.volumes.hostsFile(pod, sandbox.ips, deps.runtime.options.clusterDomain);
+      mounts.push({ containerPath: ETC_HOSTS, hostPath });
+    }
   } catch (err) {
     if (!(err instanceof MountConfigError)) throw err;
     record.waiting.set(name, { reason: 'CreateContainerConfigError', message: err.message });

@@ -29,6 +29,7 @@ import {
 import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
 import { sandboxSysctls } from '../pod/sysctls.js';
+import { podHostnameAndDomain } from './hosts.js';
 
 /** Which list of the pod spec a container comes from (kubelet's `io.kubernetes.container.type`). */
 export type ContainerType = 'init' | 'regular' | 'ephemeral';
@@ -267,7 +268,7 @@ export class PodRuntime {
     }
     return {
       metadata: { name: meta.name ?? '', uid: meta.uid ?? '', namespace: meta.namespace ?? '', attempt },
-      hostname: spec.hostname ?? meta.name ?? '',
+      hostname: podHostnameAndDomain(pod, this.#opts.clusterDomain).hostname,
       logDirectory: podLogDir(this.#opts.podLogsDir, {
         namespace: meta.namespace ?? '',
         name: meta.name ?? '',

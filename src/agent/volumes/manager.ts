@@ -20,12 +20,13 @@
  * {@link VolumeManager.tearDown} unmounts only the tmpfs mounts the agent made and removes the pod
  * directory, unless something else is mounted under it (then both stay, and it is logged).
  */
-import { chmod, mkdir, readdir, rm } from 'node:fs/promises';
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ConfigMap, Pod, Secret, Volume } from '../../api/types/core-v1.js';
 import { CONFIG_MAPS, SECRETS, type Client } from '../../client/index.js';
 import { apiLookup } from '../api/lookup.js';
 import { parseQuantity } from '../runtime/resources.js';
+import { hostNetworkHosts, managedHosts } from '../runtime/hosts.js';
 import { writeAtomic, type Payload } from './atomic-writer.js';
 import { applyFsGroup } from './ownership.js';
 import { apiClaimLookup, claimVolume, type ClaimLookup } from './claims.js';
@@ -126,6 +127,21 @@ export class VolumeManager {
       },
       nodeAllocatable: this.#opts.nodeAllocatable,
     };
+  }
+
+  /**
+   * Writes the pod's `/etc/hosts` (`<pod dir>/etc-hosts`, kubelet's place for it) for `podIPs` and
+   * returns its path: the managed file on the pod network, the node's own on the host network.
+   */
+  async hostsFile(pod: Pod, podIPs: readonly string[], clusterDomain: string): Promise<string> {
+    const dir = podDir(this.#opts.rootDir, pod.metadata.uid ?? '');
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+    const text = pod.spec?.hostNetwork
+      ? hostNetworkHosts(pod, await readFile('/etc/hosts', 'utf8'))
+      : managedHosts(pod, podIPs, clusterDomain);
+    const path = join(dir, 'etc-hosts');
+    await writeFile(path, text, { mode: 0o644 });
+    return path;
   }
 
   /** Sets up (or refreshes) every volume of a pod. Never throws for one volume's failure. */
