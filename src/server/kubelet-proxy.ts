@@ -3,7 +3,8 @@
  * node (`https://<node InternalIP>:<kubeletEndpoint port>/containerLogs/...`), with the client
  * certificate of `--kubelet-client-certificate`/`--kubelet-client-key` and, when given, the CA of
  * `--kubelet-certificate-authority` (without it the agent's certificate is not verified, as
- * kube-apiserver does). The agent's answer streams through unchanged (`follow` included).
+ * kube-apiserver does). The agent's answer streams through unchanged (`follow` included), or
+ * over WebSocket to a client that asks for it so.
  */
 import { readFileSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
@@ -13,6 +14,9 @@ import { ApiError, badRequest, notFound } from '../api/errors.js';
 import { decodeStored } from '../api/object.js';
 import type { Pod, Node } from '../api/types/core-v1.js';
 import type { CustomEndpoint } from '../http/resource-routes.js';
+import { takeUpgrade } from '../http/upgrade.js';
+import { isWebSocketRequest } from '../http/stream/websocket.js';
+import { streamOverWebSocket } from '../http/stream/websocket-reader.js';
 import { objectKey } from '../resource/keys.js';
 import type { ResourceContext } from '../resource/context.js';
 
@@ -129,11 +133,14 @@ const LOG_PARAMS = [
   'sinceTime',
 ];
 
-/** `GET pods/{name}/log`, proxied to the agent. */
+/**
+ * `GET pods/{name}/log`, proxied to the agent; sent over WebSocket when the client asks with a
+ * WebSocket handshake (`src/http/stream/websocket-reader.ts`).
+ */
 export function podLogEndpoint(opts: KubeletClientOptions): CustomEndpoint {
   return {
     methods: ['GET'],
-    async handle({ ctx, target, request }) {
+    async handle({ ctx, target, request, reply }) {
       const name = target.name ?? '';
       const ns = target.namespace ?? '';
       const pod = await readObject<Pod>(ctx, '', 'pods', ns, name);
@@ -180,7 +187,14 @@ export function podLogEndpoint(opts: KubeletClientOptions): CustomEndpoint {
           Buffer.concat(chunks).toString('utf8').trim() || `agent answered ${res.statusCode ?? 0}`,
         );
       }
-      return { code: 200, body: res, contentType: 'text/plain' };
+      const client = isWebSocketRequest(request.headers) ? takeUpgrade(request, reply) : undefined;
+      if (client === undefined) return { code: 200, body: res, contentType: 'text/plain' };
+      const raw = { method: request.raw.method ?? 'GET', headers: request.headers };
+      streamOverWebSocket(client, raw, res).catch((err: unknown) => {
+        request.log.error({ err }, `log of pod ${ns}/${name} over WebSocket failed`);
+        client.connection.destroy();
+      });
+      return undefined;
     },
   };
 }

@@ -13,6 +13,7 @@ import { CriClient } from '../../src/agent/cri/client.js';
 import { BUSYBOX_IMAGE } from '../support/containerd.js';
 import { requireContainerd } from '../support/containerd.js';
 import { runKubectl, runKubectlWith } from '../support/kubectl.js';
+import { adminTls } from '../support/https.js';
 
 /** The parts of the `ws` package (in the tree through @kubernetes/client-node) this test uses. */
 interface WsSocket {
@@ -24,8 +25,18 @@ interface WsSocket {
 const WebSocket = createRequire(import.meta.url)('ws') as new (
   url: string,
   protocols: string[],
-  opts: { rejectUnauthorized: boolean },
+  opts: { rejectUnauthorized?: boolean; ca?: string; cert?: string; key?: string },
 ) => WsSocket;
+
+/** Every message of a WebSocket until it closes, and the subprotocol it chose. */
+function readWebSocket(ws: WsSocket): Promise<{ protocol: string; messages: Buffer[] }> {
+  const messages: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    ws.on('message', (data: Buffer) => messages.push(data));
+    ws.on('close', () => resolve({ protocol: ws.protocol, messages }));
+    ws.on('error', reject);
+  });
+}
 const enabled = requireContainerd();
 const NODE = 'agent-node-1';
 
@@ -103,6 +114,20 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       await k('exec', 'web', '--', 'sh', '-c', 'echo $KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT'),
     ).toBe(`${clusterIP}:443\n`);
   }, 120_000);
+
+  it('serves pods/log over WebSocket, in binary or base64 messages, as kube-apiserver does', async () => {
+    const tls = adminTls(node.server.kubeconfigPath);
+    const url = `${node.server.url.replace(/^https/, 'wss')}/api/v1/namespaces/default/pods/web/log?container=c`;
+    const binary = await readWebSocket(new WebSocket(url, ['binary.k8s.io'], tls));
+    expect(binary.protocol).toBe('binary.k8s.io');
+    expect(Buffer.concat(binary.messages).toString('utf8')).toBe('hello from web\n');
+    const base64 = await readWebSocket(new WebSocket(url, ['base64.binary.k8s.io'], tls));
+    expect(base64.protocol).toBe('base64.binary.k8s.io');
+    const decoded = base64.messages.map((m) => Buffer.from(m.toString('utf8'), 'base64').toString('utf8'));
+    expect(decoded.join('')).toBe('hello from web\n');
+    // A subprotocol the server does not speak is refused at the handshake.
+    await expect(readWebSocket(new WebSocket(url, ['v4.channel.k8s.io'], tls))).rejects.toThrow(/403/);
+  }, 30_000);
 
   it("serves exec on the agent's own API (WebSocket v4.channel.k8s.io, proxied to the runtime)", async () => {
     const url = `wss://127.0.0.1:${node.agent.port}/exec/default/web/c?command=sh&command=-c&command=echo%20out%3B%20echo%20err%20%3E%262&output=1&error=1`;
