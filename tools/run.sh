@@ -16,7 +16,8 @@
 # Everything the server writes stays under .capstan/ in the repository: the store
 # (.capstan/store), the CA and certificates (.capstan/pki, unless --cert-dir is given), and the
 # admin kubeconfig (.capstan/admin.kubeconfig), whose path the server prints on start. It listens
-# on 127.0.0.1 only unless --bind-address is given.
+# on 127.0.0.1 only unless --bind-address is given (and, with a real node, on the pod bridge's
+# gateway address, so that pods reach it through the `kubernetes` Service).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # With CAPSTAN_STARTUP_TRACE=1, this script's phases go to stderr as the capstan process's do

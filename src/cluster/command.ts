@@ -16,6 +16,7 @@
  */
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gatewayOf } from '../agent/network/bridge.js';
 import { startSimulatedNodes } from '../agent/simulated/simulator.js';
 import { parseServerArgs } from '../server/options.js';
 import { runServerCommand, type CommandIo, type Companion } from '../server/run.js';
@@ -113,6 +114,11 @@ export function splitClusterArgs(argv: readonly string[]): ClusterArgs {
     }
   }
   return { simulatedNodes, podCIDR, bridge, reset, help, serverArgs };
+}
+
+/** True for an address on the loopback (127.0.0.0/8, ::1). */
+function isLoopback(address: string): boolean {
+  return address === '::1' || /^127\.\d+\.\d+\.\d+$/.test(address);
 }
 
 /** Starts simulated nodes beside a running server; returns their stopper. */
@@ -221,6 +227,10 @@ export async function runClusterCommand(
         `--kubelet-client-key=${kubeletPki.keyFile}`,
       );
     }
+    // A server on the loopback only is out of the pods' reach (a Service cannot forward to the
+    // loopback): it also serves on the pod bridge's gateway, the address it then advertises.
+    const serveOnGateway = isLoopback(options.bindAddress) && options.advertiseAddress === '';
+    if (serveOnGateway) args.serverArgs.push(`--advertise-address=${gatewayOf(args.podCIDR).address}`);
     const nodeOptions: RealNodeOptions = {
       dataDir: options.dataDir,
       nodeName: `${NODE_PREFIX}0`,
@@ -228,6 +238,7 @@ export async function runClusterCommand(
       bridge: args.bridge,
       serviceRange: options.serviceClusterIPRanges[0]?.text ?? '10.0.0.0/24',
       clientCAFile: kubeletPki.clientCAFile,
+      serveOnGateway,
     };
     // containerd starts while the server does; the agent starts once both are up.
     runtime = startNodeRuntime(nodeOptions, io).catch((err: unknown) => {

@@ -22,7 +22,9 @@ import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
 import { enableClusterNetworking } from '../agent/network/enable.js';
 import { ipAt, parseCidr } from '../ipam/cidr.js';
+import { gatewayOf } from '../agent/network/bridge.js';
 import type { CommandIo, Companion } from '../server/run.js';
+import type { ServingServer } from '../server/server.js';
 import { startupTrace } from '../server/startup-trace.js';
 import { ContainerdProcess } from './containerd.js';
 import { natTablesPresent } from './containerd-teardown.js';
@@ -48,6 +50,12 @@ export interface RealNodeOptions {
   readonly serviceRange: string;
   /** The CA of the server's kubelet client certificate (the agent's `--client-ca-file`). */
   readonly clientCAFile: string;
+  /**
+   * True when the server listens on the loopback only: it then serves on the bridge's gateway
+   * address too, once the agent made the bridge, so that pods reach it through the `kubernetes`
+   * Service (`capstan cluster` advertises that address).
+   */
+  readonly serveOnGateway?: boolean;
 }
 
 /** The node's runtime side, ready for the agent. */
@@ -153,6 +161,29 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, port: number): s
 }
 
 /**
+ * Serves the API on the bridge's gateway address when {@link RealNodeOptions.serveOnGateway} asks
+ * for it; answers the URL served, or undefined. A failure is reported, not fatal: the cluster
+ * works without it, except for pods that talk to the API server.
+ */
+async function serveForPods(
+  server: ServingServer,
+  opts: RealNodeOptions,
+  io: CommandIo,
+): Promise<string | undefined> {
+  if (opts.serveOnGateway !== true) return undefined;
+  const gateway = gatewayOf(opts.podCIDR).address;
+  try {
+    return await server.serveAlsoOn(gateway);
+  } catch (err) {
+    io.err(
+      `node: pods cannot reach the API server: serving on the bridge address ${gateway} failed: ` +
+        `${err instanceof Error ? err.message : String(err)}`,
+    );
+    return undefined;
+  }
+}
+
+/**
  * The companion that runs the agent beside the server, once `runtime` is ready. Its stopper
  * stops the agent, then containerd; pods keep running.
  */
@@ -189,9 +220,11 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
       await rt.containerd.stop();
       throw err;
     }
+    const forPods = await serveForPods(server, opts, io);
     const notes = [
       `containerd in ${rt.containerd.layout.dir}`,
       `pod CIDR ${opts.podCIDR}`,
+      ...(forPods === undefined ? [] : [`API server for pods at ${forPods}`]),
       ...(rt.devImages.length ? [`built ${rt.devImages.join(', ')}`] : []),
       ...(rt.imported.length ? [`imported ${rt.imported.join(', ')} from ${rt.layout.imagesDir}`] : []),
     ];

@@ -16,12 +16,14 @@
  */
 import { startupTrace, traceFirstRequests } from './startup-trace.js';
 import { mkdir } from 'node:fs/promises';
+import { createServer as createNetServer, type Server as NetServer } from 'node:net';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../storage/interface.js';
 import { packageVersion } from './package-version.js';
 import { versionInfo } from '../http/version.js';
 import { localServerUrl, writeKubeconfig } from '../pki/kubeconfig.js';
+import { servedUrls } from '../pki/served-addresses.js';
 import { ensureServerPki, type ServerPki, type ServerPkiOptions } from '../pki/server-pki.js';
 import { loadEncryptionConfig, type EncryptionConfig } from '../encryption/config.js';
 import { loadServiceAccountKeys } from '../serviceaccount/keys.js';
@@ -69,8 +71,8 @@ export interface StartOverrides {
   readonly serving?: (server: ServingServer) => void;
 }
 
-/** What {@link StartOverrides.serving} gets: the server's loopback clients. */
-export type ServingServer = Pick<RunningServer, 'loopbackConfig'>;
+/** What {@link StartOverrides.serving} gets: the server's loopback clients and extra listeners. */
+export type ServingServer = Pick<RunningServer, 'loopbackConfig' | 'serveAlsoOn'>;
 
 /** A started server. */
 export interface RunningServer {
@@ -103,8 +105,37 @@ export interface RunningServer {
     groups?: readonly string[],
     opts?: Omit<LoopbackIdentity, 'user' | 'groups'>,
   ): Promise<ClientConfig>;
+  /**
+   * Serves on `host` too, at the same port, once that address exists (`capstan cluster` serves
+   * its pod bridge's gateway address, which it advertises, so that pods reach the server through
+   * the `kubernetes` Service while it listens on the loopback). Closed with the server. Resolves
+   * with the URL served there.
+   * @throws the listener's error (EADDRNOTAVAIL, EADDRINUSE)
+   */
+  serveAlsoOn(host: string): Promise<string>;
   /** Graceful shutdown (see the module comment). Idempotent; resolves when everything is closed. */
   shutdown(): Promise<void>;
+}
+
+/**
+ * Listens on `host`:`port` and hands each connection to `app`'s server, as if it had come to its
+ * own listener (TLS, connection tracking and the routes are the same).
+ */
+async function listenAlso(
+  app: FastifyInstance,
+  host: string,
+  port: number,
+  into: NetServer[],
+): Promise<void> {
+  const listener = createNetServer((socket) => app.server.emit('connection', socket));
+  await new Promise<void>((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen(port, host, () => {
+      listener.off('error', reject);
+      resolve();
+    });
+  });
+  into.push(listener);
 }
 
 function listenHost(bindAddress: string): string {
@@ -241,6 +272,7 @@ export async function startServer(
   traceFirstRequests(app);
   startupTrace('built');
   let compactor: Compactor | undefined;
+  const extraListeners: NetServer[] = [];
   try {
     await app.listen({ host: listenHost(options.bindAddress), port: options.securePort });
     const address = app.server.address();
@@ -269,7 +301,11 @@ export async function startServer(
     startupTrace('started');
     const loopback: RunningServer['loopbackConfig'] = (user, groups = [], opts = {}) =>
       loopbackConfig({ url, ca: pki.ca, servingTrustPem: pki.servingTrustPem }, { ...opts, user, groups });
-    overrides.serving?.({ loopbackConfig: loopback });
+    const serveAlsoOn = async (host: string): Promise<string> => {
+      await listenAlso(app, host, port, extraListeners);
+      return servedUrls(host, port)[0] ?? host;
+    };
+    overrides.serving?.({ loopbackConfig: loopback, serveAlsoOn });
     await Promise.all([listening, kubeconfigWritten]);
     // The manager's share of `--controllers` (canonical names), unless the caller chose.
     const controllers =
@@ -305,6 +341,7 @@ export async function startServer(
         lifecycle.stopAcceptingRequests();
         await connections.requestsDrained(grace);
       }
+      for (const listener of extraListeners) listener.close();
       const closing = app.close();
       connections.beginDrain(watchGrace);
       let timer: NodeJS.Timeout | undefined;
@@ -353,10 +390,12 @@ export async function startServer(
       scheduler,
       compactNow: () => activeCompactor.tick(),
       loopbackConfig: loopback,
+      serveAlsoOn,
       shutdown: () => (stopping ??= shutdown()),
     };
   } catch (err) {
     await compactor?.stop();
+    for (const listener of extraListeners) listener.close();
     await app.close().catch(() => undefined);
     await opened.root.close();
     throw err;

@@ -5,7 +5,8 @@
  * image running a long-lived command, waits for `rollout status`, reads `logs`, runs `exec`, both
  * through the server's kubelet client certificate (the agent refuses anonymous callers). The
  * Deployment's Service is reached from another pod: its DNS names (full and short) resolve to its
- * ClusterIP through the cluster DNS, and the ClusterIP answers through the node's proxy. The
+ * ClusterIP through the cluster DNS, and the ClusterIP answers through the node's proxy. A pod
+ * reaches the API server through the `kubernetes` Service with its service-account token. The
  * cluster is stopped and started again on the same data dir: the pod's container keeps running
  * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
  * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
@@ -286,6 +287,73 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     expect(reply).toMatch(/^HTTP\/1\.[01] 200/);
     expect(reply.trim().split('\n').at(-1)?.trim()).toBe(first.pod);
     await kubectl('delete', 'pod', 'client', '--grace-period=1');
+  }, 180_000);
+
+  it('pods reach the API server through the kubernetes Service, as in-cluster clients do', async () => {
+    expect(cluster).toBeDefined();
+    // The server listens on the loopback only (tools/run.sh's default), so it serves the pods on
+    // the bridge's gateway too, and advertises that address as the `kubernetes` endpoint.
+    const gateway = POD_CIDR.replace(/0\/24$/, '1');
+    expect(await cluster!.nodeLine).toMatch(
+      new RegExp(`API server for pods at https://${gateway.replaceAll('.', '\\.')}:\\d+`),
+    );
+    expect(
+      await kubectl('get', 'endpointslice', 'kubernetes', '-o', 'jsonpath={.endpoints[*].addresses[*]}'),
+    ).toBe(gateway);
+    // An in-cluster client: Node's https in the pod's network namespace (the host's node binary,
+    // run in a chroot of the host's root, as busybox has no TLS client kube's server accepts),
+    // with the pod's service-account token and CA, the server's name checked against the CA.
+    const script = [
+      "const req = require('node:https').request({",
+      '  host: process.env.KUBERNETES_SERVICE_HOST, port: process.env.KUBERNETES_SERVICE_PORT,',
+      "  path: '/apis/authentication.k8s.io/v1/selfsubjectreviews', method: 'POST',",
+      "  ca: process.env.CA, servername: 'kubernetes.default.svc',",
+      "  headers: { authorization: 'Bearer ' + process.env.TOKEN, 'content-type': 'application/json' },",
+      '}, (res) => {',
+      "  let body = '';",
+      "  res.on('data', (d) => (body += d));",
+      "  res.on('end', () => console.log(res.statusCode + ' ' + body.replace(/\\n/g, '')));",
+      '});',
+      "req.on('error', (err) => console.log('error ' + err.message));",
+      "req.end(JSON.stringify({ apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' }));",
+    ].join('\n');
+    const sa = '/var/run/secrets/kubernetes.io/serviceaccount';
+    const manifest = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'incluster' },
+      spec: {
+        restartPolicy: 'Never',
+        containers: [
+          {
+            name: 'c',
+            image: BUSYBOX_IMAGE,
+            command: [
+              'sh',
+              '-c',
+              `TOKEN="$(cat ${sa}/token)" CA="$(cat ${sa}/ca.crt)" exec chroot /host ${process.execPath} -e "$SCRIPT"`,
+            ],
+            env: [{ name: 'SCRIPT', value: script }],
+            volumeMounts: [{ name: 'host', mountPath: '/host', readOnly: true }],
+          },
+        ],
+        volumes: [{ name: 'host', hostPath: { path: '/' } }],
+      },
+    };
+    const file = join(dataDir, 'work/incluster.json');
+    await writeFile(file, JSON.stringify(manifest));
+    await kubectl('apply', '-f', file);
+    await kubectl('wait', '--for=jsonpath={.status.phase}=Succeeded', 'pod/incluster', '--timeout=90s');
+    const out = (await kubectl('logs', 'incluster')).trim();
+    expect(out).toMatch(/^201 /);
+    const review = JSON.parse(out.slice(4)) as {
+      status: { userInfo: { username: string; groups: string[] } };
+    };
+    expect(review.status.userInfo.username).toBe('system:serviceaccount:default:default');
+    expect(review.status.userInfo.groups).toEqual(
+      expect.arrayContaining(['system:serviceaccounts', 'system:authenticated']),
+    );
+    await kubectl('delete', 'pod', 'incluster', '--grace-period=1');
   }, 180_000);
 
   it('imports images: images/ at start, `capstan images import` while running; pods run them', async () => {
