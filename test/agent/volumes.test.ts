@@ -3,7 +3,8 @@
  * its Node identity (`system:node:<name>`, authorized by the Node authorizer and RBAC):
  * - a pod reads its configMap, secret, downwardAPI labels and subPath files; an init container
  *   fills an emptyDir the app container reads; a memory emptyDir and the secret are tmpfs mounts;
- *   the configMap and secret files are read-only in the container;
+ *   the configMap and secret files are read-only in the container; a non-root container reads a
+ *   secret of mode 0440 through the pod's fsGroup, which is among its supplemental groups;
  * - an updated ConfigMap shows inside the running container;
  * - the projected service-account token (kube's `kube-api-access-*` volume and a volume with its
  *   own audience) is read inside the pod and used against the API: SelfSubjectReview and
@@ -213,6 +214,30 @@ describe.runIf(enabled)('pod volumes with capstan agent as a node', () => {
 
     await deleteAndCheckTeardown('files');
   }, 150_000);
+
+  it("lets a non-root container read a secret through the pod's fsGroup, a supplemental group", async () => {
+    await pod('nonroot', {
+      securityContext: { runAsUser: 1000, fsGroup: 1001, supplementalGroups: [1002] },
+      restartPolicy: 'Never',
+      volumes: [{ name: 'sec', secret: { secretName: 'app-secret', defaultMode: 0o440 } }],
+      containers: [
+        {
+          name: 'app',
+          image: BUSYBOX_IMAGE,
+          command: [
+            'sh',
+            '-c',
+            'echo "groups=$(id -G) mode=$(stat -L -c %a:%g /sec/password) password=$(cat /sec/password)"',
+          ],
+          volumeMounts: [{ name: 'sec', mountPath: '/sec' }],
+        },
+      ],
+    });
+    await expect.poll(() => jsonpath('nonroot', '.status.phase'), { timeout: 60_000 }).toBe('Succeeded');
+    // kubelet puts the fsGroup first among the supplemental groups (the primary group is root's 0).
+    expect(await k('logs', 'nonroot')).toBe('groups=0 1001 1002 mode=440:1001 password=s3cr3t\n');
+    await deleteAndCheckTeardown('nonroot');
+  }, 120_000);
 
   it('projects a bound service-account token that works against the API server', async () => {
     await pod('token', {

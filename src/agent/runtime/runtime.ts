@@ -292,9 +292,7 @@ export class PodRuntime {
           ...(spec.securityContext?.runAsGroup !== undefined
             ? { runAsGroup: { value: spec.securityContext.runAsGroup } }
             : {}),
-          ...(spec.securityContext?.supplementalGroups
-            ? { supplementalGroups: spec.securityContext.supplementalGroups }
-            : {}),
+          ...supplementalGroupsOf(pod),
           // The runtime refuses a privileged container in a sandbox that is not (kubelet's
           // HasPrivilegedContainer).
           privileged: hasPrivilegedContainer(pod),
@@ -380,7 +378,7 @@ export class PodRuntime {
           readonlyRootfs: sc.readOnlyRootFilesystem ?? false,
           ...(runAsUser !== undefined ? { runAsUser: { value: runAsUser } } : {}),
           ...(runAsGroup !== undefined ? { runAsGroup: { value: runAsGroup } } : {}),
-          ...(podSc.supplementalGroups ? { supplementalGroups: podSc.supplementalGroups } : {}),
+          ...supplementalGroupsOf(pod),
           ...(sc.capabilities
             ? {
                 capabilities: {
@@ -439,6 +437,17 @@ export class PodRuntime {
     }
     this.#sandboxIps.delete(id);
   }
+}
+
+/**
+ * The supplemental groups of the pod's sandbox and containers, as kubelet's effective security
+ * context makes them: the `fsGroup` first (so that the processes may use what the volumes
+ * group-own), then `supplementalGroups`.
+ */
+function supplementalGroupsOf(pod: Pod): { supplementalGroups?: number[] } {
+  const sc = pod.spec?.securityContext;
+  const groups = [...(sc?.fsGroup !== undefined ? [sc.fsGroup] : []), ...(sc?.supplementalGroups ?? [])];
+  return groups.length === 0 ? {} : { supplementalGroups: groups };
 }
 
 /** Whether any container of the pod (init, regular or ephemeral) is privileged. */
