@@ -3,7 +3,7 @@
  * REST storage, not the defaulters): `clusterIP`/`clusterIPs` kept in sync, `ipFamilyPolicy`
  * and `ipFamilies` inferred for the cluster's configured families, and on update the
  * allocated values (cluster IPs, node ports, health-check port) carried over when a full
- * replacement omits them.
+ * replacement omits them, and the fields a type change leaves without use wiped.
  *
  * Allocating cluster IPs and node ports stays with the allocator; this only decides families.
  */
@@ -143,6 +143,70 @@ function initIPFamilyFields(
   return errs;
 }
 
+function sameJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}
+
+function nodePortSet(spec: JsonObject): string {
+  const ports = Array.isArray(spec['ports']) ? spec['ports'].filter(isObject) : [];
+  const set = new Set(ports.map((p) => num(p, 'nodePort') ?? 0).filter((n) => n !== 0));
+  return [...set].sort((a, b) => a - b).join(',');
+}
+
+/** kube's `ExternallyAccessible`: NodePort, LoadBalancer, or a ClusterIP with external IPs. */
+function externallyAccessible(spec: JsonObject): boolean {
+  const t = str(spec, 'type');
+  return t === 'NodePort' || t === 'LoadBalancer' || (t === 'ClusterIP' && nonEmpty(spec, 'externalIPs'));
+}
+
+/**
+ * kube's `dropTypeDependentFields` (the Service strategy's update): a type change wipes the
+ * fields the new type has no use for, when the update left them as they were (a change the user
+ * made is left for validation to judge): the cluster IPs, IP families and policy when it no
+ * longer needs a cluster IP (ExternalName); node ports, the health-check node port,
+ * `allocateLoadBalancerNodePorts`, `loadBalancerClass` and `externalTrafficPolicy` when it no
+ * longer uses them; and the load balancer's status unless it is a LoadBalancer.
+ */
+function dropTypeDependentFields(svc: JsonObject, spec: JsonObject, old: JsonObject): void {
+  const type = str(spec, 'type');
+  const oldType = str(old, 'type');
+  if (needsClusterIP(old) && !needsClusterIP(spec)) {
+    if (str(spec, 'clusterIP') === str(old, 'clusterIP') && sameJson(spec['clusterIPs'], old['clusterIPs'])) {
+      delete spec['clusterIP'];
+      delete spec['clusterIPs'];
+    }
+    if (sameJson(spec['ipFamilies'], old['ipFamilies'])) delete spec['ipFamilies'];
+    if (str(spec, 'ipFamilyPolicy') === str(old, 'ipFamilyPolicy')) delete spec['ipFamilyPolicy'];
+  }
+  const usesNodePorts = (t: string): boolean => t === 'NodePort' || t === 'LoadBalancer';
+  if (usesNodePorts(oldType) && !usesNodePorts(type) && nodePortSet(spec) === nodePortSet(old)) {
+    const ports = Array.isArray(spec['ports']) ? spec['ports'].filter(isObject) : [];
+    for (const p of ports) delete p['nodePort'];
+  }
+  if (
+    needsHealthCheckPort(old) &&
+    !needsHealthCheckPort(spec) &&
+    (num(spec, 'healthCheckNodePort') ?? 0) === (num(old, 'healthCheckNodePort') ?? 0)
+  ) {
+    delete spec['healthCheckNodePort'];
+  }
+  if (oldType === 'LoadBalancer' && type !== 'LoadBalancer') {
+    const now = spec['allocateLoadBalancerNodePorts'];
+    if (typeof now === 'boolean' && now === old['allocateLoadBalancerNodePorts'])
+      delete spec['allocateLoadBalancerNodePorts'];
+    if (sameJson(spec['loadBalancerClass'], old['loadBalancerClass'])) delete spec['loadBalancerClass'];
+  }
+  if (
+    externallyAccessible(old) &&
+    !externallyAccessible(spec) &&
+    str(spec, 'externalTrafficPolicy') === str(old, 'externalTrafficPolicy')
+  ) {
+    delete spec['externalTrafficPolicy'];
+  }
+  const status = objectAt(svc, 'status');
+  if (type !== 'LoadBalancer' && status !== undefined) status['loadBalancer'] = {};
+}
+
 /**
  * Settles a Service's IP fields before validation, on create (`old` undefined) or update.
  *
@@ -158,5 +222,7 @@ export function prepareServiceIPs(
   const oldSpec = objectAt(old, 'spec');
   if (oldSpec !== undefined) patchAllocatedValues(spec, oldSpec);
   normalizeClusterIPs(spec, oldSpec);
-  return initIPFamilyFields(spec, oldSpec, clusterFamilies);
+  const errs = initIPFamilyFields(spec, oldSpec, clusterFamilies);
+  if (oldSpec !== undefined) dropTypeDependentFields(svc, spec, oldSpec);
+  return errs;
 }

@@ -122,6 +122,67 @@ describe('cluster IPs', () => {
   });
 });
 
+describe('type changes', () => {
+  // What the e2e Services specs do: read the Service, change its type, update the whole object.
+  const retype = async (name: string, change: (spec: k8s.V1ServiceSpec) => void): Promise<k8s.V1Service> => {
+    const svc = await core.readNamespacedService({ name, namespace: 'default' });
+    change(svc.spec!);
+    return core.replaceNamespacedService({ name, namespace: 'default', body: svc });
+  };
+
+  it('a change to ExternalName wipes the allocated cluster IPs, families and policy, as kube does', async () => {
+    const svc = await core.createNamespacedService({ namespace: 'default', body: service('ci-to-ext') });
+    const ip = svc.spec?.clusterIP ?? '';
+    const ext = await retype('ci-to-ext', (spec) => {
+      spec.type = 'ExternalName';
+      spec.externalName = 'example.com';
+    });
+    expect(ext.spec?.clusterIP).toBeUndefined();
+    expect(ext.spec?.clusterIPs).toBeUndefined();
+    expect(ext.spec?.ipFamilies).toBeUndefined();
+    expect(ext.spec?.ipFamilyPolicy).toBeUndefined();
+    await expect(net.readIPAddress({ name: ip })).rejects.toThrow();
+    // And back: a new cluster IP.
+    const back = await retype('ci-to-ext', (spec) => {
+      spec.type = 'ClusterIP';
+      delete spec.externalName;
+    });
+    expect(back.spec?.clusterIP).toMatch(/^10\.96\.0\.\d+$/);
+    expect(back.spec?.ipFamilyPolicy).toBe('SingleStack');
+  });
+
+  it('a change from NodePort wipes the node ports and the external traffic policy', async () => {
+    const np = await core.createNamespacedService({
+      namespace: 'default',
+      body: service('np-to-ci', { type: 'NodePort' }),
+    });
+    expect(np.spec?.externalTrafficPolicy).toBe('Cluster');
+    const ci = await retype('np-to-ci', (spec) => {
+      spec.type = 'ClusterIP';
+    });
+    expect(ci.spec?.ports?.[0]?.nodePort).toBeUndefined();
+    expect(ci.spec?.externalTrafficPolicy).toBeUndefined();
+    expect(ci.spec?.clusterIP).toBe(np.spec?.clusterIP);
+    // A node port the user still names is not wiped: validation refuses it.
+    await retype('np-to-ci', (spec) => {
+      spec.type = 'NodePort';
+    });
+    const kept = await clientFailure(
+      retype('np-to-ci', (spec) => {
+        spec.type = 'ClusterIP';
+        spec.ports![0]!.nodePort = (spec.ports![0]!.nodePort ?? 0) === 30009 ? 30008 : 30009;
+      }),
+    );
+    expect(kept.code).toBe(422);
+    const ext = await retype('np-to-ci', (spec) => {
+      spec.type = 'ExternalName';
+      spec.externalName = 'example.com';
+    });
+    expect(ext.spec?.ports?.[0]?.nodePort).toBeUndefined();
+    expect(ext.spec?.clusterIPs).toBeUndefined();
+  });
+});
+
 describe('node ports', () => {
   it('allocates NodePorts in range and refuses a taken or out-of-range one with kube messages', async () => {
     const np = await core.createNamespacedService({
