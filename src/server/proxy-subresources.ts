@@ -12,17 +12,23 @@
  *   endpoint port of the Service port named (by name or number; the only one when none).
  *
  * The request body streams to the backend and the answer streams back (status, headers, body).
- * The client's credentials, impersonation and hop-by-hop headers are not passed on. Not done
- * (kube does): rewriting links in HTML answers, upgrades through these subresources.
+ * The client's credentials, impersonation and hop-by-hop headers are not passed on; the backend
+ * gets `X-Forwarded-Uri`. As kube's proxy: a GET or HEAD of `.../proxy` without a path is
+ * redirected (301) to `.../proxy/`; the backend's CORS headers are dropped; a redirect's
+ * `Location` and the links of an HTML page that point at the backend are rewritten to go through
+ * the proxy (`src/http/html-links.ts`). Not done (kube does): upgrades through these
+ * subresources.
  */
 import { request as httpRequest, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http';
 import { request as httpsRequest } from 'node:https';
+import { deflateRawSync, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, badRequest, notFound, serviceUnavailable } from '../api/errors.js';
 import type { Endpoints, Pod, Service } from '../api/types/core-v1.js';
 import type { ResourceContext } from '../resource/context.js';
 import { agentOf, agentTls, readObject, type KubeletClientOptions } from './kubelet-proxy.js';
 import { DROPPED_HEADERS } from '../aggregation/proxy.js';
+import { rewriteHtml, rewriteUrl, type LinkRewrite } from '../http/html-links.js';
 
 const PROXIED = new Set(['nodes', 'pods', 'services']);
 
@@ -105,13 +111,42 @@ async function serviceLocation(ctx: ResourceContext, ns: string, id: string): Pr
   throw serviceUnavailable(`no endpoints available for service "${name}"`);
 }
 
-/** The path after `/{resource}/{name}/proxy` in the request URL (at least `/`), with its query. */
-function restOf(url: string, resource: string): string {
+/**
+ * The request path split at `/{resource}/{name}/proxy`: the proxy's prefix (up to and including
+ * `/proxy`), the path after it (empty when nothing follows) and the query (with its `?`).
+ */
+function splitProxyPath(url: string, resource: string): { prefix: string; path: string; query: string } {
   const q = url.indexOf('?');
-  const path = q < 0 ? url : url.slice(0, q);
+  const full = q < 0 ? url : url.slice(0, q);
   const query = q < 0 ? '' : url.slice(q);
-  const m = new RegExp(`/${resource}/[^/]+/proxy(/.*)?$`).exec(path);
-  return (m?.[1] ?? '/') + query;
+  const m = new RegExp(`^(.*/${resource}/[^/]+/proxy)(/.*)?$`).exec(full);
+  return { prefix: m?.[1] ?? full, path: m?.[2] ?? '', query };
+}
+
+/** CORS headers of the backend, which the proxy does not pass on (kube's corsRemovingTransport). */
+const CORS_HEADERS = new Set([
+  'access-control-allow-credentials',
+  'access-control-allow-headers',
+  'access-control-allow-methods',
+  'access-control-allow-origin',
+]);
+
+/** The body of a `text/html` answer with its links rewritten, encoded as it came (kube's rewriteResponse). */
+async function rewrittenPage(res: IncomingMessage, rewrite: LinkRewrite): Promise<Buffer | undefined> {
+  const encoding = String(res.headers['content-encoding'] ?? '').toLowerCase();
+  if (encoding !== '' && encoding !== 'gzip' && encoding !== 'deflate') return undefined;
+  const chunks: Buffer[] = [];
+  for await (const c of res) chunks.push(c as Buffer);
+  const raw = Buffer.concat(chunks);
+  const decode =
+    encoding === 'gzip' ? gunzipSync : encoding === 'deflate' ? inflateRawSync : (b: Buffer) => b;
+  const encode = encoding === 'gzip' ? gzipSync : encoding === 'deflate' ? deflateRawSync : (b: Buffer) => b;
+  const page = rewriteHtml(decode(raw).toString('utf8'), (url) => rewriteUrl(url, rewrite));
+  return encode(Buffer.from(page, 'utf8'));
+}
+
+function isHtml(res: IncomingMessage): boolean {
+  return (String(res.headers['content-type'] ?? '').split(';')[0] ?? '').trim().toLowerCase() === 'text/html';
 }
 
 function forwarded(headers: IncomingMessage['headers']): OutgoingHttpHeaders {
@@ -142,6 +177,26 @@ export function proxySubresources(
   };
 }
 
+/**
+ * Sends the backend's answer: its status and headers (without hop-by-hop and CORS headers), a
+ * redirect's `Location` and an HTML page's links rewritten through the proxy, the rest streamed.
+ */
+async function answer(res: IncomingMessage, rewrite: LinkRewrite, reply: FastifyReply): Promise<void> {
+  void reply.code(res.statusCode ?? 502);
+  const location = res.headers.location;
+  const page = location === undefined && isHtml(res) ? await rewrittenPage(res, rewrite) : undefined;
+  for (const [key, value] of Object.entries(res.headers)) {
+    const k = key.toLowerCase();
+    if (value === undefined || DROPPED_HEADERS.has(k) || CORS_HEADERS.has(k)) continue;
+    if (k === 'content-length' && page !== undefined) continue;
+    void reply.header(
+      key,
+      k === 'location' && typeof value === 'string' ? rewriteUrl(value, rewrite) : value,
+    );
+  }
+  void reply.send(page ?? res);
+}
+
 async function serve(
   ctx: ResourceContext,
   opts: KubeletClientOptions,
@@ -156,24 +211,34 @@ async function serve(
         : info.resource === 'pods'
           ? await podLocation(ctx, info.namespace, info.name)
           : await serviceLocation(ctx, info.namespace, info.name);
-    const path = restOf(request.raw.url ?? '/', info.resource);
+    const { prefix, path, query } = splitProxyPath(request.raw.url ?? '/', info.resource);
+    // `.../proxy` without a path: a redirect to `.../proxy/` (kube's proxyRedirectsforRootPath).
+    if (path === '' && (request.method === 'GET' || request.method === 'HEAD')) {
+      void reply.code(301).header('location', `${prefix}/${query}`).send();
+      return;
+    }
+    const backendPath = (path === '' ? '/' : path) + query;
+    const rewrite: LinkRewrite = {
+      prefix,
+      backendHost: `${location.host.includes(':') ? `[${location.host}]` : location.host}:${location.port}`,
+      requestHost: String(request.headers.host ?? request.headers[':authority'] ?? ''),
+    };
     const send = location.scheme === 'https' ? httpsRequest : httpRequest;
     const upstream = send(
       {
         host: location.host,
         port: location.port,
         method: request.method,
-        path,
-        headers: forwarded(request.headers),
+        path: backendPath,
+        headers: { ...forwarded(request.headers), 'x-forwarded-uri': prefix + (path === '' ? '/' : path) },
         ...(location.tls ?? (location.scheme === 'https' ? { rejectUnauthorized: false } : {})),
       },
       (res) => {
-        void reply.code(res.statusCode ?? 502);
-        for (const [key, value] of Object.entries(res.headers)) {
-          if (value === undefined || DROPPED_HEADERS.has(key.toLowerCase())) continue;
-          void reply.header(key, value);
-        }
-        void reply.send(res);
+        void answer(res, rewrite, reply).catch((err: unknown) => {
+          request.log.error({ err }, `proxying ${info.resource}/${info.name} failed`);
+          if (!reply.sent) void reply.send(err);
+          else reply.raw.destroy();
+        });
       },
     );
     upstream.on('error', (err) => {
