@@ -255,18 +255,25 @@ export function apiTerminalPhase(pod: Pod): 'Succeeded' | 'Failed' | undefined {
   return phase === 'Succeeded' || phase === 'Failed' ? phase : undefined;
 }
 
-/**
- * Generates the pod's status. `hostIPs`: the node's addresses; `health`: the probe results
- * (absent: a container is started when running, ready when it has no readiness probe);
- * `now`: epoch ms.
- */
+/** How {@link generatePodStatus} reads the pod's state. */
+export interface StatusOptions {
+  /** The probe results (absent: a container is started when running, ready without a readiness probe). */
+  readonly health?: ContainerHealth | undefined;
+  /** Epoch ms (default: now). */
+  readonly now?: number;
+  /**
+   * The pod's final status, once its containers are gone for good: every container terminated,
+   * the phase terminal (kubelet's status of a terminated pod).
+   */
+  readonly terminal?: boolean;
+}
+
+/** Generates the pod's status. `hostIPs`: the node's addresses. */
 export function generatePodStatus(
   record: PodRecord,
   state: PodRuntimeState | undefined,
   hostIPs: readonly string[],
-  health?: ContainerHealth,
-  now = Date.now(),
-  terminal = false,
+  { health, now = Date.now(), terminal = false }: StatusOptions = {},
 ): PodStatus {
   const pod = record.pod;
   const old = pod.status ?? {};

@@ -161,20 +161,17 @@ export class PodWorkers {
         this.#workers.delete(uid);
         this.#deps.allocations?.delete(uid);
         // kubelet's final status: every container terminated, the phase terminal.
-        const final = generatePodStatus(
-          w.record,
-          w.record.finalState,
-          this.#hooks.hostIPs(),
-          undefined,
-          Date.now(),
-          true,
-        );
+        const final = generatePodStatus(w.record, w.record.finalState, this.#hooks.hostIPs(), {
+          terminal: true,
+        });
         this.#hooks.onStatus(w.record, final);
         this.#hooks.onTerminated(w.record);
         return;
       }
       const after = (await this.#deps.runtime.listPods(uid)).get(uid);
-      const status = generatePodStatus(w.record, after, this.#hooks.hostIPs(), this.#deps.probes);
+      const status = generatePodStatus(w.record, after, this.#hooks.hostIPs(), {
+        health: this.#deps.probes,
+      });
       this.#deps.probes?.sync(w.record.pod, after, status.podIP ?? '', status.phase);
       this.#hooks.onStatus(w.record, status);
     } catch (err) {
