@@ -332,6 +332,42 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       ).toEqual([]);
   }, 120_000);
 
+  it('reports termination messages: from the file (any user, any path), from the log on failure', async () => {
+    const message = (pod: string): Promise<string> =>
+      jsonpath(pod, '.status.containerStatuses[0].state.terminated.message');
+    const done = (pod: string): Promise<string> => jsonpath(pod, '.status.phase');
+    await node.applyPod(
+      'msg-file',
+      {
+        command: ['sh', '-c', 'printf OK > /tmp/my-message'],
+        terminationMessagePath: '/tmp/my-message',
+        securityContext: { runAsUser: 1234 },
+      },
+      { restartPolicy: 'Never' },
+    );
+    await node.applyPod(
+      'msg-log',
+      {
+        command: ['sh', '-c', 'echo first; echo -n DONE; exit 3'],
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+      },
+      { restartPolicy: 'Never' },
+    );
+    await node.applyPod(
+      'msg-none',
+      { command: ['sh', '-c', 'echo not-a-message'], terminationMessagePolicy: 'FallbackToLogsOnError' },
+      { restartPolicy: 'Never' },
+    );
+    await expect.poll(() => done('msg-file'), { timeout: 60_000 }).toBe('Succeeded');
+    expect(await message('msg-file')).toBe('OK');
+    await expect.poll(() => done('msg-log'), { timeout: 60_000 }).toBe('Failed');
+    expect(await message('msg-log')).toBe('first\nDONE');
+    // A success leaves the log alone: no message.
+    await expect.poll(() => done('msg-none'), { timeout: 60_000 }).toBe('Succeeded');
+    expect(await message('msg-none')).toBe('');
+    await k('delete', 'pod', 'msg-file', 'msg-log', 'msg-none', '--wait=false');
+  }, 120_000);
+
   it('writes hostAliases into the pod’s /etc/hosts, as kubelet does', async () => {
     await node.applyPod(
       'aliased',

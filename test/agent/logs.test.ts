@@ -1,5 +1,5 @@
 /**
- * Container logs from CRI log files (src/agent/server/logs.ts), as kubelet reads them
+ * Container logs from CRI log files (src/agent/runtime/logs.ts), as kubelet reads them
  * (k8s.io/cri-client's logs.go): partial lines joined with what ends them, a container's last
  * words without a newline shown as they are (containerd writes them as a partial line when the
  * process exits mid-line), timestamps once per line, and a follower that sees a line finished in
@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeCriLog, writeLogs, type LogOptions } from '../../src/agent/server/logs.js';
+import { decodeCriLog, writeLogs, type LogOptions } from '../../src/agent/runtime/logs.js';
 
 let dir: string;
 

@@ -156,6 +156,8 @@ export interface ContainerStatus {
   labels: Labels;
   annotations: Labels;
   logPath: string;
+  /** The container's mounts, as created. */
+  mounts?: Mount[];
   /** The container's current cgroup settings, where the runtime reports them. */
   resources?: { linux?: LinuxContainerResources | null } | null;
 }

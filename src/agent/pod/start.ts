@@ -14,7 +14,12 @@ import { makeMounts } from '../volumes/mounts.js';
 import { containerFieldPath, Reasons } from './events.js';
 import { runPostStart } from './lifecycle.js';
 import { allocatedResources } from './resize.js';
-import type { ContainerInstance, ContainerType, PodRuntimeState } from '../runtime/runtime.js';
+import {
+  DEFAULT_TERMINATION_MESSAGE_PATH,
+  type ContainerInstance,
+  type ContainerType,
+  type PodRuntimeState,
+} from '../runtime/runtime.js';
 
 const ETC_HOSTS = '/etc/hosts';
 import type { PodRecord, SyncDeps } from './sync.js';
@@ -80,6 +85,11 @@ async function startContainer(
     if (deps.volumes && !ownHosts && (sandbox.ips.length > 0 || pod.spec?.hostNetwork)) {
       const hostPath = await deps.volumes.hostsFile(pod, sandbox.ips, deps.runtime.options.clusterDomain);
       mounts.push({ containerPath: ETC_HOSTS, hostPath });
+    }
+    // The file the container may leave its termination message in (kubelet's makeMounts).
+    const messagePath = spec.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH;
+    if (deps.volumes && messagePath !== '') {
+      mounts.push({ containerPath: messagePath, hostPath: await deps.volumes.terminationLog(pod, name) });
     }
   } catch (err) {
     if (!(err instanceof MountConfigError)) throw err;

@@ -17,6 +17,8 @@ export const POD_GRACE = 'io.kubernetes.pod.terminationGracePeriod';
 export const CONTAINER_TYPE = 'io.kubernetes.container.type';
 /** Annotation: the container's termination message path. */
 export const TERMINATION_MESSAGE_PATH = 'io.kubernetes.container.terminationMessagePath';
+/** Annotation: the container's termination message policy. */
+export const TERMINATION_MESSAGE_POLICY = 'io.kubernetes.container.terminationMessagePolicy';
 
 /** The labels of a pod's sandbox: the pod's own labels plus kube's identity labels. */
 export function sandboxLabels(pod: Pod): Record<string, string> {

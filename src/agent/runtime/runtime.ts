@@ -7,8 +7,9 @@
  * without those labels) is invisible to it.
  *
  * Container details (exit code, times, reason) come from ContainerStatus; an exited container's
- * status never changes, so it is cached by id, and a running one is re-read only when its listed
- * state changes. Sandbox IPs are cached the same way.
+ * status never changes, so it is cached by id (with its termination message,
+ * `termination-message.ts`), and a running one is re-read only when its listed state changes.
+ * Sandbox IPs are cached the same way.
  */
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -22,6 +23,7 @@ import {
   POD_UID,
   RESTART_COUNT,
   TERMINATION_MESSAGE_PATH,
+  TERMINATION_MESSAGE_POLICY,
   containerLabels,
   isOurs,
   sandboxLabels,
@@ -30,6 +32,10 @@ import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
 import { sandboxSysctls } from '../pod/sysctls.js';
 import { podHostnameAndDomain } from './hosts.js';
+import { statusMessage } from './termination-message.js';
+
+/** Where a container's termination message is written unless its spec says (kube's default). */
+export const DEFAULT_TERMINATION_MESSAGE_PATH = '/dev/termination-log';
 
 /** Which list of the pod spec a container comes from (kubelet's `io.kubernetes.container.type`). */
 export type ContainerType = 'init' | 'regular' | 'ephemeral';
@@ -143,7 +149,9 @@ export class PodRuntime {
     const cached = this.#statusCache.get(c.id);
     if (cached && cached.state === c.state) return cached.status;
     try {
-      const status = await this.cri.containerStatus(c.id);
+      const reported = await this.cri.containerStatus(c.id);
+      // An exited container's message carries its termination message, read once.
+      const status = { ...reported, message: await statusMessage(reported) };
       this.#statusCache.set(c.id, { state: status.state, status });
       return status;
     } catch (err) {
@@ -354,7 +362,8 @@ export class PodRuntime {
         [RESTART_COUNT]: String(opts.restartCount),
         [CONTAINER_TYPE]: opts.type,
         [POD_GRACE]: String(pod.spec?.terminationGracePeriodSeconds ?? 30),
-        [TERMINATION_MESSAGE_PATH]: spec.terminationMessagePath ?? '/dev/termination-log',
+        [TERMINATION_MESSAGE_PATH]: spec.terminationMessagePath ?? DEFAULT_TERMINATION_MESSAGE_PATH,
+        [TERMINATION_MESSAGE_POLICY]: spec.terminationMessagePolicy ?? 'File',
       },
       logPath,
       stdin: spec.stdin ?? false,

@@ -25,7 +25,7 @@ import type { Pod } from '../../api/types/core-v1.js';
 import type { CriClient } from '../cri/client.js';
 import type { ContainerInstance } from '../runtime/runtime.js';
 import { AgentAuthorizer, authenticate, type AgentAuthOptions } from './auth.js';
-import { writeLogs } from './logs.js';
+import { writeLogs } from '../runtime/logs.js';
 import { serveManifests } from './manifests.js';
 import type { SubmissionSource } from '../sources/submissions.js';
 import { monitoringRoute, type MonitoringView } from './stats-routes.js';

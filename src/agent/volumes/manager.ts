@@ -27,6 +27,7 @@ import { CONFIG_MAPS, SECRETS, type Client } from '../../client/index.js';
 import { apiLookup } from '../api/lookup.js';
 import { parseQuantity } from '../runtime/resources.js';
 import { hostNetworkHosts, managedHosts } from '../runtime/hosts.js';
+import { newTerminationLog } from '../runtime/termination-message.js';
 import { writeAtomic, type Payload } from './atomic-writer.js';
 import { applyFsGroup } from './ownership.js';
 import { apiClaimLookup, claimVolume, type ClaimLookup } from './claims.js';
@@ -142,6 +143,16 @@ export class VolumeManager {
     const path = join(dir, 'etc-hosts');
     await writeFile(path, text, { mode: 0o644 });
     return path;
+  }
+
+  /**
+   * A new termination log of one instance of a pod's container (kubelet's
+   * `<pod dir>/containers/<name>/<random id>`), answers its host path.
+   */
+  terminationLog(pod: Pod, container: string): Promise<string> {
+    return newTerminationLog(
+      join(podDir(this.#opts.rootDir, pod.metadata.uid ?? ''), 'containers', container),
+    );
   }
 
   /** Sets up (or refreshes) every volume of a pod. Never throws for one volume's failure. */
