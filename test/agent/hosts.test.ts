@@ -1,12 +1,17 @@
 /**
  * The pod's /etc/hosts (src/agent/runtime/hosts.ts) against kubelet v1.33's
  * (managedHostsFileContent, nodeHostsFileContent, GeneratePodHostNameAndDomain): the managed file
- * byte for byte, the subdomain's fully qualified name, hostAliases, the host network's file, and
- * the hostname cut to 63.
+ * byte for byte, the subdomain's fully qualified name, hostAliases, the host network's file, the
+ * hostname cut to 63, and the sandbox's hostname (none on the host network; setHostnameAsFQDN).
  */
 import { describe, expect, it } from 'vitest';
 import type { Pod } from '../../src/api/types/core-v1.js';
-import { hostNetworkHosts, managedHosts, podHostnameAndDomain } from '../../src/agent/runtime/hosts.js';
+import {
+  hostNetworkHosts,
+  managedHosts,
+  podHostnameAndDomain,
+  sandboxHostname,
+} from '../../src/agent/runtime/hosts.js';
 
 const pod = (spec: Partial<NonNullable<Pod['spec']>> = {}, name = 'web-0'): Pod => ({
   metadata: { name, namespace: 'shop', uid: 'u' },
@@ -55,5 +60,26 @@ describe('pod /etc/hosts', () => {
       hostname: 'a'.repeat(62),
       domain: '',
     });
+  });
+
+  it('gives the sandbox no hostname on the host network, the FQDN with setHostnameAsFQDN', () => {
+    expect(sandboxHostname(pod({ hostNetwork: true }), 'cluster.local')).toBeUndefined();
+    expect(sandboxHostname(pod({ hostname: 'db', subdomain: 'backend' }), 'cluster.local')).toBe('db');
+    expect(
+      sandboxHostname(
+        pod({ hostname: 'db', subdomain: 'backend', setHostnameAsFQDN: true }),
+        'cluster.local',
+      ),
+    ).toBe('db.backend.shop.svc.cluster.local');
+    // No subdomain: nothing to qualify it with.
+    expect(sandboxHostname(pod({ setHostnameAsFQDN: true }), 'cluster.local')).toBe('web-0');
+    expect(() =>
+      sandboxHostname(
+        pod({ hostname: 'h'.repeat(40), subdomain: 'backend', setHostnameAsFQDN: true }),
+        'cluster.local',
+      ),
+    ).toThrow(
+      /FQDN h+\.backend\.shop\.svc\.cluster\.local is too long \(64 characters is the max, 71 characters requested/,
+    );
   });
 });

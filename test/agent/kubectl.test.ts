@@ -7,6 +7,7 @@
  * node is test/support/agent-node.ts, which removes everything afterwards.
  */
 import { createRequire } from 'node:module';
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startAgentNode, type AgentNode } from '../support/agent-node.js';
 import { CriClient } from '../../src/agent/cri/client.js';
@@ -367,6 +368,19 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
     expect(await message('msg-none')).toBe('');
     await k('delete', 'pod', 'msg-file', 'msg-log', 'msg-none', '--wait=false');
   }, 120_000);
+
+  it('runs a pod on the host network: the node’s hostname and /etc/hosts', async () => {
+    await node.applyPod(
+      'hostnet',
+      { command: ['sh', '-c', 'echo "name=$(hostname)"; head -1 /etc/hosts'] },
+      { hostNetwork: true, restartPolicy: 'Never' },
+    );
+    await expect.poll(() => jsonpath('hostnet', '.status.phase'), { timeout: 60_000 }).toBe('Succeeded');
+    expect(await k('logs', 'hostnet')).toBe(
+      `name=${hostname()}\n# Kubernetes-managed hosts file (host network).\n`,
+    );
+    await k('delete', 'pod', 'hostnet', '--wait=false');
+  }, 90_000);
 
   it('writes hostAliases into the pod’s /etc/hosts, as kubelet does', async () => {
     await node.applyPod(

@@ -20,6 +20,29 @@ export function podHostnameAndDomain(pod: Pod, clusterDomain: string): { hostnam
   return { hostname, domain };
 }
 
+/** The longest hostname the kernel takes. */
+const MAX_KERNEL_HOSTNAME = 64;
+
+/**
+ * The hostname of a pod's sandbox (kubelet's GetNodenameForKernel): none on the host network
+ * (the pod shares the node's UTS namespace, where the runtime cannot set one); else the pod's
+ * hostname, fully qualified with `setHostnameAsFQDN` and a subdomain.
+ * @throws Error with kubelet's message when that name is longer than the kernel takes
+ */
+export function sandboxHostname(pod: Pod, clusterDomain: string): string | undefined {
+  if (pod.spec?.hostNetwork) return undefined;
+  const { hostname, domain } = podHostnameAndDomain(pod, clusterDomain);
+  if (!pod.spec?.setHostnameAsFQDN || domain === '') return hostname;
+  const fqdn = `${hostname}.${domain}`;
+  if (fqdn.length > MAX_KERNEL_HOSTNAME) {
+    throw new Error(
+      `failed to construct FQDN from pod hostname and cluster domain, FQDN ${fqdn} is too long ` +
+        `(${MAX_KERNEL_HOSTNAME} characters is the max, ${fqdn.length} characters requested)`,
+    );
+  }
+  return fqdn;
+}
+
 function aliasLines(aliases: readonly HostAlias[] | undefined): string {
   if (!aliases || aliases.length === 0) return '';
   let out = '\n# Entries added by HostAliases.\n';

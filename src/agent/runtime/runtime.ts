@@ -31,7 +31,7 @@ import {
 import { podDnsConfig } from '../network/dns-config.js';
 import { linuxResources, qosClass } from './resources.js';
 import { sandboxSysctls } from '../pod/sysctls.js';
-import { podHostnameAndDomain } from './hosts.js';
+import { sandboxHostname } from './hosts.js';
 import { statusMessage } from './termination-message.js';
 
 /** Where a container's termination message is written unless its spec says (kube's default). */
@@ -276,7 +276,7 @@ export class PodRuntime {
     }
     return {
       metadata: { name: meta.name ?? '', uid: meta.uid ?? '', namespace: meta.namespace ?? '', attempt },
-      hostname: podHostnameAndDomain(pod, this.#opts.clusterDomain).hostname,
+      ...hostnameOf(pod, this.#opts.clusterDomain),
       logDirectory: podLogDir(this.#opts.podLogsDir, {
         namespace: meta.namespace ?? '',
         name: meta.name ?? '',
@@ -457,6 +457,12 @@ function supplementalGroupsOf(pod: Pod): { supplementalGroups?: number[] } {
   const sc = pod.spec?.securityContext;
   const groups = [...(sc?.fsGroup !== undefined ? [sc.fsGroup] : []), ...(sc?.supplementalGroups ?? [])];
   return groups.length === 0 ? {} : { supplementalGroups: groups };
+}
+
+/** The sandbox config's hostname field: absent on the host network. */
+function hostnameOf(pod: Pod, clusterDomain: string): { hostname?: string } {
+  const hostname = sandboxHostname(pod, clusterDomain);
+  return hostname === undefined ? {} : { hostname };
 }
 
 /** Whether any container of the pod (init, regular or ephemeral) is privileged. */
