@@ -395,6 +395,32 @@ describe('Pod', () => {
     (p['spec'] as { containers: { ports: { hostPort: number }[] }[] }).containers[0]!.ports[0]!.hostPort = 81;
     expectError(validateObject('', 'Pod', p), 'spec.containers[0].ports[0].hostPort', 'FieldValueInvalid');
   });
+  it("checks sysctl names against kube's pattern, and refuses duplicates", () => {
+    const p = defaulted(
+      '',
+      'Pod',
+      pod({
+        securityContext: {
+          sysctls: [
+            { name: 'foo-', value: 'bar' },
+            { name: 'kernel.shmmax', value: '100000000' },
+            { name: 'safe-and-unsafe', value: '1' },
+            { name: 'bar..', value: '42' },
+            { name: 'net/ipv4/conf/eth0.100/rp_filter', value: '1' },
+            { name: 'kernel.shmmax', value: '1' },
+          ],
+        },
+      }),
+    );
+    const errs = validateObject('', 'Pod', p);
+    const pattern =
+      'must have at most 253 characters and match regex ^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$';
+    expect(errs.map((e) => [e.field, e.reason, e.message])).toEqual([
+      ['spec.securityContext.sysctls[0].name', 'FieldValueInvalid', `Invalid value: "foo-": ${pattern}`],
+      ['spec.securityContext.sysctls[3].name', 'FieldValueInvalid', `Invalid value: "bar..": ${pattern}`],
+      ['spec.securityContext.sysctls[5].name', 'FieldValueDuplicate', 'Duplicate value: "kernel.shmmax"'],
+    ]);
+  });
 });
 
 describe('Service', () => {

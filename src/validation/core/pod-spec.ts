@@ -43,6 +43,9 @@ const RESTART_POLICIES = ['Always', 'OnFailure', 'Never'];
 const DNS_POLICIES = ['ClusterFirstWithHostNet', 'ClusterFirst', 'Default', 'None'];
 const MAX_INT32 = 2147483647;
 const MAX_ID = 4294967295;
+/** kube's sysctl names: dot- or slash-separated segments of lower-case letters, digits, `-` and `_`. */
+const SYSCTL_NAME = /^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$/;
+const SYSCTL_MAX_LENGTH = 253;
 
 /** Options that differ between a Pod and a template. */
 export interface PodSpecOptions {
@@ -82,7 +85,15 @@ function validatePodSecurityContext(spec: JsonObject, path: string, errs: FieldE
     const name = str(s, 'name');
     const p = child(index(child(path, 'sysctls'), i), 'name');
     if (name === '') errs.push(required(p));
-    else if (sysctlNames.has(name)) errs.push(invalid(p, name, 'must be unique'));
+    else if (name.length > SYSCTL_MAX_LENGTH || !SYSCTL_NAME.test(name))
+      errs.push(
+        invalid(
+          p,
+          name,
+          `must have at most ${SYSCTL_MAX_LENGTH} characters and match regex ${SYSCTL_NAME.source}`,
+        ),
+      );
+    else if (sysctlNames.has(name)) errs.push(duplicate(p, name));
     sysctlNames.add(name);
   });
   const fsPolicy = sc['fsGroupChangePolicy'];
