@@ -109,6 +109,20 @@ function checkResourceVersion(type: ResourceType, requested: KubeObject, current
 }
 
 /**
+ * A write through a subresource (`status`, ...) that names another uid than the object's is
+ * refused, as kube's update validation refuses it for every part: a writer that names the
+ * object it means (the node agent's status of a pod, by uid) never lands on a new object that
+ * took the same name. A write through the main resource meets the same rule in validation.
+ */
+function checkUid(type: ResourceType, requested: KubeObject, current: KubeObject): void {
+  const uid = requested.metadata.uid;
+  if (uid === undefined || uid === null || uid === '' || uid === current.metadata.uid) return;
+  throw invalid(type.kind, type.group, current.metadata.name ?? '', [
+    fieldInvalid('metadata.uid', uid, 'field is immutable'),
+  ]);
+}
+
+/**
  * The metadata a `status` write takes from the request (kube's status strategies keep the
  * request's object metadata, then reset the kind's sealed fields; server-owned fields come from
  * the stored object as on any update).
@@ -219,6 +233,7 @@ async function buildNext(
   const { type, part } = plan;
   const requested = await plan.build(cloneJson(current));
   checkResourceVersion(type, requested, current);
+  if (part !== 'main') checkUid(type, requested, current);
   const next = merge(part, requested, current, strategy);
   const admission = admissionAttributes({
     operation: 'UPDATE',

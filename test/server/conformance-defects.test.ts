@@ -3,6 +3,8 @@
  * - a PATCH of `/status` keeps `metadata.annotations` (and labels) changes, as kube's status
  *   strategies do (Service and CronJob); kinds whose status strategy resets metadata
  *   (FlowSchema) still ignore them;
+ * - a write through `/status` that names another uid is refused, as kube's update validation
+ *   refuses it;
  * - a create with no `Content-Type` is read as JSON (a PATCH without one stays 415);
  * - a cluster-wide core/v1 Event list in protobuf decodes (protoc, an independent decoder) when
  *   it holds Events created through events.k8s.io/v1, which are served converted both ways;
@@ -131,6 +133,58 @@ describe('status subresource writes keep metadata changes', () => {
       merge,
     );
     expect(patched.metadata?.annotations?.['patchedstatus']).toBeUndefined();
+  });
+});
+
+describe('subresource writes keep the uid', () => {
+  it('a status PATCH naming another uid is refused (422), as a kubelet relies on for a pod recreated under its name', async () => {
+    const core = kc.makeApiClient(k8s.CoreV1Api);
+    const pod = await core.createNamespacedPod({
+      namespace: 'default',
+      body: {
+        metadata: { name: 'uid-pod' },
+        spec: { nodeName: 'nowhere', containers: [{ name: 'c', image: 'busybox' }] },
+      },
+    });
+    const other = '00000000-0000-0000-0000-000000000000';
+    const res = await runKubectl(
+      '1.33',
+      [
+        'patch',
+        'pod',
+        'uid-pod',
+        '-n',
+        'default',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { uid: other }, status: { phase: 'Failed' } }),
+      ],
+      server.kubeconfigPath,
+    );
+    expect(res.code).not.toBe(0);
+    expect(res.stderr).toContain(
+      `Pod "uid-pod" is invalid: metadata.uid: Invalid value: "${other}": field is immutable`,
+    );
+    const after = await core.readNamespacedPod({ name: 'uid-pod', namespace: 'default' });
+    expect(after.status?.phase).toBe('Pending');
+    // Its own uid is accepted.
+    const ok = await runKubectl(
+      '1.33',
+      [
+        'patch',
+        'pod',
+        'uid-pod',
+        '-n',
+        'default',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ metadata: { uid: pod.metadata?.uid }, status: { phase: 'Running' } }),
+      ],
+      server.kubeconfigPath,
+    );
+    expect(ok.code).toBe(0);
   });
 });
 
