@@ -1,11 +1,12 @@
 /**
  * kubelet's status manager in small: pod statuses go to the API server as merge patches of the
  * `status` subresource, one write in flight per pod, the latest status winning, unchanged ones
- * skipped. A pod whose containers are all gone after its deletion is then deleted for good
+ * skipped; each write names the pod's uid, so it never lands on another pod that took the name.
+ * A pod whose containers are all gone after its deletion is then deleted for good
  * (grace period 0, preconditioned on its uid) once its final status is written, as kubelet does.
  */
 import type { Pod, PodStatus } from '../../api/types/core-v1.js';
-import { PODS, isNotFound, type Client } from '../../client/index.js';
+import { PODS, isInvalid, isNotFound, type ApiStatusError, type Client } from '../../client/index.js';
 
 interface Entry {
   namespace: string;
@@ -16,6 +17,17 @@ interface Entry {
   writing: boolean;
   /** A retry after a failed write is pending: no write before it. */
   retry: ReturnType<typeof setTimeout> | undefined;
+}
+
+/**
+ * True for the server's refusal of a status naming another uid than the stored pod's: the pod
+ * was deleted and another one created under its name (kubelet then gives up its write too).
+ */
+function otherPodNow(err: unknown): boolean {
+  return (
+    isInvalid(err) &&
+    (err as ApiStatusError).status.details?.causes?.some((c) => c.field === 'metadata.uid') === true
+  );
 }
 
 /** The pause after a failed write before the next try. */
@@ -80,7 +92,8 @@ export class StatusManager {
         );
       e.sent = text;
     } catch (err) {
-      if (isNotFound(err)) {
+      if (isNotFound(err) || otherPodNow(err)) {
+        // The pod is gone, or another pod took its name: its status has nowhere to go.
         this.#entries.delete(e.uid);
       } else {
         console.error(`agent: status of pod ${e.namespace}/${e.name}: ${(err as Error).message}`);
