@@ -11,7 +11,7 @@ import { slowStartBatch } from '../../src/controllers/shared/batch.js';
 import { scaledValue } from '../../src/controllers/shared/int-or-percent.js';
 import { fenceposts, maxUnavailable, newRSNewReplicas } from '../../src/controllers/deployment/replicas.js';
 import { computeHash, equalIgnoreHash } from '../../src/controllers/deployment/template-hash.js';
-import { setNewReplicaSetAnnotations } from '../../src/controllers/deployment/annotations.js';
+import { maxRevision, setNewReplicaSetAnnotations } from '../../src/controllers/deployment/annotations.js';
 import { rolloutStatus, setCondition, newCondition } from '../../src/controllers/deployment/status.js';
 import { finalizersAfterDelete } from '../../src/resource/gc-finalizers.js';
 import type { ResourceType } from '../../src/registry/types.js';
@@ -151,13 +151,30 @@ describe('template hash and revisions', () => {
     const r: ReplicaSet = {
       metadata: { name: 'r', annotations: { 'deployment.kubernetes.io/revision': '1' } },
     };
-    expect(setNewReplicaSetAnnotations(d, r, 3, true)).toBe(true);
+    expect(setNewReplicaSetAnnotations(d, r, 3n, true)).toBe(true);
     expect(r.metadata.annotations).toEqual({
       'deployment.kubernetes.io/revision': '3',
       'deployment.kubernetes.io/revision-history': '1',
       team: 'x',
     });
-    expect(setNewReplicaSetAnnotations(d, r, 3, true)).toBe(false);
+    expect(setNewReplicaSetAnnotations(d, r, 3n, true)).toBe(false);
+  });
+
+  it('reads revisions as int64: the one after a large adopted revision is exact', () => {
+    const adopted: ReplicaSet = {
+      metadata: { name: 'a', annotations: { 'deployment.kubernetes.io/revision': '3546343826724305832' } },
+    };
+    const other: ReplicaSet = {
+      metadata: { name: 'b', annotations: { 'deployment.kubernetes.io/revision': 'x7' } },
+    };
+    expect(maxRevision([adopted, other]) + 1n).toBe(3546343826724305833n);
+    const d = dep({ replicas: 1 });
+    const fresh: ReplicaSet = { metadata: { name: 'n' } };
+    setNewReplicaSetAnnotations(d, fresh, maxRevision([adopted]) + 1n, true);
+    expect(fresh.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('3546343826724305833');
+    // A revision that is not a number is left alone.
+    expect(setNewReplicaSetAnnotations(d, other, 2n, true)).toBe(false);
+    expect(other.metadata.annotations?.['deployment.kubernetes.io/revision']).toBe('x7');
   });
 });
 

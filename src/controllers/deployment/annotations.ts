@@ -27,15 +27,36 @@ const NOT_COPIED = new Set([
   ROLLBACK_TO,
 ]);
 
+/**
+ * A revision annotation's value (0 when absent or malformed). Revisions are int64 in kube, and
+ * any value may have been set by hand: they are read as bigints, never as doubles, which lose
+ * the last digits of large ones.
+ */
+function parseRevision(text: string | undefined): bigint {
+  return text !== undefined && REVISION_TEXT.test(text) ? BigInt(text) : 0n;
+}
+
+/** An int64 in decimal (strconv.ParseInt's form, near enough). */
+const REVISION_TEXT = /^[-+]?[0-9]{1,19}$/;
+
 /** The revision of a ReplicaSet (0 when absent or malformed). */
-export function revisionOf(rs: ReplicaSet | Deployment | undefined): number {
-  const n = Number.parseInt(rs?.metadata.annotations?.[REVISION] ?? '', 10);
-  return Number.isFinite(n) ? n : 0;
+export function revisionOf(rs: ReplicaSet | Deployment | undefined): bigint {
+  return parseRevision(rs?.metadata.annotations?.[REVISION]);
 }
 
 /** The highest revision among `rss`. */
-export function maxRevision(rss: readonly ReplicaSet[]): number {
-  return rss.reduce((m, rs) => Math.max(m, revisionOf(rs)), 0);
+export function maxRevision(rss: readonly ReplicaSet[]): bigint {
+  return rss.reduce((m, rs) => {
+    const r = revisionOf(rs);
+    return r > m ? r : m;
+  }, 0n);
+}
+
+/** Orders ReplicaSets by revision, lowest first. */
+export function byRevision(a: ReplicaSet, b: ReplicaSet): number {
+  const ra = revisionOf(a);
+  const rb = revisionOf(b);
+  return ra < rb ? -1 : ra > rb ? 1 : 0;
 }
 
 /** Sets desired- and max-replicas on `rs` in place; true when they changed. */
@@ -72,7 +93,7 @@ export function maxReplicasAnnotation(rs: ReplicaSet): number | undefined {
 export function setNewReplicaSetAnnotations(
   d: Deployment,
   rs: ReplicaSet,
-  newRevision: number,
+  newRevision: bigint,
   exists: boolean,
 ): boolean {
   const a = (rs.metadata.annotations ??= {});
@@ -83,8 +104,9 @@ export function setNewReplicaSetAnnotations(
     changed = true;
   }
   const old = a[REVISION];
-  const oldN = old === undefined ? 0 : Number.parseInt(old, 10);
-  if (old === undefined || !Number.isFinite(oldN) || oldN < newRevision) {
+  // A revision that is not a number is left alone, as kube leaves it.
+  const readable = old === undefined || old === '' || REVISION_TEXT.test(old);
+  if (readable && parseRevision(old) < newRevision) {
     a[REVISION] = String(newRevision);
     changed = true;
     if (old !== undefined && old !== '') {

@@ -12,6 +12,7 @@ import type { Pod, PodTemplateSpec } from '../../api/types/core-v1.js';
 import { isAlreadyExists } from '../../client/index.js';
 import { controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
 import {
+  byRevision,
   desiredReplicasAnnotation,
   maxReplicasAnnotation,
   maxRevision,
@@ -98,7 +99,7 @@ export class DeploymentSync {
     create: boolean,
   ): Promise<ReplicaSet | undefined> {
     const d = this.d;
-    const newRevision = maxRevision(oldRSs) + 1;
+    const newRevision = maxRevision(oldRSs) + 1n;
     if (existing !== undefined) {
       let rs = existing;
       const copy = cloneJson(existing);
@@ -312,7 +313,7 @@ export class DeploymentSync {
     const alive = oldRSs.filter((rs) => rs.metadata.deletionTimestamp === undefined);
     const diff = alive.length - limit;
     if (diff <= 0) return;
-    alive.sort((a, b) => revisionOf(a) - revisionOf(b) || byCreation(a, b));
+    alive.sort((a, b) => byRevision(a, b) || byCreation(a, b));
     for (const rs of alive.slice(0, diff)) {
       if ((rs.status?.replicas ?? 0) !== 0 || rsReplicas(rs) !== 0) continue;
       if ((rs.metadata.generation ?? 0) > (rs.status?.observedGeneration ?? 0)) continue;
