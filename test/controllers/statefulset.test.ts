@@ -1,7 +1,8 @@
 /**
  * The statefulset controller on a real server with the fake kubelet: `kubectl rollout status`
  * (1.33) on an OrderedReady set with volumeClaimTemplates and `ordinals.start`, stable names,
- * labels and claims; a template change rolled out with a partition then completed; scale-down
+ * labels and claims; a template change rolled out with a partition (a pod below it recreated at the
+ * current revision's template) then completed; scale-down
  * from the highest ordinal.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -134,6 +135,19 @@ describe('statefulset controller', () => {
     expect(byName.get('web-1')).toBe(oldRev);
     expect(byName.get('web-2')).toBe(oldRev);
     expect(byName.get('web-3')).toBe(newRev);
+    // A pod below the partition comes back at the current revision's template, not the set's.
+    const image = (p: Pod | undefined): string | undefined => p?.spec?.containers[0]?.image;
+    const oldImage = image((await podsOf('web')).find((p) => p.metadata.name === 'web-1'));
+    expect(oldImage).not.toBe('nginx:2');
+    const uid = (await podsOf('web')).find((p) => p.metadata.name === 'web-1')?.metadata.uid;
+    await c.client.resource<Pod>(PODS).delete('web-1', { namespace: 'default', gracePeriodSeconds: 0 });
+    const back = await eventually('web-1 recreated', async () => {
+      const p = (await podsOf('web')).find((x) => x.metadata.name === 'web-1');
+      return p !== undefined && p.metadata.uid !== uid ? p : undefined;
+    });
+    expect(back.metadata.labels?.['controller-revision-hash']).toBe(oldRev);
+    expect(image(back)).toBe(oldImage);
+    await rollout('web');
     await c.client
       .resource<StatefulSet>(STATEFUL_SETS)
       .patch(

@@ -51,6 +51,18 @@ export function templatePatch(template: PodTemplateSpec | undefined): unknown {
   return { spec: { template: { ...(structuredClone(template) ?? {}), $patch: 'replace' } } };
 }
 
+/**
+ * The pod template a revision holds (what {@link templatePatch} stored), or undefined when its
+ * data is not such a patch: what kube's `ApplyRevision` puts into the owner's spec.
+ */
+export function revisionTemplate(rev: ControllerRevision): PodTemplateSpec | undefined {
+  const data = rev.data as { spec?: { template?: Record<string, unknown> } } | undefined;
+  const template = data?.spec?.template;
+  if (template === undefined || template === null || typeof template !== 'object') return undefined;
+  const { $patch: _patch, ...rest } = template;
+  return structuredClone(rest) as unknown as PodTemplateSpec;
+}
+
 /** kube's `HashControllerRevision`. */
 export function hashRevision(data: unknown, collisionCount: number | undefined): string {
   let h = fnv32a(canonicalJson(data));

@@ -25,6 +25,7 @@ import {
   ensureUpdateRevision,
   newRevision,
   POD_REVISION_LABEL,
+  revisionTemplate,
   type RevisionStore,
 } from '../history/revisions.js';
 import { claimPods, controllerRefOf, newControllerRef } from '../shared/controller-ref.js';
@@ -156,10 +157,14 @@ export class StatefulSetController {
     const currentName = revisions.some((r) => r.metadata.name === set.status?.currentRevision)
       ? (set.status?.currentRevision ?? updateName)
       : updateName;
+    // Pods made at the current revision get its template, not the set's (kube's ApplyRevision).
+    const currentRev = revisions.find((r) => r.metadata.name === currentName);
+    const currentTemplate =
+      currentName !== updateName && currentRev !== undefined ? revisionTemplate(currentRev) : undefined;
     const counts = await syncStatefulSetPods(
       set,
       pods,
-      { current: currentName, update: updateName },
+      { current: currentName, update: updateName, ...(currentTemplate ? { currentTemplate } : {}) },
       this.#actions(),
     );
     const status: StatefulSetStatus = {

@@ -6,7 +6,7 @@
  * references the retention policy asks for.
  */
 import type { StatefulSet } from '../../api/types/apps-v1.js';
-import type { PersistentVolumeClaim, Pod, Volume } from '../../api/types/core-v1.js';
+import type { PersistentVolumeClaim, Pod, PodTemplateSpec, Volume } from '../../api/types/core-v1.js';
 import type { OwnerReference } from '../../api/types/meta-v1.js';
 import { POD_REVISION_LABEL } from '../history/revisions.js';
 import { newControllerRef } from '../shared/controller-ref.js';
@@ -72,10 +72,18 @@ export function applyIdentity(set: StatefulSet, pod: Pod, ordinal: number): void
   };
 }
 
-/** The set's pod for `ordinal` made from its template at `revision` (kube's `newStatefulSetPod`). */
-export function newPod(set: TypedStatefulSet, ordinal: number, revision: string): Pod {
+/**
+ * The set's pod for `ordinal` made from `template` (the set's own, or an older revision's), labelled
+ * with that `revision` (kube's `newVersionedStatefulSetPod`).
+ */
+export function newPod(
+  set: TypedStatefulSet,
+  ordinal: number,
+  revision: string,
+  template: PodTemplateSpec | undefined = set.spec?.template,
+): Pod {
   const pod = podFromTemplate(
-    set.spec?.template,
+    template,
     set.metadata.namespace ?? '',
     set.metadata.name ?? '',
     newControllerRef(set),

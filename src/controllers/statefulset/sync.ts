@@ -16,7 +16,7 @@
  * Returns the status the pods show after what this sync did.
  */
 import type { StatefulSetStatus } from '../../api/types/apps-v1.js';
-import type { Pod } from '../../api/types/core-v1.js';
+import type { Pod, PodTemplateSpec } from '../../api/types/core-v1.js';
 import { isPodAvailable, isPodReady } from '../shared/pods.js';
 import { isPodTerminal } from '../workload/pod.js';
 import {
@@ -49,6 +49,11 @@ export interface StatefulSetActions {
 export interface Revisions {
   readonly current: string;
   readonly update: string;
+  /**
+   * The pod template of the current revision (its ControllerRevision's), for pods made at that
+   * revision; absent when it is the update revision, whose template is the set's own.
+   */
+  readonly currentTemplate?: PodTemplateSpec;
 }
 
 function isCreated(pod: Pod): boolean {
@@ -141,7 +146,9 @@ export async function syncStatefulSetPods(
     }
     if (pod === undefined) {
       const revision = revisionFor(ord);
-      const fresh = newPod(set, ord, revision);
+      const template =
+        revision === rev.current ? (rev.currentTemplate ?? set.spec?.template) : set.spec?.template;
+      const fresh = newPod(set, ord, revision, template);
       await act.createPod(set, fresh, claimsFor(set, ord));
       status.replicas = (status.replicas ?? 0) + 1;
       if (revision === rev.current) status.currentReplicas = (status.currentReplicas ?? 0) + 1;
