@@ -136,7 +136,7 @@ describe('statefulset controller', () => {
     expect(byName.get('web-2')).toBe(oldRev);
     expect(byName.get('web-3')).toBe(newRev);
     // A pod below the partition comes back at the current revision's template, not the set's.
-    const image = (p: Pod | undefined): string | undefined => p?.spec?.containers[0]?.image;
+    const image = (p: Pod | undefined): string | undefined => p?.spec?.containers?.[0]?.image;
     const oldImage = image((await podsOf('web')).find((p) => p.metadata.name === 'web-1'));
     expect(oldImage).not.toBe('nginx:2');
     const uid = (await podsOf('web')).find((p) => p.metadata.name === 'web-1')?.metadata.uid;
