@@ -20,9 +20,9 @@ import {
   type ContainerType,
   type PodRuntimeState,
 } from '../runtime/runtime.js';
+import type { PodRecord, SyncDeps } from './sync.js';
 
 const ETC_HOSTS = '/etc/hosts';
-import type { PodRecord, SyncDeps } from './sync.js';
 
 /** The newest instance of a container name (in a sandbox when given). */
 export function latestOf(
