@@ -146,22 +146,25 @@ describe('subresource writes keep the uid', () => {
         spec: { nodeName: 'nowhere', containers: [{ name: 'c', image: 'busybox' }] },
       },
     });
+    // kubectl 1.33's merge patch of the pod's status, naming `uid`.
+    const patchStatus = (uid: string | undefined, phase: string) =>
+      runKubectl(
+        '1.33',
+        [
+          'patch',
+          'pod',
+          'uid-pod',
+          '-n',
+          'default',
+          '--subresource=status',
+          '--type=merge',
+          '-p',
+          JSON.stringify({ metadata: { uid }, status: { phase } }),
+        ],
+        server.kubeconfigPath,
+      );
     const other = '00000000-0000-0000-0000-000000000000';
-    const res = await runKubectl(
-      '1.33',
-      [
-        'patch',
-        'pod',
-        'uid-pod',
-        '-n',
-        'default',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ metadata: { uid: other }, status: { phase: 'Failed' } }),
-      ],
-      server.kubeconfigPath,
-    );
+    const res = await patchStatus(other, 'Failed');
     expect(res.code).not.toBe(0);
     expect(res.stderr).toContain(
       `Pod "uid-pod" is invalid: metadata.uid: Invalid value: "${other}": field is immutable`,
@@ -169,21 +172,7 @@ describe('subresource writes keep the uid', () => {
     const after = await core.readNamespacedPod({ name: 'uid-pod', namespace: 'default' });
     expect(after.status?.phase).toBe('Pending');
     // Its own uid is accepted.
-    const ok = await runKubectl(
-      '1.33',
-      [
-        'patch',
-        'pod',
-        'uid-pod',
-        '-n',
-        'default',
-        '--subresource=status',
-        '--type=merge',
-        '-p',
-        JSON.stringify({ metadata: { uid: pod.metadata?.uid }, status: { phase: 'Running' } }),
-      ],
-      server.kubeconfigPath,
-    );
+    const ok = await patchStatus(pod.metadata?.uid, 'Running');
     expect(ok.code).toBe(0);
   });
 });
