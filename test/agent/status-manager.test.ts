@@ -4,7 +4,7 @@
  * took its name (a StatefulSet's pod recreated at once): the server refuses the write, and the
  * manager lets the old pod go instead of retrying forever.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Pod } from '../../src/api/types/core-v1.js';
 import { StatusManager } from '../../src/agent/api/status-manager.js';
 import { Client, PODS, loadKubeconfig } from '../../src/client/index.js';
@@ -56,6 +56,26 @@ describe('the status manager', () => {
         })
         .toBe('Running');
     } finally {
+      manager.stop();
+    }
+  });
+
+  it('waits for the write in flight to land, woken by it rather than by a polling timer', async () => {
+    const pods = client.resource<Pod>(PODS);
+    const pod = await pods.create(podBody('waited'), { namespace: 'default' });
+    const manager = new StatusManager(client);
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      manager.set(pod, { phase: 'Succeeded', reason: 'Completed' });
+      // The write is in flight: terminated() returns once it has landed.
+      await manager.terminated(pod);
+      const now = await pods.get('waited', { namespace: 'default' });
+      expect(now.status?.phase).toBe('Succeeded');
+      // Nothing in the wait set a short timer (a poll); the client's own timeouts are long.
+      const short = timers.mock.calls.filter(([, ms]) => typeof ms === 'number' && ms < 1_000);
+      expect(short).toEqual([]);
+    } finally {
+      timers.mockRestore();
       manager.stop();
     }
   });

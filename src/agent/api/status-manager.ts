@@ -17,6 +17,15 @@ interface Entry {
   writing: boolean;
   /** A retry after a failed write is pending: no write before it. */
   retry: ReturnType<typeof setTimeout> | undefined;
+  /** Callers of {@link StatusManager.terminated} waiting for the write in flight or the retry. */
+  waiters: (() => void)[];
+}
+
+/** Wakes whoever waits on `e` (they look at it again). */
+function wake(e: Entry): void {
+  const waiters = e.waiters;
+  e.waiters = [];
+  for (const w of waiters) w();
 }
 
 /**
@@ -56,6 +65,7 @@ export class StatusManager {
         sent: '',
         writing: false,
         retry: undefined,
+        waiters: [],
       };
       this.#entries.set(uid, e);
     }
@@ -66,13 +76,16 @@ export class StatusManager {
   /** Stops writing: pending retries are dropped (the agent is shutting down). */
   stop(): void {
     this.#stopped = true;
-    for (const e of this.#entries.values()) clearTimeout(e.retry);
+    for (const e of this.#entries.values()) {
+      clearTimeout(e.retry);
+      wake(e);
+    }
   }
 
   /** Resolves once `e`'s latest status is written (or the pod is gone, or writing stopped). */
   async #written(e: Entry): Promise<void> {
     while (!this.#stopped && this.#entries.get(e.uid) === e && JSON.stringify(e.want) !== e.sent) {
-      if (e.writing || e.retry !== undefined) await new Promise((r) => setTimeout(r, 20));
+      if (e.writing || e.retry !== undefined) await new Promise<void>((r) => e.waiters.push(r));
       else await this.#flush(e);
     }
   }
@@ -99,12 +112,14 @@ export class StatusManager {
         console.error(`agent: status of pod ${e.namespace}/${e.name}: ${(err as Error).message}`);
         e.retry = setTimeout(() => {
           e.retry = undefined;
+          wake(e);
           void this.#flush(e);
         }, RETRY_MS);
         e.retry.unref();
       }
     } finally {
       e.writing = false;
+      wake(e);
     }
     // A newer status arrived while this one was written: write it (a failure waits for its retry).
     if (this.#entries.get(e.uid) === e && JSON.stringify(e.want) !== e.sent) void this.#flush(e);
