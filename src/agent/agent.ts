@@ -32,7 +32,6 @@ import { PodWorkers } from './pod/workers.js';
 import { allocatedPod, sumAllocatedRequests } from './pod/resize.js';
 import { AllocationCheckpoint, CHECKPOINT_FILE } from './pod/allocation-checkpoint.js';
 import { admitPod } from './pod/admission.js';
-import { SysctlAllowlist } from './pod/sysctls.js';
 import type { PodRecord } from './pod/sync.js';
 import type { ObjectLookup } from './runtime/env.js';
 import { parseQuantity } from './runtime/resources.js';
@@ -155,7 +154,7 @@ export class Agent {
     const api = this.#client ? apiLookup(this.#client, (m) => console.error(`agent: ${m}`)) : undefined;
     if (api !== undefined) this.#closers.push(() => api.stop());
     const lookup = api ?? STANDALONE_LOOKUP;
-    const sysctls = new SysctlAllowlist(config.allowedUnsafeSysctls);
+    const sysctls = config.sysctls;
     const nodeAllocatable = {
       cpu: cpus().length,
       memory: totalmem() - (parseQuantity(config.evictionHard['memory.available']) || 0),
@@ -163,6 +162,7 @@ export class Agent {
     this.#volumes = new VolumeManager({
       rootDir: config.rootDir,
       ...(this.#client ? { client: this.#client } : {}),
+      ...(api ? { lookup: api } : {}),
       nodeAllocatable,
       wake: (uid) => this.#workers.wake(uid),
     });

@@ -173,8 +173,10 @@ export interface AgentConfig {
   /** kubelet's `serverTLSBootstrap` (`--rotate-server-certificates`). */
   readonly serverTLSBootstrap: boolean;
   readonly maxPods: number;
-  /** `--allowed-unsafe-sysctls`, checked (see src/agent/pod/sysctls.ts). */
+  /** `--allowed-unsafe-sysctls` as given. */
   readonly allowedUnsafeSysctls: readonly string[];
+  /** The sysctls pods may set here: the safe ones and `allowedUnsafeSysctls`, checked once. */
+  readonly sysctls: SysctlAllowlist;
   readonly eventQPS: number;
   readonly eventBurst: number;
   readonly podCIDR: string;
@@ -271,8 +273,9 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
       ? (file['registerWithTaints'] as Taint[])
       : undefined;
   const allowedUnsafeSysctls = pick('allowed-unsafe-sysctls', 'allowedUnsafeSysctls', strs);
+  let sysctls: SysctlAllowlist;
   try {
-    new SysctlAllowlist(allowedUnsafeSysctls);
+    sysctls = new SysctlAllowlist(allowedUnsafeSysctls);
   } catch (err) {
     throw new FlagError(`invalid --allowed-unsafe-sysctls: ${(err as Error).message}`);
   }
@@ -303,6 +306,7 @@ export function resolveConfig(parsed: ParsedFlags): AgentConfig {
     serverTLSBootstrap: pick('rotate-server-certificates', 'serverTLSBootstrap', bool),
     maxPods: pick('max-pods', 'maxPods', num),
     allowedUnsafeSysctls,
+    sysctls,
     eventQPS: pick('event-qps', 'eventRecordQPS', num),
     eventBurst: pick('event-burst', 'eventBurst', num),
     podCIDR: pick('pod-cidr', 'podCIDR', str),

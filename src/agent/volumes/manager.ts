@@ -24,7 +24,7 @@ import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises
 import { join } from 'node:path';
 import type { ConfigMap, Pod, Secret, Volume } from '../../api/types/core-v1.js';
 import { CONFIG_MAPS, SECRETS, type Client } from '../../client/index.js';
-import { apiLookup } from '../api/lookup.js';
+import { apiLookup, type ApiLookup } from '../api/lookup.js';
 import { parseQuantity } from '../runtime/resources.js';
 import { hostNetworkHosts, managedHosts } from '../runtime/hosts.js';
 import { newTerminationLog } from '../runtime/termination-message.js';
@@ -61,6 +61,8 @@ export interface VolumeManagerOptions {
   readonly rootDir: string;
   /** The API (absent standalone: no ConfigMaps, Secrets or tokens). */
   readonly client?: Client;
+  /** The agent's reads of ConfigMaps and Secrets through `client` (default: one of its own). */
+  readonly lookup?: ApiLookup;
   readonly nodeAllocatable: { readonly cpu: number; readonly memory: number };
   /** Syncs a pod again (an object it uses changed, a token needs a refresh). */
   wake(uid: string): void;
@@ -94,7 +96,7 @@ export class VolumeManager {
   readonly #tokens: TokenManager | undefined;
   readonly #configMaps: ObjectWatcher<ConfigMap> | undefined;
   readonly #secrets: ObjectWatcher<Secret> | undefined;
-  readonly #lookup: ReturnType<typeof apiLookup> | undefined;
+  readonly #lookup: ApiLookup | undefined;
   readonly #claims: ClaimLookup | undefined;
   /** Pod uid → volumes set up at least once. */
   readonly #ready = new Map<string, Set<string>>();
@@ -107,7 +109,7 @@ export class VolumeManager {
     this.#tokens = opts.tokens ?? (client ? new TokenManager(apiTokenRequester(client)) : undefined);
     this.#configMaps = client ? new ObjectWatcher<ConfigMap>(client, CONFIG_MAPS, wakeAll) : undefined;
     this.#secrets = client ? new ObjectWatcher<Secret>(client, SECRETS, wakeAll) : undefined;
-    this.#lookup = client ? apiLookup(client) : undefined;
+    this.#lookup = opts.lookup ?? (client ? apiLookup(client) : undefined);
     this.#claims = client ? apiClaimLookup(client) : undefined;
   }
 
