@@ -9,6 +9,7 @@ import { isObject } from '../validation/json.js';
 import { JOB_LABELS } from '../validation/batch.js';
 import { podQOSClass } from '../validation/core/resources.js';
 import { semanticEqual } from '../validation/json.js';
+import { dropDisabledFields } from './disabled-fields.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
 import { DAEMONSET_TEMPLATE_GENERATION } from './workloads.js';
@@ -113,6 +114,8 @@ function prepareCRD(crd: JsonObject): void {
  * Applies the create-time content of kube's strategies for `group`/`kind` to a defaulted
  * object whose uid and name are already set (kube fills them before `PrepareForCreate`):
  *
+ * - Pod, and the kinds with a pod template: the fields of features v1.33 turns off dropped
+ *   (disabled-fields.ts).
  * - Pod: `status` = phase Pending, its QoS class, and a SchedulingGated condition when gated.
  * - Namespace: the `kubernetes` finalizer in `spec.finalizers`, phase Active, the
  *   `kubernetes.io/metadata.name` label (also for generated names).
@@ -136,6 +139,7 @@ export function prepareForCreate(
   obj: Record<string, unknown>,
   opts: PrepareOptions = {},
 ): FieldError[] {
+  dropDisabledFields(group, kind, obj, undefined);
   switch (`${group}/${kind}`) {
     case '/Pod':
       preparePod(obj);
@@ -191,6 +195,8 @@ export function prepareForCreate(
 /**
  * Applies the update-time content of kube's strategies, given the stored object:
  *
+ * - Pod, and the kinds with a pod template: the fields of features v1.33 turns off dropped,
+ *   unless the stored object uses them (disabled-fields.ts).
  * - Namespace: `spec.finalizers` are kept from `old` (only the finalize subresource changes them).
  * - Service: allocated IPs, node ports and health-check port carried over when omitted; IP
  *   families re-inferred (the old policy is kept when the update omits it).
@@ -207,6 +213,7 @@ export function prepareForUpdate(
   old: Record<string, unknown>,
   opts: PrepareOptions = {},
 ): FieldError[] {
+  dropDisabledFields(group, kind, obj, old);
   switch (`${group}/${kind}`) {
     case '/Namespace': {
       const spec = ensureObject(obj, 'spec');

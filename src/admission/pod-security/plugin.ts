@@ -26,6 +26,7 @@ import {
   type Policy,
   type PodSecurityConfig,
 } from './policy.js';
+import { POD_TEMPLATE_PATHS } from '../../api/pod-templates.js';
 
 const ENFORCE_POLICY = `${LABEL_PREFIX}enforce-policy`;
 const AUDIT_VIOLATIONS = `${LABEL_PREFIX}audit-violations`;
@@ -41,18 +42,6 @@ const IGNORED_POD_SUBRESOURCES = new Set([
   'portforward',
   'proxy',
   'status',
-]);
-
-/** Resources with a pod template, and where it is. */
-const POD_CONTROLLERS: ReadonlyMap<string, readonly string[]> = new Map([
-  ['/ReplicationController', ['spec', 'template']],
-  ['/PodTemplate', ['template']],
-  ['apps/ReplicaSet', ['spec', 'template']],
-  ['apps/Deployment', ['spec', 'template']],
-  ['apps/StatefulSet', ['spec', 'template']],
-  ['apps/DaemonSet', ['spec', 'template']],
-  ['batch/Job', ['spec', 'template']],
-  ['batch/CronJob', ['spec', 'jobTemplate', 'spec', 'template']],
 ]);
 
 /** How many existing pods a namespace label change checks at most (kube's default). */
@@ -342,12 +331,12 @@ export function podSecurity(objects: AdmissionObjects, config: JsonObject | unde
     name: 'PodSecurity',
     handles: (a) =>
       (a.operation === 'CREATE' || a.operation === 'UPDATE') &&
-      (kindKey(a) === '/Namespace' || kindKey(a) === '/Pod' || POD_CONTROLLERS.has(kindKey(a))),
+      (kindKey(a) === '/Namespace' || kindKey(a) === '/Pod' || POD_TEMPLATE_PATHS.has(kindKey(a))),
     validate: async (a) => {
       const key = kindKey(a);
       if (key === '/Namespace') return validateNamespace(a);
       if (key === '/Pod') return validatePod(a);
-      const path = POD_CONTROLLERS.get(key);
+      const path = POD_TEMPLATE_PATHS.get(key);
       if (path !== undefined) return validateController(a, path);
     },
   };

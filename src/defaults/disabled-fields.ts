@@ -1,0 +1,111 @@
+/**
+ * Pod fields of features kube-apiserver v1.33 ships turned off (alpha, or beta off by default),
+ * dropped on write as its `DropDisabledPodFields` and `DropDisabledTemplateFields` do: a client
+ * that sends them gets the object without them, unless the stored object already used the
+ * feature (an update may keep what is there). Capstan takes no `--feature-gates` for these, so
+ * the v1.33 defaults are the only setting:
+ *
+ * - PodLevelResources: `spec.resources`;
+ * - DynamicResourceAllocation: `spec.resourceClaims` and every container's `resources.claims`;
+ * - ClusterTrustBundleProjection: a projected volume source's `clusterTrustBundle`;
+ * - ImageVolume: `image` volumes, and the mounts that name them;
+ * - ContainerStopSignals: a container's `lifecycle.stopSignal` (and the lifecycle it leaves
+ *   empty).
+ */
+import { POD_TEMPLATE_PATHS } from '../api/pod-templates.js';
+import { isObject } from '../validation/json.js';
+import { nonEmpty, objectAt, type JsonObject } from './mutate.js';
+
+const CONTAINER_LISTS = ['containers', 'initContainers', 'ephemeralContainers'] as const;
+
+function at(obj: unknown, path: readonly string[]): JsonObject | undefined {
+  let cur = obj;
+  for (const key of path) cur = isObject(cur) ? cur[key] : undefined;
+  return isObject(cur) ? cur : undefined;
+}
+
+function objects(list: unknown): JsonObject[] {
+  return Array.isArray(list) ? list.filter(isObject) : [];
+}
+
+function containersOf(spec: JsonObject): JsonObject[] {
+  return CONTAINER_LISTS.flatMap((k) => objects(spec[k]));
+}
+
+function podLevelResourcesInUse(spec: JsonObject | undefined): boolean {
+  const r = objectAt(spec, 'resources');
+  return nonEmpty(r, 'requests') || nonEmpty(r, 'limits');
+}
+
+function resourceClaimsInUse(spec: JsonObject | undefined): boolean {
+  return nonEmpty(spec, 'resourceClaims');
+}
+
+function projections(spec: JsonObject): JsonObject[] {
+  return objects(spec['volumes']).flatMap((v) => objects(at(v, ['projected'])?.['sources']));
+}
+
+function trustBundlesInUse(spec: JsonObject | undefined): boolean {
+  return spec !== undefined && projections(spec).some((s) => s['clusterTrustBundle'] != null);
+}
+
+function imageVolumesInUse(spec: JsonObject | undefined): boolean {
+  return spec !== undefined && objects(spec['volumes']).some((v) => v['image'] != null);
+}
+
+function stopSignalsInUse(spec: JsonObject | undefined): boolean {
+  return spec !== undefined && containersOf(spec).some((c) => at(c, ['lifecycle'])?.['stopSignal'] != null);
+}
+
+/** Drops the disabled features' fields from `spec`, except those `old` already uses. */
+export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | undefined): void {
+  if (!podLevelResourcesInUse(old)) delete spec['resources'];
+  if (!resourceClaimsInUse(old)) {
+    delete spec['resourceClaims'];
+    for (const c of containersOf(spec)) {
+      const resources = at(c, ['resources']);
+      if (resources !== undefined) delete resources['claims'];
+    }
+  }
+  if (!trustBundlesInUse(old)) for (const s of projections(spec)) delete s['clusterTrustBundle'];
+  if (!imageVolumesInUse(old) && Array.isArray(spec['volumes'])) {
+    const volumes = spec['volumes'] as unknown[];
+    const dropped = new Set(
+      volumes.filter((v) => isObject(v) && v['image'] != null).map((v) => (v as JsonObject)['name']),
+    );
+    if (dropped.size > 0) {
+      spec['volumes'] = volumes.filter((v) => !(isObject(v) && v['image'] != null));
+      for (const c of containersOf(spec))
+        if (Array.isArray(c['volumeMounts']))
+          c['volumeMounts'] = (c['volumeMounts'] as unknown[]).filter(
+            (m) => !(isObject(m) && dropped.has(m['name'])),
+          );
+    }
+  }
+  if (!stopSignalsInUse(old)) {
+    for (const c of containersOf(spec)) {
+      const lifecycle = at(c, ['lifecycle']);
+      if (lifecycle === undefined || !('stopSignal' in lifecycle)) continue;
+      delete lifecycle['stopSignal'];
+      if (Object.keys(lifecycle).length === 0) delete c['lifecycle'];
+    }
+  }
+}
+
+/**
+ * Drops the disabled features' fields from the pod spec of `obj` (a Pod, or a kind with a pod
+ * template), given the stored object on update.
+ */
+export function dropDisabledFields(
+  group: string,
+  kind: string,
+  obj: JsonObject,
+  old: JsonObject | undefined,
+): void {
+  const key = `${group}/${kind}`;
+  const template = POD_TEMPLATE_PATHS.get(key);
+  if (key !== '/Pod' && template === undefined) return;
+  const specPath = [...(template ?? []), 'spec'];
+  const spec = at(obj, specPath);
+  if (spec !== undefined) dropDisabledPodSpecFields(spec, old === undefined ? undefined : at(old, specPath));
+}
