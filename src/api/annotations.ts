@@ -12,3 +12,6 @@ export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
 
 /** kubectl's client-side apply record: the configuration last applied to the object. */
 export const LAST_APPLIED_CONFIG_ANNOTATION = 'kubectl.kubernetes.io/last-applied-configuration';
+
+/** The DaemonSet annotation that carries kube's internal `spec.templateGeneration`. */
+export const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';

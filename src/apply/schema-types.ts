@@ -141,6 +141,16 @@ const DECODED_LEAVES: ReadonlyMap<string, LeafType> = new Map([
 const ANY_LEAF: LeafType = Object.freeze({ kind: 'leaf', scalar: false });
 const NO_DEFAULTS: ReadonlyMap<string, JsonValue> = new Map();
 
+/**
+ * Kinds that kube's Go types hold as field values with their TypeMeta (`apiVersion`, `kind`):
+ * a StatefulSet's `volumeClaimTemplates`, which kube also serves with both set, and an
+ * Eviction's `deleteOptions`. Protobuf has no TypeMeta, so the schema cannot tell.
+ */
+const NESTED_WITH_TYPE_META: ReadonlySet<string> = new Set([
+  'k8s.io.api.core.v1.PersistentVolumeClaim',
+  'k8s.io.apimachinery.pkg.apis.meta.v1.DeleteOptions',
+]);
+
 class MessageStruct implements StructType {
   readonly kind = 'struct';
   readonly #types: ObjectTypes;
@@ -278,7 +288,7 @@ export class ObjectTypes {
         return ANY_LEAF;
     }
     if (this.#isStringList(type)) return ANY_LEAF;
-    return this.#struct(type, structType, false);
+    return this.#struct(type, structType, NESTED_WITH_TYPE_META.has(type));
   }
 
   /** Go named `[]string` types, which protobuf wraps as `message X { repeated string items = 1; }`. */

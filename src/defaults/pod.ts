@@ -4,7 +4,8 @@
  * markers of `k8s.io/api/core/v1`), to a Pod and to every pod template.
  *
  * A Pod gets more than a template: `enableServiceLinks: true`, container requests copied from
- * limits, and host ports mirrored from container ports under `hostNetwork`. Templates are left
+ * limits, host ports mirrored from container ports under `hostNetwork`, and a negative
+ * `terminationGracePeriodSeconds` made 1 (kube's v1 conversion). Templates are left
  * without those so that a Deployment's template reads back as the user wrote it.
  */
 import { defaultPullPolicy } from './image.js';
@@ -186,6 +187,10 @@ export function defaultPod(pod: JsonObject): void {
   eachObject(spec, 'containers', defaultRequestsFromLimits);
   eachObject(spec, 'initContainers', defaultRequestsFromLimits);
   defaultPointer(spec, 'enableServiceLinks', true);
+  // kube's v1 → internal Pod conversion: a negative grace period is 1 (a pod's only, not a
+  // template's, which keeps what it was given and is warned about).
+  const grace = spec['terminationGracePeriodSeconds'];
+  if (typeof grace === 'number' && grace < 0) spec['terminationGracePeriodSeconds'] = 1;
   if (spec['hostNetwork'] === true) {
     eachObject(spec, 'containers', defaultHostPorts);
     eachObject(spec, 'initContainers', defaultHostPorts);

@@ -12,7 +12,7 @@ import { semanticEqual } from '../validation/json.js';
 import { dropDisabledFields } from './disabled-fields.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
-import { DAEMONSET_TEMPLATE_GENERATION } from './workloads.js';
+import { DAEMONSET_TEMPLATE_GENERATION } from '../api/annotations.js';
 import type { UserInfo } from '../api/user.js';
 
 /** Cluster facts some kinds need while preparing. */

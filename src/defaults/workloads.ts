@@ -15,6 +15,7 @@ import {
   type JsonObject,
 } from './mutate.js';
 import { defaultClaimSpec, defaultPodTemplateAt } from './pod.js';
+import { DAEMONSET_TEMPLATE_GENERATION } from '../api/annotations.js';
 
 /** apps/v1 Deployment: replicas 1, RollingUpdate 25%/25%, revisionHistoryLimit 10, progressDeadlineSeconds 600. */
 export function defaultDeployment(d: JsonObject): void {
@@ -44,9 +45,6 @@ export function defaultReplicaSet(rs: JsonObject): void {
   defaultPointer(spec, 'replicas', 1);
   defaultPodTemplateAt(spec);
 }
-
-/** The DaemonSet annotation that carries kube's internal `spec.templateGeneration`. */
-export const DAEMONSET_TEMPLATE_GENERATION = 'deprecated.daemonset.template.generation';
 
 /**
  * apps/v1 DaemonSet: RollingUpdate with maxUnavailable 1 and maxSurge 0, revisionHistoryLimit 10;

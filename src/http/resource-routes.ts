@@ -420,12 +420,16 @@ function shapeOf(request: FastifyRequest, watchPrefix: boolean): RequestShape {
   return watchPrefix || boolParam(request.query as Query, 'watch') ? 'watch' : 'read';
 }
 
-/** Adds `warnings` as `Warning` headers after any set earlier on the raw response (a deprecated version's). */
+/**
+ * Adds `warnings` as `Warning` headers after any set earlier on the raw response (a deprecated
+ * version's), each message once, as kube's recorder keeps them (a retried update repeats its
+ * strategy's warnings).
+ */
 function addWarnings(reply: FastifyReply, warnings: readonly string[]): void {
   if (warnings.length === 0) return;
   const prior = reply.raw.getHeader('warning');
   const earlier = prior === undefined ? [] : Array.isArray(prior) ? prior : [String(prior)];
-  void reply.header('warning', [...earlier, ...warnings.map(warningHeader)]);
+  void reply.header('warning', [...earlier, ...[...new Set(warnings)].map(warningHeader)]);
 }
 
 async function handle(

@@ -10,6 +10,7 @@ import { prepareForCreate, prepareForUpdate, type PrepareOptions } from '../defa
 import type { NameRule, ResourceType } from '../registry/types.js';
 import { printerFor, type TablePrinter } from '../table/index.js';
 import { validateObject, type FieldError } from '../validation/index.js';
+import { podWriteWarnings } from '../validation/core/pod-warnings.js';
 import { prepareCrdForDelete } from './crd-deletion.js';
 import { namespaceCanDeleteOnUpdate, podGracePeriodSeconds } from './deletion.js';
 import { DEPLOYMENT_STATUS_EXTRAS, POD_STATUS_EXTRAS, ResetFields } from './reset-fields.js';
@@ -113,6 +114,10 @@ export class BuiltInStrategy implements KindStrategy {
 
   validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[] {
     return validateObject(this.#group, this.#kind, obj, old, subresource);
+  }
+
+  warnings(obj: KubeObject, old: KubeObject | undefined): string[] {
+    return podWriteWarnings(this.#group, this.#kind, obj, old);
   }
 
   resetFields(subresource: string | undefined): FieldSet | undefined {

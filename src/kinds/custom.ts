@@ -153,6 +153,10 @@ export class CustomStrategy implements KindStrategy {
     return [];
   }
 
+  warnings(): string[] {
+    return [];
+  }
+
   validate(obj: KubeObject, old: KubeObject | undefined): FieldError[] {
     const errs = validateObject(this.#group, this.#kind, obj, old);
     const schema = this.#versionOf(obj)?.schema;

@@ -52,6 +52,11 @@ export interface KindStrategy {
    */
   validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[];
   /**
+   * What a valid write of `obj` (`old` on update) should still be warned about, kube's
+   * `WarningsOnCreate`/`WarningsOnUpdate`, sent as `Warning` headers.
+   */
+  warnings(obj: KubeObject, old: KubeObject | undefined): string[];
+  /**
    * The fields a write through `subresource` (undefined: the main resource) cannot set (kube's
    * `GetResetFields`), or undefined when it resets none.
    */

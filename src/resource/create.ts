@@ -87,6 +87,8 @@ export async function createObject(
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
     const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user);
     validateForWrite(type, strategy, candidate, undefined, prepared);
+    // kube's WarningsOnCreate, once (a retry with another generated name would repeat them).
+    if (attempt === 1) write.warnings.push(...strategy.warnings(candidate, undefined));
     await ctx.admission.validate(generate ? { ...admission, object: candidate } : admission);
     const name = candidate.metadata.name ?? '';
     // Allocations (Service IPs and ports) fill the object before it is encoded.

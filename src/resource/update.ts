@@ -254,6 +254,7 @@ async function buildNext(
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
   if (SPEC_PARTS.has(part)) countGeneration(strategy, next, current);
   validateForWrite(type, strategy, next, current, prepared, plan.subresource);
+  if (part === 'main') write.warnings.push(...strategy.warnings(next, current));
   await ctx.admission.validate(admission);
   return next;
 }

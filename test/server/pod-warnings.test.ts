@@ -1,0 +1,338 @@
+/**
+ * The warnings kube-apiserver v1.33 sends for a valid but suspicious pod or pod template
+ * (src/validation/core/pod-warnings.ts), through kubectl 1.33 against a real server. The expected
+ * lines are what kube-apiserver v1.33.13 sent kubectl for the same objects and commands, in its
+ * order (the node selector's and annotations' single keys make the order fixed).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runKubectl } from '../support/kubectl.js';
+import { startTestServer, type TestServer } from '../support/server.js';
+
+let server: TestServer;
+let dir: string;
+
+beforeAll(async () => {
+  server = await startTestServer();
+  dir = mkdtempSync(join(tmpdir(), 'pod-warnings-'));
+});
+
+afterAll(async () => {
+  await server?.close();
+});
+
+/** Runs kubectl 1.33; answers the warnings it printed, and fails on a non-zero exit. */
+async function warningsOf(args: string[], body?: unknown): Promise<string[]> {
+  const file = join(dir, 'body.json');
+  if (body !== undefined) writeFileSync(file, JSON.stringify(body));
+  const res = await runKubectl(
+    '1.33',
+    body === undefined ? args : [...args, '-f', file],
+    server.kubeconfigPath,
+  );
+  expect(res.code, res.stderr).toBe(0);
+  return res.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('Warning: '))
+    .map((l) => l.slice('Warning: '.length));
+}
+
+/** A pod that is valid but trips every kind of warning kube gives. */
+const POD = {
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata: {
+    name: 'web.1',
+    namespace: 'default',
+    annotations: {
+      'scheduler.alpha.kubernetes.io/critical-pod': '',
+      'seccomp.security.alpha.kubernetes.io/pod': 'runtime/default',
+      'container.seccomp.security.alpha.kubernetes.io/c1': 'runtime/default',
+    },
+  },
+  spec: {
+    nodeSelector: { 'beta.kubernetes.io/os': 'linux' },
+    affinity: {
+      nodeAffinity: {
+        preferredDuringSchedulingIgnoredDuringExecution: [
+          {
+            weight: 1,
+            preference: {
+              matchExpressions: [
+                { key: 'failure-domain.beta.kubernetes.io/zone', operator: 'In', values: ['bad value!'] },
+              ],
+            },
+          },
+        ],
+      },
+      podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [{ topologyKey: 'zone' }] },
+    },
+    topologySpreadConstraints: [
+      {
+        maxSkew: 1,
+        topologyKey: 'failure-domain.beta.kubernetes.io/zone',
+        whenUnsatisfiable: 'DoNotSchedule',
+      },
+    ],
+    volumes: [
+      { name: 'g', gitRepo: { repository: 'https://example.com/r' } },
+      {
+        name: 'cm',
+        configMap: {
+          name: 'c',
+          items: [
+            { key: 'a', path: 'x' },
+            { key: 'b', path: 'x/y' },
+          ],
+        },
+      },
+      {
+        name: 'pr',
+        projected: {
+          sources: [
+            { secret: { name: 's', items: [{ key: 'k', path: 'p' }] } },
+            {},
+            { configMap: { name: 'c2' } },
+          ],
+        },
+      },
+    ],
+    hostAliases: [
+      { ip: '10.0.0.1', hostnames: ['a'] },
+      { ip: '10.0.0.1', hostnames: ['b'] },
+    ],
+    imagePullSecrets: [{ name: 's' }, { name: 's' }, { name: '' }],
+    terminationGracePeriodSeconds: -1,
+    dnsConfig: { nameservers: ['1.2.3.04'] },
+    containers: [
+      {
+        name: 'c1',
+        image: 'busybox',
+        resources: { limits: { memory: '1.5' }, requests: { memory: '1.5' } },
+        env: [
+          { name: 'A', value: '1' },
+          { name: 'A', value: '2' },
+          { name: 'B', value: 'x' },
+          { name: 'B', value: '$(B)y' },
+        ],
+        ports: [
+          { containerPort: 80, name: 'http' },
+          { containerPort: 80, hostPort: 8080 },
+        ],
+      },
+      { name: 'c2', image: 'busybox', ports: [{ containerPort: 81, name: 'http', hostIP: '127.0.0.1' }] },
+    ],
+  },
+};
+
+/** kube's warnings for {@link POD}. */
+const POD_WARNINGS = [
+  "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]",
+  'spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead',
+  'spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+  "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values[0]: bad value! is invalid, a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  'spec.topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+  'spec.topologySpreadConstraints[0].labelSelector: a null labelSelector results in matching no pod',
+  'metadata.annotations[scheduler.alpha.kubernetes.io/critical-pod]: non-functional in v1.16+; use the "priorityClassName" field instead',
+  'spec.volumes[0].gitRepo: deprecated in v1.11, and disabled by default in v1.33+',
+  'volume "cm" (ConfigMap "c"): overlapping paths: "x/y" with "x"',
+  'volume "pr" (Projected) has no sources provided',
+  'volume "pr" (Projected): overlapping paths: "p" (Secret "s") with "p" (Secret "s")',
+  'spec.hostAliases[1].ip: duplicate ip "10.0.0.1"',
+  'spec.imagePullSecrets[1].name: duplicate name "s"',
+  'spec.imagePullSecrets[2].name: invalid empty name ""',
+  'metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead',
+  'metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c1]: non-functional in v1.27+; use the "seccompProfile" field instead',
+  'spec.containers[0].resources.limits[memory]: fractional byte value "1500m" is invalid, must be an integer',
+  'spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is invalid, must be an integer',
+  'spec.containers[0].env[1]: hides previous definition of "A", which may be dropped when using apply',
+  'spec.containers[0].ports[1]: overlapping port definition with spec.containers[0].ports[0]',
+  'spec.containers[1].ports[0]: hostIP set without hostPort: {Name:http HostPort:0 ContainerPort:81 Protocol:TCP HostIP:127.0.0.1}',
+  'spec.containers[1].ports[0]: duplicate port name "http" with spec.containers[0].ports[0], services and probes that select ports by name will use spec.containers[0].ports[0]',
+  'spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: a null labelSelector results in matching no pod',
+  'spec.dnsConfig.nameservers[0]: non-standard IP address "1.2.3.04" will be considered invalid in a future Kubernetes release: use "1.2.3.4"',
+];
+
+/** kube's warnings for a Deployment whose template is {@link POD}'s, on create and on each update that changes its generation. */
+const TEMPLATE_WARNINGS = [
+  'spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead',
+  'spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+  "spec.template.spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].values[0]: bad value! is invalid, a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')",
+  'spec.template.spec.topologySpreadConstraints[0].topologyKey: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+  'spec.template.spec.topologySpreadConstraints[0].labelSelector: a null labelSelector results in matching no pod',
+  'spec.template.metadata.annotations[scheduler.alpha.kubernetes.io/critical-pod]: non-functional in v1.16+; use the "priorityClassName" field instead',
+  'spec.template.spec.volumes[0].gitRepo: deprecated in v1.11, and disabled by default in v1.33+',
+  'volume "cm" (ConfigMap "c"): overlapping paths: "x/y" with "x"',
+  'volume "pr" (Projected) has no sources provided',
+  'volume "pr" (Projected): overlapping paths: "p" (Secret "s") with "p" (Secret "s")',
+  'spec.template.spec.hostAliases[1].ip: duplicate ip "10.0.0.1"',
+  'spec.template.spec.imagePullSecrets[1].name: duplicate name "s"',
+  'spec.template.spec.imagePullSecrets[2].name: invalid empty name ""',
+  'spec.template.metadata.annotations[seccomp.security.alpha.kubernetes.io/pod]: non-functional in v1.27+; use the "seccompProfile" field instead',
+  'spec.template.metadata.annotations[container.seccomp.security.alpha.kubernetes.io/c1]: non-functional in v1.27+; use the "seccompProfile" field instead',
+  'spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/c1]: deprecated since v1.30; use the "appArmorProfile" field instead',
+  'spec.template.spec.containers[0].resources.limits[memory]: fractional byte value "1500m" is invalid, must be an integer',
+  'spec.template.spec.containers[0].resources.requests[memory]: fractional byte value "1500m" is invalid, must be an integer',
+  'spec.template.spec.containers[0].env[1]: hides previous definition of "A", which may be dropped when using apply',
+  'spec.template.spec.containers[0].ports[1]: overlapping port definition with spec.template.spec.containers[0].ports[0]',
+  'spec.template.spec.containers[1].ports[0]: hostIP set without hostPort: {Name:http HostPort:0 ContainerPort:81 Protocol:TCP HostIP:127.0.0.1}',
+  'spec.template.spec.containers[1].ports[0]: duplicate port name "http" with spec.template.spec.containers[0].ports[0], services and probes that select ports by name will use spec.template.spec.containers[0].ports[0]',
+  'spec.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1',
+  'spec.template.spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: a null labelSelector results in matching no pod',
+  'spec.template.spec.dnsConfig.nameservers[0]: non-standard IP address "1.2.3.04" will be considered invalid in a future Kubernetes release: use "1.2.3.4"',
+];
+
+/** A Deployment whose template is {@link POD}'s, with a container AppArmor annotation too. */
+const DEPLOYMENT = {
+  apiVersion: 'apps/v1',
+  kind: 'Deployment',
+  metadata: { name: 'dep.1', namespace: 'default' },
+  spec: {
+    replicas: 0,
+    selector: { matchLabels: { app: 'w' } },
+    template: {
+      metadata: {
+        labels: { app: 'w' },
+        annotations: {
+          ...POD.metadata.annotations,
+          'container.apparmor.security.beta.kubernetes.io/c1': 'runtime/default',
+        },
+      },
+      spec: POD.spec,
+    },
+  },
+};
+
+const STATEFULSET = {
+  apiVersion: 'apps/v1',
+  kind: 'StatefulSet',
+  metadata: { name: 'ss', namespace: 'default' },
+  spec: {
+    replicas: 0,
+    revisionHistoryLimit: -1,
+    serviceName: 'ss',
+    selector: { matchLabels: { app: 'w' } },
+    template: {
+      metadata: { labels: { app: 'w' } },
+      spec: {
+        containers: [
+          { name: 'c', image: 'busybox', resources: { requests: { 'ephemeral-storage': '0.5' } } },
+        ],
+      },
+    },
+    volumeClaimTemplates: [
+      {
+        metadata: { name: 'd' },
+        spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1.5' } } },
+      },
+    ],
+  },
+};
+const CRONJOB = {
+  apiVersion: 'batch/v1',
+  kind: 'CronJob',
+  metadata: { name: 'cj.1', namespace: 'default' },
+  spec: {
+    schedule: '0 0 * * *',
+    jobTemplate: {
+      spec: {
+        template: {
+          spec: {
+            restartPolicy: 'Never',
+            containers: [
+              {
+                name: 'c',
+                image: 'busybox',
+                env: [
+                  { name: 'X', value: '1' },
+                  { name: 'X', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                ],
+              },
+            ],
+          },
+        },
+      },
+    },
+  },
+};
+
+describe('warnings on pods and pod templates', () => {
+  it('gives kube’s warnings for a pod, and a negative grace period becomes 1 as kube converts it', async () => {
+    expect(await warningsOf(['create'], POD)).toEqual(POD_WARNINGS);
+    const res = await runKubectl(
+      '1.33',
+      ['get', 'pod', 'web.1', '-o', 'jsonpath={.spec.terminationGracePeriodSeconds}'],
+      server.kubeconfigPath,
+    );
+    expect(res.stdout).toBe('1');
+    // Pod updates carry none (kube skips them).
+    expect(await warningsOf(['label', 'pod', 'web.1', 'x=y'])).toEqual([]);
+  });
+
+  it('gives the template’s warnings for workloads on create and when their generation moves', async () => {
+    expect(await warningsOf(['create'], DEPLOYMENT)).toEqual(
+      [
+        'metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]',
+      ].concat(TEMPLATE_WARNINGS),
+    );
+    expect(await warningsOf(['label', 'deployment', 'dep.1', 'x=y'])).toEqual([]);
+    expect(await warningsOf(['scale', 'deployment', 'dep.1', '--replicas=1'])).toEqual(TEMPLATE_WARNINGS);
+    expect(
+      await warningsOf([
+        'patch',
+        'deployment',
+        'dep.1',
+        '--type=merge',
+        '-p',
+        '{"spec":{"template":{"metadata":{"labels":{"x":"y"}}}}}',
+      ]),
+    ).toEqual(TEMPLATE_WARNINGS);
+    expect(await warningsOf(['create'], STATEFULSET)).toEqual([
+      'spec.template.spec.containers[0].resources.requests[ephemeral-storage]: fractional byte value "500m" is invalid, must be an integer',
+      'spec.volumeClaimTemplates[0].resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer',
+      'spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended',
+    ]);
+    // The claim template's apiVersion and kind are fields of it, not unknown ones.
+    expect(
+      await warningsOf([
+        'patch',
+        'sts',
+        'ss',
+        '--type=merge',
+        '-p',
+        '{"spec":{"template":{"metadata":{"labels":{"x":"y"}}}}}',
+      ]),
+    ).toEqual([
+      'spec.template.spec.containers[0].resources.requests[ephemeral-storage]: fractional byte value "500m" is invalid, must be an integer',
+      'spec.volumeClaimTemplates[0].Spec.resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer',
+      'spec.revisionHistoryLimit: a negative value retains all historical revisions; a value >= 0 is recommended',
+    ]);
+    expect(await warningsOf(['create'], CRONJOB)).toEqual([
+      'metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: [must not contain dots]',
+      'spec.jobTemplate.spec.template.spec.containers[0].env[1]: hides previous definition of "X", which may be dropped when using apply',
+    ]);
+  });
+
+  it('warns of IP addresses not in their standard form', async () => {
+    const pod = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'v6', namespace: 'default' },
+      spec: {
+        hostAliases: [
+          { ip: '2001:DB8::1', hostnames: ['a'] },
+          { ip: '::ffff:1.2.3.4', hostnames: ['b'] },
+          { ip: '2001:db8:0:0:0:0:0:2', hostnames: ['c'] },
+        ],
+        containers: [{ name: 'c', image: 'busybox' }],
+      },
+    };
+    expect(await warningsOf(['create'], pod)).toEqual([
+      'spec.hostAliases[0].ip: IPv6 address "2001:DB8::1" should be in RFC 5952 canonical format ("2001:db8::1")',
+      'spec.hostAliases[1].ip: non-standard IP address "::ffff:1.2.3.4" will be considered invalid in a future Kubernetes release: use "1.2.3.4"',
+      'spec.hostAliases[2].ip: IPv6 address "2001:db8:0:0:0:0:0:2" should be in RFC 5952 canonical format ("2001:db8::2")',
+    ]);
+  });
+});
