@@ -10,6 +10,7 @@ import { prepareForCreate, prepareForUpdate, type PrepareOptions } from '../defa
 import type { NameRule, ResourceType } from '../registry/types.js';
 import { printerFor, type TablePrinter } from '../table/index.js';
 import { validateObject, type FieldError } from '../validation/index.js';
+import { objectWriteWarnings } from '../validation/core/object-warnings.js';
 import { podWriteWarnings } from '../validation/core/pod-warnings.js';
 import { prepareCrdForDelete } from './crd-deletion.js';
 import { namespaceCanDeleteOnUpdate, podGracePeriodSeconds } from './deletion.js';
@@ -117,7 +118,10 @@ export class BuiltInStrategy implements KindStrategy {
   }
 
   warnings(obj: KubeObject, old: KubeObject | undefined): string[] {
-    return podWriteWarnings(this.#group, this.#kind, obj, old);
+    return [
+      ...podWriteWarnings(this.#group, this.#kind, obj, old),
+      ...objectWriteWarnings(this.#group, this.#kind, obj, old),
+    ];
   }
 
   resetFields(subresource: string | undefined): FieldSet | undefined {

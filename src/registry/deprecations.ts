@@ -4,8 +4,9 @@
  * prerelease-lifecycle of each type: `<group>/<version> <Kind> is deprecated in v1.X+,
  * unavailable in v1.Y+; use <group>/<version> <Kind>`.
  *
- * Of the kinds Capstan serves, kube-apiserver 1.33 marks one deprecated: v1 ComponentStatus
- * (since 1.19, with no removal release and no replacement). Custom resource versions marked
+ * Of the kinds Capstan serves, kube-apiserver 1.33 marks two deprecated: v1 ComponentStatus
+ * (since 1.19, with no removal release and no replacement) and v1 Endpoints (since 1.33, no
+ * removal release, replaced by discovery.k8s.io/v1 EndpointSlice). Custom resource versions marked
  * `deprecated` (with their own `deprecationWarning`) use the same {@link Deprecations}.
  */
 import { formatApiVersion } from '../api/group-version.js';
@@ -35,6 +36,13 @@ export interface Deprecation {
 /** kube 1.33's deprecated built-in versions among those Capstan serves. */
 export const KUBE_DEPRECATIONS: readonly DeprecationSpec[] = [
   { group: '', version: 'v1', kind: 'ComponentStatus', deprecated: [1, 19] },
+  {
+    group: '',
+    version: 'v1',
+    kind: 'Endpoints',
+    deprecated: [1, 33],
+    replacement: { group: 'discovery.k8s.io', version: 'v1', kind: 'EndpointSlice' },
+  },
 ];
 
 /** kube's warning text for `spec`. */

@@ -47,12 +47,18 @@ afterAll(async () => {
 });
 
 describe('kube 1.33 deprecations', () => {
-  it("v1 ComponentStatus is the one served deprecated version; the text is kube's", () => {
-    expect(KUBE_DEPRECATIONS).toEqual([
-      { group: '', version: 'v1', kind: 'ComponentStatus', deprecated: [1, 19] },
+  it("v1 ComponentStatus and v1 Endpoints are the served deprecated versions; the text is kube's", () => {
+    expect(KUBE_DEPRECATIONS.map((d) => `${d.group}/${d.version}/${d.kind}`)).toEqual([
+      '/v1/ComponentStatus',
+      '/v1/Endpoints',
     ]);
     expect(new Deprecations().of('', 'v1', 'ComponentStatus')).toEqual({
       warning: 'v1 ComponentStatus is deprecated in v1.19+',
+      removedRelease: '',
+    });
+    // kube-apiserver v1.33.13's words for every Endpoints request.
+    expect(new Deprecations().of('', 'v1', 'Endpoints')).toEqual({
+      warning: 'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
       removedRelease: '',
     });
     expect(

@@ -4,7 +4,8 @@
  * reuse a port never see each other's cached discovery.
  */
 import { execFile, spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
 /** Minor versions the machine provides. */
@@ -200,4 +201,28 @@ function runKubectlWithOnce(
       resolve({ code: code ?? -1, stdout, stderr });
     });
   });
+}
+
+/**
+ * Runs kubectl 1.33 with `args` (and `body`, as JSON, for `-f`); answers the `Warning:` lines it
+ * printed, without the prefix.
+ * @throws Error when kubectl exits non-zero (its stderr in the message).
+ */
+export async function kubectlWarnings(
+  kubeconfigPath: string,
+  args: readonly string[],
+  body?: unknown,
+): Promise<string[]> {
+  let all = args;
+  if (body !== undefined) {
+    const file = join(mkdtempSync(join(tmpdir(), 'kubectl-body-')), 'body.json');
+    writeFileSync(file, JSON.stringify(body));
+    all = [...args, '-f', file];
+  }
+  const res = await runKubectl('1.33', all, kubeconfigPath);
+  if (res.code !== 0) throw new Error(`kubectl ${all.join(' ')}: exit ${res.code}: ${res.stderr}`);
+  return res.stderr
+    .split('\n')
+    .filter((l) => l.startsWith('Warning: '))
+    .map((l) => l.slice('Warning: '.length));
 }

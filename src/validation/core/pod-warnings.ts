@@ -19,6 +19,7 @@ import { DAEMONSET_TEMPLATE_GENERATION } from '../../api/annotations.js';
 import { isDNS1123Label, isLabelValue } from '../formats.js';
 import { arr, isObject, num, obj, objects, str, type JsonObject } from '../json.js';
 import { child, index, key } from '../path.js';
+import { ipWarnings } from './ip-warnings.js';
 
 /** kube's deprecated node labels and what to say of each (`pkg/api/node`). */
 const DEPRECATED_NODE_LABELS: ReadonlyMap<string, string> = new Map([
@@ -311,41 +312,6 @@ function envWarnings(c: JsonObject, path: string): string[] {
       );
   });
   return out;
-}
-
-/** The IPv6 address `value` in RFC 5952 form (the URL parser prints hosts so), or undefined. */
-function canonicalIPv6(value: string): string | undefined {
-  try {
-    return new URL(`http://[${value}]`).hostname.slice(1, -1);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * kube's `GetWarningsForIP`: an IPv4 address with leading zeros or an IPv4-mapped IPv6 one
- * (use the plain IPv4 form), and an IPv6 address not in RFC 5952 form.
- */
-function ipWarnings(path: string, value: string): string[] {
-  const nonStandard = (preferred: string): string[] => [
-    `${path}: non-standard IP address ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(preferred)}`,
-  ];
-  if (value.includes(':')) {
-    const canonical = canonicalIPv6(value);
-    if (canonical === undefined) return [];
-    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-    if (mapped !== null) {
-      const [hi, lo] = [parseInt(mapped[1] ?? '0', 16), parseInt(mapped[2] ?? '0', 16)];
-      return nonStandard(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-    }
-    return canonical === value
-      ? []
-      : [`${path}: IPv6 address ${q(value)} should be in RFC 5952 canonical format (${q(canonical)})`];
-  }
-  const parts = value.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return [];
-  if (!parts.some((p) => p.length > 1 && p.startsWith('0'))) return [];
-  return nonStandard(parts.map((p) => String(Number(p))).join('.'));
 }
 
 function affinityTermWarnings(terms: readonly JsonObject[], path: string, weighted: boolean): string[] {

@@ -1,43 +1,28 @@
 /**
- * The warnings kube-apiserver v1.33 sends for a valid but suspicious pod or pod template
- * (src/validation/core/pod-warnings.ts), through kubectl 1.33 against a real server. The expected
- * lines are what kube-apiserver v1.33.13 sent kubectl for the same objects and commands, in its
- * order (the node selector's and annotations' single keys make the order fixed).
+ * The warnings kube-apiserver v1.33 sends kubectl for valid but suspicious writes, through
+ * kubectl 1.33 against a real server: pods and pod templates (src/validation/core/pod-warnings.ts),
+ * Services, Endpoints, PersistentVolumeClaims, ServiceAccounts and Nodes
+ * (src/validation/core/object-warnings.ts), and v1 Endpoints' deprecation. The expected lines are
+ * what kube-apiserver v1.33.13 sent kubectl for the same objects and commands, in its order (the
+ * node selector's and annotations' single keys make the order fixed).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runKubectl } from '../support/kubectl.js';
+import { kubectlWarnings, runKubectl } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
 let server: TestServer;
-let dir: string;
 
 beforeAll(async () => {
   server = await startTestServer();
-  dir = mkdtempSync(join(tmpdir(), 'pod-warnings-'));
 });
 
 afterAll(async () => {
   await server?.close();
 });
 
-/** Runs kubectl 1.33; answers the warnings it printed, and fails on a non-zero exit. */
-async function warningsOf(args: string[], body?: unknown): Promise<string[]> {
-  const file = join(dir, 'body.json');
-  if (body !== undefined) writeFileSync(file, JSON.stringify(body));
-  const res = await runKubectl(
-    '1.33',
-    body === undefined ? args : [...args, '-f', file],
-    server.kubeconfigPath,
-  );
-  expect(res.code, res.stderr).toBe(0);
-  return res.stderr
-    .split('\n')
-    .filter((l) => l.startsWith('Warning: '))
-    .map((l) => l.slice('Warning: '.length));
-}
+/** kubectl 1.33's warnings for `args` (and `body`) against the test's server. */
+const warningsOf = (args: string[], body?: unknown): Promise<string[]> =>
+  kubectlWarnings(server.kubeconfigPath, args, body);
 
 /** A pod that is valid but trips every kind of warning kube gives. */
 const POD = {
@@ -333,6 +318,107 @@ describe('warnings on pods and pod templates', () => {
       'spec.hostAliases[0].ip: IPv6 address "2001:DB8::1" should be in RFC 5952 canonical format ("2001:db8::1")',
       'spec.hostAliases[1].ip: non-standard IP address "::ffff:1.2.3.4" will be considered invalid in a future Kubernetes release: use "1.2.3.4"',
       'spec.hostAliases[2].ip: IPv6 address "2001:db8:0:0:0:0:0:2" should be in RFC 5952 canonical format ("2001:db8::2")',
+    ]);
+  });
+});
+
+const OBJECTS = {
+  apiVersion: 'v1',
+  kind: 'List',
+  items: [
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: {
+        name: 's1',
+        namespace: 'default',
+        annotations: { 'service.kubernetes.io/topology-aware-hints': 'auto' },
+      },
+      spec: {
+        type: 'LoadBalancer',
+        ports: [{ port: 80 }],
+        externalIPs: ['010.1.1.1'],
+        loadBalancerSourceRanges: ['10.0.0.1/8', '010.0.0.0/8', '2001:DB8::/32'],
+        externalName: 'x.example.com',
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 's2', namespace: 'default' },
+      spec: { type: 'ExternalName', externalName: 'x.example.com', externalIPs: ['1.2.3.4'] },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      metadata: { name: 'e1', namespace: 'default' },
+      subsets: [
+        {
+          addresses: [{ ip: '01.2.3.4' }],
+          notReadyAddresses: [{ ip: '::ffff:1.2.3.5' }],
+          ports: [{ port: 80 }],
+        },
+      ],
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: {
+        name: 'c1',
+        namespace: 'default',
+        annotations: { 'volume.beta.kubernetes.io/storage-class': 'x' },
+      },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: '1.5' }, limits: { storage: '2.5' } },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'ServiceAccount',
+      metadata: {
+        name: 'sa1',
+        namespace: 'default',
+        annotations: { 'kubernetes.io/enforce-mountable-secrets': 'true' },
+      },
+    },
+    {
+      apiVersion: 'v1',
+      kind: 'Node',
+      metadata: { name: 'n1' },
+      spec: { externalID: 'abc', podCIDRs: ['10.1.2.3/24'] },
+    },
+  ],
+};
+
+describe('warnings on core kinds', () => {
+  it('gives kube’s warnings on create, and on the updates kube gives them', async () => {
+    expect(await warningsOf(['create'], OBJECTS)).toEqual([
+      'annotation service.kubernetes.io/topology-aware-hints is deprecated, please use service.kubernetes.io/topology-mode instead',
+      'spec.externalIPs[0]: non-standard IP address "010.1.1.1" will be considered invalid in a future Kubernetes release: use "10.1.1.1"',
+      'spec.loadBalancerSourceRanges[0]: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)',
+      'spec.loadBalancerSourceRanges[1]: non-standard CIDR value "010.0.0.0/8" will be considered invalid in a future Kubernetes release: use "10.0.0.0/8"',
+      'spec.loadBalancerSourceRanges[2]: IPv6 CIDR value "2001:DB8::/32" should be in RFC 5952 canonical format ("2001:db8::/32")',
+      'spec.externalName is ignored when spec.type is not "ExternalName"',
+      'spec.externalIPs is ignored when spec.type is "ExternalName"',
+      'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
+      'subsets[0].addresses[0].ip: non-standard IP address "01.2.3.4" will be considered invalid in a future Kubernetes release: use "1.2.3.4"',
+      'subsets[0].notReadyAddresses[0].ip: non-standard IP address "::ffff:1.2.3.5" will be considered invalid in a future Kubernetes release: use "1.2.3.5"',
+      'metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead',
+      'spec.resources.requests[storage]: fractional byte value "1500m" is invalid, must be an integer',
+      'spec.resources.limits[storage]: fractional byte value "2500m" is invalid, must be an integer',
+      'metadata.annotations[kubernetes.io/enforce-mountable-secrets]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets',
+      'spec.externalID: this field is deprecated, and is unused by Kubernetes',
+      'spec.podCIDRs[0]: CIDR value "10.1.2.3/24" is ambiguous in this context (should be "10.1.2.0/24" or "10.1.2.3/32"?)',
+    ]);
+    // A ServiceAccount warns only when the annotation is new; a Service on every update.
+    expect(await warningsOf(['label', 'sa', 'sa1', '-n', 'default', 'x=y'])).toEqual([]);
+    expect(await warningsOf(['label', 'svc', 's2', '-n', 'default', 'x=y'])).toEqual([
+      'spec.externalIPs is ignored when spec.type is "ExternalName"',
+    ]);
+    // Every request for v1 Endpoints carries kube's deprecation warning.
+    expect(await warningsOf(['get', 'endpoints', '-n', 'default'])).toEqual([
+      'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
     ]);
   });
 });

@@ -1,0 +1,83 @@
+/**
+ * kube's warnings for IP addresses and CIDRs that validation accepts but a future release will
+ * not (apimachinery's `GetWarningsForIP` and `GetWarningsForCIDR`).
+ */
+
+/** Go's `%q` of a string (the same as JSON's for addresses). */
+const q = (s: string): string => JSON.stringify(s);
+
+/** The IPv6 address `value` in RFC 5952 form (the URL parser prints hosts so), or undefined. */
+function canonicalIPv6(value: string): string | undefined {
+  try {
+    return new URL(`http://[${value}]`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * kube's `GetWarningsForIP`: an IPv4 address with leading zeros or an IPv4-mapped IPv6 one
+ * (use the plain IPv4 form), and an IPv6 address not in RFC 5952 form.
+ */
+export function ipWarnings(path: string, value: string): string[] {
+  const nonStandard = (preferred: string): string[] => [
+    `${path}: non-standard IP address ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(preferred)}`,
+  ];
+  if (value.includes(':')) {
+    const canonical = canonicalIPv6(value);
+    if (canonical === undefined) return [];
+    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
+    if (mapped !== null) {
+      const [hi, lo] = [parseInt(mapped[1] ?? '0', 16), parseInt(mapped[2] ?? '0', 16)];
+      return nonStandard(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
+    }
+    return canonical === value
+      ? []
+      : [`${path}: IPv6 address ${q(value)} should be in RFC 5952 canonical format (${q(canonical)})`];
+  }
+  const parts = value.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return [];
+  if (!parts.some((p) => p.length > 1 && p.startsWith('0'))) return [];
+  return nonStandard(parts.map((p) => String(Number(p))).join('.'));
+}
+
+/** The IPv4 address `a.b.c.d` (leading zeros allowed) as a number, or undefined. */
+function ipv4Number(value: string): number | undefined {
+  const parts = value.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+const ipv4Text = (n: number): string => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+
+/**
+ * kube's `GetWarningsForCIDR` for IPv4 CIDRs: host bits set past the prefix (ambiguous), and
+ * leading zeros; for IPv6, a CIDR not in RFC 5952 form.
+ */
+export function cidrWarnings(path: string, value: string): string[] {
+  const slash = value.indexOf('/');
+  if (slash < 0) return [];
+  const addr = value.slice(0, slash);
+  const bits = Number(value.slice(slash + 1));
+  if (addr.includes(':')) {
+    const canonical = canonicalIPv6(addr);
+    if (canonical === undefined || canonical === addr || !/^\d+$/.test(value.slice(slash + 1))) return [];
+    return [
+      `${path}: IPv6 CIDR value ${q(value)} should be in RFC 5952 canonical format (${q(`${canonical}/${bits}`)})`,
+    ];
+  }
+  const n = ipv4Number(addr);
+  if (n === undefined || !Number.isInteger(bits) || bits < 0 || bits > 32) return [];
+  const size = 2 ** (32 - bits);
+  const network = `${ipv4Text(n - (n % size))}/${bits}`;
+  const out: string[] = [];
+  if (n % size !== 0)
+    out.push(
+      `${path}: CIDR value ${q(value)} is ambiguous in this context (should be ${q(network)} or ${q(`${ipv4Text(n)}/32`)}?)`,
+    );
+  if (addr.split('.').some((p) => p.length > 1 && p.startsWith('0')))
+    out.push(
+      `${path}: non-standard CIDR value ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(network)}`,
+    );
+  return out;
+}

@@ -1,0 +1,119 @@
+/**
+ * The warnings kube-apiserver v1.33's strategies give on writes of core kinds without a pod
+ * template (their `WarningsOnCreate`/`WarningsOnUpdate`): Services, Endpoints,
+ * PersistentVolumeClaims, ServiceAccounts and Nodes. Each is given on create and on every update
+ * of the object (not of its status), as kube's strategies do.
+ */
+import { arr, obj, objects, str, type JsonObject } from '../json.js';
+import { child, index, key } from '../path.js';
+import { cidrWarnings, ipWarnings } from './ip-warnings.js';
+import { claimSpecWarnings } from './pod-warnings.js';
+
+const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
+const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
+const BETA_STORAGE_CLASS_ANNOTATION = 'volume.beta.kubernetes.io/storage-class';
+const ENFORCE_MOUNTABLE_SECRETS = 'kubernetes.io/enforce-mountable-secrets';
+/** The label and value the endpoints controller marks its own Endpoints with. */
+const ENDPOINTS_MANAGED_BY = 'endpoints.kubernetes.io/managed-by';
+const ENDPOINTS_CONTROLLER = 'endpoint-controller';
+
+const annotationsOf = (o: JsonObject | undefined): JsonObject => obj(obj(o, 'metadata'), 'annotations') ?? {};
+
+const strings = (o: JsonObject | undefined, k: string): string[] =>
+  (arr(o, k) ?? []).filter((v): v is string => typeof v === 'string');
+
+/** kube's `GetWarningsForService`. */
+function serviceWarnings(svc: JsonObject): string[] {
+  const out: string[] = [];
+  if (Object.hasOwn(annotationsOf(svc), TOPOLOGY_HINTS_ANNOTATION))
+    out.push(
+      `annotation ${TOPOLOGY_HINTS_ANNOTATION} is deprecated, please use ${TOPOLOGY_MODE_ANNOTATION} instead`,
+    );
+  const spec = obj(svc, 'spec');
+  const clusterIP = str(spec, 'clusterIP');
+  // kube's IsServiceIPSet: an IP, not None.
+  if (clusterIP !== '' && clusterIP !== 'None')
+    strings(spec, 'clusterIPs').forEach((ip, i) => out.push(...ipWarnings(index('spec.clusterIPs', i), ip)));
+  const externalIPs = strings(spec, 'externalIPs');
+  externalIPs.forEach((ip, i) => out.push(...ipWarnings(index('spec.externalIPs', i), ip)));
+  const lbIP = str(spec, 'loadBalancerIP');
+  if (lbIP !== '') out.push(...ipWarnings('spec.loadBalancerIP', lbIP));
+  strings(spec, 'loadBalancerSourceRanges').forEach((c, i) =>
+    out.push(...cidrWarnings(index('spec.loadBalancerSourceRanges', i), c)),
+  );
+  const type = str(spec, 'type');
+  if (type === 'ExternalName' && externalIPs.length > 0)
+    out.push('spec.externalIPs is ignored when spec.type is "ExternalName"');
+  if (type !== 'ExternalName' && str(spec, 'externalName') !== '')
+    out.push('spec.externalName is ignored when spec.type is not "ExternalName"');
+  return out;
+}
+
+/** kube's endpointsWarnings: non-standard addresses, unless the endpoints controller wrote them. */
+function endpointsWarnings(ep: JsonObject): string[] {
+  if (obj(obj(ep, 'metadata'), 'labels')?.[ENDPOINTS_MANAGED_BY] === ENDPOINTS_CONTROLLER) return [];
+  const out: string[] = [];
+  objects(ep, 'subsets').forEach((subset, i) => {
+    for (const list of ['addresses', 'notReadyAddresses'])
+      objects(subset, list).forEach((a, j) =>
+        out.push(...ipWarnings(child(index(child(index('subsets', i), list), j), 'ip'), str(a, 'ip'))),
+      );
+  });
+  return out;
+}
+
+/** kube's `GetWarningsForPersistentVolumeClaim`. */
+function claimWarnings(pvc: JsonObject): string[] {
+  const out: string[] = [];
+  if (Object.hasOwn(annotationsOf(pvc), BETA_STORAGE_CLASS_ANNOTATION))
+    out.push(
+      `${key('metadata.annotations', BETA_STORAGE_CLASS_ANNOTATION)}: deprecated since v1.8; use "storageClassName" attribute instead`,
+    );
+  out.push(...claimSpecWarnings('spec', obj(pvc, 'spec')));
+  return out;
+}
+
+/** The enforce-mountable-secrets annotation, when a write newly sets it. */
+function serviceAccountWarnings(sa: JsonObject, old: JsonObject | undefined): string[] {
+  if (old !== undefined && Object.hasOwn(annotationsOf(old), ENFORCE_MOUNTABLE_SECRETS)) return [];
+  return Object.hasOwn(annotationsOf(sa), ENFORCE_MOUNTABLE_SECRETS)
+    ? [
+        `${key('metadata.annotations', ENFORCE_MOUNTABLE_SECRETS)}: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets`,
+      ]
+    : [];
+}
+
+/** kube's nodeWarnings. */
+function nodeWarnings(node: JsonObject): string[] {
+  const spec = obj(node, 'spec');
+  const out: string[] = [];
+  if (spec?.['configSource'] != null) out.push('spec.configSource: the feature is removed');
+  if (str(spec, 'externalID') !== '')
+    out.push('spec.externalID: this field is deprecated, and is unused by Kubernetes');
+  strings(spec, 'podCIDRs').forEach((c, i) => out.push(...cidrWarnings(index('spec.podCIDRs', i), c)));
+  return out;
+}
+
+/** The warnings of a write of `o` (`old` on update) of one of the module comment's kinds; none for others. */
+export function objectWriteWarnings(
+  group: string,
+  kind: string,
+  o: JsonObject,
+  old: JsonObject | undefined,
+): string[] {
+  if (group !== '') return [];
+  switch (kind) {
+    case 'Service':
+      return serviceWarnings(o);
+    case 'Endpoints':
+      return endpointsWarnings(o);
+    case 'PersistentVolumeClaim':
+      return claimWarnings(o);
+    case 'ServiceAccount':
+      return serviceAccountWarnings(o, old);
+    case 'Node':
+      return nodeWarnings(o);
+    default:
+      return [];
+  }
+}
