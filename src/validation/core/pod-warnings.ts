@@ -10,8 +10,8 @@
  * - Map keys (node selector, annotations) are visited in the object's order; Go's map order is
  *   random, so kube's order of those warnings is not fixed either.
  *
- * Not here: the AppArmor annotation warning of a bare pod (kube sends it from its version-skew
- * step), and the warnings of kinds without a pod template.
+ * Not done: the AppArmor annotation warning of a bare pod (kube sends it from its version-skew
+ * step). The core kinds without a pod template warn in object-warnings.ts.
  */
 import { POD_TEMPLATE_PATHS } from '../../api/pod-templates.js';
 import { canonicalQuantity, milliValue, parseQuantity } from '../../api/quantity.js';
