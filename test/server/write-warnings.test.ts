@@ -1,8 +1,8 @@
 /**
  * The warnings kube-apiserver v1.33 sends kubectl for valid but suspicious writes, through
  * kubectl 1.33 against a real server: pods and pod templates (src/validation/core/pod-warnings.ts),
- * Services, Endpoints, PersistentVolumeClaims, ServiceAccounts and Nodes
- * (src/validation/core/object-warnings.ts), and v1 Endpoints' deprecation. The expected lines are
+ * the other kinds with warnings (src/validation/core/object-warnings.ts), and v1 Endpoints'
+ * deprecation. The expected lines are
  * what kube-apiserver v1.33.13 sent kubectl for the same objects and commands, in its order (the
  * node selector's and annotations' single keys make the order fixed).
  */
@@ -419,6 +419,66 @@ describe('warnings on core kinds', () => {
     // Every request for v1 Endpoints carries kube's deprecation warning.
     expect(await warningsOf(['get', 'endpoints', '-n', 'default'])).toEqual([
       'v1 Endpoints is deprecated in v1.33+; use discovery.k8s.io/v1 EndpointSlice',
+    ]);
+  });
+
+  it('gives kube’s warnings for network policies, ingresses, storage and runtime classes', async () => {
+    const objects = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'NetworkPolicy',
+          metadata: { name: 'np', namespace: 'default' },
+          spec: {
+            podSelector: {},
+            ingress: [{ from: [{ ipBlock: { cidr: '10.0.0.1/8', except: ['010.1.0.0/16'] } }] }],
+            egress: [{ to: [{ podSelector: {} }, { ipBlock: { cidr: '2001:DB8::/32' } }] }],
+          },
+        },
+        {
+          apiVersion: 'networking.k8s.io/v1',
+          kind: 'Ingress',
+          metadata: {
+            name: 'ing',
+            namespace: 'default',
+            annotations: { 'kubernetes.io/ingress.class': 'nginx' },
+          },
+          spec: { defaultBackend: { service: { name: 's', port: { number: 80 } } } },
+        },
+        {
+          apiVersion: 'storage.k8s.io/v1',
+          kind: 'StorageClass',
+          metadata: { name: 'sc' },
+          provisioner: 'example.com/p',
+          allowedTopologies: [
+            { matchLabelExpressions: [{ key: 'failure-domain.beta.kubernetes.io/zone', values: ['a'] }] },
+          ],
+        },
+        {
+          apiVersion: 'node.k8s.io/v1',
+          kind: 'RuntimeClass',
+          metadata: { name: 'rc' },
+          handler: 'runc',
+          scheduling: { nodeSelector: { 'beta.kubernetes.io/os': 'linux' } },
+        },
+      ],
+    };
+    expect(await warningsOf(['create'], objects)).toEqual([
+      'spec.ingress[0].from[0].ipBlock.cidr: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)',
+      'spec.ingress[0].from[0].ipBlock.except[0]: non-standard CIDR value "010.1.0.0/16" will be considered invalid in a future Kubernetes release: use "10.1.0.0/16"',
+      'spec.egress[0].to[1].ipBlock.cidr: IPv6 CIDR value "2001:DB8::/32" should be in RFC 5952 canonical format ("2001:db8::/32")',
+      'annotation "kubernetes.io/ingress.class" is deprecated, please use \'spec.ingressClassName\' instead',
+      'allowedTopologies[0].matchLabelExpressions[0].key: deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+      'scheduling.nodeSelector: deprecated since v1.14; use "kubernetes.io/os" instead',
+    ]);
+    // An Ingress warns on create only; a NetworkPolicy on every update.
+    expect(await warningsOf(['label', 'ingress', 'ing', '-n', 'default', 'x=y'])).toEqual([]);
+    expect(await warningsOf(['label', 'networkpolicy', 'np', '-n', 'default', 'x=y'])).toEqual([
+      'spec.ingress[0].from[0].ipBlock.cidr: CIDR value "10.0.0.1/8" is ambiguous in this context (should be "10.0.0.0/8" or "10.0.0.1/32"?)',
+      'spec.ingress[0].from[0].ipBlock.except[0]: non-standard CIDR value "010.1.0.0/16" will be considered invalid in a future Kubernetes release: use "10.1.0.0/16"',
+      'spec.egress[0].to[1].ipBlock.cidr: IPv6 CIDR value "2001:DB8::/32" should be in RFC 5952 canonical format ("2001:db8::/32")',
     ]);
   });
 });

@@ -1,13 +1,14 @@
 /**
- * The warnings kube-apiserver v1.33's strategies give on writes of core kinds without a pod
- * template (their `WarningsOnCreate`/`WarningsOnUpdate`): Services, Endpoints,
- * PersistentVolumeClaims, ServiceAccounts and Nodes. Each is given on create and on every update
- * of the object (not of its status), as kube's strategies do.
+ * The warnings kube-apiserver v1.33's strategies give on writes of kinds without a pod template
+ * (their `WarningsOnCreate`/`WarningsOnUpdate`): Services, Endpoints, PersistentVolumeClaims,
+ * ServiceAccounts, Nodes, NetworkPolicies, StorageClasses and RuntimeClasses on create and on
+ * every update of the object (not of its status); Ingresses on create only. As kube's
+ * strategies do.
  */
 import { arr, obj, objects, str, type JsonObject } from '../json.js';
 import { child, index, key } from '../path.js';
 import { cidrWarnings, ipWarnings } from './ip-warnings.js';
-import { claimSpecWarnings } from './pod-warnings.js';
+import { claimSpecWarnings, DEPRECATED_NODE_LABELS } from './pod-warnings.js';
 
 const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
@@ -16,6 +17,7 @@ const ENFORCE_MOUNTABLE_SECRETS = 'kubernetes.io/enforce-mountable-secrets';
 /** The label and value the endpoints controller marks its own Endpoints with. */
 const ENDPOINTS_MANAGED_BY = 'endpoints.kubernetes.io/managed-by';
 const ENDPOINTS_CONTROLLER = 'endpoint-controller';
+const INGRESS_CLASS_ANNOTATION = 'kubernetes.io/ingress.class';
 
 const annotationsOf = (o: JsonObject | undefined): JsonObject => obj(obj(o, 'metadata'), 'annotations') ?? {};
 
@@ -94,6 +96,63 @@ function nodeWarnings(node: JsonObject): string[] {
   return out;
 }
 
+/** kube's networkPolicyWarnings: non-standard CIDRs in the peers' ipBlocks. */
+function networkPolicyWarnings(np: JsonObject): string[] {
+  const out: string[] = [];
+  const spec = obj(np, 'spec');
+  for (const [rules, peers] of [
+    ['ingress', 'from'],
+    ['egress', 'to'],
+  ] as const) {
+    objects(spec, rules).forEach((rule, i) =>
+      objects(rule, peers).forEach((peer, j) => {
+        const block = obj(peer, 'ipBlock');
+        if (block === undefined) return;
+        const path = child(index(child(index(child('spec', rules), i), peers), j), 'ipBlock');
+        out.push(...cidrWarnings(child(path, 'cidr'), str(block, 'cidr')));
+        strings(block, 'except').forEach((c, k) =>
+          out.push(...cidrWarnings(index(child(path, 'except'), k), c)),
+        );
+      }),
+    );
+  }
+  return out;
+}
+
+/** kube's `GetWarningsForStorageClass`: deprecated node labels in allowed topologies. */
+function storageClassWarnings(sc: JsonObject): string[] {
+  const out: string[] = [];
+  objects(sc, 'allowedTopologies').forEach((topology, i) =>
+    objects(topology, 'matchLabelExpressions').forEach((e, j) => {
+      const msg = DEPRECATED_NODE_LABELS.get(str(e, 'key'));
+      if (msg !== undefined)
+        out.push(
+          `${child(index(child(index('allowedTopologies', i), 'matchLabelExpressions'), j), 'key')}: ${msg}`,
+        );
+    }),
+  );
+  return out;
+}
+
+/** kube's `GetWarningsForRuntimeClass` (its path names the selector, not the key). */
+function runtimeClassWarnings(rc: JsonObject): string[] {
+  return Object.keys(obj(obj(rc, 'scheduling'), 'nodeSelector') ?? {}).flatMap((k) => {
+    const msg = DEPRECATED_NODE_LABELS.get(k);
+    return msg === undefined ? [] : [`scheduling.nodeSelector: ${msg}`];
+  });
+}
+
+/** The class annotation without `spec.ingressClassName`, on create. */
+function ingressWarnings(ing: JsonObject, old: JsonObject | undefined): string[] {
+  if (old !== undefined) return [];
+  return Object.hasOwn(annotationsOf(ing), INGRESS_CLASS_ANNOTATION) &&
+    obj(ing, 'spec')?.['ingressClassName'] == null
+    ? [
+        `annotation ${JSON.stringify(INGRESS_CLASS_ANNOTATION)} is deprecated, please use 'spec.ingressClassName' instead`,
+      ]
+    : [];
+}
+
 /** The warnings of a write of `o` (`old` on update) of one of the module comment's kinds; none for others. */
 export function objectWriteWarnings(
   group: string,
@@ -101,18 +160,25 @@ export function objectWriteWarnings(
   o: JsonObject,
   old: JsonObject | undefined,
 ): string[] {
-  if (group !== '') return [];
-  switch (kind) {
-    case 'Service':
+  switch (`${group}/${kind}`) {
+    case '/Service':
       return serviceWarnings(o);
-    case 'Endpoints':
+    case '/Endpoints':
       return endpointsWarnings(o);
-    case 'PersistentVolumeClaim':
+    case '/PersistentVolumeClaim':
       return claimWarnings(o);
-    case 'ServiceAccount':
+    case '/ServiceAccount':
       return serviceAccountWarnings(o, old);
-    case 'Node':
+    case '/Node':
       return nodeWarnings(o);
+    case 'networking.k8s.io/NetworkPolicy':
+      return networkPolicyWarnings(o);
+    case 'networking.k8s.io/Ingress':
+      return ingressWarnings(o, old);
+    case 'storage.k8s.io/StorageClass':
+      return storageClassWarnings(o);
+    case 'node.k8s.io/RuntimeClass':
+      return runtimeClassWarnings(o);
     default:
       return [];
   }

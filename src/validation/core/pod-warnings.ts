@@ -22,7 +22,7 @@ import { child, index, key } from '../path.js';
 import { ipWarnings } from './ip-warnings.js';
 
 /** kube's deprecated node labels and what to say of each (`pkg/api/node`). */
-const DEPRECATED_NODE_LABELS: ReadonlyMap<string, string> = new Map([
+export const DEPRECATED_NODE_LABELS: ReadonlyMap<string, string> = new Map([
   ['beta.kubernetes.io/arch', 'deprecated since v1.14; use "kubernetes.io/arch" instead'],
   ['beta.kubernetes.io/os', 'deprecated since v1.14; use "kubernetes.io/os" instead'],
   [
