@@ -13,23 +13,13 @@
  *   empty).
  */
 import { POD_TEMPLATE_PATHS } from '../api/pod-templates.js';
-import { isObject } from '../validation/json.js';
+import { isObject, obj, objectAtPath, objects } from '../validation/json.js';
 import { nonEmpty, objectAt, type JsonObject } from './mutate.js';
 
 const CONTAINER_LISTS = ['containers', 'initContainers', 'ephemeralContainers'] as const;
 
-function at(obj: unknown, path: readonly string[]): JsonObject | undefined {
-  let cur = obj;
-  for (const key of path) cur = isObject(cur) ? cur[key] : undefined;
-  return isObject(cur) ? cur : undefined;
-}
-
-function objects(list: unknown): JsonObject[] {
-  return Array.isArray(list) ? list.filter(isObject) : [];
-}
-
 function containersOf(spec: JsonObject): JsonObject[] {
-  return CONTAINER_LISTS.flatMap((k) => objects(spec[k]));
+  return CONTAINER_LISTS.flatMap((k) => objects(spec, k));
 }
 
 function podLevelResourcesInUse(spec: JsonObject | undefined): boolean {
@@ -42,7 +32,7 @@ function resourceClaimsInUse(spec: JsonObject | undefined): boolean {
 }
 
 function projections(spec: JsonObject): JsonObject[] {
-  return objects(spec['volumes']).flatMap((v) => objects(at(v, ['projected'])?.['sources']));
+  return objects(spec, 'volumes').flatMap((v) => objects(obj(v, 'projected'), 'sources'));
 }
 
 function trustBundlesInUse(spec: JsonObject | undefined): boolean {
@@ -50,20 +40,21 @@ function trustBundlesInUse(spec: JsonObject | undefined): boolean {
 }
 
 function imageVolumesInUse(spec: JsonObject | undefined): boolean {
-  return spec !== undefined && objects(spec['volumes']).some((v) => v['image'] != null);
+  return spec !== undefined && objects(spec, 'volumes').some((v) => v['image'] != null);
 }
 
 function stopSignalsInUse(spec: JsonObject | undefined): boolean {
-  return spec !== undefined && containersOf(spec).some((c) => at(c, ['lifecycle'])?.['stopSignal'] != null);
+  return spec !== undefined && containersOf(spec).some((c) => obj(c, 'lifecycle')?.['stopSignal'] != null);
 }
 
 /** Drops the disabled features' fields from `spec`, except those `old` already uses. */
 export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | undefined): void {
+  const containers = containersOf(spec);
   if (!podLevelResourcesInUse(old)) delete spec['resources'];
   if (!resourceClaimsInUse(old)) {
     delete spec['resourceClaims'];
-    for (const c of containersOf(spec)) {
-      const resources = at(c, ['resources']);
+    for (const c of containers) {
+      const resources = obj(c, 'resources');
       if (resources !== undefined) delete resources['claims'];
     }
   }
@@ -75,7 +66,7 @@ export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | un
     );
     if (dropped.size > 0) {
       spec['volumes'] = volumes.filter((v) => !(isObject(v) && v['image'] != null));
-      for (const c of containersOf(spec))
+      for (const c of containers)
         if (Array.isArray(c['volumeMounts']))
           c['volumeMounts'] = (c['volumeMounts'] as unknown[]).filter(
             (m) => !(isObject(m) && dropped.has(m['name'])),
@@ -83,8 +74,8 @@ export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | un
     }
   }
   if (!stopSignalsInUse(old)) {
-    for (const c of containersOf(spec)) {
-      const lifecycle = at(c, ['lifecycle']);
+    for (const c of containers) {
+      const lifecycle = obj(c, 'lifecycle');
       if (lifecycle === undefined || !('stopSignal' in lifecycle)) continue;
       delete lifecycle['stopSignal'];
       if (Object.keys(lifecycle).length === 0) delete c['lifecycle'];
@@ -93,19 +84,19 @@ export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | un
 }
 
 /**
- * Drops the disabled features' fields from the pod spec of `obj` (a Pod, or a kind with a pod
+ * Drops the disabled features' fields from the pod spec of `o` (a Pod, or a kind with a pod
  * template), given the stored object on update.
  */
 export function dropDisabledFields(
   group: string,
   kind: string,
-  obj: JsonObject,
+  o: JsonObject,
   old: JsonObject | undefined,
 ): void {
   const key = `${group}/${kind}`;
   const template = POD_TEMPLATE_PATHS.get(key);
   if (key !== '/Pod' && template === undefined) return;
   const specPath = [...(template ?? []), 'spec'];
-  const spec = at(obj, specPath);
-  if (spec !== undefined) dropDisabledPodSpecFields(spec, old === undefined ? undefined : at(old, specPath));
+  const spec = objectAtPath(o, specPath);
+  if (spec !== undefined) dropDisabledPodSpecFields(spec, objectAtPath(old, specPath));
 }

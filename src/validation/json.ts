@@ -20,6 +20,13 @@ export function obj(o: JsonObject | undefined, k: string): JsonObject | undefine
   return isObject(v) ? v : undefined;
 }
 
+/** The object at the end of `path` from `o`, or undefined when any step is not an object. */
+export function objectAtPath(o: JsonObject | undefined, path: readonly string[]): JsonObject | undefined {
+  let cur = o;
+  for (const k of path) cur = obj(cur, k);
+  return cur;
+}
+
 /** The array at `o[k]`, or undefined. */
 export function arr(o: JsonObject | undefined, k: string): unknown[] | undefined {
   const v = o?.[k];

@@ -3,8 +3,8 @@
  * not (apimachinery's `GetWarningsForIP` and `GetWarningsForCIDR`).
  */
 
-/** Go's `%q` of a string (the same as JSON's for addresses). */
-const q = (s: string): string => JSON.stringify(s);
+/** Go's `%q` of a string (the same as JSON's for the addresses, names and paths warned about). */
+export const q = (s: string): string => JSON.stringify(s);
 
 /** The IPv6 address `value` in RFC 5952 form (the URL parser prints hosts so), or undefined. */
 function canonicalIPv6(value: string): string | undefined {
@@ -14,6 +14,19 @@ function canonicalIPv6(value: string): string | undefined {
     return undefined;
   }
 }
+
+/** The IPv4 address `a.b.c.d` (leading zeros allowed) as a number, or undefined. */
+function ipv4Number(value: string): number | undefined {
+  const parts = value.split('.');
+  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
+  return parts.reduce((n, p) => n * 256 + Number(p), 0);
+}
+
+const ipv4Text = (n: number): string => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
+
+/** True when a part of the dotted IPv4 address has a leading zero (`010.0.0.1`). */
+const hasLeadingZeros = (value: string): boolean =>
+  value.split('.').some((p) => p.length > 1 && p.startsWith('0'));
 
 /**
  * kube's `GetWarningsForIP`: an IPv4 address with leading zeros or an IPv4-mapped IPv6 one
@@ -35,20 +48,9 @@ export function ipWarnings(path: string, value: string): string[] {
       ? []
       : [`${path}: IPv6 address ${q(value)} should be in RFC 5952 canonical format (${q(canonical)})`];
   }
-  const parts = value.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return [];
-  if (!parts.some((p) => p.length > 1 && p.startsWith('0'))) return [];
-  return nonStandard(parts.map((p) => String(Number(p))).join('.'));
+  const n = ipv4Number(value);
+  return n === undefined || !hasLeadingZeros(value) ? [] : nonStandard(ipv4Text(n));
 }
-
-/** The IPv4 address `a.b.c.d` (leading zeros allowed) as a number, or undefined. */
-function ipv4Number(value: string): number | undefined {
-  const parts = value.split('.');
-  if (parts.length !== 4 || !parts.every((p) => /^\d{1,3}$/.test(p) && Number(p) <= 255)) return undefined;
-  return parts.reduce((n, p) => n * 256 + Number(p), 0);
-}
-
-const ipv4Text = (n: number): string => [24, 16, 8, 0].map((s) => Math.floor(n / 2 ** s) % 256).join('.');
 
 /**
  * kube's `GetWarningsForCIDR` for IPv4 CIDRs: host bits set past the prefix (ambiguous), and
@@ -75,7 +77,7 @@ export function cidrWarnings(path: string, value: string): string[] {
     out.push(
       `${path}: CIDR value ${q(value)} is ambiguous in this context (should be ${q(network)} or ${q(`${ipv4Text(n)}/32`)}?)`,
     );
-  if (addr.split('.').some((p) => p.length > 1 && p.startsWith('0')))
+  if (hasLeadingZeros(addr))
     out.push(
       `${path}: non-standard CIDR value ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(network)}`,
     );

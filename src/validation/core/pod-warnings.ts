@@ -17,9 +17,9 @@ import { POD_TEMPLATE_PATHS } from '../../api/pod-templates.js';
 import { canonicalQuantity, milliValue, parseQuantity } from '../../api/quantity.js';
 import { DAEMONSET_TEMPLATE_GENERATION } from '../../api/annotations.js';
 import { isDNS1123Label, isLabelValue } from '../formats.js';
-import { arr, isObject, num, obj, objects, str, type JsonObject } from '../json.js';
+import { arr, isObject, num, obj, objectAtPath, objects, str, type JsonObject } from '../json.js';
 import { child, index, key } from '../path.js';
-import { ipWarnings } from './ip-warnings.js';
+import { ipWarnings, q } from './ip-warnings.js';
 
 /** kube's deprecated node labels and what to say of each (`pkg/api/node`). */
 export const DEPRECATED_NODE_LABELS: ReadonlyMap<string, string> = new Map([
@@ -77,9 +77,6 @@ const DEPRECATED_VOLUMES: readonly (readonly [string, string, string])[] = [
 const SECCOMP_POD_ANNOTATION = 'seccomp.security.alpha.kubernetes.io/pod';
 const SECCOMP_CONTAINER_PREFIX = 'container.seccomp.security.alpha.kubernetes.io/';
 const APPARMOR_CONTAINER_PREFIX = 'container.apparmor.security.beta.kubernetes.io/';
-
-/** Go's `%q` of a string (the same as JSON's for the text names and paths hold). */
-const q = (s: string): string => JSON.stringify(s);
 
 /** Go's `%v` of a string slice. */
 const goList = (items: readonly string[]): string => `[${items.join(' ')}]`;
@@ -502,12 +499,6 @@ const NAMES_PODS = new Set([
 const COMPLETIONS_SOFT_LIMIT = 100_000;
 const PARALLELISM_SOFT_LIMIT = 10_000;
 
-function at(o: JsonObject | undefined, path: readonly string[]): JsonObject | undefined {
-  let cur = o;
-  for (const k of path) cur = obj(cur, k);
-  return cur;
-}
-
 function nameWarning(name: string, what: string): string[] {
   const msgs = isDNS1123Label(name);
   return msgs.length === 0
@@ -553,7 +544,7 @@ export function podWriteWarnings(
     old === undefined && NAMES_PODS.has(kindKey) ? nameWarning(name, 'Pod names and hostnames') : [];
   if (kindKey === 'batch/Job' || kindKey === 'batch/CronJob') {
     const jobSpecPath = templatePath.slice(0, -1);
-    const jobSpec = at(o, jobSpecPath);
+    const jobSpec = objectAtPath(o, jobSpecPath);
     if (
       str(jobSpec, 'completionMode') === 'Indexed' &&
       (num(jobSpec, 'completions') ?? 0) > COMPLETIONS_SOFT_LIMIT &&
@@ -563,7 +554,7 @@ export function podWriteWarnings(
         `${jobSpecPath.join('.')}: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail`,
       );
   }
-  const t = at(o, templatePath);
+  const t = objectAtPath(o, templatePath);
   out.push(...podSpecWarnings(templatePath.join('.'), obj(t, 'spec'), obj(t, 'metadata')));
   if (kindKey === 'apps/StatefulSet') {
     const spec = obj(o, 'spec');
