@@ -9,7 +9,7 @@
  * nftables tables are named after the bridge, kept across restarts and removed by `--reset`.
  *
  * {@link startNodeRuntime} runs while the server starts: the Service range's blackhole route,
- * containerd, the development images when absent, and the new or changed tarballs of
+ * the pods' bridge (whose gateway address is the node's InternalIP), containerd, the development images when absent, and the new or changed tarballs of
  * `<data-dir>/images/`. {@link realNode} then starts the agent once the server serves.
  *
  * On exit the agent stops (pods keep running) and containerd stops (the shims keep the containers
@@ -22,7 +22,7 @@ import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
 import { enableClusterNetworking } from '../agent/network/enable.js';
 import { ipAt, parseCidr } from '../ipam/cidr.js';
-import { gatewayOf } from '../agent/network/bridge.js';
+import { ensureBridge, gatewayOf } from '../agent/network/bridge.js';
 import type { CommandIo, Companion } from '../server/run.js';
 import type { ServingServer } from '../server/server.js';
 import { startupTrace } from '../server/startup-trace.js';
@@ -52,7 +52,7 @@ export interface RealNodeOptions {
   readonly clientCAFile: string;
   /**
    * True when the server listens on the loopback only: it then serves on the bridge's gateway
-   * address too, once the agent made the bridge, so that pods reach it through the `kubernetes`
+   * address too, once the agent runs, so that pods reach it through the `kubernetes`
    * Service (`capstan cluster` advertises that address).
    */
   readonly serveOnGateway?: boolean;
@@ -102,6 +102,16 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
   // Recorded before the agent runs anything, so a reset after a crash still knows what to remove.
   await writeNodeState(layout, state);
   startupTrace('node: route and state');
+  try {
+    // The bridge's gateway is the node's address (see agentArgs): made before the agent listens.
+    await ensureBridge(opts.bridge, opts.podCIDR);
+  } catch (err) {
+    await starting.then(
+      (c) => c.stop(),
+      () => undefined,
+    );
+    throw err;
+  }
   const containerd = await starting;
   startupTrace('node: containerd serves CRI');
   try {
@@ -121,14 +131,14 @@ export async function startNodeRuntime(opts: RealNodeOptions, io: CommandIo): Pr
 const KUBELET_PORT = 10250;
 
 /**
- * The agent's port: kubelet's 10250 when nothing on this machine holds it, else a free port (a
- * second cluster, or a kubelet, already has it), which the Node object advertises either way.
+ * The agent's port: kubelet's 10250 when nothing holds it on `address`, else a free port (a
+ * kubelet listening on every address has it), which the Node object advertises either way.
  */
-async function agentPort(): Promise<number> {
+async function agentPort(address: string): Promise<number> {
   const probe = createServer();
   const free = await new Promise<boolean>((resolve) => {
     probe.once('error', () => resolve(false));
-    probe.listen(KUBELET_PORT, '127.0.0.1', () => resolve(true));
+    probe.listen(KUBELET_PORT, address, () => resolve(true));
   });
   if (free) await new Promise<void>((resolve) => probe.close(() => resolve()));
   return free ? KUBELET_PORT : 0;
@@ -137,6 +147,7 @@ async function agentPort(): Promise<number> {
 /** The agent's flags for the node. */
 function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, port: number): string[] {
   const { layout } = runtime;
+  const nodeIP = gatewayOf(opts.podCIDR).address;
   return [
     `--hostname-override=${opts.nodeName}`,
     `--container-runtime-endpoint=${runtime.containerd.endpoint}`,
@@ -144,17 +155,20 @@ function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, port: number): s
     `--pod-logs-dir=${layout.agentDir}/logs`,
     `--cni-conf-dir=${runtime.containerd.layout.cniConfDir}`,
     `--cgroup-root=${layout.cgroupParent}`,
-    // The agent's server (logs, exec, port-forward) listens on the loopback only, on `port`, which
-    // the Node object advertises; the API server reaches it at the node IP. As kubeadm sets a
-    // kubelet up: no anonymous requests, the server's client certificate (see
-    // kubelet-client-pki.ts), and every request authorized by a SubjectAccessReview.
-    '--address=127.0.0.1',
+    // The node's address is the pods' bridge gateway, an address this cluster made: a pod reaches
+    // its node there (`status.hostIP`, host-network pods, host ports), where the loopback would be
+    // the pod's own (kubelet refuses a loopback node IP). The agent's server (logs, exec,
+    // port-forward) listens there only, on `port`, which the Node object advertises; the API
+    // server reaches it at the node IP. As kubeadm sets a kubelet up: no anonymous requests, the
+    // server's client certificate (see kubelet-client-pki.ts), and every request authorized by a
+    // SubjectAccessReview.
+    `--address=${nodeIP}`,
     '--anonymous-auth=false',
     `--client-ca-file=${opts.clientCAFile}`,
     '--authorization-mode=Webhook',
     `--port=${port}`,
     '--healthz-port=0',
-    '--node-ip=127.0.0.1',
+    `--node-ip=${nodeIP}`,
     `--pod-cidr=${opts.podCIDR}`,
     `--cni-bridge=${opts.bridge}`,
   ];
@@ -194,7 +208,7 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
     // The clients' certificates are made while containerd starts, not after.
     const [rt, port, client, proxy, dns, networkPolicy] = await Promise.all([
       runtime,
-      agentPort(),
+      runtime.then(() => agentPort(gatewayOf(opts.podCIDR).address)),
       identity(`system:node:${opts.nodeName}`, ['system:nodes'], 'capstan-agent'),
       identity('system:kube-proxy', [], 'capstan-proxy'),
       identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),

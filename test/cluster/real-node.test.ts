@@ -7,6 +7,8 @@
  * Deployment's Service is reached from another pod: its DNS names (full and short) resolve to its
  * ClusterIP through the cluster DNS, and the ClusterIP answers through the node's proxy. A pod
  * reaches the API server through the `kubernetes` Service with its service-account token. The
+ * node's InternalIP is the bridge's gateway (as kubelet, the agent refuses a loopback node IP):
+ * pods see it as `status.hostIP` and reach a host-network pod there. The
  * cluster is stopped and started again on the same data dir: the pod's container keeps running
  * (same container ID, restartCount unchanged) and exec still works. Images without a registry: a
  * tarball in `<data-dir>/images/` is imported at start and `capstan images import` imports another
@@ -38,6 +40,9 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const POD_CIDR = '10.244.151.0/24';
 const BRIDGE = 'cst-cltest151';
 const SERVICE_RANGE = '10.0.0.0/24';
+/** The bridge's gateway: the node's InternalIP, where the API server serves pods too. */
+const GATEWAY = '10.244.151.1';
+const INTERNAL_IP = 'jsonpath={.status.addresses[?(@.type=="InternalIP")].address}';
 /** The first start may build (tools/run.sh rebuilds when a source changed). */
 const FIRST_START_MS = 420_000;
 const START_MS = 60_000;
@@ -216,11 +221,14 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     expect(proxied.kind).toBe('PodList');
     expect(proxied.items.map((p) => p.metadata.name)).toContain(first.pod);
     const pki = join(dataDir, 'pki');
+    // The agent listens on the node's address only (the bridge's gateway), as the Node advertises.
+    const host = (await kubectl('get', 'node', 'capstan-node-0', '-o', INTERNAL_IP)).trim();
+    expect(host).toBe(GATEWAY);
     const get = async (path: string, cert?: string): Promise<number> => {
       const res = await new Promise<number>((resolveStatus, reject) => {
         const req = httpsRequest(
           {
-            host: '127.0.0.1',
+            host,
             port,
             path,
             rejectUnauthorized: false,
@@ -289,11 +297,61 @@ describe.runIf(enabled)('capstan cluster with a real node (tools/run.sh)', () =>
     await kubectl('delete', 'pod', 'client', '--grace-period=1');
   }, 180_000);
 
+  it('the node’s address is its bridge gateway: a pod reaches a host-network pod at status.hostIP', async () => {
+    expect(cluster).toBeDefined();
+    // kubelet refuses a loopback node IP: in a pod, 127.0.0.1 is the pod's own loopback.
+    expect((await kubectl('get', 'node', 'capstan-node-0', '-o', INTERNAL_IP)).trim()).toBe(GATEWAY);
+    // A host-network web server, bound to the node's address only (nothing else of the host's).
+    const port = 18181;
+    await kubectl(
+      'run',
+      'hostweb',
+      `--image=${BUSYBOX_IMAGE}`,
+      '--overrides={"spec":{"hostNetwork":true}}',
+      '--',
+      'sh',
+      '-c',
+      `mkdir -p /tmp/hw && echo host-web > /tmp/hw/index.html && exec httpd -f -p ${GATEWAY}:${port} -h /tmp/hw`,
+    );
+    // The client finds its node as an in-cluster agent's client does: the downward API's hostIP.
+    const client = {
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'hostclient' },
+      spec: {
+        containers: [
+          {
+            name: 'c',
+            image: BUSYBOX_IMAGE,
+            command: ['sleep', '100000'],
+            env: [{ name: 'HOST_IP', valueFrom: { fieldRef: { fieldPath: 'status.hostIP' } } }],
+          },
+        ],
+      },
+    };
+    await kubectl('run', 'hostclient', `--image=${BUSYBOX_IMAGE}`, `--overrides=${JSON.stringify(client)}`);
+    await kubectl('wait', '--for=condition=Ready', 'pod/hostweb', 'pod/hostclient', '--timeout=90s');
+    const ips = (name: string): Promise<string> =>
+      kubectl('get', 'pod', name, '-o', 'jsonpath={.status.hostIP} {.status.podIP}');
+    expect(await ips('hostweb')).toBe(`${GATEWAY} ${GATEWAY}`);
+    expect((await ips('hostclient')).split(' ')[0]).toBe(GATEWAY);
+    const fetch = `printf 'GET /index.html HTTP/1.0\\r\\n\\r\\n' | nc -w 3 "$HOST_IP" ${port} 2>&1; true`;
+    let reply = '';
+    const deadline = Date.now() + 30_000;
+    while (!reply.includes('host-web') && Date.now() < deadline) {
+      reply = await kubectl('exec', 'hostclient', '--', 'sh', '-c', fetch);
+      if (!reply.includes('host-web')) await new Promise((r) => setTimeout(r, 1000));
+    }
+    expect(reply).toMatch(/^HTTP\/1\.[01] 200/);
+    expect(reply.trim().split('\n').at(-1)?.trim()).toBe('host-web');
+    await kubectl('delete', 'pod', 'hostweb', 'hostclient', '--grace-period=1');
+  }, 180_000);
+
   it('pods reach the API server through the kubernetes Service, as in-cluster clients do', async () => {
     expect(cluster).toBeDefined();
     // The server listens on the loopback only (tools/run.sh's default), so it serves the pods on
     // the bridge's gateway too, and advertises that address as the `kubernetes` endpoint.
-    const gateway = POD_CIDR.replace(/0\/24$/, '1');
+    const gateway = GATEWAY;
     expect(await cluster!.nodeLine).toMatch(
       new RegExp(`API server for pods at https://${gateway.replaceAll('.', '\\.')}:\\d+`),
     );
