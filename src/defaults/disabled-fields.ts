@@ -11,6 +11,14 @@
  * - ImageVolume: `image` volumes, and the mounts that name them;
  * - ContainerStopSignals: a container's `lifecycle.stopSignal` (and the lifecycle it leaves
  *   empty).
+ *
+ * A pod's status loses, as kube's `dropDisabledPodStatusFields` drops them, on every write of it
+ * (the status subresource's too):
+ *
+ * - DynamicResourceAllocation: `status.resourceClaimStatuses`, unless the stored spec has claims;
+ * - ResourceHealthStatus: every container status's `allocatedResourcesStatus`;
+ * - PodObservedGenerationTracking: `status.observedGeneration` and the conditions'
+ *   `observedGeneration`, unless the stored status has one.
  */
 import { POD_TEMPLATE_PATHS } from '../api/pod-templates.js';
 import { isObject, obj, objectAtPath, objects } from '../validation/json.js';
@@ -83,9 +91,32 @@ export function dropDisabledPodSpecFields(spec: JsonObject, old: JsonObject | un
   }
 }
 
+const CONTAINER_STATUS_LISTS = ['containerStatuses', 'initContainerStatuses', 'ephemeralContainerStatuses'];
+
+function observedGenerationInUse(status: JsonObject | undefined): boolean {
+  if (status === undefined) return false;
+  const set = (o: JsonObject): boolean => o['observedGeneration'] != null && o['observedGeneration'] !== 0;
+  return set(status) || objects(status, 'conditions').some(set);
+}
+
+/** Drops the disabled features' fields from a pod's `status`, given the stored pod's. */
+export function dropDisabledPodStatusFields(
+  status: JsonObject,
+  oldStatus: JsonObject | undefined,
+  oldSpec: JsonObject | undefined,
+): void {
+  if (!resourceClaimsInUse(oldSpec)) delete status['resourceClaimStatuses'];
+  for (const list of CONTAINER_STATUS_LISTS)
+    for (const c of objects(status, list)) delete c['allocatedResourcesStatus'];
+  if (!observedGenerationInUse(oldStatus)) {
+    delete status['observedGeneration'];
+    for (const c of objects(status, 'conditions')) delete c['observedGeneration'];
+  }
+}
+
 /**
  * Drops the disabled features' fields from the pod spec of `o` (a Pod, or a kind with a pod
- * template), given the stored object on update.
+ * template), and from a Pod's status, given the stored object on update.
  */
 export function dropDisabledFields(
   group: string,
@@ -99,4 +130,6 @@ export function dropDisabledFields(
   const specPath = [...(template ?? []), 'spec'];
   const spec = objectAtPath(o, specPath);
   if (spec !== undefined) dropDisabledPodSpecFields(spec, objectAtPath(old, specPath));
+  const status = key === '/Pod' ? obj(o, 'status') : undefined;
+  if (status !== undefined) dropDisabledPodStatusFields(status, obj(old, 'status'), obj(old, 'spec'));
 }

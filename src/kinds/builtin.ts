@@ -6,6 +6,7 @@
 import type { FieldSet, Path } from '../apply/index.js';
 import type { KubeObject } from '../api/object.js';
 import { defaultObject } from '../defaults/index.js';
+import { dropDisabledFields } from '../defaults/disabled-fields.js';
 import { prepareForCreate, prepareForUpdate, type PrepareOptions } from '../defaults/prepare.js';
 import type { NameRule, ResourceType } from '../registry/types.js';
 import { printerFor, type TablePrinter } from '../table/index.js';
@@ -111,6 +112,10 @@ export class BuiltInStrategy implements KindStrategy {
 
   prepareForUpdate(obj: KubeObject, old: KubeObject, options?: PrepareOptions): FieldError[] {
     return prepareForUpdate(this.#group, this.#kind, obj, old, options);
+  }
+
+  prepareForStatusUpdate(obj: KubeObject, old: KubeObject): void {
+    dropDisabledFields(this.#group, this.#kind, obj, old);
   }
 
   validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[] {

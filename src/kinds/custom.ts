@@ -153,6 +153,10 @@ export class CustomStrategy implements KindStrategy {
     return [];
   }
 
+  prepareForStatusUpdate(): void {
+    // Custom resources' status writes have no preparation besides the generic one.
+  }
+
   warnings(): string[] {
     return [];
   }

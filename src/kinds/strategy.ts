@@ -46,6 +46,8 @@ export interface KindStrategy {
   prepareForCreate(obj: KubeObject, options?: PrepareOptions): FieldError[];
   /** The strategy's update-time preparation of `obj` from `old`, in place (not `old`). */
   prepareForUpdate(obj: KubeObject, old: KubeObject, options?: PrepareOptions): FieldError[];
+  /** The status strategy's preparation of a status write `obj` from `old`, in place. */
+  prepareForStatusUpdate(obj: KubeObject, old: KubeObject): void;
   /**
    * Validation (metadata, then the kind's rules; with `old`, the update rules too, or those of
    * the `subresource` written when it has its own: a pod's `ephemeralcontainers`).

@@ -252,6 +252,7 @@ async function buildNext(
   await ctx.admission.admit(admission);
   const prepared =
     part === 'main' ? prepareForUpdate(type, strategy, next, current, ctx.serviceIPFamilies) : [];
+  if (part === 'status') strategy.prepareForStatusUpdate(next, current);
   if (SPEC_PARTS.has(part)) countGeneration(strategy, next, current);
   validateForWrite(type, strategy, next, current, prepared, plan.subresource);
   if (part === 'main') write.warnings.push(...strategy.warnings(next, current));

@@ -2,14 +2,19 @@
  * Fields of features kube-apiserver v1.33 ships turned off are dropped on write
  * (src/defaults/disabled-fields.ts), as its DropDisabledPodFields and DropDisabledTemplateFields
  * do: pod-level resources, resource claims, ClusterTrustBundle projections, image volumes and
- * container stop signals. Through kubectl against a real server, and the "already in use" rule
- * of an update on the function itself (no write can store such a field to begin with).
+ * container stop signals; from a pod's status (its own subresource's writes too), resource claim
+ * statuses, container resource health and observed generations. Through kubectl against a real
+ * server, and the "already in use" rule of an update on the functions themselves (no write can
+ * store such a field to begin with).
  */
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { dropDisabledPodSpecFields } from '../../src/defaults/disabled-fields.js';
+import {
+  dropDisabledPodSpecFields,
+  dropDisabledPodStatusFields,
+} from '../../src/defaults/disabled-fields.js';
 import { runKubectl } from '../support/kubectl.js';
 import { startTestServer, type TestServer } from '../support/server.js';
 
@@ -150,6 +155,57 @@ describe('fields of features v1.33 turns off', () => {
     expectDropped(dig(cron, 'spec', 'jobTemplate', 'spec', 'template', 'spec'));
   });
 
+  it('are dropped from a pod status write', async () => {
+    await create({
+      apiVersion: 'v1',
+      kind: 'Pod',
+      metadata: { name: 'status-fields', namespace: 'default' },
+      spec: { containers: [{ name: 'c', image: 'busybox' }] },
+    });
+    const status = {
+      observedGeneration: 1,
+      conditions: [{ type: 'PodScheduled', status: 'True', observedGeneration: 1 }],
+      resourceClaimStatuses: [{ name: 'gpu', resourceClaimName: 'gpu-claim' }],
+      containerStatuses: [
+        {
+          name: 'c',
+          ready: false,
+          restartCount: 0,
+          image: 'busybox',
+          imageID: '',
+          state: { waiting: { reason: 'ContainerCreating' } },
+          allocatedResourcesStatus: [
+            { name: 'claim:gpu', resources: [{ resourceID: 'x', health: 'Healthy' }] },
+          ],
+        },
+      ],
+    };
+    const res = await runKubectl(
+      '1.33',
+      [
+        'patch',
+        'pod',
+        'status-fields',
+        '--subresource=status',
+        '--type=merge',
+        '-p',
+        JSON.stringify({ status }),
+        '-o',
+        'json',
+      ],
+      server.kubeconfigPath,
+    );
+    expect(res.code, res.stderr).toBe(0);
+    const written = dig(JSON.parse(res.stdout), 'status') as Json;
+    expect(written['observedGeneration']).toBeUndefined();
+    expect(written['resourceClaimStatuses']).toBeUndefined();
+    expect(dig(written, 'conditions', 0)).toEqual({ type: 'PodScheduled', status: 'True' });
+    expect(dig(written, 'containerStatuses', 0, 'allocatedResourcesStatus')).toBeUndefined();
+    expect(dig(written, 'containerStatuses', 0, 'state')).toEqual({
+      waiting: { reason: 'ContainerCreating' },
+    });
+  });
+
   it('are kept on update where the stored object already uses them', () => {
     const spec = fullSpec();
     dropDisabledPodSpecFields(spec, fullSpec());
@@ -158,5 +214,17 @@ describe('fields of features v1.33 turns off', () => {
     dropDisabledPodSpecFields(fresh, { containers: [] });
     expect(fresh['resources']).toBeUndefined();
     expect(fresh['volumes']).toHaveLength(1);
+
+    const status = (): Json => ({
+      observedGeneration: 2,
+      conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2 }],
+      resourceClaimStatuses: [{ name: 'gpu' }],
+    });
+    const kept = status();
+    dropDisabledPodStatusFields(kept, { conditions: [{ type: 'Ready', observedGeneration: 1 }] }, fullSpec());
+    expect(kept).toEqual(status());
+    const dropped = status();
+    dropDisabledPodStatusFields(dropped, { observedGeneration: 0 }, { containers: [] });
+    expect(dropped).toEqual({ conditions: [{ type: 'Ready', status: 'True' }] });
   });
 });
