@@ -13,7 +13,7 @@ import { createObject } from '../resource/create.js';
 import { jsonEqual, type KubeObject } from '../api/object.js';
 import { readObject } from '../resource/store-ops.js';
 import { applyUpdate } from '../resource/update.js';
-import { ipAt, type Cidr } from '../ipam/cidr.js';
+import { ipAt, type Cidr } from '../api/cidr.js';
 
 /** What the reconciler needs. */
 export interface KubernetesServiceOptions {

@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { Agent, type AgentWiring } from '../agent/agent.js';
 import { agentFlagSet, resolveConfig } from '../agent/config.js';
 import { enableClusterNetworking } from '../agent/network/enable.js';
-import { ipAt, parseCidr } from '../ipam/cidr.js';
+import { ipAt, parseCidr } from '../api/cidr.js';
 import { ensureBridge, gatewayOf } from '../agent/network/bridge.js';
 import type { CommandIo, Companion } from '../server/run.js';
 import type { ServingServer } from '../server/server.js';

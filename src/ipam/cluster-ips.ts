@@ -13,7 +13,7 @@ import type { ResourceContext } from '../resource/context.js';
 import { createObject } from '../resource/create.js';
 import { objectKey } from '../resource/keys.js';
 import { decodeStored, isJsonObject, type KubeObject } from '../api/object.js';
-import { ipAt, offsetIn, usableOffsets, type Cidr, type IPFamily } from './cidr.js';
+import { ipAt, offsetIn, usableOffsets, type Cidr, type IPFamily } from '../api/cidr.js';
 
 /** kube's labels on allocator-made IPAddresses. */
 export const IP_FAMILY_LABEL = 'ipaddress.kubernetes.io/ip-family';

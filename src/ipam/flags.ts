@@ -3,7 +3,7 @@
  * one CIDR or two of different families (dual-stack), 10.0.0.0/24 when unset (kube's
  * `DefaultServiceIPCIDR`); a port range `N1-N2` (default 30000-32767).
  */
-import { parseCidr, type Cidr } from './cidr.js';
+import { parseCidr, type Cidr } from '../api/cidr.js';
 import { parsePortRange, type PortRange } from './node-ports.js';
 
 /** kube-apiserver's range when the flag is unset. */

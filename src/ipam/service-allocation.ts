@@ -11,7 +11,7 @@ import type { ResourceType } from '../registry/types.js';
 import type { PendingWrite, ResourceContext, WriteHooks } from '../resource/context.js';
 import { isJsonObject, type KubeObject } from '../api/object.js';
 import { invalid as fieldInvalid, type FieldError } from '../validation/field-error.js';
-import type { IPFamily } from './cidr.js';
+import type { IPFamily } from '../api/cidr.js';
 import { AllocationError, type ClusterIPAllocator, type ServiceRef } from './cluster-ips.js';
 import type { NodePortAllocator } from './node-ports.js';
 

@@ -2,7 +2,7 @@
  * `capstan server` options: the parsed flags of `flag-table.ts`, validated and typed. Durations
  * are milliseconds. Flags that later versions implement are kept in {@link ServerOptions.flags}.
  */
-import type { Cidr } from '../ipam/cidr.js';
+import type { Cidr } from '../api/cidr.js';
 import { parseServiceClusterIPRange, parseServiceNodePortRange } from '../ipam/flags.js';
 import type { PortRange } from '../ipam/node-ports.js';
 import { isIP } from 'node:net';

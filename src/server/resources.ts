@@ -14,7 +14,7 @@ import {
   type EndpointReconciler,
   type EndpointReconcilerOptions,
 } from '../apiserver-loops/endpoint-reconciler.js';
-import type { Cidr } from '../ipam/cidr.js';
+import type { Cidr } from '../api/cidr.js';
 import { ClusterIPAllocator } from '../ipam/cluster-ips.js';
 import { NodePortAllocator, type PortRange } from '../ipam/node-ports.js';
 import { repairServiceAllocations } from '../ipam/repair.js';

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { UnavailableError } from '../../storage/errors.js';
 import { openMemoryStore } from '../../storage/mvcc/index.js';
 import type { Store } from '../../storage/interface.js';
-import { parseCidr } from '../../src/ipam/cidr.js';
+import { parseCidr } from '../../src/api/cidr.js';
 import { ClusterIPAllocator } from '../../src/ipam/cluster-ips.js';
 import { NodePortAllocator, parsePortRange } from '../../src/ipam/node-ports.js';
 import { ServiceAllocations } from '../../src/ipam/service-allocation.js';

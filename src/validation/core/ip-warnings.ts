@@ -2,6 +2,7 @@
  * kube's warnings for IP addresses and CIDRs that validation accepts but a future release will
  * not (apimachinery's `GetWarningsForIP` and `GetWarningsForCIDR`).
  */
+import { bigintToIp, ipToBigint } from '../../api/cidr.js';
 
 /** Go's `%q` of a string (the same as JSON's for the addresses, names and paths warned about). */
 export const q = (s: string): string => JSON.stringify(s);
@@ -52,9 +53,16 @@ export function ipWarnings(path: string, value: string): string[] {
   return n === undefined || !hasLeadingZeros(value) ? [] : nonStandard(ipv4Text(n));
 }
 
+const ambiguous = (path: string, value: string, network: string, single: string): string =>
+  `${path}: CIDR value ${q(value)} is ambiguous in this context (should be ${q(network)} or ${q(single)}?)`;
+
+const nonStandardCidr = (path: string, value: string, preferred: string): string =>
+  `${path}: non-standard CIDR value ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(preferred)}`;
+
 /**
- * kube's `GetWarningsForCIDR` for IPv4 CIDRs: host bits set past the prefix (ambiguous), and
- * leading zeros; for IPv6, a CIDR not in RFC 5952 form.
+ * kube's `GetWarningsForCIDR`: host bits set past the prefix (ambiguous); leading zeros in an
+ * IPv4 CIDR and an IPv4-mapped IPv6 one (non-standard); otherwise, an IPv6 CIDR not in RFC 5952
+ * form.
  */
 export function cidrWarnings(path: string, value: string): string[] {
   const slash = value.indexOf('/');
@@ -63,7 +71,22 @@ export function cidrWarnings(path: string, value: string): string[] {
   const bits = Number(value.slice(slash + 1));
   if (addr.includes(':')) {
     const canonical = canonicalIPv6(addr);
-    if (canonical === undefined || canonical === addr || !/^\d+$/.test(value.slice(slash + 1))) return [];
+    if (canonical === undefined || !/^\d+$/.test(value.slice(slash + 1)) || bits > 128) return [];
+    const n = ipToBigint(addr);
+    if (n === undefined) return [];
+    const network = n & ~((1n << BigInt(128 - bits)) - 1n);
+    const out: string[] = [];
+    if (n >> 32n === 0xffffn && bits >= 96) {
+      // IPv4-mapped: Go prints the addresses, and the network's prefix, in their IPv4 form.
+      const v4 = `${bigintToIp(network & 0xffffffffn, 'IPv4')}/${bits - 96}`;
+      if (network !== n) out.push(ambiguous(path, value, v4, `${bigintToIp(n & 0xffffffffn, 'IPv4')}/128`));
+      return [...out, nonStandardCidr(path, value, v4)];
+    }
+    if (network !== n)
+      return [
+        ambiguous(path, value, `${bigintToIp(network, 'IPv6')}/${bits}`, `${bigintToIp(n, 'IPv6')}/128`),
+      ];
+    if (canonical === addr) return [];
     return [
       `${path}: IPv6 CIDR value ${q(value)} should be in RFC 5952 canonical format (${q(`${canonical}/${bits}`)})`,
     ];
@@ -73,13 +96,7 @@ export function cidrWarnings(path: string, value: string): string[] {
   const size = 2 ** (32 - bits);
   const network = `${ipv4Text(n - (n % size))}/${bits}`;
   const out: string[] = [];
-  if (n % size !== 0)
-    out.push(
-      `${path}: CIDR value ${q(value)} is ambiguous in this context (should be ${q(network)} or ${q(`${ipv4Text(n)}/32`)}?)`,
-    );
-  if (hasLeadingZeros(addr))
-    out.push(
-      `${path}: non-standard CIDR value ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(network)}`,
-    );
+  if (n % size !== 0) out.push(ambiguous(path, value, network, `${ipv4Text(n)}/32`));
+  if (hasLeadingZeros(addr)) out.push(nonStandardCidr(path, value, network));
   return out;
 }

@@ -5,7 +5,7 @@
  * clear message.
  */
 import { describe, expect, it } from 'vitest';
-import { bigintToIp, ipAt, ipToBigint, offsetIn, parseCidr, usableOffsets } from '../../src/ipam/cidr.js';
+import { bigintToIp, ipAt, ipToBigint, offsetIn, parseCidr, usableOffsets } from '../../src/api/cidr.js';
 import { parsePortRange } from '../../src/ipam/node-ports.js';
 import { parseServerArgs } from '../../src/server/options.js';
 

@@ -1,6 +1,7 @@
 /**
- * IP ranges of `--service-cluster-ip-range` as numbers: a parsed CIDR, its size, and the address
- * at an offset (bigint, so IPv6 ranges work the same as IPv4 ones).
+ * IP addresses and ranges as numbers (bigint, so IPv6 works the same as IPv4): a parsed CIDR
+ * (`--service-cluster-ip-range`), its size, the address at an offset, and Go's text of an
+ * address. Shared by Service IP allocation and validation's warnings.
  */
 import { isIP } from 'node:net';
 
