@@ -490,4 +490,63 @@ describe('warnings on core kinds', () => {
       'spec.egress[0].to[1].ipBlock.cidr: IPv6 CIDR value "2001:DB8::/32" should be in RFC 5952 canonical format ("2001:db8::/32")',
     ]);
   });
+
+  it('gives kube’s warnings for persistent volumes, on create and update, not on status writes', async () => {
+    const pv = (name: string, extra: Record<string, unknown>, metadata: Record<string, unknown> = {}) => ({
+      apiVersion: 'v1',
+      kind: 'PersistentVolume',
+      metadata: { name, ...metadata },
+      spec: { capacity: { storage: '1Gi' }, accessModes: ['ReadWriteOnce'], ...extra },
+    });
+    const pv1 = [
+      'metadata.annotations[volume.beta.kubernetes.io/storage-class]: deprecated since v1.8; use "storageClassName" attribute instead',
+      'metadata.annotations[volume.beta.kubernetes.io/mount-options]: deprecated since v1.31; use "mountOptions" attribute instead',
+      'spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.',
+      'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key: failure-domain.beta.kubernetes.io/zone is deprecated since v1.17; use "topology.kubernetes.io/zone" instead',
+      'spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[1].key: beta.kubernetes.io/arch is deprecated since v1.14; use "kubernetes.io/arch" instead',
+    ];
+    const objects = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        pv(
+          'pv1',
+          {
+            persistentVolumeReclaimPolicy: 'Recycle',
+            nfs: { server: '10.1.1.1', path: '/x' },
+            nodeAffinity: {
+              required: {
+                nodeSelectorTerms: [
+                  {
+                    matchExpressions: [
+                      { key: 'failure-domain.beta.kubernetes.io/zone', operator: 'In', values: ['a'] },
+                      { key: 'beta.kubernetes.io/arch', operator: 'Exists' },
+                    ],
+                  },
+                ],
+              },
+            },
+          },
+          {
+            annotations: {
+              'volume.beta.kubernetes.io/storage-class': 'slow',
+              'volume.beta.kubernetes.io/mount-options': 'ro',
+            },
+          },
+        ),
+        pv('pv2', { cephfs: { monitors: ['10.1.1.1:6789'] } }),
+        pv('pv3', { glusterfs: { endpoints: 'ep', path: 'vol' } }),
+      ],
+    };
+    expect(await warningsOf(['create'], objects)).toEqual([
+      ...pv1,
+      'spec.cephfs: deprecated in v1.28, non-functional in v1.31+',
+      'spec.glusterfs: deprecated in v1.25, non-functional in v1.26+',
+    ]);
+    expect(await warningsOf(['label', 'pv', 'pv1', 'x=y'])).toEqual(pv1);
+    const status = JSON.stringify({ status: { phase: 'Available' } });
+    expect(
+      await warningsOf(['patch', 'pv', 'pv1', '--subresource=status', '--type=merge', '-p', status]),
+    ).toEqual([]);
+  });
 });

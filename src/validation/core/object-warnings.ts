@@ -1,14 +1,14 @@
 /**
  * The warnings kube-apiserver v1.33's strategies give on writes of kinds without a pod template
- * (their `WarningsOnCreate`/`WarningsOnUpdate`): Services, Endpoints, PersistentVolumeClaims,
- * ServiceAccounts, Nodes, NetworkPolicies, StorageClasses and RuntimeClasses on create and on
+ * (their `WarningsOnCreate`/`WarningsOnUpdate`): Services, Endpoints, PersistentVolumes,
+ * PersistentVolumeClaims, ServiceAccounts, Nodes, NetworkPolicies, StorageClasses and RuntimeClasses on create and on
  * every update of the object (not of its status); Ingresses on create only. As kube's
  * strategies do.
  */
 import { arr, obj, objects, str, type JsonObject } from '../json.js';
 import { child, index, key } from '../path.js';
 import { cidrWarnings, ipWarnings } from './ip-warnings.js';
-import { claimSpecWarnings, DEPRECATED_NODE_LABELS } from './pod-warnings.js';
+import { claimSpecWarnings, DEPRECATED_NODE_LABELS, nodeSelectorTermWarnings } from './pod-warnings.js';
 
 const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
@@ -119,6 +119,43 @@ function networkPolicyWarnings(np: JsonObject): string[] {
   return out;
 }
 
+/** A PersistentVolume's deprecated annotations, and what kube says of each. */
+const DEPRECATED_PV_ANNOTATIONS: readonly (readonly [string, string])[] = [
+  [BETA_STORAGE_CLASS_ANNOTATION, 'deprecated since v1.8; use "storageClassName" attribute instead'],
+  ['volume.beta.kubernetes.io/mount-options', 'deprecated since v1.31; use "mountOptions" attribute instead'],
+];
+
+/** A PersistentVolume's deprecated sources: the JSON field, kube's path for it, and its message. */
+const DEPRECATED_PV_SOURCES: readonly (readonly [string, string, string])[] = [
+  ['cephfs', 'cephfs', 'deprecated in v1.28, non-functional in v1.31+'],
+  ['photonPersistentDisk', 'photonPersistentDisk', 'deprecated in v1.11, non-functional in v1.16+'],
+  ['scaleIO', 'scaleIO', 'deprecated in v1.16, non-functional in v1.22+'],
+  ['storageos', 'storageOS', 'deprecated in v1.22, non-functional in v1.25+'],
+  ['glusterfs', 'glusterfs', 'deprecated in v1.25, non-functional in v1.26+'],
+  ['rbd', 'rbd', 'deprecated in v1.28, non-functional in v1.31+'],
+];
+
+/** kube's `GetWarningsForPersistentVolume`. */
+function persistentVolumeWarnings(pv: JsonObject): string[] {
+  const annotations = annotationsOf(pv);
+  const out = DEPRECATED_PV_ANNOTATIONS.filter(([k]) => Object.hasOwn(annotations, k)).map(
+    ([k, msg]) => `${key('metadata.annotations', k)}: ${msg}`,
+  );
+  const spec = obj(pv, 'spec');
+  if (str(spec, 'persistentVolumeReclaimPolicy') === 'Recycle')
+    out.push(
+      'spec.persistentVolumeReclaimPolicy: The Recycle reclaim policy is deprecated. Instead, the recommended approach is to use dynamic provisioning.',
+    );
+  objects(obj(obj(spec, 'nodeAffinity'), 'required'), 'nodeSelectorTerms').forEach((term, i) =>
+    out.push(
+      ...nodeSelectorTermWarnings(term, false, index('spec.nodeAffinity.required.nodeSelectorTerms', i)),
+    ),
+  );
+  for (const [field, path, msg] of DEPRECATED_PV_SOURCES)
+    if (spec?.[field] != null) out.push(`spec.${path}: ${msg}`);
+  return out;
+}
+
 /** kube's `GetWarningsForStorageClass`: deprecated node labels in allowed topologies. */
 function storageClassWarnings(sc: JsonObject): string[] {
   const out: string[] = [];
@@ -165,6 +202,8 @@ export function objectWriteWarnings(
       return serviceWarnings(o);
     case '/Endpoints':
       return endpointsWarnings(o);
+    case '/PersistentVolume':
+      return persistentVolumeWarnings(o);
     case '/PersistentVolumeClaim':
       return claimWarnings(o);
     case '/ServiceAccount':

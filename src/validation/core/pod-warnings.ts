@@ -105,7 +105,7 @@ export function claimSpecWarnings(path: string, spec: JsonObject | undefined): s
 }
 
 /** A node selector term's deprecated label keys, and (for preferences) invalid label values. */
-function nodeSelectorTermWarnings(
+export function nodeSelectorTermWarnings(
   term: JsonObject | undefined,
   checkValues: boolean,
   path: string,
