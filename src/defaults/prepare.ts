@@ -10,6 +10,7 @@ import { JOB_LABELS } from '../validation/batch.js';
 import { podQOSClass } from '../validation/core/resources.js';
 import { semanticEqual } from '../validation/json.js';
 import { dropDisabledFields } from './disabled-fields.js';
+import { applyAppArmorVersionSkew, mutatePodAffinity } from './pod-create.js';
 import { ensureObject, nonEmpty, objectAt, type JsonObject } from './mutate.js';
 import { prepareServiceIPs, type IPFamily } from './service-ip.js';
 import { DAEMONSET_TEMPLATE_GENERATION } from '../api/annotations.js';
@@ -21,9 +22,11 @@ export interface PrepareOptions {
   readonly serviceIPFamilies?: readonly IPFamily[];
   /** The requester of a create (kube's user from the request context), where a kind records it. */
   readonly user?: UserInfo;
+  /** Where the preparation's warnings go (kube's `AddWarning` during `PrepareForCreate`). */
+  readonly warnings?: string[];
 }
 
-function preparePod(pod: JsonObject): void {
+function preparePod(pod: JsonObject, warnings: string[] | undefined): void {
   const spec = objectAt(pod, 'spec') ?? {};
   const status: JsonObject = { phase: 'Pending', qosClass: podQOSClass(spec) };
   if (nonEmpty(spec, 'schedulingGates')) {
@@ -37,6 +40,8 @@ function preparePod(pod: JsonObject): void {
     ];
   }
   pod['status'] = status;
+  mutatePodAffinity(pod);
+  applyAppArmorVersionSkew(pod, (message) => warnings?.push(message));
 }
 
 function prepareNamespace(ns: JsonObject): void {
@@ -116,7 +121,9 @@ function prepareCRD(crd: JsonObject): void {
  *
  * - Pod, and the kinds with a pod template: the fields of features v1.33 turns off dropped
  *   (disabled-fields.ts).
- * - Pod: `status` = phase Pending, its QoS class, and a SchedulingGated condition when gated.
+ * - Pod: `status` = phase Pending, its QoS class, and a SchedulingGated condition when gated;
+ *   affinity terms' label keys merged into their selectors, AppArmor fields and annotations
+ *   synced (pod-create.ts).
  * - Namespace: the `kubernetes` finalizer in `spec.finalizers`, phase Active, the
  *   `kubernetes.io/metadata.name` label (also for generated names).
  * - Service: `clusterIPs` from `clusterIP`, `ipFamilyPolicy` and `ipFamilies` (the allocator
@@ -142,7 +149,7 @@ export function prepareForCreate(
   dropDisabledFields(group, kind, obj, undefined);
   switch (`${group}/${kind}`) {
     case '/Pod':
-      preparePod(obj);
+      preparePod(obj, opts.warnings);
       break;
     case '/Namespace':
       prepareNamespace(obj);

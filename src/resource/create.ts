@@ -85,10 +85,12 @@ export async function createObject(
   for (let attempt = 1; ; attempt++) {
     const candidate = attempt > 1 ? cloneJson(template) : obj;
     if (generate) candidate.metadata.name = generateName(candidate.metadata.generateName ?? '');
-    const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user);
+    // Warnings once (a retry with another generated name would repeat them).
+    const warnings = attempt === 1 ? write.warnings : undefined;
+    const prepared = prepareForCreate(ctx, type, strategy, candidate, write.user, warnings);
     validateForWrite(type, strategy, candidate, undefined, prepared);
-    // kube's WarningsOnCreate, once (a retry with another generated name would repeat them).
-    if (attempt === 1) write.warnings.push(...strategy.warnings(candidate, undefined));
+    // kube's WarningsOnCreate, once too.
+    if (warnings !== undefined) warnings.push(...strategy.warnings(candidate, undefined));
     await ctx.admission.validate(generate ? { ...admission, object: candidate } : admission);
     const name = candidate.metadata.name ?? '';
     // Allocations (Service IPs and ports) fill the object before it is encoded.

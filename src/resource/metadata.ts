@@ -53,7 +53,8 @@ function specPart(obj: KubeObject): Record<string, unknown> {
 /**
  * Defaults an object about to be created, fills its server-owned metadata and applies the
  * kind's create-time preparation. Mutates `obj`. Does not validate (see {@link validateForWrite}).
- * `user` is the requester, which some kinds record (a CertificateSigningRequest's spec).
+ * `user` is the requester, which some kinds record (a CertificateSigningRequest's spec); the
+ * preparation's warnings are added to `warnings`.
  * @returns The preparation's field errors (a Service IP family it cannot serve, ...), for
  *   {@link validateForWrite} to report with the validation's.
  */
@@ -63,6 +64,7 @@ export function prepareForCreate(
   strategy: KindStrategy,
   obj: KubeObject,
   user?: UserInfo,
+  warnings?: string[],
 ): FieldError[] {
   strategy.default(obj);
   const meta = obj.metadata;
@@ -77,6 +79,7 @@ export function prepareForCreate(
   return strategy.prepareForCreate(obj, {
     serviceIPFamilies: ctx.serviceIPFamilies,
     ...(user === undefined ? {} : { user }),
+    ...(warnings === undefined ? {} : { warnings }),
   });
 }
 
