@@ -6,6 +6,7 @@
  *   IPAM hands out), or, while the node has none, from a /24 of 100.64.0.0/10 (RFC 6598) picked
  *   by the node's slot, so pod IPs stay unique across the simulated cluster.
  */
+import { bigintToIp, ipToBigint } from '../../api/cidr.js';
 
 /** A parsed CIDR: family, network address as a bigint, prefix length. */
 export interface Cidr {
@@ -30,58 +31,13 @@ export function parseCidr(text: string): Cidr | undefined {
 
 /** Parses an IPv4 or IPv6 address into a bigint; undefined when malformed. */
 export function parseIp(text: string): { family: 4 | 6; value: bigint } | undefined {
-  if (text.includes('.') && !text.includes(':')) {
-    const parts = text.split('.');
-    if (parts.length !== 4) return undefined;
-    let value = 0n;
-    for (const p of parts) {
-      if (!/^\d{1,3}$/.test(p) || Number(p) > 255) return undefined;
-      value = (value << 8n) | BigInt(p);
-    }
-    return { family: 4, value };
-  }
-  if (!text.includes(':')) return undefined;
-  const halves = text.split('::');
-  if (halves.length > 2) return undefined;
-  const head = halves[0] === '' ? [] : (halves[0] ?? '').split(':');
-  const tail = halves.length === 2 && halves[1] !== '' ? (halves[1] ?? '').split(':') : [];
-  const missing = 8 - head.length - tail.length;
-  if ((halves.length === 1 && missing !== 0) || missing < 0) return undefined;
-  const groups = [...head, ...Array<string>(halves.length === 2 ? missing : 0).fill('0'), ...tail];
-  let value = 0n;
-  for (const g of groups) {
-    if (!/^[0-9a-fA-F]{1,4}$/.test(g)) return undefined;
-    value = (value << 16n) | BigInt(Number.parseInt(g, 16));
-  }
-  return { family: 6, value };
+  const value = ipToBigint(text);
+  return value === undefined ? undefined : { family: text.includes(':') ? 6 : 4, value };
 }
 
 /** Formats an address of a family (IPv6 in its shortest form). */
 export function formatIp(family: 4 | 6, value: bigint): string {
-  if (family === 4) {
-    return [24n, 16n, 8n, 0n].map((s) => String((value >> s) & 0xffn)).join('.');
-  }
-  const groups: number[] = [];
-  for (let s = 112n; s >= 0n; s -= 16n) groups.push(Number((value >> s) & 0xffffn));
-  // The longest run of two or more zero groups becomes '::'.
-  let bestAt = -1;
-  let bestLen = 1;
-  for (let i = 0; i < 8;) {
-    if (groups[i] !== 0) {
-      i++;
-      continue;
-    }
-    let j = i;
-    while (j < 8 && groups[j] === 0) j++;
-    if (j - i > bestLen) {
-      bestAt = i;
-      bestLen = j - i;
-    }
-    i = j;
-  }
-  const hex = groups.map((g) => g.toString(16));
-  if (bestAt === -1) return hex.join(':');
-  return `${hex.slice(0, bestAt).join(':')}::${hex.slice(bestAt + bestLen).join(':')}`;
+  return bigintToIp(value, family === 4 ? 'IPv4' : 'IPv6');
 }
 
 /** Whether `ip` lies inside `cidr`. */
