@@ -331,7 +331,16 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
       expect(
         await node.agent.cri.listPodSandbox({ labelSelector: { 'io.kubernetes.pod.uid': uid } }),
       ).toEqual([]);
-  }, 120_000);
+    // A label given to the node while the agent runs decides the next pod: the agent watches
+    // its Node, as kubelet's node informer does, rather than keep the copy it registered.
+    await k('label', 'node', NODE, 'disk=ssd');
+    try {
+      await node.applyPod('labelled', { command: ['sleep', '3600'] }, { nodeSelector: { disk: 'ssd' } });
+      await expect.poll(() => jsonpath('labelled', '.status.phase'), { timeout: 60_000 }).toBe('Running');
+    } finally {
+      await k('label', 'node', NODE, 'disk-');
+    }
+  }, 180_000);
 
   it('reports termination messages: from the file (any user, any path), from the log on failure', async () => {
     const message = (pod: string): Promise<string> =>
@@ -432,7 +441,7 @@ describe.runIf(enabled)('capstan agent with kubectl 1.33', () => {
   }, 90_000);
 
   it('deletes pods: containers stopped, then the object removed', async () => {
-    for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'sysctl', 'here'])
+    for (const p of ['web', 'crash', 'noimage', 'toobig', 'elsewhere', 'sysctl', 'here', 'labelled'])
       await k('delete', 'pod', p, '--wait=false');
     await expect
       .poll(

@@ -8,7 +8,16 @@
  */
 import type { Node, NodeCondition, NodeStatus, Taint } from '../../api/types/core-v1.js';
 import type { Lease } from '../../api/types/coordination-v1.js';
-import { LEASES, NODES, isAlreadyExists, isConflict, isNotFound, type Client } from '../../client/index.js';
+import {
+  LEASES,
+  NODES,
+  SharedInformerFactory,
+  isAlreadyExists,
+  isConflict,
+  isNotFound,
+  type Client,
+  type SharedInformer,
+} from '../../client/index.js';
 import type { CriClient } from '../cri/client.js';
 import { kubeTime } from '../pod/status.js';
 import { machineAllocatable, machineCapacity, nodeAddresses, nodeInfo } from './machine.js';
@@ -60,6 +69,12 @@ export class NodeStatusManager {
   #timers: NodeJS.Timeout[] = [];
   #lastStatus = '';
   #node: Node | undefined;
+  /**
+   * The node as the API server has it, watched once registered (kubelet's node informer): what
+   * others change (labels, taints, the pod CIDR) reaches admission without a status write.
+   */
+  #watched: SharedInformer<Node> | undefined;
+  #informers: SharedInformerFactory | undefined;
   #stopped = false;
 
   constructor(client: Client, cri: CriClient, opts: NodeOptions) {
@@ -68,9 +83,9 @@ export class NodeStatusManager {
     this.#opts = opts;
   }
 
-  /** The node as last read or written. */
+  /** The node as last watched, or else as last read or written. */
   get node(): Node | undefined {
-    return this.#node;
+    return this.#watched?.store.get(this.#opts.name) ?? this.#node;
   }
 
   /** The runtime's health, from the watcher's relists. */
@@ -90,15 +105,23 @@ export class NodeStatusManager {
   /** Registers the node (creating or adopting it), writes its status and starts the heartbeats. */
   async start(): Promise<void> {
     await this.#register();
+    this.#informers = new SharedInformerFactory(this.#client, {
+      log: (m, e) => console.error(`agent: node ${this.#opts.name}: ${m}: ${String(e)}`),
+    });
+    this.#watched = this.#informers.informer<Node>(NODES, {
+      fieldSelector: `metadata.name=${this.#opts.name}`,
+    });
+    this.#informers.start();
     await this.updateStatus();
     await this.#renewLease();
     this.#timers.push(setInterval(() => void this.updateStatus(), STATUS_MS));
     this.#timers.push(setInterval(() => void this.#renewLease(), RENEW_MS));
   }
 
-  stop(): void {
+  async stop(): Promise<void> {
     this.#stopped = true;
     for (const t of this.#timers) clearInterval(t);
+    await this.#informers?.stop();
   }
 
   async #register(): Promise<void> {
