@@ -34,21 +34,57 @@ function safeEncode(s: string): string {
   return out;
 }
 
-/** Canonical JSON (sorted keys), so equal templates give equal bytes. */
+/** Go's `json.Marshal` of a string: HTML-safe (`<`, `>`, `&` escaped) and U+2028/U+2029 escaped. */
+function goString(s: string): string {
+  return JSON.stringify(s).replace(
+    /[<>&\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+}
+
+/**
+ * Canonical JSON, as Go's `json.Marshal` writes a map (sorted keys, HTML-safe strings), so equal
+ * templates give equal bytes, and a revision's bytes are the ones kube's `getPatch` gives.
+ */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'string') return goString(value);
   if (value !== null && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${goString(k)}:${canonicalJson(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
 }
 
-/** The revision data of a pod template: kube's `getPatch` shape. */
+/**
+ * The revision data of a pod template: kube's `getPatch` shape, which marshals the typed
+ * template, so its metadata carries a zero `creationTimestamp` as `null` (clients such as
+ * kubectl's rollback and kube's e2e compare these bytes with the ones they make).
+ */
 export function templatePatch(template: PodTemplateSpec | undefined): unknown {
-  return { spec: { template: { ...(structuredClone(template) ?? {}), $patch: 'replace' } } };
+  const copy = structuredClone(template) ?? { metadata: {} };
+  const metadata = { creationTimestamp: null, ...(copy.metadata ?? {}) };
+  return { spec: { template: { ...copy, metadata, $patch: 'replace' } } };
+}
+
+/**
+ * `data` as compared for equality: without a null `creationTimestamp` in the template's metadata,
+ * which revisions written before {@link templatePatch} gave it lack (so they stay equal, and no
+ * pod is replaced for it).
+ */
+function comparable(data: unknown): string {
+  const template = (data as { spec?: { template?: { metadata?: Record<string, unknown> } } } | undefined)
+    ?.spec?.template;
+  const metadata = template?.metadata;
+  if (metadata === undefined || metadata === null || metadata['creationTimestamp'] !== null)
+    return canonicalJson(data);
+  const { creationTimestamp: _zero, ...rest } = metadata;
+  return canonicalJson({
+    ...(data as object),
+    spec: { ...(data as { spec: object }).spec, template: { ...template, metadata: rest } },
+  });
 }
 
 /**
@@ -114,8 +150,8 @@ export function equalRevisions(
   revisions: readonly ControllerRevision[],
   wanted: ControllerRevision,
 ): ControllerRevision[] {
-  const want = canonicalJson(wanted.data);
-  return revisions.filter((r) => canonicalJson(r.data) === want).sort(byRevision);
+  const want = comparable(wanted.data);
+  return revisions.filter((r) => comparable(r.data) === want).sort(byRevision);
 }
 
 /** Ascending by revision number, then name. */
@@ -171,7 +207,7 @@ export async function ensureUpdateRevision(
     } catch (err) {
       const existing = await store.get(candidate.metadata.namespace ?? '', candidate.metadata.name ?? '');
       if (existing === undefined) throw err;
-      if (canonicalJson(existing.data) === canonicalJson(candidate.data))
+      if (comparable(existing.data) === comparable(candidate.data))
         return { update: existing, collisionCount: count };
       count++;
     }
