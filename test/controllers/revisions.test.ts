@@ -30,6 +30,11 @@ describe('revision data', () => {
     );
   });
 
+  it('is sent in that key order, which the server keeps (a RawExtension is stored as sent)', () => {
+    const plain: PodTemplateSpec = { ...template, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+    expect(JSON.stringify(templatePatch(plain))).toBe(canonicalJson(templatePatch(plain)));
+  });
+
   it('finds a revision written without the null creationTimestamp equal, so no pod is replaced', () => {
     const wanted = revision('ds-new', templatePatch(template), 3);
     const older = { spec: { template: { ...template, $patch: 'replace' } } };

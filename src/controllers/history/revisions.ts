@@ -66,7 +66,20 @@ export function canonicalJson(value: unknown): string {
 export function templatePatch(template: PodTemplateSpec | undefined): unknown {
   const copy = structuredClone(template) ?? { metadata: {} };
   const metadata = { creationTimestamp: null, ...(copy.metadata ?? {}) };
-  return { spec: { template: { ...copy, metadata, $patch: 'replace' } } };
+  return sortedKeys({ spec: { template: { ...copy, metadata, $patch: 'replace' } } });
+}
+
+/**
+ * `value` with every object's keys in sorted order, as Go writes a map: the server keeps a
+ * RawExtension as it is sent, so the bytes clients read back are these (but for keys that look
+ * like array indexes, which a JavaScript object always lists first).
+ */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (value === null || typeof value !== 'object') return value;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value).sort()) out[k] = sortedKeys((value as Record<string, unknown>)[k]);
+  return out;
 }
 
 /**
