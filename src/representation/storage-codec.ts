@@ -14,6 +14,7 @@
  */
 import { decodeEnvelope, hasProtobufMagic, isCodecError } from '../codec/index.js';
 import { ownedUtf8 } from '../api/bytes.js';
+import { goEscapedJson } from '../api/go-json.js';
 import {
   encodeForStorage,
   isJsonObject,
@@ -85,6 +86,16 @@ function dropNulls(value: unknown, raw: WeakSet<object>): void {
     const v = o[key];
     if (v === null) delete o[key];
     else dropNulls(v, raw);
+  }
+}
+
+/** The objects parsed from embedded raw JSON, and whether there were any. */
+class RawJsonSeen extends WeakSet<object> {
+  seen = false;
+
+  override add(value: object): this {
+    this.seen = true;
+    return super.add(value);
   }
 }
 
@@ -201,14 +212,17 @@ export class StorageCodec {
       const encoder = this.#protobuf();
       const type = encoder.messageTypeOf(envelope.apiVersion, envelope.kind);
       if (type === undefined) return { value };
-      const raw = new WeakSet<object>();
+      const raw = new RawJsonSeen();
       const body = encoder.codec.decodeMessage(type, envelope.raw, raw);
       const object = storedLayout(body, envelope.kind, envelope.apiVersion);
       if (envelope.kind === 'StatefulSet' && isJsonObject(object['spec'])) typeClaimTemplates(object['spec']);
       // Nulls (zero times such as a template's `creationTimestamp`) are dropped: the handlers'
       // JSON never holds them, and an update must compare equal to what it read back.
       dropNulls(object, raw);
-      return { value: ownedUtf8(JSON.stringify(object)), parsed: object };
+      // Embedded raw JSON (a ControllerRevision's data) is served as a Go client wrote it, which
+      // Go clients compare byte for byte (kube's `daemon.Match`, kubectl's DaemonSet rollback).
+      const text = JSON.stringify(object);
+      return { value: ownedUtf8(raw.seen ? goEscapedJson(text) : text), parsed: object };
     } catch (err) {
       if (isCodecError(err)) return { value };
       throw err;

@@ -6,6 +6,7 @@
  * than the highest. An equal revision is reused (and renumbered when it is not the newest); a
  * name taken by different data bumps the owner's `collisionCount`.
  */
+import { goEscapedJson } from '../../api/go-json.js';
 import type { ControllerRevision } from '../../api/types/apps-v1.js';
 import type { PodTemplateSpec } from '../../api/types/core-v1.js';
 import type { ObjectMeta, OwnerReference } from '../../api/types/meta-v1.js';
@@ -34,13 +35,8 @@ function safeEncode(s: string): string {
   return out;
 }
 
-/** Go's `json.Marshal` of a string: HTML-safe (`<`, `>`, `&` escaped) and U+2028/U+2029 escaped. */
-function goString(s: string): string {
-  return JSON.stringify(s).replace(
-    /[<>&\u2028\u2029]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
-}
+/** Go's `json.Marshal` of a string. */
+const goString = (s: string): string => goEscapedJson(JSON.stringify(s));
 
 /**
  * Canonical JSON, as Go's `json.Marshal` writes a map (sorted keys, HTML-safe strings), so equal
