@@ -9,6 +9,7 @@
  * nested message built from the same JSON object. JSON properties the schema does not know are
  * ignored (kube drops unknown fields).
  */
+import { goEscapedJson } from '../api/go-json.js';
 import { parseDuration } from './duration.js';
 import { CodecError, invalidValue } from './errors.js';
 import type { FieldPlan, MessagePlan } from './plan.js';
@@ -216,7 +217,8 @@ export class MessageEncoder {
         w.uint32(key);
         const mark = w.beginLength();
         w.uint32(0x0a);
-        w.string(this.#stringify(v, plan, f));
+        // The bytes a Go client would have sent, which kube keeps and Go clients compare.
+        w.string(goEscapedJson(this.#stringify(v, plan, f)));
         w.endLength(mark);
         return;
       }

@@ -238,6 +238,10 @@ describe('special types', () => {
       null,
     ]);
     expect(codec.decodeMessage(rev, codec.encodeMessage(rev, {}))['data']).toBeNull();
+    // Raw JSON is written as a Go client writes it (kube keeps those bytes): `<`, `>`, `&` escaped.
+    const escaped = codec.encodeMessage(rev, { data: { cmd: 'a && b > c' } });
+    expect(hex(escaped)).toContain(ascii('{"cmd":"a \\u0026\\u0026 b \\u003e c"}'));
+    expect(codec.decodeMessage(rev, escaped)['data']).toEqual({ cmd: 'a && b > c' });
   });
 
   it('bytes and map<string, bytes>: base64 in JSON', () => {
