@@ -11,7 +11,7 @@
  *   field from the annotation, unless it names the pod's profile. An annotation that sets the
  *   field, or that names no valid profile, is warned about, as kube warns.
  */
-import { obj, objects, str } from '../validation/json.js';
+import { obj, objects, str, strings } from '../validation/json.js';
 import { key } from '../validation/path.js';
 import { ensureObject, type JsonObject } from './mutate.js';
 
@@ -25,10 +25,8 @@ const MAX_LOCALHOST_PROFILE = 4095;
 /** `term`'s label keys merged into its selector (kube's `applyMatchLabelKeysAndMismatchLabelKeys`). */
 function mergeLabelKeys(term: JsonObject, labels: JsonObject): void {
   const selector = obj(term, 'labelSelector');
-  const keys = (k: string): string[] =>
-    Array.isArray(term[k]) ? (term[k] as unknown[]).filter((x): x is string => typeof x === 'string') : [];
-  const match = keys('matchLabelKeys');
-  const mismatch = keys('mismatchLabelKeys');
+  const match = strings(term, 'matchLabelKeys');
+  const mismatch = strings(term, 'mismatchLabelKeys');
   if (selector === undefined || (match.length === 0 && mismatch.length === 0)) return;
   const added = [
     ...match.map((k) => [k, 'In'] as const),
@@ -97,15 +95,15 @@ export function applyAppArmorVersionSkew(pod: JsonObject, warn: (message: string
   const meta = obj(pod, 'metadata');
   for (const list of ['initContainers', 'containers', 'ephemeralContainers']) {
     for (const c of objects(spec, list)) {
-      const name = APPARMOR_ANNOTATION_PREFIX + str(c, 'name');
+      const annotationKey = APPARMOR_ANNOTATION_PREFIX + str(c, 'name');
       const annotations = obj(meta, 'annotations');
-      const annotation = annotations?.[name];
+      const annotation = annotations?.[annotationKey];
       const containerProfile = obj(obj(c, 'securityContext'), 'appArmorProfile');
-      if (annotations === undefined || !Object.hasOwn(annotations, name)) {
+      if (annotations === undefined || !Object.hasOwn(annotations, annotationKey)) {
         const profile = containerProfile ?? podProfile;
         const value = profile === undefined ? '' : annotationFor(profile);
         const target = value === '' || meta === undefined ? undefined : ensureObject(meta, 'annotations');
-        if (target !== undefined) target[name] = value;
+        if (target !== undefined) target[annotationKey] = value;
         continue;
       }
       if (containerProfile !== undefined) continue;
@@ -118,7 +116,7 @@ export function applyAppArmorVersionSkew(pod: JsonObject, warn: (message: string
       }
       if (deprecated)
         warn(
-          `${key('metadata.annotations', name)}: deprecated since v1.30; use the "appArmorProfile" field instead`,
+          `${key('metadata.annotations', annotationKey)}: deprecated since v1.30; use the "appArmorProfile" field instead`,
         );
     }
   }
