@@ -9,8 +9,8 @@
  * nftables tables are named after the bridge, kept across restarts and removed by `--reset`.
  *
  * {@link startNodeRuntime} runs while the server starts: the Service range's blackhole route,
- * the pods' bridge (whose gateway address is the node's InternalIP), containerd, the development images when absent, and the new or changed tarballs of
- * `<data-dir>/images/`. {@link realNode} then starts the agent once the server serves.
+ * the pods' bridge (whose gateway address is the node's InternalIP), containerd, the development
+ * images when absent, and the new or changed tarballs of `<data-dir>/images/`. {@link realNode} then starts the agent once the server serves.
  *
  * On exit the agent stops (pods keep running) and containerd stops (the shims keep the containers
  * running). The next run on the same data dir starts containerd on the same state, which reconnects
@@ -145,9 +145,8 @@ async function agentPort(address: string): Promise<number> {
 }
 
 /** The agent's flags for the node. */
-function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, port: number): string[] {
+function agentArgs(opts: RealNodeOptions, runtime: NodeRuntime, nodeIP: string, port: number): string[] {
   const { layout } = runtime;
-  const nodeIP = gatewayOf(opts.podCIDR).address;
   return [
     `--hostname-override=${opts.nodeName}`,
     `--container-runtime-endpoint=${runtime.containerd.endpoint}`,
@@ -206,9 +205,10 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
     const identity = (user: string, groups: string[], agent: string) =>
       server.loopbackConfig(user, groups, { userAgent: `${agent}/v1.33 (in-process)` });
     // The clients' certificates are made while containerd starts, not after.
+    const nodeIP = gatewayOf(opts.podCIDR).address;
     const [rt, port, client, proxy, dns, networkPolicy] = await Promise.all([
       runtime,
-      runtime.then(() => agentPort(gatewayOf(opts.podCIDR).address)),
+      runtime.then(() => agentPort(nodeIP)),
       identity(`system:node:${opts.nodeName}`, ['system:nodes'], 'capstan-agent'),
       identity('system:kube-proxy', [], 'capstan-proxy'),
       identity('capstan:cluster-dns', ['system:masters'], 'capstan-dns'),
@@ -223,7 +223,7 @@ export function realNode(runtime: Promise<NodeRuntime>, opts: RealNodeOptions): 
       network: { ...networkTables(opts.bridge), clusterCidr: opts.podCIDR, removeRulesOnStop: false },
     };
     const clusterDNS = ipAt(parseCidr(opts.serviceRange), 10n);
-    const config = resolveConfig(agentFlagSet().parse(agentArgs(opts, rt, port)));
+    const config = resolveConfig(agentFlagSet().parse(agentArgs(opts, rt, nodeIP, port)));
     const agent = new Agent(enableClusterNetworking(config, { clusterDNS }), wiring);
     try {
       startupTrace('node: agent starting');

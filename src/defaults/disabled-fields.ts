@@ -130,6 +130,19 @@ export function dropDisabledFields(
   const specPath = [...(template ?? []), 'spec'];
   const spec = objectAtPath(o, specPath);
   if (spec !== undefined) dropDisabledPodSpecFields(spec, objectAtPath(old, specPath));
-  const status = key === '/Pod' ? obj(o, 'status') : undefined;
+  dropDisabledStatusFields(group, kind, o, old);
+}
+
+/**
+ * Drops the disabled features' fields from a Pod's status (nothing for other kinds): all a
+ * status write needs, as it keeps the stored spec.
+ */
+export function dropDisabledStatusFields(
+  group: string,
+  kind: string,
+  o: JsonObject,
+  old: JsonObject | undefined,
+): void {
+  const status = group === '' && kind === 'Pod' ? obj(o, 'status') : undefined;
   if (status !== undefined) dropDisabledPodStatusFields(status, obj(old, 'status'), obj(old, 'spec'));
 }

@@ -6,7 +6,7 @@
 import type { FieldSet, Path } from '../apply/index.js';
 import type { KubeObject } from '../api/object.js';
 import { defaultObject } from '../defaults/index.js';
-import { dropDisabledFields } from '../defaults/disabled-fields.js';
+import { dropDisabledStatusFields } from '../defaults/disabled-fields.js';
 import { prepareForCreate, prepareForUpdate, type PrepareOptions } from '../defaults/prepare.js';
 import type { NameRule, ResourceType } from '../registry/types.js';
 import { printerFor, type TablePrinter } from '../table/index.js';
@@ -115,7 +115,7 @@ export class BuiltInStrategy implements KindStrategy {
   }
 
   prepareForStatusUpdate(obj: KubeObject, old: KubeObject): void {
-    dropDisabledFields(this.#group, this.#kind, obj, old);
+    dropDisabledStatusFields(this.#group, this.#kind, obj, old);
   }
 
   validate(obj: KubeObject, old: KubeObject | undefined, subresource?: string): FieldError[] {

@@ -7,13 +7,12 @@ import { bigintToIp, ipToBigint } from '../../api/cidr.js';
 /** Go's `%q` of a string (the same as JSON's for the addresses, names and paths warned about). */
 export const q = (s: string): string => JSON.stringify(s);
 
-/** The IPv6 address `value` in RFC 5952 form (the URL parser prints hosts so), or undefined. */
-function canonicalIPv6(value: string): string | undefined {
-  try {
-    return new URL(`http://[${value}]`).hostname.slice(1, -1);
-  } catch {
-    return undefined;
-  }
+/** An IPv6 address as a number, its RFC 5952 text, and its IPv4 text when it is IPv4-mapped. */
+function ipv6(value: string): { n: bigint; canonical: string; mapped: string | undefined } | undefined {
+  const n = ipToBigint(value);
+  if (n === undefined) return undefined;
+  const mapped = n >> 32n === 0xffffn ? bigintToIp(n & 0xffffffffn, 'IPv4') : undefined;
+  return { n, canonical: bigintToIp(n, 'IPv6'), mapped };
 }
 
 /** The IPv4 address `a.b.c.d` (leading zeros allowed) as a number, or undefined. */
@@ -38,16 +37,12 @@ export function ipWarnings(path: string, value: string): string[] {
     `${path}: non-standard IP address ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(preferred)}`,
   ];
   if (value.includes(':')) {
-    const canonical = canonicalIPv6(value);
-    if (canonical === undefined) return [];
-    const mapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(canonical);
-    if (mapped !== null) {
-      const [hi, lo] = [parseInt(mapped[1] ?? '0', 16), parseInt(mapped[2] ?? '0', 16)];
-      return nonStandard(`${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`);
-    }
-    return canonical === value
+    const ip = ipv6(value);
+    if (ip === undefined) return [];
+    if (ip.mapped !== undefined) return nonStandard(ip.mapped);
+    return ip.canonical === value
       ? []
-      : [`${path}: IPv6 address ${q(value)} should be in RFC 5952 canonical format (${q(canonical)})`];
+      : [`${path}: IPv6 address ${q(value)} should be in RFC 5952 canonical format (${q(ip.canonical)})`];
   }
   const n = ipv4Number(value);
   return n === undefined || !hasLeadingZeros(value) ? [] : nonStandard(ipv4Text(n));
@@ -59,6 +54,26 @@ const ambiguous = (path: string, value: string, network: string, single: string)
 const nonStandardCidr = (path: string, value: string, preferred: string): string =>
   `${path}: non-standard CIDR value ${q(value)} will be considered invalid in a future Kubernetes release: use ${q(preferred)}`;
 
+/** {@link cidrWarnings} of an IPv6 CIDR `addr`/`bitsText`. */
+function ipv6CidrWarnings(path: string, value: string, addr: string, bitsText: string): string[] {
+  const ip = ipv6(addr);
+  const bits = Number(bitsText);
+  if (ip === undefined || !/^\d+$/.test(bitsText) || bits > 128) return [];
+  const network = ip.n & ~((1n << BigInt(128 - bits)) - 1n);
+  if (ip.mapped !== undefined && bits >= 96) {
+    // IPv4-mapped: Go prints the addresses, and the network's prefix, in their IPv4 form.
+    const v4 = `${bigintToIp(network & 0xffffffffn, 'IPv4')}/${bits - 96}`;
+    const out = network === ip.n ? [] : [ambiguous(path, value, v4, `${ip.mapped}/128`)];
+    return [...out, nonStandardCidr(path, value, v4)];
+  }
+  if (network !== ip.n)
+    return [ambiguous(path, value, `${bigintToIp(network, 'IPv6')}/${bits}`, `${ip.canonical}/128`)];
+  if (ip.canonical === addr) return [];
+  return [
+    `${path}: IPv6 CIDR value ${q(value)} should be in RFC 5952 canonical format (${q(`${ip.canonical}/${bits}`)})`,
+  ];
+}
+
 /**
  * kube's `GetWarningsForCIDR`: host bits set past the prefix (ambiguous); leading zeros in an
  * IPv4 CIDR and an IPv4-mapped IPv6 one (non-standard); otherwise, an IPv6 CIDR not in RFC 5952
@@ -69,28 +84,7 @@ export function cidrWarnings(path: string, value: string): string[] {
   if (slash < 0) return [];
   const addr = value.slice(0, slash);
   const bits = Number(value.slice(slash + 1));
-  if (addr.includes(':')) {
-    const canonical = canonicalIPv6(addr);
-    if (canonical === undefined || !/^\d+$/.test(value.slice(slash + 1)) || bits > 128) return [];
-    const n = ipToBigint(addr);
-    if (n === undefined) return [];
-    const network = n & ~((1n << BigInt(128 - bits)) - 1n);
-    const out: string[] = [];
-    if (n >> 32n === 0xffffn && bits >= 96) {
-      // IPv4-mapped: Go prints the addresses, and the network's prefix, in their IPv4 form.
-      const v4 = `${bigintToIp(network & 0xffffffffn, 'IPv4')}/${bits - 96}`;
-      if (network !== n) out.push(ambiguous(path, value, v4, `${bigintToIp(n & 0xffffffffn, 'IPv4')}/128`));
-      return [...out, nonStandardCidr(path, value, v4)];
-    }
-    if (network !== n)
-      return [
-        ambiguous(path, value, `${bigintToIp(network, 'IPv6')}/${bits}`, `${bigintToIp(n, 'IPv6')}/128`),
-      ];
-    if (canonical === addr) return [];
-    return [
-      `${path}: IPv6 CIDR value ${q(value)} should be in RFC 5952 canonical format (${q(`${canonical}/${bits}`)})`,
-    ];
-  }
+  if (addr.includes(':')) return ipv6CidrWarnings(path, value, addr, value.slice(slash + 1));
   const n = ipv4Number(addr);
   if (n === undefined || !Number.isInteger(bits) || bits < 0 || bits > 32) return [];
   const size = 2 ** (32 - bits);

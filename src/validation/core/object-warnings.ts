@@ -8,7 +8,12 @@
 import { arr, obj, objects, str, type JsonObject } from '../json.js';
 import { child, index, key } from '../path.js';
 import { cidrWarnings, ipWarnings } from './ip-warnings.js';
-import { claimSpecWarnings, DEPRECATED_NODE_LABELS, nodeSelectorTermWarnings } from './pod-warnings.js';
+import {
+  claimSpecWarnings,
+  DEPRECATED_NODE_LABELS,
+  DEPRECATED_VOLUMES,
+  nodeSelectorTermWarnings,
+} from './pod-warnings.js';
 
 const TOPOLOGY_HINTS_ANNOTATION = 'service.kubernetes.io/topology-aware-hints';
 const TOPOLOGY_MODE_ANNOTATION = 'service.kubernetes.io/topology-mode';
@@ -125,15 +130,11 @@ const DEPRECATED_PV_ANNOTATIONS: readonly (readonly [string, string])[] = [
   ['volume.beta.kubernetes.io/mount-options', 'deprecated since v1.31; use "mountOptions" attribute instead'],
 ];
 
-/** A PersistentVolume's deprecated sources: the JSON field, kube's path for it, and its message. */
-const DEPRECATED_PV_SOURCES: readonly (readonly [string, string, string])[] = [
-  ['cephfs', 'cephfs', 'deprecated in v1.28, non-functional in v1.31+'],
-  ['photonPersistentDisk', 'photonPersistentDisk', 'deprecated in v1.11, non-functional in v1.16+'],
-  ['scaleIO', 'scaleIO', 'deprecated in v1.16, non-functional in v1.22+'],
-  ['storageos', 'storageOS', 'deprecated in v1.22, non-functional in v1.25+'],
-  ['glusterfs', 'glusterfs', 'deprecated in v1.25, non-functional in v1.26+'],
-  ['rbd', 'rbd', 'deprecated in v1.28, non-functional in v1.31+'],
-];
+/** A PersistentVolume's deprecated sources, in kube's order; their paths and messages are pods'. */
+const PV_SOURCE_ORDER = ['cephfs', 'photonPersistentDisk', 'scaleIO', 'storageos', 'glusterfs', 'rbd'];
+const DEPRECATED_PV_SOURCES = DEPRECATED_VOLUMES.filter(([k]) => PV_SOURCE_ORDER.includes(k)).sort(
+  ([a], [b]) => PV_SOURCE_ORDER.indexOf(a) - PV_SOURCE_ORDER.indexOf(b),
+);
 
 /** kube's `GetWarningsForPersistentVolume`. */
 function persistentVolumeWarnings(pv: JsonObject): string[] {

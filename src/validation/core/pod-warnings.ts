@@ -61,7 +61,7 @@ const DEPRECATED_ANNOTATIONS: ReadonlyMap<string, string> = new Map([
  * Volume sources that kube v1.33 names as deprecated or gone: the JSON key, the name kube's
  * warning gives the field (StorageOS's differs from its key), and since when.
  */
-const DEPRECATED_VOLUMES: readonly (readonly [string, string, string])[] = [
+export const DEPRECATED_VOLUMES: readonly (readonly [string, string, string])[] = [
   ['photonPersistentDisk', 'photonPersistentDisk', 'deprecated in v1.11, non-functional in v1.16+'],
   // The GitRepoVolumeDriver gate is off by default in v1.33.
   ['gitRepo', 'gitRepo', 'deprecated in v1.11, and disabled by default in v1.33+'],
