@@ -11,6 +11,7 @@ import { BenchError } from './errors.js';
 import { benchHelp, parseBenchArgs } from './options.js';
 import { comparisonText, markdownReport, textTables, type RunReport } from './report.js';
 import { runBench } from './runner.js';
+import { runCeilingBinderCommand } from './scheduler/ceiling.js';
 
 /** Output streams of the command (tests pass their own). */
 export interface BenchIo {
@@ -44,6 +45,7 @@ function previousReport(path: string): RunReport | undefined {
 export async function runBenchCommand(argv: readonly string[], io: BenchIo = PROCESS_IO): Promise<number> {
   const first = argv[0];
   if (first === 'cluster' || first === 'controllers') return runClusterCommand(first, argv.slice(1), io);
+  if (first === 'binder') return runCeilingBinderCommand(argv.slice(1), io.err);
   let options;
   try {
     options = parseBenchArgs(argv);

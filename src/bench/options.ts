@@ -213,6 +213,12 @@ const FLAGS: readonly FlagSpec[] = [
     "scheduler scenario: B, a scheduler binary taking kube-scheduler's flags (e.g. /path/to/kube-scheduler), run with --config (clientConnection qps and burst as A's) --kubeconfig --leader-elect=false --secure-port=0. Unset: capstan scheduler alone.",
   ),
   flag(
+    'scheduler-ceiling',
+    'bool',
+    false,
+    'scheduler scenario: A is the ceiling binder (capstan bench binder) instead of capstan scheduler: it binds each unbound pod to the next node and does no scheduling work, so its pods/s bounds what any scheduler reaches on this server and machine. Plain pods only.',
+  ),
+  flag(
     'scheduler-qps',
     'float',
     5000,
@@ -280,6 +286,8 @@ export interface SchedulerBenchOptions {
   readonly cases: readonly SchedulerCase[];
   /** `--scheduler-backlog`: every pod exists before the scheduler starts. */
   readonly backlog: boolean;
+  /** `--scheduler-ceiling`: A is the ceiling binder, not capstan scheduler. */
+  readonly ceiling: boolean;
   /** `--scheduler-create-rate`: pods created per second, paced; undefined: as fast as possible. */
   readonly createRate: number | undefined;
   readonly pods: number;
@@ -322,6 +330,8 @@ its first bind to its last: the scheduler's own rate, not capped by the server's
 With --scheduler-create-rate the pods are created at that steady rate, so both schedulers'
 latencies are measured under the same load (as fast as possible, the side whose scheduler leaves
 the server more CPU also makes the server create faster, and queue more).
+With --scheduler-ceiling (plain pods only), A is a binder that does no scheduling work (capstan
+bench binder): its pods/s is the most any scheduler reaches on this server and machine.
   capstan bench scheduler --preset=full --scheduler-binary=/path/to/kube-scheduler --rounds=1
 
 ${new FlagSet('capstan bench', FLAGS).usage()}`;
@@ -432,6 +442,11 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
     if (!(SCHEDULER_CASES as readonly string[]).includes(c))
       throw new FlagError(`unknown scheduler case ${c}: want ${SCHEDULER_CASES.join(', ')}`);
   if (cases.length === 0) throw new FlagError('--scheduler-cases names no case');
+  const ceiling = v.get('scheduler-ceiling') === true;
+  if (ceiling && cases.some((c) => c !== 'plain'))
+    throw new FlagError(
+      '--scheduler-ceiling binds without looking at constraints: add --scheduler-cases=plain',
+    );
   const createRate = v.get('scheduler-create-rate') as number;
   if (!(createRate >= 0) || !Number.isFinite(createRate))
     throw new FlagError('--scheduler-create-rate must be a number of pods per second, or 0');
@@ -462,6 +477,7 @@ export function parseBenchArgs(argv: readonly string[]): BenchOptions | undefine
       burst: int('scheduler-burst'),
       cases: cases as readonly SchedulerCase[],
       backlog: v.get('scheduler-backlog') === true,
+      ceiling,
       createRate: createRate > 0 ? createRate : undefined,
       pods: sizes.schedulerPods,
       nodes: sizes.schedulerNodes,

@@ -67,6 +67,11 @@ describe('capstan bench scheduler', () => {
       FlagError,
     );
     expect(() => parseBenchArgs(['scheduler', '--scheduler-cases=bogus'])).toThrow(FlagError);
+    // The ceiling binder ignores constraints, so it runs plain pods only.
+    expect(() => parseBenchArgs(['scheduler', '--scheduler-ceiling'])).toThrow(/--scheduler-cases=plain/);
+    expect(
+      parseBenchArgs(['scheduler', '--scheduler-ceiling', '--scheduler-cases=plain'])?.scheduler.ceiling,
+    ).toBe(true);
     expect(DEFAULT_SCENARIOS).not.toContain('scheduler');
     const yaml = kubeSchedulerConfig({ kubeconfig: '/k', qps: 50, burst: 100, dir: '/d' });
     expect(yaml).toContain('kind: KubeSchedulerConfiguration');
@@ -156,6 +161,35 @@ describe('capstan bench scheduler', () => {
       expect(row?.figures['p99 ms']).toBeGreaterThanOrEqual(row?.figures['p50 ms'] as number);
     },
   );
+
+  it(
+    'ceiling: A is the binder that does no scheduling work, and it binds every pod',
+    { timeout: 300_000 },
+    async () => {
+      const report = await plainRun('ceiling.json', '--scheduler-ceiling');
+      expect(report.subjects?.map((s) => [s.label, s.product])).toEqual([
+        ['ceiling: binds only', 'ceiling binder'],
+      ]);
+      const [row] = report.rows.filter((r) => r.scenario === 'scheduler');
+      expect(row?.subject).toBe('ceiling: binds only');
+      expect(row?.note).toBeUndefined();
+      expect(row?.figures['pods bound']).toBe(8);
+      expect(row?.figures['pods/s']).toBeGreaterThan(0);
+    },
+  );
+
+  it('the binder command wants a kubeconfig and nothing else', async () => {
+    const err: string[] = [];
+    const io = { out: () => undefined, err: (l: string) => err.push(l) };
+    expect(await runBenchCommand(['binder'], io)).toBe(2);
+    expect(await runBenchCommand(['binder', '--kubeconfig=/k', '--bogus'], io)).toBe(2);
+    expect(err).toEqual([
+      'usage: capstan bench binder --kubeconfig=PATH',
+      'usage: capstan bench binder --kubeconfig=PATH',
+    ]);
+    expect(await runBenchCommand(['binder', `--kubeconfig=${join(dir, 'missing')}`], io)).toBe(1);
+    expect(err[2]).toMatch(/^capstan bench binder: /);
+  });
 
   it('paces by the clock: pod i is due i/rate seconds after the start', async () => {
     const start = process.hrtime.bigint();

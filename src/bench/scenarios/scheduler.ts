@@ -40,12 +40,19 @@ function figureLine(row: Row): string {
 
 /** The schedulers under test, labelled `A: ...`, `B: ...` when there are two. */
 function schedulersOf(options: SchedulerBenchOptions): { kind: SchedulerKind; label: string }[] {
-  const kinds: SchedulerKind[] = [{ kind: 'capstan' }];
+  const kinds: SchedulerKind[] = [options.ceiling ? { kind: 'ceiling' } : { kind: 'capstan' }];
   if (options.binary !== undefined) kinds.push({ kind: 'binary', binary: options.binary });
   return kinds.map((kind, i) => ({
     kind,
     label: kinds.length === 1 ? schedulerLabel(kind) : `${i === 0 ? 'A' : 'B'}: ${schedulerLabel(kind)}`,
   }));
+}
+
+/** What a subject's `target` says it ran. */
+function targetOf(kind: SchedulerKind): string {
+  if (kind.kind === 'binary') return kind.binary;
+  if (kind.kind === 'ceiling') return 'capstan bench binder (this build): binds only, no scheduling work';
+  return 'capstan scheduler (this build)';
 }
 
 /** Runs the scheduler bench; every process it started is stopped before it resolves. */
@@ -122,8 +129,13 @@ export async function runSchedulerBench(
       failures,
       subjects: schedulers.map((s) => ({
         label: s.label,
-        target: s.kind.kind === 'capstan' ? 'capstan scheduler (this build)' : s.kind.binary,
-        product: s.kind.kind === 'capstan' ? 'capstan scheduler' : 'external scheduler',
+        target: targetOf(s.kind),
+        product:
+          s.kind.kind === 'binary'
+            ? 'external scheduler'
+            : s.kind.kind === 'ceiling'
+              ? 'ceiling binder'
+              : 'capstan scheduler',
         version: s.label,
         backend: '',
       })),

@@ -27,9 +27,15 @@ export function capstanEntry(): string {
   throw new BenchError('BENCH_SERVER_START', `${CAPSTAN_MAIN} is missing: run npm run build first`);
 }
 
-/** Which scheduler a process runs: Capstan's, or the binary at `binary` (kube-scheduler's flags). */
+/**
+ * Which scheduler a process runs: Capstan's, the binary at `binary` (kube-scheduler's flags), or
+ * the ceiling binder (`capstan bench binder`, src/bench/scheduler/ceiling.ts), which does no
+ * scheduling work.
+ */
 export type SchedulerKind =
-  { readonly kind: 'capstan' } | { readonly kind: 'binary'; readonly binary: string };
+  | { readonly kind: 'capstan' }
+  | { readonly kind: 'binary'; readonly binary: string }
+  | { readonly kind: 'ceiling' };
 
 /** The client settings every scheduler under test gets. */
 export interface SchedulerClientSettings {
@@ -55,6 +61,7 @@ export interface SchedulerProcess {
  */
 export function schedulerLabel(s: SchedulerKind): string {
   if (s.kind === 'capstan') return `capstan scheduler v${packageVersion()}`;
+  if (s.kind === 'ceiling') return 'ceiling: binds only';
   const r = spawnSync(s.binary, ['--version'], { encoding: 'utf8', timeout: 10_000 });
   const version = (r.stdout ?? '').trim().split('\n')[0] ?? '';
   // A build without version stamping says `v0.0.0-master+$Format:%H$`: the name alone is clearer.
@@ -99,6 +106,11 @@ async function commandLine(
       ],
     };
   }
+  if (s.kind === 'ceiling')
+    return {
+      file: process.execPath,
+      args: [capstanEntry(), 'bench', 'binder', `--kubeconfig=${settings.kubeconfig}`],
+    };
   if (!existsSync(s.binary)) throw new BenchError('BENCH_USAGE', `no scheduler binary at ${s.binary}`);
   const config = join(settings.dir, 'kube-scheduler-config.yaml');
   await writeFile(config, kubeSchedulerConfig(settings));
