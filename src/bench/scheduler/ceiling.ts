@@ -35,17 +35,23 @@ export interface CeilingBinder {
 
 /**
  * Starts binding every unbound pod of the cluster that `kubeconfig` reaches.
- * @throws BenchError when the server cannot be reached or lists no node.
+ * @throws Error when the kubeconfig is unusable, the nodes cannot be listed, or there is none.
  */
 export async function startCeilingBinder(
   kubeconfig: string,
   log: (line: string) => void,
 ): Promise<CeilingBinder> {
   const client = new BenchClient(readKubeconfigCredentials(kubeconfig), 2);
-  const list = await client.expect('GET', '/api/v1/nodes', 200);
-  const nodes = (
-    JSON.parse(list.body.toString('utf8')) as { items: { metadata: { name: string } }[] }
-  ).items.map((n) => n.metadata.name);
+  let nodes: string[];
+  try {
+    const list = await client.expect('GET', '/api/v1/nodes', 200);
+    nodes = (JSON.parse(list.body.toString('utf8')) as { items: { metadata: { name: string } }[] }).items.map(
+      (n) => n.metadata.name,
+    );
+  } catch (err) {
+    client.close();
+    throw err;
+  }
   if (nodes.length === 0) {
     client.close();
     throw new Error('no node to bind to');
