@@ -3,8 +3,8 @@
  * Unlike the other scenarios it measures no server: it starts its own (`cluster.ts`: a
  * `capstan server` without an in-process scheduler, N simulated nodes in zones), then, round by
  * round and case by case, runs each scheduler under test as its own process with the same client
- * QPS and burst (A: `capstan scheduler`; B, with `--scheduler-binary`: an external binary such as
- * kube-scheduler v1.33), the order reversed every other round so that a slow moment of the
+ * QPS and burst (A: `capstan scheduler`, or with `--scheduler-ceiling` the ceiling binder; B, with
+ * `--scheduler-binary`: an external binary such as kube-scheduler v1.33), the order reversed every other round so that a slow moment of the
  * machine hits both. Each run is one fresh namespace of P pods (`measure.ts`). The rows are the
  * medians over the rounds; with two schedulers each figure gets B ÷ A (`rounds.ts`).
  */
@@ -48,11 +48,19 @@ function schedulersOf(options: SchedulerBenchOptions): { kind: SchedulerKind; la
   }));
 }
 
-/** What a subject's `target` says it ran. */
-function targetOf(kind: SchedulerKind): string {
-  if (kind.kind === 'binary') return kind.binary;
-  if (kind.kind === 'ceiling') return 'capstan bench binder (this build): binds only, no scheduling work';
-  return 'capstan scheduler (this build)';
+/** What the report says a subject ran: the target, and the product. */
+function describeSubject(kind: SchedulerKind): { target: string; product: string } {
+  switch (kind.kind) {
+    case 'binary':
+      return { target: kind.binary, product: 'external scheduler' };
+    case 'ceiling':
+      return {
+        target: 'capstan bench binder (this build): binds only, no scheduling work',
+        product: 'ceiling binder',
+      };
+    case 'capstan':
+      return { target: 'capstan scheduler (this build)', product: 'capstan scheduler' };
+  }
 }
 
 /** Runs the scheduler bench; every process it started is stopped before it resolves. */
@@ -129,13 +137,7 @@ export async function runSchedulerBench(
       failures,
       subjects: schedulers.map((s) => ({
         label: s.label,
-        target: targetOf(s.kind),
-        product:
-          s.kind.kind === 'binary'
-            ? 'external scheduler'
-            : s.kind.kind === 'ceiling'
-              ? 'ceiling binder'
-              : 'capstan scheduler',
+        ...describeSubject(s.kind),
         version: s.label,
         backend: '',
       })),
