@@ -10,7 +10,8 @@
  *
  * {@link startNodeRuntime} runs while the server starts: the Service range's blackhole route,
  * the pods' bridge (whose gateway address is the node's InternalIP), containerd, the development
- * images when absent, and the new or changed tarballs of `<data-dir>/images/`. {@link realNode} then starts the agent once the server serves.
+ * images when absent, and the new or changed tarballs of `<data-dir>/images/`. {@link realNode}
+ * then starts the agent once the server serves.
  *
  * On exit the agent stops (pods keep running) and containerd stops (the shims keep the containers
  * running). The next run on the same data dir starts containerd on the same state, which reconnects

@@ -3,6 +3,7 @@
  * set), by the bench's clock: the "bound" end of a pod's scheduling latency.
  */
 import type { BenchClient, BenchStream } from '../client.js';
+import { lineSplitter } from '../lines.js';
 
 /** Pod watch events carry at most this much before a newline; longer text is a broken stream. */
 const MAX_LINE = 1 << 20;
@@ -13,16 +14,18 @@ export class BindWatch {
   /** Pod name → `process.hrtime.bigint()` when its bound state first arrived. */
   readonly #bound = new Map<string, bigint>();
   readonly #nodes = new Map<string, string>();
-  #pending = '';
   #chunks = 0;
   #events = 0;
   #lastChunk: bigint | undefined;
   #waiter: { readonly names: ReadonlySet<string>; left: number; readonly resolve: () => void } | undefined;
 
   private constructor(client: BenchClient, namespace: string) {
-    this.#stream = client.stream(`/api/v1/namespaces/${namespace}/pods?watch=true`, (chunk) =>
-      this.#take(chunk),
-    );
+    const lines = lineSplitter((line) => this.#line(line), MAX_LINE);
+    this.#stream = client.stream(`/api/v1/namespaces/${namespace}/pods?watch=true`, (chunk) => {
+      this.#chunks++;
+      this.#lastChunk = process.hrtime.bigint();
+      lines(chunk);
+    });
   }
 
   /**
@@ -40,20 +43,11 @@ export class BindWatch {
     return w;
   }
 
-  #take(chunk: Buffer): void {
-    const now = process.hrtime.bigint();
-    this.#chunks++;
-    this.#lastChunk = now;
-    this.#pending += chunk.toString('utf8');
-    let nl: number;
-    while ((nl = this.#pending.indexOf('\n')) !== -1) {
-      const line = this.#pending.slice(0, nl);
-      this.#pending = this.#pending.slice(nl + 1);
-      this.#events++;
-      // Only events of bound pods matter: skip the parse for the rest.
-      if (line.includes('"nodeName"')) this.#event(line, now);
-    }
-    if (this.#pending.length > MAX_LINE) this.#pending = '';
+  #line(line: string): void {
+    this.#events++;
+    // Only events of bound pods matter: skip the parse for the rest. A line arrives with a chunk,
+    // so it was seen when that chunk came.
+    if (line.includes('"nodeName"')) this.#event(line, this.#lastChunk as bigint);
   }
 
   #event(line: string, at: bigint): void {

@@ -8,6 +8,7 @@
  * scheduler could show against it. It ignores every constraint, so it is run on plain pods only.
  */
 import { BenchClient } from '../client.js';
+import { lineSplitter } from '../lines.js';
 import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 
 /** How long to wait before watching again after the watch ended. */
@@ -103,16 +104,13 @@ export async function startCeilingBinder(
   let current: { close(): void } | undefined;
   const watch = (): void => {
     if (stopped) return;
-    let pending = '';
     // From no resourceVersion, the watch starts with every unbound pod (the backlog) as ADDED.
-    const stream = client.stream('/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3D', (chunk) => {
-      pending += chunk.toString('utf8');
-      for (let end = pending.indexOf('\n'); end >= 0; end = pending.indexOf('\n')) {
-        const line = pending.slice(0, end);
-        pending = pending.slice(end + 1);
+    const stream = client.stream(
+      '/api/v1/pods?watch=true&fieldSelector=spec.nodeName%3D',
+      lineSplitter((line) => {
         if (line !== '') onLine(line);
-      }
-    });
+      }),
+    );
     current = stream;
     void stream.ended.then(() => {
       if (!stopped) setTimeout(watch, REWATCH_MS);
