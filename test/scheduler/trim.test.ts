@@ -4,6 +4,7 @@
  * passes every pod and node of the plugin tests through the same transform, so those tests show
  * that the plugins decide alike on trimmed objects.)
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Node, Pod } from '../../src/api/types/core-v1.js';
 import { podRequests } from '../../src/scheduler/resources.js';
@@ -246,5 +247,31 @@ describe('ValueSharer', () => {
     expect(again).not.toBe(first);
     expect(sharer.value(undefined)).toBeUndefined();
     expect(sharer.string('default')).toBe('default');
+  });
+
+  it('hands out, for a field, a copy with the same JSON text as the value, key order included', () => {
+    const json = fc.jsonValue({ maxDepth: 3 });
+    // Values of one field in a row, often equal or equal but for key order.
+    const reordered = (v: unknown): unknown =>
+      typeof v === 'object' && v !== null && !Array.isArray(v)
+        ? Object.fromEntries(Object.entries(v).reverse())
+        : v;
+    fc.assert(
+      fc.property(fc.array(fc.tuple(json, fc.boolean()), { maxLength: 12 }), (steps) => {
+        const sharer = new ValueSharer(4);
+        let previous: unknown = {};
+        for (const [fresh, repeat] of steps) {
+          const v = repeat ? reordered(JSON.parse(JSON.stringify(previous)) as unknown) : fresh;
+          const text = JSON.stringify(v);
+          const shared = sharer.value(JSON.parse(text) as unknown, 'spec');
+          expect(JSON.stringify(shared)).toBe(text);
+          previous = v;
+        }
+      }),
+    );
+    const sharer = new ValueSharer();
+    const first = sharer.value({ a: '1', b: ['x'] }, 'labels');
+    expect(sharer.value({ a: '1', b: ['x'] }, 'labels')).toBe(first);
+    expect(sharer.value({ b: ['x'], a: '1' }, 'labels')).not.toBe(first);
   });
 });
