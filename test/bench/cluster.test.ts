@@ -66,6 +66,9 @@ describe('capstan bench cluster: the parts', () => {
     expect(() => parseClusterArgs('cluster', ['--preset=huge'])).toThrow(FlagError);
     expect(() => parseClusterArgs('cluster', ['--nodes=0'])).toThrow(FlagError);
     expect(() => parseClusterArgs('controllers', ['jobs'])).toThrow(FlagError);
+    expect(parseClusterArgs('controllers', ['--manager-ceiling'])?.managerCeiling).toBe(true);
+    expect(parseClusterArgs('controllers', [])?.managerCeiling).toBe(false);
+    expect(() => parseClusterArgs('cluster', ['--manager-ceiling'])).toThrow(/bench controllers/);
   });
 
   it('API p99 from the request histogram: WATCH left out, interpolated within the bucket', () => {
@@ -114,6 +117,17 @@ describe('capstan bench cluster: the parts', () => {
     expect(lines).toContain('B ÷ A = 3 (goal B ÷ A ≥ 4): NOT met');
     expect(lines).toContain('B: kube: worst pod start-up p99 6,000 ms (SLO ≤ 5,000 ms): NOT met');
     expect(controllerGoals([]).every((l) => l.endsWith('not judged'))).toBe(true);
+    const cm = (a: number, b: number): string[] =>
+      controllerGoals([
+        row('A: ceiling', 'Deployment 0 → 10 replicas', { 'pods/s': a }),
+        row('B: kube', 'Deployment 0 → 10 replicas', { 'pods/s': b, 'manager RSS MiB': 190 }),
+      ]);
+    expect(cm(900, 500)).toEqual([
+      expect.stringMatching(/A ÷ B = 1.80× kube's here \(goal 2×\): out of reach$/),
+    ]);
+    expect(cm(1100, 500)).toEqual([
+      expect.stringMatching(/A ÷ B = 2.20× kube's here \(goal 2×\): within reach$/),
+    ]);
   });
 
   it("kwok's Node carries kwok's annotation and Capstan's simulated capacity", () => {
@@ -181,5 +195,24 @@ describe('capstan bench cluster and controllers on Capstan alone', () => {
     expect(finite(row, 'pods/s')).toBeGreaterThan(0);
     expect(finite(row, 'manager RSS MiB')).toBeGreaterThan(10);
     expect(finite(row, 'foreground delete s')).toBeGreaterThan(0);
+
+    // The ceiling subject: no manager, the bench's own creates of the same pods.
+    const ceiling = await bench([
+      'controllers',
+      '--manager-ceiling',
+      '--replicas=30',
+      '--step-timeout=180s',
+      `--json=${join(dir, 'ceiling.json')}`,
+    ]);
+    expect(ceiling.err).not.toContain('failed');
+    expect(ceiling.code).toBe(0);
+    const cr = JSON.parse(await readFile(join(dir, 'ceiling.json'), 'utf8')) as RunReport & {
+      goals: string[];
+    };
+    expect(cr.rows.map((x) => [x.subject, x.case])).toEqual([['A: ceiling', 'Deployment 0 → 30 replicas']]);
+    expect(finite(cr.rows[0], 'pods/s')).toBeGreaterThan(0);
+    expect(cr.rows[0]?.figures['manager RSS MiB']).toBeUndefined();
+    expect(cr.subjects?.map((x) => x.product)).toEqual(['ceiling']);
+    expect(cr.goals).toEqual([expect.stringMatching(/^pods created per second, ceiling .*: not judged$/)]);
   });
 });

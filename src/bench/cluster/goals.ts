@@ -7,6 +7,8 @@ import { fmt } from '../stats.js';
 
 const A = 'A: capstan';
 const B = 'B: kube';
+/** Subject A of `capstan bench controllers --manager-ceiling` (manager-ceiling.ts). */
+const CEILING = 'A: ceiling';
 
 function figure(rows: readonly Row[], subject: string, casePrefix: string, name: string): number | undefined {
   const row = rows.find(
@@ -72,8 +74,23 @@ export function clusterGoals(rows: readonly Row[]): string[] {
   return lines;
 }
 
+/**
+ * The line of a `--manager-ceiling` run: whether issue 29's pods/s goal is within reach of any
+ * manager on this server and machine.
+ */
+function ceilingLine(rows: readonly Row[]): string {
+  const ceiling = figure(rows, CEILING, '', 'pods/s');
+  const kube = figure(rows, B, '', 'pods/s');
+  const what = 'pods created per second, ceiling (no manager, 500 creates in flight) against kube';
+  if (ceiling === undefined || kube === undefined)
+    return `${what}: A ${ceiling === undefined ? 'n/a' : fmt(ceiling)}, B ${kube === undefined ? 'n/a' : fmt(kube)}: not judged`;
+  const r = ceiling / kube;
+  return `${what}: A ${fmt(ceiling)}, B ${fmt(kube)}: no manager can exceed A ÷ B = ${fmt(r)}× kube's here (goal 2×): ${r >= 2 ? 'within reach' : 'out of reach'}`;
+}
+
 /** The goal lines of a `capstan bench controllers` run. */
 export function controllerGoals(rows: readonly Row[]): string[] {
+  if (rows.some((r) => r.subject === CEILING)) return [ceilingLine(rows)];
   return [
     ratioLine(
       'pods created per second',

@@ -46,6 +46,35 @@ export function deploymentBody(replicas: number): string {
   return JSON.stringify(d);
 }
 
+/**
+ * A pod of the Deployment as its ReplicaSet's controller would create it (the template's labels
+ * and spec, a generated name, a controller reference to the ReplicaSet with uid `ownerUid`): what
+ * `capstan bench controllers --manager-ceiling` creates with no manager in between.
+ */
+export function replicaPodBody(ownerUid: string): string {
+  const replicaSet = `${DEPLOYMENT}-ceiling`;
+  const pod: Pod = {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: {
+      generateName: `${replicaSet}-`,
+      labels: { app: DEPLOYMENT, 'pod-template-hash': 'ceiling' },
+      ownerReferences: [
+        {
+          apiVersion: 'apps/v1',
+          kind: 'ReplicaSet',
+          name: replicaSet,
+          uid: ownerUid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: pauseSpec('Always'),
+  };
+  return JSON.stringify(pod);
+}
+
 /** A merge patch that changes the pod template (a rolling update). */
 export function rolloutPatch(revision: number): string {
   return JSON.stringify({

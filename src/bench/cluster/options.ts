@@ -44,6 +44,12 @@ const FLAGS: readonly FlagSpec[] = [
     10_000,
     'Client burst of the controller managers and kube-scheduler under test.',
   ),
+  flag(
+    'manager-ceiling',
+    'bool',
+    false,
+    "controllers only: A is no manager but the bench's own creates of the Deployment's pods, 500 in flight (kube's burstReplicas), with nothing in between, so its pods/s bounds what any controller manager reaches on this server and machine.",
+  ),
   flag('rounds', 'int', 1, 'Runs of each stack, interleaved (A, B, then B, A, ...); figures are medians.'),
   flag('server-arg', 'stringArray', [], 'Extra capstan server flag (repeatable).'),
   flag('json', 'string', '', 'Write the report as JSON to this file.'),
@@ -61,6 +67,8 @@ export interface ClusterBenchOptions {
   readonly qps: number;
   readonly burst: number;
   readonly rounds: number;
+  /** `--manager-ceiling` (controllers only): A is the ceiling subject (manager-ceiling.ts). */
+  readonly managerCeiling: boolean;
   readonly serverArgs: readonly string[];
   readonly json: string | undefined;
   readonly markdown: string | undefined;
@@ -118,6 +126,9 @@ export function parseClusterArgs(
   };
   const opt = (name: string): string | undefined => (str(name) === '' ? undefined : str(name));
   if (int('rounds') < 1) throw new FlagError('--rounds must be at least 1');
+  const managerCeiling = v.get('manager-ceiling') === true;
+  if (managerCeiling && mode !== 'controllers')
+    throw new FlagError('--manager-ceiling is a flag of capstan bench controllers');
   const timeout = int('step-timeout');
   if (!(timeout > 0)) throw new FlagError('--step-timeout must be positive');
   return {
@@ -135,6 +146,7 @@ export function parseClusterArgs(
     qps: v.get('kube-api-qps') as number,
     burst: int('kube-api-burst'),
     rounds: int('rounds'),
+    managerCeiling,
     serverArgs: v.get('server-arg') as readonly string[],
     json: opt('json'),
     markdown: opt('markdown'),

@@ -18,6 +18,7 @@ import { startCapstanStack } from './capstan-stack.js';
 import { Children } from './children.js';
 import { capstanManager, kubeManager, measureManager, type ManagerKind } from './controllers.js';
 import { startKubeStack } from './kube-stack.js';
+import { CEILING_LABEL, measureCeiling } from './manager-ceiling.js';
 import type { ClusterBenchOptions } from './options.js';
 import { runClusterSteps } from './scenarios.js';
 import type { Stack } from './stack.js';
@@ -117,12 +118,11 @@ async function managerSubjects(
   children.adopt('capstan server', server.pid, new Promise(() => undefined), () => server.stop());
   const client = new BenchClient(readKubeconfigCredentials(server.kubeconfigPath), 2);
   const settings = { qps: options.qps, burst: options.burst };
-  const kinds: { label: string; kind: ManagerKind }[] = [
-    { label: 'A: capstan', kind: capstanManager(settings) },
-  ];
+  const kinds: { label: string; kind: ManagerKind }[] = [];
+  if (!options.managerCeiling) kinds.push({ label: 'A: capstan', kind: capstanManager(settings) });
   if (options.kubeBinDir !== undefined)
     kinds.push({ label: 'B: kube', kind: kubeManager(options.kubeBinDir, settings) });
-  const subjects = kinds.map((k, i) => ({
+  const subjects: Subject[] = kinds.map((k) => ({
     label: k.label,
     target: `${k.kind.label} --kube-api-qps=${options.qps} --kube-api-burst=${options.burst}`,
     once: async (round: number) => {
@@ -133,7 +133,7 @@ async function managerSubjects(
           children,
           manager: k.kind,
           replicas: options.sizes.replicas,
-          namespace: `bench-cm-${round}-${i}`,
+          namespace: `bench-cm-${round}-${k.label.charAt(0).toLowerCase()}`,
           timeoutMs: options.sizes.stepTimeoutMs,
         },
         progress,
@@ -141,6 +141,18 @@ async function managerSubjects(
       return [{ ...row, subject: k.label }];
     },
   }));
+  if (options.managerCeiling)
+    subjects.unshift({
+      label: 'A: ceiling',
+      target: CEILING_LABEL,
+      once: async (round: number) => {
+        const row = await measureCeiling(
+          { client, replicas: options.sizes.replicas, namespace: `bench-cm-${round}-ceiling` },
+          progress,
+        );
+        return [{ ...row, subject: 'A: ceiling' }];
+      },
+    });
   return { subjects, client };
 }
 
@@ -175,7 +187,7 @@ export async function runClusterBench(
   const infos: SubjectInfo[] = subjects.map((s) => ({
     label: s.label,
     target: s.target,
-    product: s.label.includes('kube') ? 'kube' : 'capstan',
+    product: s.label.includes('kube') ? 'kube' : s.label.includes('ceiling') ? 'ceiling' : 'capstan',
     version: '',
     backend: s.label.includes('kube') ? 'etcd' : 'embedded',
   }));
