@@ -12,6 +12,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { histogramDelta, histogramQuantile, parseRequestHistogram } from '../../src/bench/cluster/metrics.js';
 import { clusterGoals, controllerGoals } from '../../src/bench/cluster/goals.js';
 import { kwokNode } from '../../src/bench/cluster/kube-stack.js';
+import { measureCeiling } from '../../src/bench/cluster/manager-ceiling.js';
+import { podCount } from '../../src/bench/cluster/watch.js';
+import { BenchClient } from '../../src/bench/client.js';
+import { spawnServer } from '../../src/bench/server-process.js';
+import { readKubeconfigCredentials } from '../../src/pki/kubeconfig-credentials.js';
 import { parseClusterArgs } from '../../src/bench/cluster/options.js';
 import { CLUSTER_STEPS } from '../../src/bench/cluster/scenarios.js';
 import { runBenchCommand } from '../../src/bench/command.js';
@@ -214,5 +219,33 @@ describe('capstan bench cluster and controllers on Capstan alone', () => {
     expect(cr.rows[0]?.figures['manager RSS MiB']).toBeUndefined();
     expect(cr.subjects?.map((x) => x.product)).toEqual(['ceiling']);
     expect(cr.goals).toEqual([expect.stringMatching(/^pods created per second, ceiling .*: not judged$/)]);
+  });
+
+  it('the ceiling creates every pod, then leaves none behind', { timeout: 120_000 }, async () => {
+    const server = await spawnServer({
+      dataDir: join(dir, 'ceiling-data'),
+      extraArgs: ['--controllers='],
+      main: capstanEntry(),
+    });
+    const client = new BenchClient(readKubeconfigCredentials(server.kubeconfigPath), 1);
+    try {
+      const seen: string[] = [];
+      const row = await measureCeiling(
+        { client, replicas: 20, namespace: 'ceiling', timeoutMs: 60_000 },
+        (line) => seen.push(line),
+      );
+      expect(row.case).toBe('Deployment 0 → 20 replicas');
+      expect(finite(row, 'pods/s')).toBeGreaterThan(0);
+      expect(finite(row, 'last pod s')).toBeGreaterThanOrEqual(finite(row, 'first pod ms') / 1000);
+      expect(seen.join('\n')).toContain('creating 20 pods of ceiling/bench');
+      expect(await podCount(client, 'ceiling')).toBe(0);
+      // A request the server refuses ends the run with the server's reason.
+      await expect(
+        measureCeiling({ client, replicas: 3, namespace: 'Not_A_Name', timeoutMs: 60_000 }, () => undefined),
+      ).rejects.toThrow(/POST \/api\/v1\/namespaces: HTTP 422/);
+    } finally {
+      client.close();
+      await server.stop();
+    }
   });
 });

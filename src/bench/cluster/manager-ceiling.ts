@@ -27,6 +27,8 @@ export interface CeilingRun {
   readonly replicas: number;
   /** A namespace no earlier run used. */
   readonly namespace: string;
+  /** Longest the pods' removal may take. */
+  readonly timeoutMs: number;
 }
 
 async function post(client: BenchClient, path: string, body: string): Promise<void> {
@@ -34,8 +36,24 @@ async function post(client: BenchClient, path: string, body: string): Promise<vo
 }
 
 /**
- * Creates `replicas` pods in a fresh namespace (see the module comment); resolves with the row.
- * @throws BenchError when a create fails, or a list after the last create counts fewer pods.
+ * Deletes the namespace's pods (unbound, so they go at once) and waits until none is listed: the
+ * next subject's manager would otherwise list and cache them, and the server keep them.
+ */
+async function removePods(client: BenchClient, ns: string, timeoutMs: number): Promise<void> {
+  await client.expect('DELETE', `/api/v1/namespaces/${ns}/pods`, 200, { discardBody: true });
+  const end = Date.now() + timeoutMs;
+  while ((await podCount(client, ns)) > 0) {
+    if (Date.now() > end)
+      throw new Error(`${ns}: pods still listed ${timeoutMs / 1000} s after their delete`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+/**
+ * Creates `replicas` pods in a fresh namespace (see the module comment), then deletes them;
+ * resolves with the row.
+ * @throws BenchError when a create fails, or a list after the last create counts fewer pods, or
+ *   the pods are not gone within the timeout.
  */
 export async function measureCeiling(run: CeilingRun, progress: (line: string) => void): Promise<Row> {
   const { client, namespace: ns, replicas: r } = run;
@@ -74,6 +92,7 @@ export async function measureCeiling(run: CeilingRun, progress: (line: string) =
   if (count < r) throw new Error(`${ns}: ${count} pods listed after ${r} creates`);
   const lastAt = process.hrtime.bigint();
   const createMs = Number(lastAt - started) / 1e6;
+  await removePods(client, ns, run.timeoutMs);
   return {
     scenario: 'controllers',
     case: `Deployment 0 → ${r.toLocaleString('en-US')} replicas`,

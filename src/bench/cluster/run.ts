@@ -147,7 +147,12 @@ async function managerSubjects(
       target: CEILING_LABEL,
       once: async (round: number) => {
         const row = await measureCeiling(
-          { client, replicas: options.sizes.replicas, namespace: `bench-cm-${round}-ceiling` },
+          {
+            client,
+            replicas: options.sizes.replicas,
+            namespace: `bench-cm-${round}-ceiling`,
+            timeoutMs: options.sizes.stepTimeoutMs,
+          },
           progress,
         );
         return [{ ...row, subject: 'A: ceiling' }];
