@@ -4,11 +4,10 @@
  */
 import type { Row } from '../report.js';
 import { fmt } from '../stats.js';
+import { CEILING_SUBJECT as CEILING, IN_FLIGHT } from './manager-ceiling.js';
 
 const A = 'A: capstan';
 const B = 'B: kube';
-/** Subject A of `capstan bench controllers --manager-ceiling` (manager-ceiling.ts). */
-const CEILING = 'A: ceiling';
 
 function figure(rows: readonly Row[], subject: string, casePrefix: string, name: string): number | undefined {
   const row = rows.find(
@@ -81,7 +80,7 @@ export function clusterGoals(rows: readonly Row[]): string[] {
 function ceilingLine(rows: readonly Row[]): string {
   const ceiling = figure(rows, CEILING, '', 'pods/s');
   const kube = figure(rows, B, '', 'pods/s');
-  const what = 'pods created per second, ceiling (no manager, 500 creates in flight) against kube';
+  const what = `pods created per second, ceiling (no manager, ${IN_FLIGHT} creates in flight) against kube`;
   if (ceiling === undefined || kube === undefined)
     return `${what}: A ${ceiling === undefined ? 'n/a' : fmt(ceiling)}, B ${kube === undefined ? 'n/a' : fmt(kube)}: not judged`;
   const r = ceiling / kube;

@@ -18,7 +18,10 @@ import { podCount } from './watch.js';
 /** Creates in flight at once: kube's `burstReplicas`, the most one ReplicaSet sync makes. */
 export const IN_FLIGHT = 500;
 
-/** The subject's label in reports. */
+/** The subject's name in rows and goal lines (it takes A's place). */
+export const CEILING_SUBJECT = 'A: ceiling';
+
+/** What the subject is, for the report's target line. */
 export const CEILING_LABEL = `ceiling: the bench's own creates, ${IN_FLIGHT} in flight`;
 
 /** Settings of one ceiling run. */
@@ -52,8 +55,8 @@ async function removePods(client: BenchClient, ns: string, timeoutMs: number): P
 /**
  * Creates `replicas` pods in a fresh namespace (see the module comment), then deletes them;
  * resolves with the row.
- * @throws BenchError when a create fails, or a list after the last create counts fewer pods, or
- *   the pods are not gone within the timeout.
+ * @throws BenchError when a request fails; Error when a list after the last create counts fewer
+ *   pods, or the pods are not gone within the timeout.
  */
 export async function measureCeiling(run: CeilingRun, progress: (line: string) => void): Promise<Row> {
   const { client, namespace: ns, replicas: r } = run;
@@ -96,7 +99,7 @@ export async function measureCeiling(run: CeilingRun, progress: (line: string) =
   return {
     scenario: 'controllers',
     case: `Deployment 0 → ${r.toLocaleString('en-US')} replicas`,
-    subject: CEILING_LABEL,
+    subject: CEILING_SUBJECT,
     figures: {
       'pods/s': ratePerSecond(r, createMs),
       'first pod ms': Number((firstAt ?? lastAt) - started) / 1e6,

@@ -18,7 +18,7 @@ import { startCapstanStack } from './capstan-stack.js';
 import { Children } from './children.js';
 import { capstanManager, kubeManager, measureManager, type ManagerKind } from './controllers.js';
 import { startKubeStack } from './kube-stack.js';
-import { CEILING_LABEL, measureCeiling } from './manager-ceiling.js';
+import { CEILING_LABEL, CEILING_SUBJECT, measureCeiling } from './manager-ceiling.js';
 import type { ClusterBenchOptions } from './options.js';
 import { runClusterSteps } from './scenarios.js';
 import type { Stack } from './stack.js';
@@ -143,10 +143,10 @@ async function managerSubjects(
   }));
   if (options.managerCeiling)
     subjects.unshift({
-      label: 'A: ceiling',
+      label: CEILING_SUBJECT,
       target: CEILING_LABEL,
-      once: async (round: number) => {
-        const row = await measureCeiling(
+      once: async (round: number) => [
+        await measureCeiling(
           {
             client,
             replicas: options.sizes.replicas,
@@ -154,9 +154,8 @@ async function managerSubjects(
             timeoutMs: options.sizes.stepTimeoutMs,
           },
           progress,
-        );
-        return [{ ...row, subject: 'A: ceiling' }];
-      },
+        ),
+      ],
     });
   return { subjects, client };
 }
@@ -192,7 +191,7 @@ export async function runClusterBench(
   const infos: SubjectInfo[] = subjects.map((s) => ({
     label: s.label,
     target: s.target,
-    product: s.label.includes('kube') ? 'kube' : s.label.includes('ceiling') ? 'ceiling' : 'capstan',
+    product: s.label === CEILING_SUBJECT ? 'ceiling' : s.label.includes('kube') ? 'kube' : 'capstan',
     version: '',
     backend: s.label.includes('kube') ? 'etcd' : 'embedded',
   }));
