@@ -81,11 +81,15 @@ export interface ManagerRun {
   readonly timeoutMs: number;
 }
 
-async function until(
+/**
+ * Polls `check` every 100 ms until it holds.
+ * @throws Error when it does not hold within `timeoutMs`, or `lost`'s reason (a manager that exited).
+ */
+export async function until(
   what: string,
   timeoutMs: number,
   check: () => Promise<boolean>,
-  lost: Promise<never>,
+  lost: Promise<never> = new Promise<never>(() => undefined),
 ): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!(await Promise.race([check(), lost]))) {

@@ -10,8 +10,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BenchClient } from '../client.js';
+import { closedLoop } from '../load.js';
 import type { Row } from '../report.js';
 import { ratePerSecond } from '../stats.js';
+import { until } from './controllers.js';
 import { DEPLOYMENT, replicaPodBody } from './objects.js';
 import { podCount } from './watch.js';
 
@@ -44,19 +46,14 @@ async function post(client: BenchClient, path: string, body: string): Promise<vo
  */
 async function removePods(client: BenchClient, ns: string, timeoutMs: number): Promise<void> {
   await client.expect('DELETE', `/api/v1/namespaces/${ns}/pods`, 200, { discardBody: true });
-  const end = Date.now() + timeoutMs;
-  while ((await podCount(client, ns)) > 0) {
-    if (Date.now() > end)
-      throw new Error(`${ns}: pods still listed ${timeoutMs / 1000} s after their delete`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(`${ns}: the ceiling's pods deleted`, timeoutMs, async () => (await podCount(client, ns)) === 0);
 }
 
 /**
  * Creates `replicas` pods in a fresh namespace (see the module comment), then deletes them;
  * resolves with the row.
- * @throws BenchError when a request fails; Error when a list after the last create counts fewer
- *   pods, or the pods are not gone within the timeout.
+ * @throws BenchError when a request fails (the creates in flight settle first); Error when a list
+ *   after the last create counts fewer pods, or the pods are not gone within the timeout.
  */
 export async function measureCeiling(run: CeilingRun, progress: (line: string) => void): Promise<Row> {
   const { client, namespace: ns, replicas: r } = run;
@@ -76,21 +73,10 @@ export async function measureCeiling(run: CeilingRun, progress: (line: string) =
   progress(`  ${CEILING_LABEL}: creating ${r} pods of ${ns}/${DEPLOYMENT}`);
   const started = process.hrtime.bigint();
   let firstAt: bigint | undefined;
-  let next = 0;
-  let failed = false;
-  const worker = async (): Promise<void> => {
-    while (next < r && !failed) {
-      next++;
-      try {
-        await post(client, path, body);
-      } catch (err) {
-        failed = true; // the other workers stop after their current create
-        throw err;
-      }
-      firstAt ??= process.hrtime.bigint();
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(IN_FLIGHT, r) }, worker));
+  await closedLoop(Math.min(IN_FLIGHT, r), { maxOps: r }, async () => {
+    await post(client, path, body);
+    firstAt ??= process.hrtime.bigint();
+  });
   const count = await podCount(client, ns);
   if (count < r) throw new Error(`${ns}: ${count} pods listed after ${r} creates`);
   const lastAt = process.hrtime.bigint();

@@ -4,9 +4,10 @@
  * `capstan server` without an in-process scheduler, N simulated nodes in zones), then, round by
  * round and case by case, runs each scheduler under test as its own process with the same client
  * QPS and burst (A: `capstan scheduler`, or with `--scheduler-ceiling` the ceiling binder; B, with
- * `--scheduler-binary`: an external binary such as kube-scheduler v1.33), the order reversed every other round so that a slow moment of the
- * machine hits both. Each run is one fresh namespace of P pods (`measure.ts`). The rows are the
- * medians over the rounds; with two schedulers each figure gets B ÷ A (`rounds.ts`).
+ * `--scheduler-binary`: an external binary such as kube-scheduler v1.33), the order reversed
+ * every other round so that a slow moment of the machine hits both. Each run is one fresh
+ * namespace of P pods (`measure.ts`). The rows are the medians over the rounds; with two
+ * schedulers each figure gets B ÷ A (`rounds.ts`).
  */
 import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 import { BenchClient } from '../client.js';

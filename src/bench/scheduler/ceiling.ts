@@ -9,6 +9,7 @@
  */
 import { BenchClient } from '../client.js';
 import { lineSplitter } from '../lines.js';
+import { FlagError, FlagSet, flagsOfSection } from '../../flags/flags.js';
 import { readKubeconfigCredentials } from '../../pki/kubeconfig-credentials.js';
 
 /** How long to wait before watching again after the watch ended. */
@@ -127,6 +128,15 @@ export async function startCeilingBinder(
   };
 }
 
+const BINDER_FLAGS = [
+  flagsOfSection('Ceiling binder')(
+    'kubeconfig',
+    'string',
+    '',
+    'Kubeconfig of the cluster whose pods it binds.',
+  ),
+];
+
 /**
  * `capstan bench binder --kubeconfig=PATH`: runs the ceiling binder until SIGTERM or SIGINT
  * (the scheduler bench starts it as a process, as it starts the schedulers it measures).
@@ -135,9 +145,14 @@ export async function runCeilingBinderCommand(
   argv: readonly string[],
   err: (line: string) => void,
 ): Promise<number> {
-  const kubeconfig = argv.find((a) => a.startsWith('--kubeconfig='))?.slice('--kubeconfig='.length);
-  const unknown = argv.filter((a) => !a.startsWith('--kubeconfig='));
-  if (kubeconfig === undefined || kubeconfig === '' || unknown.length > 0) {
+  let kubeconfig = '';
+  try {
+    const parsed = new FlagSet('capstan bench binder', BINDER_FLAGS).parse(argv);
+    if (parsed.args.length === 0) kubeconfig = parsed.values.get('kubeconfig') as string;
+  } catch (e) {
+    if (!(e instanceof FlagError)) throw e;
+  }
+  if (kubeconfig === '') {
     err('usage: capstan bench binder --kubeconfig=PATH');
     return 2;
   }
